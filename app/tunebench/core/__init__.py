@@ -1,0 +1,1 @@
+"""Pure domain code: records, statistics, names. No Qt, no I/O."""

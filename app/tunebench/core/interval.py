@@ -1,0 +1,59 @@
+"""The one record every load engine emits: one Interval per client group per second."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+LATENCY_KEYS = ("p50", "p95", "p99", "max")
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """One second of one client group, like a sysbench `--report-interval=1` line, extended.
+
+    `t` is the wall-clock time (epoch seconds) at the end of the second. Rates are per second.
+    `lat_ms` maps p50/p95/p99/max to milliseconds, or None where the engine cannot know it
+    (sysbench reports a single percentile per interval).
+    """
+
+    t: float
+    group: str
+    threads: int
+    tps: float
+    qps: float
+    reads: float
+    writes: float
+    other: float
+    lat_ms: Mapping[str, float | None] = field(default_factory=dict)
+    errors: float = 0.0
+    reconnects: float = 0.0
+
+    def series(self) -> dict[str, float]:
+        """The interval as named series values (DESIGN.md naming), skipping unknown latencies."""
+        prefix = f"client.{self.group}."
+        out = {
+            prefix + "threads": float(self.threads),
+            prefix + "tps": self.tps,
+            prefix + "qps": self.qps,
+            prefix + "reads": self.reads,
+            prefix + "writes": self.writes,
+            prefix + "other": self.other,
+            prefix + "errors": self.errors,
+            prefix + "reconnects": self.reconnects,
+        }
+        for key in LATENCY_KEYS:
+            value = self.lat_ms.get(key)
+            if value is not None:
+                out[f"{prefix}lat.{key}"] = value
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened at a point on the session clock: step start/end, knob change, error, gap."""
+
+    t: float
+    kind: str
+    label: str
+    data: Mapping[str, object] = field(default_factory=dict)

@@ -1,0 +1,73 @@
+"""Per-step summaries computed from a list of Intervals."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from tunebench.core.interval import Interval
+
+
+@dataclass(frozen=True, slots=True)
+class StepSummary:
+    """What one step measured, warm-up excluded."""
+
+    group: str
+    threads: int
+    seconds: int
+    tps: float
+    qps: float
+    tps_median: float
+    cv: float | None
+    lat_p50_ms: float | None
+    lat_p95_ms: float | None
+    lat_p99_ms: float | None
+    lat_max_ms: float | None
+    errors: float
+    reconnects: float
+    transactions: float
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def summarize(
+    group: str,
+    threads: int,
+    intervals: Sequence[Interval],
+    latency: Mapping[str, float | None] | None = None,
+) -> StepSummary:
+    """Summarize a step's steady-state intervals.
+
+    `latency` is the step's latency over the whole step when the engine has it exactly (merged
+    histograms); otherwise per-interval percentiles are averaged, which is what sysbench users do
+    with its per-second lines.
+    """
+    n = len(intervals)
+    tps = [iv.tps for iv in intervals]
+    mean_tps = statistics.fmean(tps) if n else 0.0
+    cv = statistics.pstdev(tps) / mean_tps if n > 1 and mean_tps > 0 else None
+    if latency is None:
+        latency = {}
+        for key in ("p50", "p95", "p99"):
+            vals = [v for iv in intervals if (v := iv.lat_ms.get(key)) is not None]
+            latency[key] = statistics.fmean(vals) if vals else None
+        maxes = [v for iv in intervals if (v := iv.lat_ms.get("max")) is not None]
+        latency["max"] = max(maxes) if maxes else None
+    return StepSummary(
+        group=group,
+        threads=threads,
+        seconds=n,
+        tps=mean_tps,
+        qps=statistics.fmean(iv.qps for iv in intervals) if n else 0.0,
+        tps_median=statistics.median(tps) if n else 0.0,
+        cv=cv,
+        lat_p50_ms=latency.get("p50"),
+        lat_p95_ms=latency.get("p95"),
+        lat_p99_ms=latency.get("p99"),
+        lat_max_ms=latency.get("max"),
+        errors=sum(iv.errors for iv in intervals),
+        reconnects=sum(iv.reconnects for iv in intervals),
+        transactions=sum(iv.tps for iv in intervals),
+    )

@@ -1,0 +1,1 @@
+"""Where processes run: the local runner, the embedded sandbox server, host telemetry."""

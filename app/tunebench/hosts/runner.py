@@ -1,0 +1,94 @@
+"""Starting external processes and streaming their output lines (the local runner)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tunebench.core.errors import EngineError
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessOutcome:
+    argv: tuple[str, ...]
+    returncode: int | None
+    seconds: float
+    tail: tuple[str, ...] = field(default_factory=tuple)
+
+
+class LocalProcess:
+    """One child process in its own process group, so a stop never leaves orphans behind."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None, display: Sequence[str] = ()):
+        self.argv = tuple(argv)
+        # What logs and errors show: argv with secrets masked by the caller.
+        self.display = tuple(display) or self.argv
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        self._started = time.monotonic()
+        self._tail: list[str] = []
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=full_env,
+                text=True,
+                bufsize=1,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise EngineError(f"cannot start {self.display[0]}: {exc.strerror}") from None
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    def lines(self) -> Iterator[str]:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            line = line.rstrip("\n")
+            self._tail.append(line)
+            del self._tail[:-40]
+            yield line
+
+    def wait(self, timeout: float | None = None) -> ProcessOutcome:
+        try:
+            rc = self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+        return ProcessOutcome(self.display, rc, time.monotonic() - self._started, tuple(self._tail))
+
+    def stop(self, grace: float = 5.0) -> ProcessOutcome:
+        """SIGTERM the whole process group, then SIGKILL after `grace` seconds."""
+        if self._proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                try:
+                    os.killpg(self._proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self._proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        if self._proc.stdout:
+            self._proc.stdout.close()
+        return self.wait(0)
+
+
+class LocalRunner:
+    """Runs processes on this machine. The SSH runner offers the same `start`."""
+
+    host = "local"
+
+    def start(
+        self, argv: Sequence[str], env: Mapping[str, str] | None = None, display: Sequence[str] = ()
+    ) -> LocalProcess:
+        return LocalProcess(argv, env, display)

@@ -1,0 +1,385 @@
+"""The embedded sandbox server: a private mysqld/mariadbd started from the binaries on this machine.
+
+It lives entirely under the user data dir (datadir, socket, my.cnf, logs), listens on a private
+socket and a free loopback port, and never touches a system server, its datadir or port 3306.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import string
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tunebench import paths
+from tunebench.core.errors import SandboxError
+from tunebench.mysql.target import Target
+
+SERVER_NAMES = ("mariadbd", "mysqld")
+EXTRA_BIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec", "/opt/mysql/bin")
+SANDBOX_USER = "tunebench"
+_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def which(name: str) -> str | None:
+    path = os.environ.get("PATH", "") + os.pathsep + os.pathsep.join(EXTRA_BIN_DIRS)
+    return shutil.which(name, path=path)
+
+
+def find_server_binaries() -> list[str]:
+    """Server binaries on PATH (and the usual sbin dirs), MariaDB's first; symlinks to one file count once."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for name in SERVER_NAMES:
+        path = which(name)
+        if path and os.path.realpath(path) not in seen:
+            seen.add(os.path.realpath(path))
+            found.append(path)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class ServerBinary:
+    path: str
+    flavor: str  # mariadb | mysql | percona
+    version: str
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", self.version)[:3])
+
+
+def parse_server_version(text: str) -> tuple[str, str]:
+    """Flavor and version from `mysqld --version` output of MariaDB, MySQL or Percona Server."""
+    m = re.search(r"Ver\s+(\d+\.\d+\.\d+)(\S*)", text)
+    if not m:
+        raise SandboxError(f"cannot read the server version from: {text.strip()[:200]!r}")
+    version = m.group(1)
+    if "MariaDB" in text:
+        return "mariadb", version
+    if "Percona" in text:
+        return "percona", version
+    return "mysql", version
+
+
+def probe_binary(path: str) -> ServerBinary:
+    try:
+        out = subprocess.run([path, "--no-defaults", "--version"], capture_output=True, text=True, timeout=30)
+    except OSError as exc:
+        raise SandboxError(f"cannot run {path}: {exc.strerror}") from None
+    flavor, version = parse_server_version(out.stdout + out.stderr)
+    return ServerBinary(path, flavor, version)
+
+
+def free_port() -> int:
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port != 3306:
+            return port
+
+
+def render_cnf(template: str, values: dict[str, str], flavor: str, overrides: dict[str, str | None]) -> str:
+    text = string.Template(template).substitute(values)
+    extra = ["", "# flavor specific"]
+    if flavor in ("mysql", "percona"):
+        extra.append("mysqlx = OFF")  # X plugin would listen on 33060 otherwise
+    if overrides:
+        extra += ["", "# overrides"]
+    for name, value in overrides.items():
+        if not _OPTION_NAME.match(name):
+            raise SandboxError(f"invalid server option name {name!r}")
+        if value is None:
+            extra.append(name)
+        else:
+            if "\n" in str(value):
+                raise SandboxError(f"invalid value for {name}: newlines are not allowed")
+            extra.append(f"{name} = {value}")
+    return text + "\n".join(extra) + "\n"
+
+
+@dataclass(slots=True)
+class SandboxState:
+    """What the sandbox was last started with; kept in state.json next to the datadir."""
+
+    binary: str = ""
+    flavor: str = ""
+    version: str = ""
+    port: int = 0
+    pid: int = 0
+    overrides: dict[str, str | None] = field(default_factory=dict)
+    cpus: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    running: bool
+    initialized: bool
+    base_dir: str
+    datadir: str
+    socket: str
+    port: int
+    pid: int
+    flavor: str
+    version: str
+    binary: str
+    overrides: dict[str, str | None]
+    cpus: str | None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class SandboxServer:
+    """Initialise, start, stop and restart the private server."""
+
+    def __init__(self, base_dir: Path | None = None, binary: str | None = None):
+        self.base = Path(base_dir) if base_dir else paths.sandbox_dir()
+        self._binary_override = binary or os.environ.get("TUNEBENCH_SERVER_BINARY")
+        self.datadir = self.base / "data"
+        self.socket = self.base / "mysqld.sock"
+        self.cnf = self.base / "my.cnf"
+        self.client_cnf = self.base / "client.cnf"
+        self.pidfile = self.base / "mysqld.pid"
+        self.errlog = self.base / "error.log"
+        self.state_file = self.base / "state.json"
+        self.tmpdir = self.base / "tmp"
+        if len(str(self.socket)) > 100:
+            raise SandboxError(f"sandbox path too long for a UNIX socket: {self.socket}")
+
+    # ---- state ---------------------------------------------------------------------------------
+    def _load_state(self) -> SandboxState:
+        try:
+            return SandboxState(**json.loads(self.state_file.read_text()))
+        except (OSError, ValueError, TypeError):
+            return SandboxState()
+
+    def _save_state(self, state: SandboxState) -> None:
+        self.base.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(state), indent=2))
+        tmp.replace(self.state_file)
+
+    def binary(self) -> ServerBinary:
+        if self._binary_override:
+            return probe_binary(self._binary_override)
+        found = find_server_binaries()
+        if not found:
+            raise SandboxError(
+                "no mysqld or mariadbd found on PATH; install a server (make run does: apt-get install mariadb-server)"
+            )
+        return probe_binary(found[0])
+
+    @property
+    def initialized(self) -> bool:
+        return (self.datadir / "mysql").is_dir() and self.client_cnf.exists()
+
+    def _our_pid(self) -> int:
+        """The pid of a live server started from *our* my.cnf, or 0. Never trusts a stale pid file."""
+        for source in (self.pidfile, None):
+            try:
+                pid = int(self.pidfile.read_text().strip()) if source else self._load_state().pid
+            except (OSError, ValueError):
+                continue
+            if pid <= 0:
+                continue
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"--defaults-file={self.cnf}".encode() in cmdline:
+                return pid
+        return 0
+
+    def status(self) -> SandboxStatus:
+        state = self._load_state()
+        pid = self._our_pid()
+        return SandboxStatus(
+            running=pid > 0,
+            initialized=self.initialized,
+            base_dir=str(self.base),
+            datadir=str(self.datadir),
+            socket=str(self.socket),
+            port=state.port,
+            pid=pid,
+            flavor=state.flavor,
+            version=state.version,
+            binary=state.binary,
+            overrides=state.overrides,
+            cpus=state.cpus,
+        )
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    def _write_cnf(self, server: ServerBinary, port: int, overrides: dict[str, str | None]) -> None:
+        template = (paths.resources_dir() / "sandbox.cnf.in").read_text()
+        values = {
+            "user": "root" if os.geteuid() == 0 else getpass.getuser(),
+            "basedir": str(Path(os.path.realpath(server.path)).parent.parent),
+            "datadir": str(self.datadir),
+            "socket": str(self.socket),
+            "port": str(port),
+            "pidfile": str(self.pidfile),
+            "errlog": str(self.errlog),
+            "tmpdir": str(self.tmpdir),
+        }
+        self.cnf.write_text(render_cnf(template, values, server.flavor, overrides))
+
+    def _initialize(self, server: ServerBinary) -> None:
+        self.datadir.mkdir(parents=True, exist_ok=True)
+        if server.flavor == "mariadb":
+            tool = None
+            for name in ("mariadb-install-db", "mysql_install_db"):
+                tool = shutil.which(name, path=str(Path(server.path).parent) + os.pathsep + os.environ["PATH"])
+                if tool:
+                    break
+            if not tool:
+                raise SandboxError("mariadb-install-db not found next to the MariaDB server binary")
+            argv = [tool, f"--defaults-file={self.cnf}", "--auth-root-authentication-method=normal",
+                    "--skip-test-db"]
+        else:
+            argv = [server.path, f"--defaults-file={self.cnf}", "--initialize-insecure"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        if out.returncode != 0 or not (self.datadir / "mysql").is_dir():
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            tail = (out.stdout + out.stderr).strip().splitlines()[-5:]
+            raise SandboxError(f"initialising the sandbox datadir failed: {' | '.join(tail)}")
+
+    def _bootstrap_accounts(self, port: int) -> None:
+        """First start: create the sandbox account and lock root behind a random password."""
+        from tunebench.mysql.connect import admin_connect  # noqa: PLC0415  (avoid import cycle)
+
+        password = secrets.token_urlsafe(18)
+        root_target = Target(name="sandbox-root", socket=str(self.socket), user="root")
+        conn = admin_connect(root_target, password="")
+        try:
+            cur = conn.cursor()
+            for host in ("localhost", "127.0.0.1"):
+                cur.execute(f"CREATE USER IF NOT EXISTS '{SANDBOX_USER}'@'{host}' IDENTIFIED BY %s", (password,))
+                cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{SANDBOX_USER}'@'{host}' WITH GRANT OPTION")
+            cur.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (password,))
+        finally:
+            conn.close()
+        self.client_cnf.touch(mode=0o600)
+        self.client_cnf.write_text(
+            f"[client]\nuser={SANDBOX_USER}\npassword={password}\nsocket={self.socket}\nport={port}\nhost=127.0.0.1\n"
+        )
+        os.chmod(self.client_cnf, 0o600)
+
+    def start(self, overrides: dict[str, str | None] | None = None, cpus: str | None = None,
+              timeout: float = 120.0) -> SandboxStatus:
+        """Start (initialising on first use). A running sandbox is left alone unless options differ."""
+        state = self._load_state()
+        wanted = dict(overrides or {})
+        if self._our_pid():
+            if wanted == state.overrides and cpus == state.cpus:
+                return self.status()
+            self.stop()
+        server = self.binary()
+        self.base.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.base, 0o700)
+        self.tmpdir.mkdir(exist_ok=True)
+        port = free_port()
+        first_time = not self.initialized
+        if first_time:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            self._write_cnf(server, port, {})
+            self._initialize(server)
+        self._write_cnf(server, port, wanted)
+        with contextlib.suppress(FileNotFoundError):
+            self.socket.unlink()
+        argv = [server.path, f"--defaults-file={self.cnf}"]
+        if cpus:
+            taskset = shutil.which("taskset")
+            if not taskset:
+                raise SandboxError("CPU binding needs taskset (util-linux)")
+            argv = [taskset, "-c", cpus, *argv]
+        log_offset = self.errlog.stat().st_size if self.errlog.exists() else 0
+        with open(self.base / "stdout.log", "ab") as out:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        self._save_state(SandboxState(server.path, server.flavor, server.version, port, proc.pid, wanted, cpus))
+        self._wait_ready(proc, timeout, log_offset)
+        if first_time:
+            self._bootstrap_accounts(port)
+        return self.status()
+
+    def _error_log_tail(self, offset: int) -> str:
+        try:
+            with open(self.errlog, "rb") as f:
+                f.seek(offset)
+                lines = f.read().decode(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        errors = [ln for ln in lines if "ERROR" in ln] or lines
+        return " | ".join(errors[-3:])
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], timeout: float, log_offset: int) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise SandboxError(f"sandbox server exited during start-up: {self._error_log_tail(log_offset)}")
+            if self.socket.exists():
+                with socket.socket(socket.AF_UNIX) as s, contextlib.suppress(OSError):
+                    s.connect(str(self.socket))
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise SandboxError(f"sandbox server not ready after {timeout:.0f} s: {self._error_log_tail(log_offset)}")
+
+    def stop(self, timeout: float = 300.0) -> SandboxStatus:
+        pid = self._our_pid()
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+                if _is_zombie(pid):
+                    break
+                time.sleep(0.1)
+            if Path(f"/proc/{pid}").exists() and not _is_zombie(pid):
+                os.kill(pid, signal.SIGKILL)
+        state = self._load_state()
+        state.pid = 0
+        if self.state_file.exists():
+            self._save_state(state)
+        return self.status()
+
+    def restart(self, overrides: dict[str, str | None] | None = None, cpus: str | None = None) -> SandboxStatus:
+        self.stop()
+        return self.start(overrides, cpus)
+
+    def destroy(self) -> None:
+        """Stop and delete everything the sandbox owns (its datadir included)."""
+        self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def target(self) -> Target:
+        state = self._load_state()
+        return Target(
+            name="sandbox",
+            socket=str(self.socket),
+            host="127.0.0.1",
+            port=state.port,
+            user=SANDBOX_USER,
+            password_file=str(self.client_cnf),
+        )
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False

@@ -1,0 +1,1 @@
+"""Load generation: workloads, sysbench-identical statements, the builtin and sysbench engines."""

@@ -1,0 +1,51 @@
+"""What the orchestrator needs from a load engine, and the client-group description both engines take."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tunebench.core.histogram import LatencyHistogram
+from tunebench.core.interval import Interval
+from tunebench.load.workload import Workload
+
+IntervalSink = Callable[[Interval], None]
+NoteSink = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ClientGroup:
+    """A set of client connections running one workload on one concurrency schedule."""
+
+    name: str
+    workload: Workload
+    options: Mapping[str, Any]
+    schedule: tuple[int, ...]
+    lua_script: str | None = None  # sysbench engine only: any Lua script path
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def threads_at(self, step: int) -> int:
+        return self.schedule[min(step, len(self.schedule) - 1)]
+
+
+class LoadEngine(Protocol):
+    name: str
+
+    def open(self) -> None: ...
+
+    def run_step(
+        self, threads: Mapping[str, int], seconds: int, sink: IntervalSink, stop: threading.Event,
+        warmup: int = 0,
+    ) -> dict[str, LatencyHistogram | None]:
+        """Run every group at its thread count for `seconds` 1-second intervals, feeding `sink`.
+
+        Returns each group's latency histogram over the step after the first `warmup` seconds,
+        where the engine has one (builtin); None where it cannot (sysbench).
+        """
+        ...
+
+    def client_pids(self) -> list[int]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,101 @@
+"""Declarative workloads (workloads/*.toml): loading, validation and option resolution."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tunebench import paths
+from tunebench.core.errors import WorkloadError
+from tunebench.load.oltp import EVENT_ITEMS, EventProgram, compile_program
+from tunebench.load.options import OPTIONS, resolve_options
+
+_KEYS = {"name", "description", "sysbench_script", "event", "defaults", "fixed", "prepare"}
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    description: str
+    sysbench_script: str
+    event: tuple[str, ...]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    # oltp_insert without auto_inc prepares empty tables, as sysbench does.
+    empty_tables_without_auto_inc: bool = False
+    path: str = ""
+
+    def options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return resolve_options(self.defaults, self.fixed, given or {}, where=f"workload {self.name}: ")
+
+    def program(self, options: Mapping[str, Any]) -> EventProgram:
+        return compile_program(self.event, options)
+
+    def prepare_rows(self, options: Mapping[str, Any]) -> int:
+        if self.empty_tables_without_auto_inc and not options["auto_inc"]:
+            return 0
+        return int(options["table_size"])
+
+
+def _parse(path: Path) -> Workload:
+    where = f"workload file {path}"
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkloadError(f"{where}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise WorkloadError(f"{where}: cannot read ({exc.strerror})") from None
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise WorkloadError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise WorkloadError(f"{where}: 'name' must be a plain identifier")
+    event = data.get("event")
+    if not isinstance(event, list) or not event or not all(isinstance(e, str) for e in event):
+        raise WorkloadError(f"{where}: 'event' must be a non-empty list of: {', '.join(EVENT_ITEMS)}")
+    for item in event:
+        if item not in EVENT_ITEMS:
+            raise WorkloadError(f"{where}: unknown event item {item!r}; known: {', '.join(EVENT_ITEMS)}")
+    for table in ("defaults", "fixed"):
+        section = data.get(table, {})
+        if not isinstance(section, dict):
+            raise WorkloadError(f"{where}: [{table}] must be a table of options")
+        for key in section:
+            if key not in OPTIONS:
+                raise WorkloadError(f"{where}: [{table}] unknown option {key!r}")
+    prepare = data.get("prepare", {})
+    wl = Workload(
+        name=name,
+        description=str(data.get("description", "")),
+        sysbench_script=str(data.get("sysbench_script", name)),
+        event=tuple(event),
+        defaults=data.get("defaults", {}),
+        fixed=data.get("fixed", {}),
+        empty_tables_without_auto_inc=bool(prepare.get("empty_tables_without_auto_inc", False)),
+        path=str(path),
+    )
+    wl.options()  # validates values in [defaults]/[fixed]
+    return wl
+
+
+def available(directory: Path | None = None) -> dict[str, Path]:
+    d = directory or paths.workloads_dir()
+    return {p.stem: p for p in sorted(d.glob("*.toml"))}
+
+
+def load_workload(name_or_path: str, directory: Path | None = None) -> Workload:
+    """A workload by name (workloads/NAME.toml) or by path to a .toml file."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" and candidate.exists():
+        return _parse(candidate)
+    found = available(directory)
+    if name_or_path not in found:
+        raise WorkloadError(
+            f"unknown workload {name_or_path!r}; available: {', '.join(found) or '(none found)'}"
+        )
+    return _parse(found[name_or_path])

@@ -1,0 +1,1 @@
+"""Everything that speaks SQL to a target: connect, introspect, knobs, probes."""

@@ -1,0 +1,134 @@
+"""Opening administrative connections, mapping driver errors to one clear line, and introspection."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import mysql.connector
+from mysql.connector import errorcode
+
+from tunebench.core.errors import TargetError
+from tunebench.mysql.target import ConnParams, Target, conn_params
+
+
+def describe_error(exc: mysql.connector.Error, where: str, user: str) -> str:
+    errno = getattr(exc, "errno", None)
+    if errno == errorcode.ER_ACCESS_DENIED_ERROR:
+        return f"access denied for user {user!r} at {where} (wrong password?)"
+    if errno == errorcode.CR_CONNECTION_ERROR:
+        return f"cannot connect to UNIX socket {where}: no server listening there (is it running?)"
+    if errno == errorcode.CR_CONN_HOST_ERROR:
+        return f"cannot connect to {where}: host unreachable or connection refused"
+    if errno == errorcode.CR_UNKNOWN_HOST:
+        return f"cannot connect to {where}: unknown host"
+    if errno == errorcode.ER_BAD_DB_ERROR:
+        return f"unknown database at {where}: {exc.msg}"
+    if errno in (errorcode.CR_SERVER_LOST, errorcode.CR_SERVER_GONE_ERROR):
+        return f"lost the connection to {where}"
+    msg = getattr(exc, "msg", None) or str(exc)
+    return f"{where}: {msg}"
+
+
+def open_connection(params: ConnParams, name: str = "target", autocommit: bool = True,
+                    timeout: int = 10) -> Any:
+    """A mysql.connector connection (C extension when it loads). Environment failures -> TargetError."""
+    kwargs: dict[str, Any] = {
+        "user": params.user,
+        "password": params.password,
+        "database": params.database,
+        "autocommit": autocommit,
+        "connection_timeout": timeout,
+        "use_pure": not mysql.connector.HAVE_CEXT,
+        "ssl_disabled": True,
+    }
+    if params.socket:
+        kwargs["unix_socket"] = params.socket
+        where = params.socket
+    else:
+        kwargs["host"], kwargs["port"] = params.host, params.port
+        where = f"{params.host}:{params.port}"
+    try:
+        return mysql.connector.connect(**kwargs)
+    except mysql.connector.Error as exc:
+        raise TargetError(f"{name}: {describe_error(exc, where, params.user)}") from None
+
+
+def admin_connect(target: Target, password: str | None = None, transport: str | None = None,
+                  database: str | None = None) -> Any:
+    return open_connection(conn_params(target, transport, database, password), target.name)
+
+
+def query_all(conn: Any, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    cur = conn.cursor()
+    try:
+        cur.execute(sql, args)
+        return list(cur.fetchall()) if cur.with_rows else []
+    finally:
+        cur.close()
+
+
+def flavor_of(version: str, version_comment: str) -> str:
+    if "MariaDB" in version or "mariadb" in version_comment.lower():
+        return "mariadb"
+    if "percona" in version_comment.lower():
+        return "percona"
+    return "mysql"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    flavor: str
+    version: str
+    version_full: str
+    version_comment: str
+    performance_schema: bool
+    variables: dict[str, str] = field(repr=False)
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", self.version)[:3])
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "flavor": self.flavor,
+            "version": self.version,
+            "version_comment": self.version_comment,
+            "performance_schema": self.performance_schema,
+        }
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return value.decode(errors="replace")
+    return "" if value is None else str(value)
+
+
+def introspect(conn: Any) -> ServerInfo:
+    variables = {_text(k).lower(): _text(v) for k, v in query_all(conn, "SHOW GLOBAL VARIABLES")}
+    full = variables.get("version", "")
+    comment = variables.get("version_comment", "")
+    m = re.match(r"(\d+\.\d+\.\d+)", full)
+    return ServerInfo(
+        flavor=flavor_of(full, comment),
+        version=m.group(1) if m else full,
+        version_full=full,
+        version_comment=comment,
+        performance_schema=variables.get("performance_schema", "OFF").upper() in ("ON", "1"),
+        variables=variables,
+    )
+
+
+def global_status(conn: Any, names: tuple[str, ...] | None = None) -> dict[str, int]:
+    rows = query_all(conn, "SHOW GLOBAL STATUS")
+    out: dict[str, int] = {}
+    for k, v in rows:
+        key = _text(k)
+        if names and key not in names:
+            continue
+        try:
+            out[key] = int(_text(v))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,1 @@
+"""Sessions in SQLite through SQLAlchemy: models, schema version, repository."""

@@ -1,0 +1,101 @@
+"""Tables of the session store. Samples are kept as chunked float64 arrays per series, so a long
+session (24 h x 200 series) stays small and loads quickly; passwords are never stored."""
+
+from __future__ import annotations
+
+from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+SCHEMA_VERSION = 1
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Meta(Base):
+    __tablename__ = "meta"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class TargetRow(Base):
+    __tablename__ = "targets"
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    socket: Mapped[str | None] = mapped_column(Text)
+    host: Mapped[str | None] = mapped_column(String(255))
+    port: Mapped[int | None] = mapped_column(Integer)
+    user: Mapped[str] = mapped_column(String(128))
+    schema: Mapped[str | None] = mapped_column(String(64))
+    password_file: Mapped[str | None] = mapped_column(Text)
+
+
+class SessionRow(Base):
+    __tablename__ = "sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    started_at: Mapped[float] = mapped_column(Float)
+    ended_at: Mapped[float | None] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(32))  # running | completed | failed | aborted
+    target: Mapped[str] = mapped_column(Text)
+    transport: Mapped[str] = mapped_column(String(16))
+    flavor: Mapped[str | None] = mapped_column(String(32))
+    version: Mapped[str | None] = mapped_column(String(64))
+    engine: Mapped[str] = mapped_column(String(32))
+    workload: Mapped[str] = mapped_column(Text)
+    config: Mapped[str] = mapped_column(Text)  # JSON: groups, options, steps, driver
+    summary: Mapped[str | None] = mapped_column(Text)  # JSON
+    name: Mapped[str | None] = mapped_column(Text)
+    tags: Mapped[str | None] = mapped_column(Text)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class StepRow(Base):
+    __tablename__ = "steps"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), index=True)
+    idx: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[float] = mapped_column(Float)
+    measure_from: Mapped[float] = mapped_column(Float)  # end of warm-up
+    ended_at: Mapped[float | None] = mapped_column(Float)
+    config: Mapped[str] = mapped_column(Text)  # JSON: threads per group, knobs
+    summary: Mapped[str | None] = mapped_column(Text)  # JSON: per-group StepSummary
+
+
+class SeriesRow(Base):
+    __tablename__ = "series"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(String(16))  # rate | gauge
+    __table_args__ = (Index("ix_series_session_name", "session_id", "name", unique=True),)
+
+
+class ChunkRow(Base):
+    """A run of samples of one series: parallel little-endian float64 arrays of times and values."""
+
+    __tablename__ = "sample_chunks"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
+    t_first: Mapped[float] = mapped_column(Float)
+    t_last: Mapped[float] = mapped_column(Float)
+    n: Mapped[int] = mapped_column(Integer)
+    ts: Mapped[bytes] = mapped_column(LargeBinary)
+    vs: Mapped[bytes] = mapped_column(LargeBinary)
+    __table_args__ = (Index("ix_chunks_series_t", "series_id", "t_first"),)
+
+
+class EventRow(Base):
+    __tablename__ = "events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), index=True)
+    t: Mapped[float] = mapped_column(Float)
+    kind: Mapped[str] = mapped_column(String(32))
+    label: Mapped[str] = mapped_column(Text)
+    data: Mapped[str | None] = mapped_column(Text)
+
+
+class VariableRow(Base):
+    __tablename__ = "variables"
+    session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[str | None] = mapped_column(Text)

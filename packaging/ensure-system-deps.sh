@@ -1,0 +1,44 @@
+#!/bin/sh
+# Installs the system packages Tunebench needs when they are missing (Debian/Ubuntu, apt-get).
+# Server + load: mariadb-server (mariadbd, mariadb-install-db), sysbench. Later issues: xvfb (GUI tests),
+# openssh-server (SSH runner tests), Qt's runtime libraries (PySide6). python3-venv for `python3 -m venv`.
+set -eu
+missing=""
+need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || missing="$missing $2"; }
+need_lib() { ldconfig -p 2>/dev/null | grep -q "$1" || missing="$missing $2"; }
+if ! command -v mariadbd >/dev/null 2>&1 && ! command -v mysqld >/dev/null 2>&1 \
+   && [ ! -x /usr/sbin/mariadbd ] && [ ! -x /usr/sbin/mysqld ]; then
+  missing="$missing mariadb-server"
+fi
+need sysbench sysbench
+need Xvfb xvfb
+need sshd openssh-server
+need taskset util-linux
+need_lib libEGL.so.1 libegl1
+need_lib libGL.so.1 libgl1
+need_lib libxkbcommon.so.0 libxkbcommon0
+need_lib libxkbcommon-x11.so.0 libxkbcommon-x11-0
+need_lib libfontconfig.so.1 libfontconfig1
+need_lib libdbus-1.so.3 libdbus-1-3
+need_lib libxcb-cursor.so.0 libxcb-cursor0
+need_lib libxcb-icccm.so.4 libxcb-icccm4
+need_lib libxcb-keysyms.so.1 libxcb-keysyms1
+need_lib libxcb-shape.so.0 libxcb-shape0
+need_lib libxcb-xinerama.so.0 libxcb-xinerama0
+need_lib libxcb-randr.so.0 libxcb-randr0
+need_lib libxcb-render-util.so.0 libxcb-render-util0
+need_lib libxcb-image.so.0 libxcb-image0
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$missing python3-venv"
+if [ -z "$missing" ]; then
+  exit 0
+fi
+echo "installing system packages:$missing"
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "need root (or sudo) to install:$missing" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# policy-rc.d keeps the package from starting a system server: Tunebench runs its own sandbox.
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
