@@ -63,6 +63,8 @@ class LocalProcess:
             rc = self._proc.wait(timeout)
         except subprocess.TimeoutExpired:
             rc = None
+        if rc is not None and self._proc.stdout and not self._proc.stdout.closed:
+            self._proc.stdout.close()
         return ProcessOutcome(self.display, rc, time.monotonic() - self._started, tuple(self._tail))
 
     def stop(self, grace: float = 5.0) -> ProcessOutcome:
@@ -78,8 +80,6 @@ class LocalProcess:
                     break
                 except subprocess.TimeoutExpired:
                     continue
-        if self._proc.stdout:
-            self._proc.stdout.close()
         return self.wait(0)
 
 

@@ -28,6 +28,9 @@ from tunebench.mysql.target import Target
 SERVER_NAMES = ("mariadbd", "mysqld")
 EXTRA_BIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec", "/opt/mysql/bin")
 SANDBOX_USER = "tunebench"
+# Servers this process started: the server outlives a CLI call by design, but while we live we keep
+# the handle so it can be reaped on stop (and is not garbage-collected while still running).
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
 _OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
@@ -308,6 +311,7 @@ class SandboxServer:
         with open(self.base / "stdout.log", "ab") as out:
             proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
+        _CHILDREN[proc.pid] = proc
         self._save_state(SandboxState(server.path, server.flavor, server.version, port, proc.pid, wanted, cpus))
         self._wait_ready(proc, timeout, log_offset)
         if first_time:
@@ -328,6 +332,7 @@ class SandboxServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
+                _CHILDREN.pop(proc.pid, None)
                 raise SandboxError(f"sandbox server exited during start-up: {self._error_log_tail(log_offset)}")
             if self.socket.exists():
                 with socket.socket(socket.AF_UNIX) as s, contextlib.suppress(OSError):
@@ -351,6 +356,9 @@ class SandboxServer:
                 time.sleep(0.1)
             if Path(f"/proc/{pid}").exists() and not _is_zombie(pid):
                 os.kill(pid, signal.SIGKILL)
+            child = _CHILDREN.pop(pid, None)
+            if child is not None:
+                child.wait(30)
         state = self._load_state()
         state.pid = 0
         if self.state_file.exists():

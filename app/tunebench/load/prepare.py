@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -63,7 +64,13 @@ def _existing(conn: Any, schema: str) -> tuple[set[str], dict[str, dict[str, Any
     return tables, registered
 
 
+def _server(params: ConnParams) -> ConnParams:
+    # The schema may not exist yet: connect without a default database and qualify every name.
+    return replace(params, database=None)
+
+
 def tables_ready(params: ConnParams, schema: str, options: Mapping[str, Any], rows: int) -> bool:
+    params = _server(params)
     conn = open_connection(params)
     try:
         tables, registered = _existing(conn, schema)
@@ -102,6 +109,7 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
             progress: Progress | None = None) -> dict[str, Any]:
     """Create sbtest1..N with `rows` rows each (multi-row INSERTs in parallel), then the k index."""
     check_schema_name(schema)
+    params = _server(params)
     say = progress or (lambda _msg: None)
     started = time.monotonic()
     conn = open_connection(params)
@@ -172,6 +180,7 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
 def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:
     """Drop the tables Tunebench created in `schema`; leave anything else (and say so)."""
     check_schema_name(schema)
+    params = _server(params)
     conn = open_connection(params)
     try:
         tables, registered = _existing(conn, schema)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tunebench import paths
-from tunebench.core.errors import WorkloadError
+from tunebench.core.errors import ConfigError, WorkloadError
 from tunebench.load.oltp import EVENT_ITEMS, EventProgram, compile_program
 from tunebench.load.options import OPTIONS, resolve_options
 
@@ -79,7 +79,10 @@ def _parse(path: Path) -> Workload:
         empty_tables_without_auto_inc=bool(prepare.get("empty_tables_without_auto_inc", False)),
         path=str(path),
     )
-    wl.options()  # validates values in [defaults]/[fixed]
+    try:
+        wl.options()  # validates the values in [defaults] and [fixed]
+    except ConfigError as exc:
+        raise WorkloadError(f"{where}: {exc}") from None
     return wl
 
 

@@ -1,0 +1,114 @@
+"""Numbers must be right: statement mix and TPS checked against the server's own counters."""
+
+import threading
+
+import pytest
+
+from tunebench.load.builtin import BuiltinEngine
+from tunebench.load.engine import ClientGroup
+from tunebench.load.prepare import cleanup, prepare
+from tunebench.load.sysbench import SysbenchEngine
+from tunebench.load.workload import load_workload
+from tunebench.mysql.connect import global_status, open_connection
+from tunebench.mysql.target import conn_params
+
+pytestmark = pytest.mark.integration
+COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_begin", "Com_commit", "Com_rollback")
+
+
+@pytest.fixture(scope="module")
+def rw(sandbox, sandbox_params):
+    wl = load_workload("oltp_read_write")
+    opts = wl.options({"table_size": 10000})
+    prepare(sandbox_params, "tunebench", opts, 10000)
+    return wl, opts
+
+
+def _status(params):
+    conn = open_connection(params)
+    try:
+        return global_status(conn, COM)
+    finally:
+        conn.close()
+
+
+def test_builtin_read_write_statement_mix_matches_com_counters(sandbox_params, rw):
+    wl, opts = rw
+    engine = BuiltinEngine(sandbox_params, [ClientGroup("main", wl, opts, (1,))], workers=1)
+    intervals = []
+    before = _status(sandbox_params)
+    engine.open()
+    try:
+        engine.run_step({"main": 1}, 3, intervals.append, threading.Event())
+    finally:
+        engine.close()  # a worker finishes its current transaction before it stops
+    after = _status(sandbox_params)
+    d = {k: after[k] - before[k] for k in COM}
+    trx = d["Com_commit"]
+    assert trx > 100
+    assert d["Com_rollback"] == 0
+    assert d["Com_begin"] == trx
+    # 14 reads: 10 point + simple + sum + order + distinct; our own status queries are SHOW, not SELECT
+    assert d["Com_select"] == 14 * trx
+    assert d["Com_update"] == 2 * trx  # index + non-index update
+    assert d["Com_delete"] == trx and d["Com_insert"] == trx
+
+
+class ServerCommitClock:
+    """Reads Com_commit each time an interval arrives, i.e. on the engine's own 1-second clock."""
+
+    def __init__(self, params):
+        self.conn = open_connection(params)
+        self.samples = []
+        self.intervals = []
+
+    def sink(self, iv):
+        self.samples.append(global_status(self.conn, ("Com_commit",))["Com_commit"])
+        self.intervals.append(iv)
+
+
+@pytest.mark.parametrize("engine_cls", [BuiltinEngine, SysbenchEngine])
+def test_tps_agrees_with_com_commit_within_2_percent(sandbox, rw, engine_cls):
+    wl, opts = rw
+    params = conn_params(sandbox.target(), "socket", database="tunebench")
+    ro = load_workload("oltp_read_only")
+    group = ClientGroup("main", ro, ro.options({"table_size": 10000}), (2, 4))
+    engine = engine_cls(params, [group])
+    engine.open()
+    try:
+        for threads in (2, 4):
+            clock = ServerCommitClock(params)
+            engine.run_step({"main": threads}, 6, clock.sink, threading.Event())
+            server = clock.samples[-1] - clock.samples[0]
+            client = sum(iv.tps for iv in clock.intervals[1:])
+            assert client > 0
+            assert abs(client - server) / server < 0.02, (threads, client, server)
+            clock.conn.close()
+    finally:
+        engine.close()
+
+
+def test_cleanup_only_drops_what_tunebench_created(sandbox_params):
+    params = conn_params_for(sandbox_params, "foreign_s")
+    conn = open_connection(sandbox_params)
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS foreign_s")
+    cur.execute("CREATE TABLE IF NOT EXISTS foreign_s.sbtest1 (id INT PRIMARY KEY)")
+    cur.execute("CREATE TABLE IF NOT EXISTS foreign_s.customers (id INT PRIMARY KEY)")
+    conn.close()
+    wl = load_workload("oltp_point_select")
+    from tunebench.core.errors import TargetError
+
+    with pytest.raises(TargetError, match="not created by Tunebench"):
+        prepare(params, "foreign_s", wl.options({"table_size": 100}), 100)
+    prepare(params, "foreign_s", wl.options({"table_size": 100, "tables": 1}) | {"tables": 1}, 100) \
+        if False else None
+    result = cleanup(params, "foreign_s")
+    assert result["dropped"] == []
+    assert set(result["left_alone"]) >= {"sbtest1", "customers"}
+
+
+def conn_params_for(params, schema):
+    from dataclasses import replace
+
+    return replace(params, database=None) if schema else params

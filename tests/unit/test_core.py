@@ -1,0 +1,33 @@
+import numpy as np
+
+from tunebench.core.histogram import LatencyHistogram
+from tunebench.core.interval import Interval
+from tunebench.core.stats import summarize
+
+
+def test_histogram_percentiles_and_merge():
+    a, b = LatencyHistogram(), LatencyHistogram()
+    a.add_ns(np.full(90, 100_000))  # 0.1 ms
+    b.add_ns(np.full(10, 10_000_000))  # 10 ms
+    a.merge(b)
+    assert a.total == 100
+    assert 0.099 <= a.percentile_ms(50) <= 0.102
+    assert 9.9 <= a.percentile_ms(99) <= 10.0
+    assert a.max_ms == 10.0
+
+
+def test_interval_series_names():
+    iv = Interval(t=1.0, group="main", threads=4, tps=10, qps=200, reads=140, writes=40, other=20,
+                  lat_ms={"p95": 1.5, "p99": None})
+    s = iv.series()
+    assert s["client.main.tps"] == 10 and s["client.main.lat.p95"] == 1.5
+    assert "client.main.lat.p99" not in s
+
+
+def test_summary_cv_and_means():
+    ivs = [Interval(t=i, group="g", threads=2, tps=v, qps=2 * v, reads=v, writes=0, other=v,
+                    lat_ms={"p95": 1.0}) for i, v in enumerate([90, 100, 110])]
+    s = summarize("g", 2, ivs)
+    assert s.tps == 100 and s.qps == 200 and s.tps_median == 100
+    assert abs(s.cv - np.std([90, 100, 110]) / 100) < 1e-9
+    assert s.lat_p95_ms == 1.0

@@ -1,0 +1,81 @@
+import pytest
+
+from tunebench.core.errors import ConfigError, WorkloadError
+from tunebench.load.oltp import create_table_sql
+from tunebench.load.workload import available, load_workload
+
+# sysbench 1.0 statement counts per event: (reads, writes, other)
+EXPECTED = {
+    "oltp_point_select": (1, 0, 0),
+    "oltp_read_only": (14, 0, 2),
+    "oltp_read_write": (14, 4, 2),
+    "oltp_write_only": (0, 4, 2),
+    "oltp_update_index": (0, 1, 0),
+    "oltp_update_non_index": (0, 1, 0),
+    "oltp_insert": (0, 1, 0),
+    "oltp_delete": (0, 1, 0),
+}
+
+
+@pytest.mark.parametrize(("name", "mix"), EXPECTED.items())
+def test_statement_mix_matches_sysbench(name, mix):
+    wl = load_workload(name)
+    m = wl.program(wl.options()).statement_mix()
+    assert (m["read"], m["write"], m["other"]) == mix
+
+
+def test_all_shipped_workloads_load():
+    assert set(EXPECTED) <= set(available())
+
+
+def test_switches_follow_sysbench():
+    wl = load_workload("oltp_read_write")
+    m = wl.program(wl.options({"skip_trx": "on", "range_selects": "off", "point_selects": 3})).statement_mix()
+    assert m == {"read": 3, "write": 4, "other": 0}
+    # oltp_point_select forces one select per event whatever the user asks
+    ps = load_workload("oltp_point_select")
+    assert ps.program(ps.options({"point_selects": 10})).statement_mix()["read"] == 1
+
+
+def test_schema_is_sysbench_schema():
+    wl = load_workload("oltp_read_write")
+    sql = create_table_sql(3, wl.options())
+    assert "CREATE TABLE sbtest3(" in sql
+    assert "id INTEGER NOT NULL AUTO_INCREMENT" in sql
+    assert "c CHAR(120) DEFAULT '' NOT NULL" in sql and "pad CHAR(60) DEFAULT '' NOT NULL" in sql
+    assert "PRIMARY KEY (id)" in sql and "/*! ENGINE = innodb */" in sql
+    assert "KEY xid (id)" in create_table_sql(1, wl.options({"secondary": True}))
+
+
+def test_unknown_workload_lists_available():
+    with pytest.raises(WorkloadError) as e:
+        load_workload("oltp_nope")
+    assert "oltp_point_select" in str(e.value) and "oltp_read_write" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("name = 'x'\nevent = [", "not valid TOML"),
+        ("name = 'x'\nevent = ['begin', 'dance']", "unknown event item 'dance'"),
+        ("name = 'x'\nevent = ['point_selects']\n[defaults]\nwarp = 3", "unknown option 'warp'"),
+        ("name = 'x'\nevent = ['point_selects']\n[defaults]\ntables = 'many'", "expected an integer"),
+        ("name = 'x'\nspeed = 1\nevent = ['point_selects']", "unknown keys speed"),
+    ],
+)
+def test_malformed_workload_file(tmp_path, content, needle):
+    f = tmp_path / "bad.toml"
+    f.write_text(content)
+    with pytest.raises(WorkloadError) as e:
+        load_workload(str(f))
+    assert needle in str(e.value)
+
+
+def test_option_validation():
+    wl = load_workload("oltp_read_write")
+    with pytest.raises(ConfigError, match="rand_type"):
+        wl.options({"rand_type": "zipf-ish"})
+    with pytest.raises(ConfigError, match="below the minimum"):
+        wl.options({"tables": 0})
+    with pytest.raises(ConfigError, match="plain identifier"):
+        wl.options({"mysql_storage_engine": "innodb; DROP DATABASE x"})

@@ -1,0 +1,64 @@
+from tunebench.load.engine import ClientGroup
+from tunebench.load.sysbench import build_command, parse_interval_line, parse_summary
+from tunebench.load.workload import load_workload
+from tunebench.mysql.target import ConnParams
+
+LINE = ("[ 3s ] thds: 4 tps: 1234.56 qps: 24691.23 (r/w/o: 17283.86/4938.25/2469.12) "
+        "lat (ms,95%): 5.28 err/s: 0.00 reconn/s: 0.00")
+SUMMARY = """SQL statistics:
+    queries performed:
+        read:                            140000
+        write:                           40000
+        other:                           20000
+        total:                           200000
+    transactions:                        10000  (999.40 per sec.)
+    queries:                             200000 (19988.00 per sec.)
+    ignored errors:                      3      (0.30 per sec.)
+    reconnects:                          0      (0.00 per sec.)
+
+General statistics:
+    total time:                          10.0050s
+    total number of events:              10000
+
+Latency (ms):
+         min:                                    1.21
+         avg:                                    4.00
+         max:                                   33.87
+         95th percentile:                        6.09
+         sum:                                39998.12
+"""
+
+
+def test_interval_line():
+    p = parse_interval_line(LINE)
+    assert p is not None
+    assert (p.sec, p.threads, p.tps, p.qps) == (3.0, 4, 1234.56, 24691.23)
+    assert (p.reads, p.writes, p.other, p.percentile, p.lat_ms) == (17283.86, 4938.25, 2469.12, 95.0, 5.28)
+
+
+def test_interval_line_without_colons():
+    p = parse_interval_line(LINE.replace("err/s:", "err/s").replace("reconn/s:", "reconn/s"))
+    assert p is not None and p.errors == 0.0
+
+
+def test_non_interval_lines_are_ignored():
+    assert parse_interval_line("Threads started!") is None
+    assert parse_interval_line("") is None
+
+
+def test_summary():
+    s = parse_summary(SUMMARY)
+    assert s["transactions"] == 10000 and s["read"] == 140000 and s["ignored_errors"] == 3
+    assert s["lat_p95_ms"] == 6.09 and s["total_time_s"] == 10.005
+
+
+def test_command_never_carries_the_password():
+    wl = load_workload("oltp_read_write")
+    g = ClientGroup("main", wl, wl.options({"tables": 4, "table_size": 5000}), (8,))
+    argv = build_command(g, ConnParams("u", "s3cret", socket="/tmp/x.sock", database="tb"), 8, 30)
+    assert not any("s3cret" in a for a in argv)
+    assert "--tables=4" in argv and "--table-size=5000" in argv and "--threads=8" in argv
+    assert "--mysql-socket=/tmp/x.sock" in argv and argv[1] == "oltp_read_write" and argv[-1] == "run"
+    assert "--report-interval=1" in argv and "--rand-type=special" in argv
+    tcp = build_command(g, ConnParams("u", "pw", host="127.0.0.1", port=3307), 8, 30)
+    assert "--mysql-host=127.0.0.1" in tcp and "--mysql-port=3307" in tcp
