@@ -20,7 +20,10 @@ from tunebench.mysql.target import ConnParams
 
 
 def default_workers(max_threads: int) -> int:
-    return max(1, min(max_threads, os.cpu_count() or 1))
+    """Few connections per process keep GIL hand-offs cheap (bench: 2 per process is 1.5x faster at
+    16 threads than 8 per process); capped at 8 processes per CPU so 1024 users stay affordable."""
+    cpus = os.cpu_count() or 1
+    return max(1, min(max_threads, max(cpus, min(-(-max_threads // 2), 8 * cpus))))
 
 
 class BuiltinEngine:
