@@ -29,7 +29,8 @@ def cpu_seconds(pids: list[int]) -> float:
     total = 0
     for pid in pids:
         try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
         total += int(fields[11]) + int(fields[12])  # utime + stime

@@ -50,19 +50,19 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from tunebench.store.repo import Store  # noqa: PLC0415
+    from tunebench.store.repo import Store
 
     return Store(Path(args.db) if args.db else paths.default_db_path())
 
 
 def _sandbox() -> Any:
-    from tunebench.hosts.sandbox import SandboxServer  # noqa: PLC0415
+    from tunebench.hosts.sandbox import SandboxServer
 
     return SandboxServer()
 
 
 def resolve_target(args: argparse.Namespace, store: Any, start_sandbox: bool = True) -> Any:
-    from tunebench.mysql.target import parse_target_url  # noqa: PLC0415
+    from tunebench.mysql.target import parse_target_url
 
     name = getattr(args, "target", None) or "sandbox"
     if name == "sandbox":
@@ -82,12 +82,12 @@ def resolve_target(args: argparse.Namespace, store: Any, start_sandbox: bool = T
 
 # ---- commands ------------------------------------------------------------------------------------
 def cmd_doctor(args: argparse.Namespace) -> int:
-    import mysql.connector  # noqa: PLC0415
+    import mysql.connector
 
-    from tunebench.hosts.sandbox import find_server_binaries, probe_binary  # noqa: PLC0415
-    from tunebench.load.driver import driver_mode  # noqa: PLC0415
-    from tunebench.load.sysbench import sysbench_binary, sysbench_version  # noqa: PLC0415
-    from tunebench.mysql.target import keyring_backend_name  # noqa: PLC0415
+    from tunebench.hosts.sandbox import find_server_binaries, probe_binary
+    from tunebench.load.driver import driver_mode
+    from tunebench.load.sysbench import sysbench_binary, sysbench_version
+    from tunebench.mysql.target import keyring_backend_name
 
     servers = []
     for path in find_server_binaries():
@@ -154,7 +154,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def cmd_target(args: argparse.Namespace) -> int:
-    from tunebench.mysql.target import Target  # noqa: PLC0415
+    from tunebench.mysql.target import Target
 
     store = _store(args)
     if args.action == "add":
@@ -172,15 +172,15 @@ def cmd_target(args: argparse.Namespace) -> int:
         _emit(args, {"removed": args.name}, f"target {args.name} removed")
     else:
         targets = [t.to_dict() for t in store.list_targets()]
-        lines = [f"{t['name']:20} {t['socket'] or '%s:%s' % (t['host'], t['port'])} user={t['user']}"
+        lines = [f"{t['name']:20} {t['socket'] or str(t['host']) + ':' + str(t['port'])} user={t['user']}"
                  for t in targets]
         _emit(args, targets, "\n".join(lines) or "(no targets; the sandbox is built in)")
     return 0
 
 
 def _group_from_args(args: argparse.Namespace) -> Any:
-    from tunebench.load.engine import ClientGroup  # noqa: PLC0415
-    from tunebench.load.workload import load_workload  # noqa: PLC0415
+    from tunebench.load.engine import ClientGroup
+    from tunebench.load.workload import load_workload
 
     groups = []
     opts = _options(args)
@@ -223,7 +223,7 @@ def _steps_table(steps: list[dict[str, Any]]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tunebench.experiment import Experiment, RunSpec  # noqa: PLC0415
+    from tunebench.experiment import Experiment, RunSpec
 
     groups = _group_from_args(args)
     spec = RunSpec(groups=tuple(groups), engine=args.engine, step_seconds=args.step_seconds,
@@ -252,11 +252,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
-    from tunebench.load.prepare import cleanup as do_cleanup  # noqa: PLC0415
-    from tunebench.load.prepare import prepare  # noqa: PLC0415
-    from tunebench.load.workload import load_workload  # noqa: PLC0415
-    from tunebench.mysql.connect import open_connection  # noqa: PLC0415
-    from tunebench.mysql.target import conn_params  # noqa: PLC0415
+    from tunebench.load.prepare import cleanup as do_cleanup
+    from tunebench.load.prepare import prepare
+    from tunebench.load.workload import load_workload
+    from tunebench.mysql.connect import open_connection
+    from tunebench.mysql.target import conn_params
 
     store = _store(args)
     target = resolve_target(args, store)

@@ -69,7 +69,6 @@ class ServerCommitClock:
 
 @pytest.mark.parametrize("engine_cls", [BuiltinEngine, SysbenchEngine])
 def test_tps_agrees_with_com_commit_within_2_percent(sandbox, rw, engine_cls):
-    wl, opts = rw
     params = conn_params(sandbox.target(), "socket", database="tunebench")
     ro = load_workload("oltp_read_only")
     group = ClientGroup("main", ro, ro.options({"table_size": 10000}), (2, 4))
@@ -101,8 +100,6 @@ def test_cleanup_only_drops_what_tunebench_created(sandbox_params):
 
     with pytest.raises(TargetError, match="not created by Tunebench"):
         prepare(params, "foreign_s", wl.options({"table_size": 100}), 100)
-    prepare(params, "foreign_s", wl.options({"table_size": 100, "tables": 1}) | {"tables": 1}, 100) \
-        if False else None
     result = cleanup(params, "foreign_s")
     assert result["dropped"] == []
     assert set(result["left_alone"]) >= {"sbtest1", "customers"}

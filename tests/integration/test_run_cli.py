@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration

@@ -52,8 +52,8 @@ class LocalProcess:
 
     def lines(self) -> Iterator[str]:
         assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            line = line.rstrip("\n")
+        for raw in self._proc.stdout:
+            line = raw.rstrip("\n")
             self._tail.append(line)
             del self._tail[:-40]
             yield line

@@ -260,7 +260,7 @@ class SandboxServer:
 
     def _bootstrap_accounts(self, port: int) -> None:
         """First start: create the sandbox account and lock root behind a random password."""
-        from tunebench.mysql.connect import admin_connect  # noqa: PLC0415  (avoid import cycle)
+        from tunebench.mysql.connect import admin_connect
 
         password = secrets.token_urlsafe(18)
         root_target = Target(name="sandbox-root", socket=str(self.socket), user="root")

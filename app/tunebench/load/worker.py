@@ -86,7 +86,7 @@ class Slot(threading.Thread):
         for block in self.program.blocks:
             kind, count = block.kind, block.count
             if kind in ("begin", "commit"):
-                steps.append((self._step_other(execute, kind)))
+                steps.append(self._step_other(execute, kind))
             elif kind in ("point_selects", "index_updates"):
                 steps.append(self._step_point(execute, kind, count, tnum, ids))
             elif kind in ("simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges"):

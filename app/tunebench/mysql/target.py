@@ -111,7 +111,7 @@ def read_option_file_password(path: Path, section: str = "client") -> str | None
 
 def keyring_backend_name() -> str:
     try:
-        import keyring  # noqa: PLC0415  (slow import, only when asked)
+        import keyring
 
         backend = keyring.get_keyring()
     except Exception as exc:  # keyring raises many kinds when no backend works
@@ -121,7 +121,7 @@ def keyring_backend_name() -> str:
 
 def _keyring_password(target: Target) -> str | None:
     try:
-        import keyring  # noqa: PLC0415
+        import keyring
 
         return keyring.get_password(KEYRING_SERVICE, f"{target.user}@{target.address()}")
     except Exception:  # no usable backend on a headless box is normal, not an error
