@@ -60,5 +60,11 @@ def test_command_never_carries_the_password():
     assert "--tables=4" in argv and "--table-size=5000" in argv and "--threads=8" in argv
     assert "--mysql-socket=/tmp/x.sock" in argv and argv[1] == "oltp_read_write" and argv[-1] == "run"
     assert "--report-interval=1" in argv and "--rand-type=special" in argv
+    # defaults stay off the command line (a custom Lua script may not declare them); shape always there
+    assert not any(a.startswith("--point-selects") for a in argv)
+    lua = ClientGroup("main", wl, wl.options({"point_selects": 3}), (1,), lua_script="/tmp/my.lua")
+    largv = build_command(lua, ConnParams("u", "pw", socket="/s"), 1, 5)
+    assert largv[1] == "/tmp/my.lua" and "--point-selects=3" in largv and "--tables=1" in largv
+    assert not any(a.startswith("--range-size") for a in largv)
     tcp = build_command(g, ConnParams("u", "pw", host="127.0.0.1", port=3307), 8, 30)
     assert "--mysql-host=127.0.0.1" in tcp and "--mysql-port=3307" in tcp

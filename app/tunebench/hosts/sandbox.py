@@ -190,15 +190,14 @@ class SandboxServer:
 
     def _our_pid(self) -> int:
         """The pid of a live server started from *our* my.cnf, or 0. Never trusts a stale pid file."""
-        for source in (self.pidfile, None):
+        try:
+            candidates = [int(self.pidfile.read_text().strip())]
+        except (OSError, ValueError):
+            candidates = []
+        candidates.append(self._load_state().pid)  # taskset-started or pid file not yet written
+        for pid in candidates:
             try:
-                pid = int(self.pidfile.read_text().strip()) if source else self._load_state().pid
-            except (OSError, ValueError):
-                continue
-            if pid <= 0:
-                continue
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if pid > 0 else []
             except OSError:
                 continue
             if f"--defaults-file={self.cnf}".encode() in cmdline:

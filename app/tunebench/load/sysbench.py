@@ -118,10 +118,11 @@ def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds:
         spec = OPTIONS[name]
         if name == "rand_seed" and not value:
             continue
-        if not spec.sysbench_global and group.lua_script is None and value == spec.default and \
-                name not in group.workload.defaults:
-            continue  # sysbench's own default is the same; keep the command line readable
-        argv.append(_flag(name, value))
+        # Table shape always (it must match the prepared data) and sysbench's core --rand-* options;
+        # script options only where they differ from sysbench's defaults, so a foreign Lua script that
+        # declares none of them still runs.
+        if spec.sysbench_global or name in ("tables", "table_size") or value != spec.default:
+            argv.append(_flag(name, value))
     argv += [f"--threads={threads}", f"--time={seconds}", "--report-interval=1", "--percentile=95",
              "--histogram=off", command]
     return argv
