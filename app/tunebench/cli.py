@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 import time
@@ -14,6 +12,7 @@ from typing import Any
 from tunebench import __version__, paths
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Interval
+from tunebench.core.probe import parse_probe_list
 
 WORKLOAD_SHORTCUTS = ("tables", "table_size")
 
@@ -117,6 +116,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if not mysql.connector.HAVE_CEXT:
         problems.append("mysql-connector C extension not active: builtin engine runs in pure Python (slow)")
     report["problems"] = problems
+    report["probes"] = _doctor_probes(args, sb.running)
     d = report["driver"]
     lines = [
         f"tunebench   {__version__} (Python {report['python']})",
@@ -129,10 +129,50 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         + (f" {sb.flavor} {sb.version} port {sb.port} socket {sb.socket}" if sb.running else "")
         + f" ({sb.base_dir})",
         f"store       {report['store']}",
+        *_probe_lines(report["probes"]),
         *(f"PROBLEM     {p}" for p in problems),
     ]
     _emit(args, report, "\n".join(lines))
     return 1 if problems else 0
+
+
+def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str, Any]:
+    """Which probes work against the target (the sandbox when it runs); opened and closed, nothing kept."""
+    from tunebench.monitor import ProbeSampler, build_probes, local_server_pid
+    from tunebench.mysql.connect import introspect, open_connection
+    from tunebench.mysql.target import conn_params
+
+    if not args.target and not sandbox_running:
+        return {"target": None, "skipped": "no target: start the sandbox or pass --target"}
+    try:
+        store = _store(args)
+        target = resolve_target(args, store, start_sandbox=False)
+        params = conn_params(target, args.transport)
+        conn = open_connection(params, target.name)
+        try:
+            info = introspect(conn)
+        finally:
+            conn.close()
+    except TunebenchError as exc:
+        return {"target": getattr(args, "target", None) or "sandbox", "error": str(exc)}
+    pid, why = local_server_pid(target, info, args.transport)
+    sampler = ProbeSampler(build_probes(None, params, target.name, info, pid, None, why), 1.0,
+                           lambda _t, _v, _k: None, lambda _k, _p, _m: None)
+    try:
+        statuses = sampler.open()
+    finally:
+        sampler.close()
+    return {"target": target.name, "server": f"{info.flavor} {info.version}",
+            "available": {s.name: {"ok": s.ok, "detail": s.detail} for s in statuses}}
+
+
+def _probe_lines(probes: dict[str, Any]) -> list[str]:
+    if "available" not in probes:
+        return [f"probes      {probes.get('error') or probes.get('skipped')}"]
+    lines = [f"probes      on {probes['target']} ({probes['server']}):"]
+    for name, st in probes["available"].items():
+        lines.append(f"  {name:9} {'ok' if st['ok'] else 'UNAVAILABLE'}: {st['detail']}")
+    return lines
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
@@ -202,11 +242,22 @@ def _group_from_args(args: argparse.Namespace) -> Any:
     return groups
 
 
-def _live_line(iv: Interval, t0: float) -> str:
+def _live_line(iv: Interval, t0: float, probed: dict[str, float] | None = None) -> str:
     p95 = iv.lat_ms.get("p95")
-    return (f"[ {iv.t - t0:4.0f}s ] {iv.group} thds: {iv.threads} tps: {iv.tps:.2f} qps: {iv.qps:.2f} "
+    line = (f"[ {iv.t - t0:4.0f}s ] {iv.group} thds: {iv.threads} tps: {iv.tps:.2f} qps: {iv.qps:.2f} "
             f"(r/w/o: {iv.reads:.2f}/{iv.writes:.2f}/{iv.other:.2f}) lat (ms,95%): "
             f"{'-' if p95 is None else f'{p95:.3f}'} err/s: {iv.errors:.2f} reconn/s: {iv.reconnects:.2f}")
+    if probed:
+        parts = []
+        for label, name, fmt in (("srv qps", "server.questions", "{:.0f}"), ("running", "server.threads_running",
+                                 "{:.0f}"), ("cpu", "host.local.cpu.busy", "{:.0f}%"),
+                                 ("server cpu", "proc.local.server.cpu", "{:.0f}%"),
+                                 ("client cpu", "proc.local.client.cpu", "{:.0f}%")):
+            if name in probed:
+                parts.append(f"{label}: {fmt.format(probed[name])}")
+        if parts:
+            line += " | " + " ".join(parts)
+    return line
 
 
 def _steps_table(steps: list[dict[str, Any]]) -> str:
@@ -228,21 +279,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     groups = _group_from_args(args)
     spec = RunSpec(groups=tuple(groups), engine=args.engine, step_seconds=args.step_seconds,
                    warmup_seconds=args.warmup_seconds, transport=args.transport, schema=args.schema,
-                   workers=args.workers, seed=args.seed)
+                   workers=args.workers, seed=args.seed, probes=parse_probe_list(args.probes),
+                   probe_interval=args.probe_interval)
     spec.validate()
     store = _store(args)
     target = resolve_target(args, store)
     t0 = time.time()
     quiet = args.json
+    probed: dict[str, float] = {}
 
     def on_interval(iv: Interval) -> None:
         if not quiet:
-            print(_live_line(iv, t0), flush=True)
+            print(_live_line(iv, t0, probed), flush=True)
+
+    def on_samples(_t: float, values: dict[str, float]) -> None:
+        probed.update(values)
 
     def on_note(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note)
+    exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, on_samples=on_samples)
     result = exp.run()
     text = f"\nsession {result['session_id']} ({result['status']}), engine {result['engine']}, " \
            f"target {result['target']} {result['server'].get('flavor')} {result['server'].get('version')}\n" \
@@ -315,17 +371,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         session["series"] = {n: {"kind": d.kind, "t": d.t.tolist(), "v": d.v.tolist()} for n, d in series.items()}
         out = json.dumps(session, indent=2, default=str)
     else:
-        names = sorted(series)
-        times = sorted({float(t) for d in series.values() for t in d.t})
-        lookup = {n: dict(zip(series[n].t.tolist(), series[n].v.tolist(), strict=True)) for n in names}
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(["t", "elapsed_s", *names])
-        t0 = session["started_at"]
-        for t in times:
-            w.writerow([f"{t:.3f}", f"{t - t0:.3f}", *(
-                "" if (v := lookup[n].get(t)) is None else f"{v:.6g}" for n in names)])
-        out = buf.getvalue()
+        from tunebench.store.export import to_csv
+
+        out = to_csv(session, series)
     if args.output:
         Path(args.output).write_text(out)
         print(f"wrote {args.output}", file=sys.stderr)
@@ -342,7 +390,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                    "step_seconds": args.step_seconds, "warmup_seconds": 0, "engine": engine,
                                    "transport": None, "schema": "tunebench", "workers": None, "seed": None,
                                    "option": [], "tables": None, "table_size": None, "group": [], "json": False,
-                                   "target": "sandbox", "lua": None})
+                                   "target": "sandbox", "lua": None, "probes": None, "probe_interval": 1.0})
         print(f"\n=== engine: {engine}")
         cmd_run(ns)
     print("\nSessions are in the store: tunebench sessions list")
@@ -369,7 +417,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--table-size", type=int, help="rows per table")
         sp.add_argument("-o", "--option", action="append", metavar="NAME=VALUE", help="any sysbench OLTP option")
 
-    sp = sub.add_parser("doctor", help="what this machine has: driver, sysbench, servers, keyring, sandbox")
+    sp = sub.add_parser("doctor", help="what this machine has: driver, sysbench, servers, keyring, sandbox, probes")
+    sp.add_argument("--target", help="check the probes against this target (default: the sandbox, if running)")
+    sp.add_argument("--transport", choices=["socket", "tcp"])
     common(sp, target=False)
     sp.set_defaults(func=cmd_doctor)
 
@@ -412,13 +462,18 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--lua", help="sysbench engine: run this Lua script instead of the workload's")
     sp.add_argument("--workers", type=int, help="builtin engine worker processes (default: CPUs)")
     sp.add_argument("--seed", type=int, help="random seed of the builtin engine")
+    sp.add_argument("--probes", metavar="LIST",
+                    help="probes to record: status,waits,metrics,cpu,proc (default: all that work here), or none")
+    sp.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS",
+                    help="probe sampling interval, 0.25-60 s (default 1)")
     common(sp)
     sp.set_defaults(func=cmd_run)
 
     sp = sub.add_parser("sessions", help="recorded sessions: list, show, export")
     sp.add_argument("action", choices=["list", "show", "export"])
     sp.add_argument("id", nargs="?", type=int)
-    sp.add_argument("--format", choices=["csv", "json"], default="csv")
+    sp.add_argument("--format", choices=["csv", "json"], default="csv",
+                    help="csv: every series on the 1-second timeline; json: session, events and raw samples")
     sp.add_argument("--output", "-O", help="export to this file instead of stdout")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sessions)

@@ -12,13 +12,15 @@ from typing import Any
 
 from tunebench.core.errors import ConfigError, EngineError, TunebenchError
 from tunebench.core.interval import Event, Interval
+from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.stats import StepSummary, summarize
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.driver import driver_mode
 from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.prepare import check_schema_name, prepare, tables_ready
 from tunebench.load.sysbench import SysbenchEngine
-from tunebench.mysql.connect import introspect, open_connection
+from tunebench.monitor import ProbeSampler, build_probes, local_server_pid
+from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.target import Target, conn_params
 from tunebench.store.repo import SessionWriter, Store
 
@@ -36,6 +38,8 @@ class RunSpec:
     workers: int | None = None
     prepare_threads: int = 4
     seed: int | None = None
+    probes: tuple[str, ...] | None = None  # None: every probe that works here; (): none
+    probe_interval: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -60,6 +64,10 @@ class RunSpec:
         if self.warmup_seconds < 0:
             raise ConfigError("--warmup-seconds must be >= 0")
         check_schema_name(self.schema)
+        check_interval(self.probe_interval)
+        unknown = [p for p in self.probes or () if p not in PROBE_NAMES]
+        if unknown:
+            raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}")
         shapes = {(g.options["tables"], g.options["table_size"], g.options["secondary"], g.options["auto_inc"])
                   for g in self.groups}
         if len(shapes) > 1:
@@ -79,12 +87,16 @@ class Experiment:
     def __init__(self, store: Store, target: Target, spec: RunSpec,
                  on_interval: Callable[[Interval], None] | None = None,
                  on_step: Callable[[StepResult], None] | None = None,
-                 on_note: Callable[[str], None] | None = None):
+                 on_note: Callable[[str], None] | None = None,
+                 on_samples: Callable[[float, dict[str, float]], None] | None = None):
         spec.validate()
         self.store, self.target, self.spec = store, target, spec
         self.on_interval = on_interval or (lambda _iv: None)
         self.on_step = on_step or (lambda _s: None)
         self.on_note = on_note or (lambda _m: None)
+        self.on_samples = on_samples or (lambda _t, _v: None)
+        self.sampler: ProbeSampler | None = None
+        self.probe_status: dict[str, dict[str, Any]] = {}
         self.stop_event = threading.Event()
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
@@ -132,6 +144,8 @@ class Experiment:
                         "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
             "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
             "driver": driver_mode(), "workers": spec.workers,
+            "probes": list(spec.probes) if spec.probes is not None else "all",
+            "probe_interval": spec.probe_interval,
         }
         self.writer = self.store.new_session(
             target=self.target.name, transport=transport, engine=spec.engine,
@@ -142,6 +156,7 @@ class Experiment:
         status = "failed"
         restore = self._install_signal_handlers()
         try:
+            self._start_probes(admin_params, transport, info, engine)
             engine.open()
             self.writer.add_event(Event(time.time(), "engine", f"{spec.engine} engine started",
                                         {"client_pids": engine.client_pids()}))
@@ -158,9 +173,34 @@ class Experiment:
         finally:
             with contextlib.suppress(Exception):
                 engine.close()
+            if self.sampler is not None:
+                self.sampler.close()
             restore()
             self.writer.finish(status, {"steps": self._steps_json()})
         return self.result(status)
+
+    def _start_probes(self, params: Any, transport: str, info: ServerInfo, engine: LoadEngine) -> None:
+        """Probes start before the load (a baseline second) and stop after it; see monitor.py."""
+        if self.spec.probes == ():
+            return
+        writer = self.writer
+        assert writer is not None
+        pid, why = local_server_pid(self.target, info, transport)
+        probes = build_probes(self.spec.probes, params, self.target.name, info, pid, engine.client_pids, why)
+
+        def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
+            writer.add_samples(t, values, kinds)
+            writer.maybe_flush()
+            self.on_samples(t, values)
+
+        def report(kind: str, probe: str, message: str) -> None:
+            if kind != "probe":
+                self.on_note(message)
+            writer.add_event(Event(time.time(), kind, message, {"probe": probe}))
+
+        self.sampler = ProbeSampler(probes, self.spec.probe_interval, sink, report)
+        self.probe_status = {s.name: {"ok": s.ok, "detail": s.detail} for s in self.sampler.open()}
+        self.sampler.start()
 
     def _run_step(self, engine: LoadEngine, idx: int) -> None:
         spec, writer = self.spec, self.writer
@@ -227,5 +267,6 @@ class Experiment:
             "engine": self.spec.engine,
             "target": self.target.name,
             "server": self.server,
+            "probes": self.probe_status,
             "steps": self._steps_json(),
         }

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tunebench import paths
 from tunebench.core.errors import SandboxError
-from tunebench.mysql.target import Target
+from tunebench.mysql.target import Target, read_option_file_password
 
 SERVER_NAMES = ("mariadbd", "mysqld")
 EXTRA_BIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec", "/opt/mysql/bin")
@@ -272,11 +272,15 @@ class SandboxServer:
             cur.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (password,))
         finally:
             conn.close()
+        self._write_client_cnf(password, port)
+
+    def _write_client_cnf(self, password: str, port: int) -> None:
+        """The option file the mysql/mariadb clients can use as-is; rewritten on every start (new port)."""
         self.client_cnf.touch(mode=0o600)
+        os.chmod(self.client_cnf, 0o600)
         self.client_cnf.write_text(
             f"[client]\nuser={SANDBOX_USER}\npassword={password}\nsocket={self.socket}\nport={port}\nhost=127.0.0.1\n"
         )
-        os.chmod(self.client_cnf, 0o600)
 
     def start(self, overrides: dict[str, str | None] | None = None, cpus: str | None = None,
               timeout: float = 120.0) -> SandboxStatus:
@@ -315,6 +319,10 @@ class SandboxServer:
         self._wait_ready(proc, timeout, log_offset)
         if first_time:
             self._bootstrap_accounts(port)
+        else:
+            password = read_option_file_password(self.client_cnf)
+            if password:
+                self._write_client_cnf(password, port)
         return self.status()
 
     def _error_log_tail(self, offset: int) -> str:

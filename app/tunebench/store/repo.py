@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -193,7 +194,11 @@ class SessionWriter:
         self.store = store
         self._series_ids: dict[str, int] = {}
         self._pending: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        self._kinds: dict[str, str] = {}
         self._last_compact = time.monotonic()
+        self._last_flush = time.monotonic()
+        # The engine's sink and the probe threads write concurrently; one lock orders them.
+        self._lock = threading.RLock()
         with OrmSession(store.engine) as s:
             row = SessionRow(started_at=time.time(), status="running", target=target, transport=transport,
                              engine=engine, workload=workload, config=json.dumps(config), flavor=flavor,
@@ -211,15 +216,24 @@ class SessionWriter:
             s.commit()
 
     def add_interval(self, iv: Interval) -> None:
-        for name, value in iv.series().items():
-            self._pending[name].append((iv.t, value))
+        with self._lock:
+            for name, value in iv.series().items():
+                self._pending[name].append((iv.t, value))
 
-    def add_samples(self, t: float, values: Mapping[str, float]) -> None:
-        for name, value in values.items():
-            self._pending[name].append((t, value))
+    def add_samples(self, t: float, values: Mapping[str, float], kinds: Mapping[str, str] | None = None) -> None:
+        """Probe samples; `kinds` says 'rate' or 'gauge' per name (default: guessed from the name)."""
+        with self._lock:
+            if kinds:
+                self._kinds.update(kinds)
+            for name, value in values.items():
+                self._pending[name].append((t, value))
+
+    def maybe_flush(self, max_age: float = 1.0) -> None:
+        if time.monotonic() - self._last_flush >= max_age:
+            self.flush()
 
     def add_event(self, ev: Event) -> None:
-        with OrmSession(self.store.engine) as s:
+        with self._lock, OrmSession(self.store.engine) as s:
             s.add(EventRow(session_id=self.id, t=ev.t, kind=ev.kind, label=ev.label,
                            data=json.dumps(dict(ev.data), default=str)))
             s.commit()
@@ -242,8 +256,13 @@ class SessionWriter:
             s.commit()
 
     def flush(self) -> None:
-        if not self._pending:
-            return
+        with self._lock:
+            self._last_flush = time.monotonic()
+            if not self._pending:
+                return
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
         pending, self._pending = self._pending, defaultdict(list)
         with OrmSession(self.store.engine) as s:
             for name, points in pending.items():
@@ -258,7 +277,7 @@ class SessionWriter:
     def _series_id(self, s: OrmSession, name: str) -> int:
         sid = self._series_ids.get(name)
         if sid is None:
-            row = SeriesRow(session_id=self.id, name=name, kind=series_kind(name))
+            row = SeriesRow(session_id=self.id, name=name, kind=self._kinds.get(name) or series_kind(name))
             s.add(row)
             s.flush()
             sid = self._series_ids[name] = row.id
@@ -266,8 +285,8 @@ class SessionWriter:
 
     def compact(self) -> None:
         """Merge each series' small chunks into one, in one transaction (readers never see a gap)."""
-        self._last_compact = time.monotonic()
-        with OrmSession(self.store.engine) as s:
+        with self._lock, OrmSession(self.store.engine) as s:
+            self._last_compact = time.monotonic()
             for sid in self._series_ids.values():
                 chunks = list(s.scalars(select(ChunkRow).where(ChunkRow.series_id == sid)
                                         .order_by(ChunkRow.t_first, ChunkRow.id)))

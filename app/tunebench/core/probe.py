@@ -1,0 +1,127 @@
+"""What every probe is and the arithmetic they share (no I/O here).
+
+A probe reads something cumulative or instantaneous from a server or a host and returns a
+`Reading`: named values, each a *counter* (monotonic; the sampler turns it into a per-second
+rate), a *rate* the probe computed itself, or a *gauge* (kept as is). Names follow DESIGN.md:
+`server.questions`, `waits.<instrument>.count`, `host.<host>.cpu.user`, `proc.<host>.<role>.cpu`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from tunebench.core.errors import TunebenchError
+
+Kind = Literal["counter", "gauge"]
+PROBE_NAMES = ("status", "waits", "metrics", "cpu", "proc")
+MIN_INTERVAL, MAX_INTERVAL = 0.25, 60.0
+
+
+class ProbeUnavailable(TunebenchError):
+    """This probe cannot work against this server/host (privilege, flavor, PFS off, remote)."""
+
+
+@dataclass(slots=True)
+class Reading:
+    """One sample. `counters` are cumulative (the sampler makes them rates); `rates` are already per
+    second (probes that must see deltas themselves, e.g. top-N waits); `gauges` are values."""
+
+    counters: dict[str, float] = field(default_factory=dict)
+    rates: dict[str, float] = field(default_factory=dict)
+    gauges: dict[str, float] = field(default_factory=dict)
+
+
+class Probe(Protocol):
+    name: str
+
+    def open(self) -> str:
+        """Check the probe can work (raise ProbeUnavailable) and prepare; return a one-line description."""
+        ...
+
+    def read(self) -> Reading: ...
+
+    def close(self) -> None:
+        """Release connections and put back anything `open` changed."""
+        ...
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_/:+-]+")
+
+
+def name_part(text: str) -> str:
+    """One dotted-name component: dots and odd characters become '_' so names split cleanly on '.'."""
+    return _UNSAFE.sub("_", text.strip()).strip("_") or "_"
+
+
+class RateTracker:
+    """Turns successive counter readings into per-second rates.
+
+    A counter that goes down (server restart, FLUSH STATUS) yields no rate for that sample, never a
+    negative one; the next sample resumes from the new base.
+    """
+
+    def __init__(self) -> None:
+        self._prev: dict[str, tuple[float, float]] = {}
+
+    def rates(self, t: float, counters: Mapping[str, float]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for name, value in counters.items():
+            prev = self._prev.get(name)
+            self._prev[name] = (t, value)
+            if prev is None:
+                continue
+            dt = t - prev[0]
+            if dt <= 0 or value < prev[1]:
+                continue
+            out[name] = (value - prev[1]) / dt
+        return out
+
+    def reset(self) -> None:
+        self._prev.clear()
+
+
+def parse_probe_list(text: str | None) -> tuple[str, ...] | None:
+    """`--probes` value: None (all that work), 'none', or a comma list of PROBE_NAMES."""
+    from tunebench.core.errors import ConfigError
+
+    if text is None or text.strip() in ("", "all"):
+        return None
+    if text.strip() == "none":
+        return ()
+    names = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
+    unknown = [n for n in names if n not in PROBE_NAMES]
+    if unknown:
+        raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}, all or none")
+    return names
+
+
+def check_interval(seconds: float) -> float:
+    from tunebench.core.errors import ConfigError
+
+    if not MIN_INTERVAL <= seconds <= MAX_INTERVAL:
+        raise ConfigError(f"probe interval must be between {MIN_INTERVAL} and {MAX_INTERVAL} s, got {seconds}")
+    return seconds
+
+
+class TopN:
+    """Keeps a stable set of the busiest instruments; everything else is summed into 'other'.
+
+    An instrument joins the tracked set the first time it is in the top `n` of a sample (by wait time,
+    or by count when the source has no timer) and then stays, so its series has no holes. The set is
+    capped at `2 * n`; late newcomers beyond that are counted in 'other'.
+    """
+
+    def __init__(self, n: int = 10):
+        self.n = n
+        self.tracked: list[str] = []
+
+    def update(self, deltas: Mapping[str, float]) -> list[str]:
+        busiest = sorted((k for k, v in deltas.items() if v > 0), key=lambda k: -deltas[k])[: self.n]
+        for k in busiest:
+            if k not in self.tracked and len(self.tracked) < 2 * self.n:
+                self.tracked.append(k)
+        return self.tracked
+

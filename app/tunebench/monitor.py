@@ -1,0 +1,174 @@
+"""Runs the probes beside a load: one sampling thread per probe, on the session's wall clock.
+
+Each probe samples every `interval` seconds on its own thread (a slow SQL probe never delays the /proc
+ones, and nothing here touches the engine's hot path). Counters become per-second rates here; samples
+go to `sink(t, values, kinds)` stamped with the wall-clock midpoint of the read, the same clock as the
+engine's Interval.t. A probe that cannot work says so once (`report`) and the others keep going; a probe
+that fails mid-run reports the first failure and its recovery, not every second of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mysql.connector
+
+from tunebench.core.errors import TunebenchError
+from tunebench.core.probe import PROBE_NAMES, Probe, ProbeUnavailable, RateTracker
+from tunebench.hosts.telemetry import HostCpuProbe, ProcessCpuProbe, find_server_pids, server_pid_from
+from tunebench.mysql.connect import ServerInfo, open_connection
+from tunebench.mysql.probes import MetricsProbe, StatusProbe, WaitsProbe
+from tunebench.mysql.target import ConnParams, Target
+
+Sink = Callable[[float, dict[str, float], dict[str, str]], None]
+Report = Callable[[str, str, str], None]  # (kind, probe, message); kind: probe | probe_unavailable | probe_error
+LOOPBACK = ("localhost", "127.0.0.1", "::1", "")
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeStatus:
+    name: str
+    ok: bool
+    detail: str
+
+
+def server_is_local(target: Target, transport: str | None = None) -> bool:
+    if transport != "tcp" and target.socket:
+        return True
+    return (target.host or "") in LOOPBACK
+
+
+def local_server_pid(target: Target, info: ServerInfo, transport: str | None = None) -> tuple[int | None, str]:
+    """The server's pid when it runs on this host, else None and why."""
+    if not server_is_local(target, transport):
+        return None, f"the server runs on {target.host}, not this host (its CPU comes with SSH telemetry)"
+    pid = server_pid_from(info.variables.get("pid_file"))
+    if pid:
+        return pid, ""
+    candidates = find_server_pids()
+    if len(candidates) == 1:
+        return candidates[0], ""
+    return None, "cannot tell which local mysqld/mariadbd process is the server (pid file not readable)"
+
+
+def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name: str, info: ServerInfo,
+                 server_pid: int | None, client_pids: Callable[[], Iterable[int]] | None,
+                 server_note: str = "") -> list[Probe]:
+    """The probes asked for (None = all), in PROBE_NAMES order."""
+    names = PROBE_NAMES if selected is None else tuple(selected)
+
+    def connect() -> Any:
+        return open_connection(params, f"{target_name} (probe)", timeout=5)
+
+    probes: list[Probe] = []
+    for name in names:
+        if name == "status":
+            probes.append(StatusProbe(connect, info))
+        elif name == "waits":
+            probes.append(WaitsProbe(connect, info))
+        elif name == "metrics":
+            probes.append(MetricsProbe(connect, info))
+        elif name == "cpu":
+            probes.append(HostCpuProbe("local"))
+        elif name == "proc":
+            roles: dict[str, Callable[[], Iterable[int]]] = {}
+            if server_pid:
+                roles["server"] = lambda: [server_pid]
+            if client_pids is not None:
+                roles["client"] = client_pids
+            roles["tunebench"] = lambda: [os.getpid()]
+            note = "" if server_pid else f"server CPU not measured: {server_note or 'server pid unknown'}"
+            probes.append(ProcessCpuProbe(roles, "local", note=note))
+    return probes
+
+
+class ProbeSampler:
+    def __init__(self, probes: Sequence[Probe], interval: float, sink: Sink, report: Report):
+        self.probes = list(probes)
+        self.interval = interval
+        self.sink = sink
+        self.report = report
+        self.active: list[Probe] = []
+        self.statuses: list[ProbeStatus] = []
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def open(self) -> list[ProbeStatus]:
+        for p in self.probes:
+            try:
+                detail = p.open()
+            except (ProbeUnavailable, TunebenchError, mysql.connector.Error, OSError) as exc:
+                with contextlib.suppress(Exception):
+                    p.close()
+                self.statuses.append(ProbeStatus(p.name, False, str(exc)))
+                self.report("probe_unavailable", p.name, f"probe {p.name} unavailable: {exc}")
+                continue
+            self.active.append(p)
+            self.statuses.append(ProbeStatus(p.name, True, detail))
+            self.report("probe", p.name, f"probe {p.name}: {detail}")
+        return self.statuses
+
+    def start(self) -> None:
+        for p in self.active:
+            th = threading.Thread(target=self._loop, args=(p,), name=f"probe-{p.name}", daemon=True)
+            th.start()
+            self._threads.append(th)
+
+    def _loop(self, probe: Probe) -> None:
+        rates = RateTracker()
+        failing: str | None = None
+        deadline = time.monotonic()
+        while not self._stop.is_set():
+            t_start = time.time()
+            try:
+                r = probe.read()
+            except (TunebenchError, mysql.connector.Error, OSError, ValueError) as exc:
+                msg = getattr(exc, "msg", None) or str(exc)
+                if failing is None:
+                    self.report("probe_error", probe.name, f"probe {probe.name} failing: {msg}")
+                failing = msg
+                rates.reset()  # a restarted server starts its counters again
+            else:
+                t = (t_start + time.time()) / 2
+                if failing is not None:
+                    self.report("probe", probe.name, f"probe {probe.name} recovered")
+                    failing = None
+                values: dict[str, float] = dict(r.gauges)
+                kinds = dict.fromkeys(r.gauges, "gauge")
+                for name, v in (*rates.rates(t, r.counters).items(), *r.rates.items()):
+                    values[name] = v
+                    kinds[name] = "rate"
+                if values:
+                    self.sink(t, values, kinds)
+            deadline += self.interval
+            now = time.monotonic()
+            if deadline < now:  # fell behind (a slow server): skip the missed ticks, keep the cadence
+                deadline = now + self.interval - ((now - deadline) % self.interval)
+            self._stop.wait(deadline - now)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for th in self._threads:
+            th.join(timeout=self.interval + 15)
+        self._threads = []
+
+    def close(self) -> None:
+        """Stop sampling and put back whatever the probes changed on the server."""
+        self.stop()
+        for p in self.active:
+            try:
+                p.close()
+            except (TunebenchError, mysql.connector.Error, OSError) as exc:
+                msg = getattr(exc, "msg", None) or str(exc)
+                self.report("probe_error", p.name, f"probe {p.name} could not put its settings back: {msg}")
+        self.active = []
+
+
+def status_map(statuses: Iterable[ProbeStatus]) -> Mapping[str, dict[str, Any]]:
+    return {s.name: {"ok": s.ok, "detail": s.detail} for s in statuses}
