@@ -94,6 +94,9 @@ STATUS_COUNTERS = (
     "Innodb_rows_deleted", "Created_tmp_disk_tables", "Created_tmp_tables", "Select_scan", "Select_full_join",
     "Sort_merge_passes", "Bytes_received", "Bytes_sent", "Connections", "Aborted_clients", "Aborted_connects",
     "Slow_queries", "Binlog_commits", "Binlog_group_commits", "Handler_commit", "Handler_rollback",
+    # Row traffic where Innodb_rows_* is missing (MariaDB 10.6+ dropped them): handler calls, Rows_read.
+    "Handler_read_key", "Handler_read_next", "Handler_read_rnd_next", "Handler_write", "Handler_update",
+    "Handler_delete", "Rows_read", "Rows_sent",
 )
 STATUS_GAUGES = (
     "Threads_running", "Threads_connected", "Threads_cached", "Innodb_buffer_pool_pages_dirty",
@@ -449,7 +452,7 @@ class WaitsProbe(SqlProbe):
         if usable == 0:
             raise ProbeUnavailable("the InnoDB synch instruments are disabled and cannot be enabled" + note)
         self.source = "pfs"
-        self._read_raw()
+        self.reading(self.clock(), self._read_raw())  # the base for the first rates
         return (f"performance_schema, {usable} InnoDB mutex/rwlock/sxlock instruments"
                 + (f" ({len(self.changed_instruments)} enabled for the session; instruments enabled at runtime "
                    "only count latches created afterwards)" if self.changed_instruments else "") + note)
@@ -465,7 +468,7 @@ class WaitsProbe(SqlProbe):
         if not parse_rwlock_metrics(rows):
             raise ProbeUnavailable("no innodb_rwlock_* counters in INNODB_METRICS")
         self.source = "innodb_metrics"
-        self._read_raw()
+        self.reading(self.clock(), self._read_raw())  # the base for the first rates
         return "INNODB_METRICS innodb_rwlock_{s,x,sx} spin/os waits"
 
     def _open_show_mutex(self) -> str:
@@ -483,7 +486,7 @@ class WaitsProbe(SqlProbe):
             self._restore_latch()
             raise ProbeUnavailable(f"SHOW ENGINE INNODB MUTEX not available: {_why(exc, 'PROCESS')}") from None
         self.source = "show_mutex"
-        self._read_raw()
+        self.reading(self.clock(), self._read_raw())  # the base for the first rates
         return "SHOW ENGINE INNODB MUTEX" + (" ('latch' monitor enabled for the session)"
                                              if self.latch_enabled_by_us else "")
 
@@ -526,8 +529,13 @@ class WaitsProbe(SqlProbe):
                 delta = v - old.get(k, 0.0)
                 d[k] = max(delta, 0.0) / dt
             deltas[inst] = d
-        rank_key = "ms" if self.source == "pfs" else "count"
-        tracked = self.topn.update({k: v.get(rank_key, 0.0) for k, v in deltas.items()})
+        # Rank by wait time where the source times waits, else by waits of any kind (OS + spin).
+        if self.source == "pfs":
+            ranks = {k: v.get("ms", 0.0) for k, v in deltas.items()}
+        else:
+            ranks = {k: v.get("count", 0.0) + v.get("spin_waits", 0.0) + v.get("spins", 0.0)
+                     for k, v in deltas.items()}
+        tracked = self.topn.update(ranks)
         other: dict[str, float] = {}
         total: dict[str, float] = {}
         for inst, d in deltas.items():

@@ -1,0 +1,212 @@
+"""Issue 3's must-show: probes on the real sandbox, on the engine's clock, leaving the server as found."""
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import run_cli
+from tunebench.mysql.connect import open_connection, query_all
+from tunebench.mysql.target import conn_params, read_option_file_password
+from tunebench.store.repo import Store
+
+pytestmark = pytest.mark.integration
+INSTR = ("wait/synch/mutex/innodb/%", "wait/synch/rwlock/innodb/%", "wait/synch/sxlock/innodb/%")
+
+
+def _rows(params, sql, args=()):
+    conn = open_connection(params)
+    try:
+        return query_all(conn, sql, args)
+    finally:
+        conn.close()
+
+
+def probe_settings(params):
+    """Everything the probes may change: PFS instruments and consumers, InnoDB monitor counters."""
+    where = " OR ".join(["NAME LIKE %s"] * len(INSTR))
+    return {
+        "instruments": _rows(params, f"SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments "
+                                     f"WHERE {where} ORDER BY NAME", INSTR),
+        "consumers": _rows(params, "SELECT NAME, ENABLED FROM performance_schema.setup_consumers ORDER BY NAME"),
+        "monitors": _rows(params, "SELECT NAME, ENABLED FROM information_schema.INNODB_METRICS ORDER BY NAME"),
+    }
+
+
+def _steady(series, name, t_from, t_to):
+    d = series[name]
+    keep = (d.t >= t_from) & (d.t <= t_to)
+    return d.v[keep]
+
+
+@pytest.fixture(scope="module")
+def rw16(sandbox):
+    """One oltp_read_write run at 16 threads with every probe, shared by the checks below.
+
+    Half the InnoDB mutex instruments are switched off first, so the run has something to enable and
+    put back; the sandbox is returned to its own settings afterwards.
+    """
+    admin = conn_params(sandbox.target(), "socket")
+    _rows(admin, "UPDATE performance_schema.setup_instruments SET ENABLED='NO', TIMED='NO' "
+                 "WHERE NAME LIKE 'wait/synch/mutex/innodb/%%' AND NAME > 'wait/synch/mutex/innodb/m'")
+    before = probe_settings(admin)
+    out = run_cli("run", "--workload", "oltp_read_write", "--threads", "16", "--step-seconds", "10", "--table-size",
+              "10000", "--json")
+    after = probe_settings(admin)
+    _rows(admin, "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
+                 "WHERE NAME LIKE 'wait/synch/mutex/innodb/%%'")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    return {"result": result, "stderr": out.stderr, "before": before, "after": after,
+            "sid": result["session_id"]}
+
+
+def test_rw16_records_waits_cpu_processes_and_server_counters(rw16, cli):
+    show = json.loads(cli("sessions", "show", str(rw16["sid"]), "--json").stdout)
+    series = show["series"]
+    waits = {n: s for n, s in series.items() if n.startswith("waits.") and n.endswith(".count")}
+    assert len(waits) >= 5 and series["waits.total.count"]["max"] > 0 and series["waits.total.ms"]["max"] > 0
+    assert any(s["mean"] > 0 for n, s in waits.items() if n not in ("waits.total.count", "waits.other.count"))
+    for state in ("user", "system", "iowait", "steal", "idle"):
+        assert f"host.local.cpu.{state}" in series
+    assert series["host.local.cpu.busy"]["mean"] > 20
+    assert series["proc.local.server.cpu"]["mean"] > 5  # mariadbd
+    assert series["proc.local.client.cpu"]["mean"] > 5  # the builtin engine's worker processes
+    assert series["server.threads_running"]["max"] >= 2
+    assert series["server.threads_connected"]["max"] >= 16
+    for name in ("server.questions", "server.com_commit", "server.handler_read_key", "server.history_list_length",
+                 "server.checkpoint_age", "innodb.lock_row_lock_waits", "innodb.trx_rseg_history_len"):
+        assert name in series, name
+    kinds = {n: s["kind"] for n, s in series.items()}
+    assert kinds["server.questions"] == "rate" and kinds["server.threads_running"] == "gauge"
+    assert kinds["waits.total.count"] == "rate" and kinds["host.local.cpu.user"] == "gauge"
+    # each probe said what it uses, once, in the session's events
+    probe_events = [e for e in show["events"] if e["kind"] == "probe"]
+    assert sorted(e["data"]["probe"] for e in probe_events) == ["cpu", "metrics", "proc", "status", "waits"]
+    assert not [e for e in show["events"] if e["kind"] in ("probe_unavailable", "probe_error")]
+
+
+def test_server_questions_agree_with_engine_qps(rw16, sandbox):
+    store = Store(Path(sandbox.base).parent / "sessions.sqlite")
+    series = store.series(rw16["sid"])
+    session = store.get_session(rw16["sid"])
+    store.close()
+    step = session["steps"][0]
+    # steady state: skip the first two seconds and the last one of the step
+    lo, hi = step["started_at"] + 3, step["ended_at"] - 1.5
+    qps = _steady(series, "client.main.qps", lo, hi)
+    questions = _steady(series, "server.questions", lo, hi)
+    assert len(qps) >= 5 and len(questions) >= 5
+    ratio = questions.mean() / qps.mean()
+    assert abs(ratio - 1) < 0.02, (questions.mean(), qps.mean())
+    # and per second on the shared clock, not just on average
+    assert np.median(np.abs(questions[: len(qps)] / qps[: len(questions)] - 1)) < 0.1
+
+
+def test_settings_are_put_back_exactly(rw16):
+    assert rw16["before"] == rw16["after"]
+    desc = rw16["result"]["probes"]
+    assert desc["waits"]["ok"] and "enabled for the session" in desc["waits"]["detail"]
+    assert desc["metrics"]["ok"] and "enabled" in desc["metrics"]["detail"]
+
+
+def test_csv_export_has_every_series(rw16, cli):
+    show = json.loads(cli("sessions", "show", str(rw16["sid"]), "--json").stdout)
+    out = cli("sessions", "export", str(rw16["sid"]), "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.strip().splitlines()
+    cols = header.split(",")
+    assert cols[:2] == ["elapsed_s", "t"]
+    assert set(cols[2:]) == set(show["series"])
+    assert len(rows) >= 10
+    # one row per second on the timeline
+    elapsed = [int(r.split(",")[0]) for r in rows]
+    assert elapsed == sorted(set(elapsed))
+
+
+def test_sysbench_engine_client_cpu_follows_new_processes(sandbox, cli):
+    out = cli("run", "--engine", "sysbench", "--workload", "oltp_point_select", "--threads", "1,2",
+              "--step-seconds", "3", "--probes", "proc,status", "--json")
+    assert out.returncode == 0, out.stderr
+    sid = json.loads(out.stdout)["session_id"]
+    show = json.loads(cli("sessions", "show", str(sid), "--json").stdout)
+    assert show["series"]["proc.local.client.cpu"]["max"] > 5
+    assert not any(n.startswith(("waits.", "host.", "innodb.")) for n in show["series"])
+    # both steps saw a sysbench process (each step starts a new one)
+    store = Store(Path(sandbox.base).parent / "sessions.sqlite")
+    series, session = store.series(sid), store.get_session(sid)
+    store.close()
+    for step in session["steps"]:
+        cpu = _steady(series, "proc.local.client.cpu", step["started_at"] + 1, step["ended_at"])
+        assert cpu.max() > 5
+
+
+def test_no_process_privilege_run_works_and_says_so_once(sandbox, cli):
+    admin = conn_params(sandbox.target(), "socket")
+    _rows(admin, "CREATE USER IF NOT EXISTS 'tb_limited'@'localhost' IDENTIFIED BY 'limited-pw-1'")
+    _rows(admin, "GRANT ALL ON tunebench.* TO 'tb_limited'@'localhost'")
+    url = f"mysql://tb_limited@localhost/tunebench?socket={sandbox.socket}"
+    out = cli("run", "--target", url, "--workload", "oltp_point_select", "--threads", "2", "--step-seconds", "3",
+              "--json", env={"MYSQL_PWD": "limited-pw-1"})
+    assert out.returncode == 0, out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("probe ")]
+    assert len([ln for ln in lines if ln.startswith("probe metrics unavailable")]) == 1
+    assert any("PROCESS privilege" in ln for ln in lines)
+    assert len([ln for ln in lines if ln.startswith("probe waits unavailable")]) == 1
+    assert len(lines) == 2, lines
+    assert "Traceback" not in out.stderr
+    result = json.loads(out.stdout)
+    assert result["steps"][0]["tps"] > 0
+    assert not result["probes"]["metrics"]["ok"] and result["probes"]["status"]["ok"]
+    show = json.loads(cli("sessions", "show", str(result["session_id"]), "--json").stdout)
+    assert "server.questions" in show["series"] and "host.local.cpu.user" in show["series"]
+    assert len([e for e in show["events"] if e["kind"] == "probe_unavailable"]) == 2
+    doctor = json.loads(cli("doctor", "--json", "--target", url, env={"MYSQL_PWD": "limited-pw-1"}).stdout)
+    assert doctor["probes"]["available"]["metrics"]["ok"] is False
+    assert doctor["probes"]["available"]["status"]["ok"] is True
+
+
+def test_server_without_performance_schema(cli):
+    from tunebench.hosts.sandbox import SandboxServer
+
+    base = Path(tempfile.mkdtemp(prefix="tb-nopfs-"))
+    sb = SandboxServer(base / "sandbox")
+    try:
+        sb.start({"performance_schema": "OFF"})
+        t = sb.target()
+        env = {"MYSQL_PWD": read_option_file_password(Path(t.password_file))}
+        url = f"mysql://{t.user}@localhost/tunebench?socket={t.socket}"
+        out = cli("run", "--target", url, "--workload", "oltp_point_select", "--threads", "2",
+                  "--step-seconds", "2", "--table-size", "1000", "--json", env=env)
+        assert out.returncode == 0, out.stderr
+        lines = [ln for ln in out.stderr.splitlines() if ln.startswith("probe ")]
+        assert lines == ["probe waits unavailable: performance_schema is OFF (static on MariaDB: restart the "
+                         "server with performance_schema=ON)"]
+        doctor = cli("doctor", "--target", url, env=env)
+        assert "waits     UNAVAILABLE: performance_schema is OFF" in doctor.stdout
+    finally:
+        sb.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_doctor_lists_probes_on_the_sandbox(sandbox, cli):
+    out = cli("doctor", "--json")
+    report = json.loads(out.stdout)
+    assert report["probes"]["target"] == "sandbox"
+    assert all(p["ok"] for p in report["probes"]["available"].values()), report["probes"]
+
+
+def test_probes_none_and_bad_probe_names(sandbox, cli):
+    out = cli("run", "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "2", "--probes", "none",
+              "--json")
+    assert out.returncode == 0, out.stderr
+    show = json.loads(cli("sessions", "show", str(json.loads(out.stdout)["session_id"]), "--json").stdout)
+    assert all(n.startswith("client.") for n in show["series"])
+    bad = cli("run", "--workload", "oltp_point_select", "--probes", "status,mutexes")
+    assert bad.returncode == 2 and bad.stderr.strip() == \
+        "tunebench: error: unknown probe 'mutexes'; choose from status, waits, metrics, cpu, proc, all or none"
+    bad = cli("run", "--workload", "oltp_point_select", "--probe-interval", "0.01")
+    assert bad.returncode == 2 and "probe interval must be between 0.25 and 60" in bad.stderr

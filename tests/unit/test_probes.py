@@ -1,0 +1,274 @@
+"""Probe parsing and arithmetic, and the MySQL 8.0 branches against manual-shaped fixtures."""
+
+import pytest
+
+from tunebench.core.errors import ConfigError
+from tunebench.core.probe import ProbeUnavailable, RateTracker, TopN, check_interval, parse_probe_list
+from tunebench.hosts.telemetry import (
+    HostCpuProbe,
+    ProcessCpuProbe,
+    cpu_percentages,
+    parse_pid_stat,
+    parse_proc_stat,
+)
+from tunebench.mysql.connect import ServerInfo
+from tunebench.mysql.probes import (
+    MetricsColumns,
+    MetricsProbe,
+    StatusProbe,
+    WaitsProbe,
+    mutex_instrument,
+    parse_mutex_rows,
+    parse_rwlock_metrics,
+    parse_status,
+    pfs_instrument,
+    status_reading,
+)
+from unit.fake_mysql import FakeMySQL80, load_rows
+
+PROC_STAT_1 = """cpu  1000 10 500 8000 100 5 5 20 0 0
+cpu0 500 5 250 4000 50 3 2 10 0 0
+cpu1 500 5 250 4000 50 2 3 10 0 0
+intr 12345
+ctxt 100000
+btime 1700000000
+processes 4000
+procs_running 3
+procs_blocked 1
+"""
+PROC_STAT_2 = """cpu  1100 10 560 8020 110 5 5 30 0 0
+cpu0 550 5 280 4010 55 3 2 15 0 0
+cpu1 550 5 280 4010 55 2 3 15 0 0
+ctxt 101000
+procs_running 5
+procs_blocked 0
+"""
+
+
+def mysql_info(pfs: bool = False) -> ServerInfo:
+    return ServerInfo("mysql", "8.0.36", "8.0.36", "MySQL Community Server - GPL", pfs, {})
+
+
+# ---- /proc ---------------------------------------------------------------------------------------
+def test_proc_stat_percentages_add_up_and_fold_nice_irq():
+    a, b = parse_proc_stat(PROC_STAT_1), parse_proc_stat(PROC_STAT_2)
+    assert a.ncpu == 2 and a.procs_running == 3 and a.ctxt == 100000
+    pct = cpu_percentages(a, b)
+    # deltas: user 100, system 60, idle 20, iowait 10, steal 10 -> total 200
+    assert pct == {"user": 50.0, "system": 30.0, "iowait": 5.0, "steal": 5.0, "idle": 10.0}
+    assert cpu_percentages(b, b) is None
+
+
+def test_pid_stat_with_spaces_and_parentheses_in_the_name():
+    text = "4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 500 0 0 0 1234 567 0 0 20 0 9 0 777 1000 2560 " \
+           "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0"
+    p = parse_pid_stat(text)
+    assert (p.pid, p.comm, p.utime, p.stime, p.threads, p.starttime, p.rss_pages) == \
+        (4242, "my (odd) proc", 1234, 567, 9, 777, 2560)
+
+
+def _pid_stat(pid: int, utime: int, stime: int, start: int) -> str:
+    return f"{pid} (proc) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0 4 0 {start} 1000 100 0"
+
+
+def test_process_cpu_counts_new_processes_from_their_start_and_detects_pid_reuse():
+    files = {"/proc/uptime": "100.00 150.00", "/proc/10/stat": _pid_stat(10, 1000, 500, 50)}
+    pids = {"client": [10]}
+    probe = ProcessCpuProbe({"client": lambda: pids["client"]}, reader=files.__getitem__, ncpu=2, hz=100)
+    probe.open()
+    assert probe.read().gauges == {}  # the first sample is the base
+    # 1 s later: pid 10 used 50+30 ticks; pid 11 started 0.5 s ago and used 20 ticks
+    files.update({"/proc/uptime": "101.00 150.00", "/proc/10/stat": _pid_stat(10, 1050, 530, 50),
+                  "/proc/11/stat": _pid_stat(11, 15, 5, 10050)})
+    pids["client"] = [10, 11]
+    g = probe.read().gauges
+    assert g["proc.local.client.cpu"] == pytest.approx(100 * (80 + 20) / (100 * 2))
+    assert g["proc.local.client.cpu.user"] == pytest.approx(100 * 65 / 200)
+    assert g["proc.local.client.procs"] == 2
+    # pid 10 exits and its number is reused by a process started after the last sample
+    files.update({"/proc/uptime": "102.00 150.00", "/proc/10/stat": _pid_stat(10, 10, 10, 10150),
+                  "/proc/11/stat": _pid_stat(11, 35, 5, 10050)})
+    g = probe.read().gauges
+    assert g["proc.local.client.cpu"] == pytest.approx(100 * (20 + 20) / 200)
+
+
+def test_host_cpu_probe_first_sample_is_a_base():
+    texts = iter([PROC_STAT_1, PROC_STAT_1, PROC_STAT_2])
+    probe = HostCpuProbe("db1", reader=lambda _p: next(texts))
+    assert "2 CPUs" in probe.open()
+    assert "host.db1.cpu.user" not in probe.read().gauges
+    g = probe.read().gauges
+    assert g["host.db1.cpu.user"] == 50.0 and g["host.db1.cpu.busy"] == 85.0
+    assert g["host.db1.procs_running"] == 5
+
+
+# ---- framework arithmetic ---------------------------------------------------------------------
+def test_rates_skip_counter_resets():
+    rt = RateTracker()
+    assert rt.rates(10.0, {"q": 100}) == {}
+    assert rt.rates(10.5, {"q": 600}) == {"q": 1000.0}
+    assert rt.rates(11.5, {"q": 50}) == {}  # server restarted
+    assert rt.rates(12.5, {"q": 150}) == {"q": 100.0}
+
+
+def test_topn_keeps_a_stable_capped_set():
+    top = TopN(2)
+    assert top.update({"a": 5, "b": 3, "c": 1}) == ["a", "b"]
+    assert top.update({"a": 0, "b": 0, "c": 9}) == ["a", "b", "c"]
+    top.update({"d": 9, "e": 8})
+    assert top.tracked == ["a", "b", "c", "d"]  # capped at 2n
+
+
+def test_probe_list_and_interval_validation():
+    assert parse_probe_list(None) is None and parse_probe_list("all") is None
+    assert parse_probe_list("none") == ()
+    assert parse_probe_list("status,cpu,status") == ("status", "cpu")
+    with pytest.raises(ConfigError, match="unknown probe 'mutex'"):
+        parse_probe_list("status,mutex")
+    assert check_interval(0.25) == 0.25
+    with pytest.raises(ConfigError):
+        check_interval(0.1)
+
+
+def test_waits_other_and_total_are_per_second_sums():
+    probe = WaitsProbe(lambda: None, mysql_info(), top=1)
+    probe.source = "pfs"
+    base = {"mutex/a": {"count": 0.0, "ms": 0.0}, "mutex/b": {"count": 0.0, "ms": 0.0}}
+    assert probe.reading(0.0, base).rates == {}
+    r = probe.reading(2.0, {"mutex/a": {"count": 100.0, "ms": 8.0}, "mutex/b": {"count": 40.0, "ms": 2.0}})
+    assert r.rates["waits.mutex/a.count"] == 50.0 and r.rates["waits.mutex/a.ms"] == 4.0
+    assert "waits.mutex/b.count" not in r.rates
+    assert r.rates["waits.other.count"] == 20.0 and r.rates["waits.other.ms"] == 1.0
+    assert r.rates["waits.total.count"] == 70.0 and r.rates["waits.total.ms"] == 5.0
+
+
+def test_instrument_names():
+    assert pfs_instrument("wait/synch/mutex/innodb/log_sys_mutex") == "mutex/log_sys_mutex"
+    assert pfs_instrument("wait/synch/sxlock/innodb/index_tree_rw_lock") == "sxlock/index_tree_rw_lock"
+    assert mutex_instrument("rwlock: dict0dict.cc:2782") == "rwlock/dict0dict_cc:2782"
+    assert mutex_instrument("sum rwlock: buf0buf.cc:1460") == "rwlock/buf0buf_cc:1460"
+    assert mutex_instrument("LOG_SYS") == "mutex/LOG_SYS"
+
+
+# ---- status --------------------------------------------------------------------------------------
+def test_status_mariadb_history_and_checkpoint_from_status_vars():
+    status = parse_status([("Questions", "10"), ("Threads_running", "3"), ("Innodb_history_list_length", "77"),
+                           ("Innodb_checkpoint_age", "4096"), ("Binlog_snapshot_file", "")])
+    r = status_reading(status)
+    assert r.counters == {"server.questions": 10.0}
+    assert r.gauges == {"server.threads_running": 3.0, "server.history_list_length": 77.0,
+                        "server.checkpoint_age": 4096.0}
+
+
+def test_status_mysql_8030_redo_lsns_and_history_from_metrics():
+    fake = FakeMySQL80()
+    probe = StatusProbe(fake.connect, mysql_info())
+    desc = probe.open()
+    assert "trx_rseg_history_len" in desc  # fallback for the history length only
+    r = probe.read()
+    assert r.gauges["server.checkpoint_age"] == 82330112 - 80232960
+    assert r.gauges["server.history_list_length"] == 1187
+    assert r.counters["server.innodb_os_log_fsyncs"] == 120
+
+
+def test_status_old_mysql_falls_back_to_metrics_checkpoint_age():
+    status = {"Questions": 1.0}
+    r = status_reading(status, {"log_lsn_current": 5000.0, "log_lsn_last_checkpoint": 1000.0,
+                                "log_lsn_checkpoint_age": 0.0})
+    assert r.gauges["server.checkpoint_age"] == 4000.0
+
+
+def test_status_without_process_privilege_still_works():
+    fake = FakeMySQL80(process_privilege=False)
+    probe = StatusProbe(fake.connect, mysql_info())
+    assert "history list length/checkpoint age unavailable (the account lacks the PROCESS privilege)" in probe.open()
+    assert probe.read().gauges["server.checkpoint_age"] > 0
+
+
+# ---- MySQL waits branches --------------------------------------------------------------------------
+def test_metrics_columns_by_flavor():
+    assert MetricsColumns.detect(["NAME", "COUNT", "STATUS"]).enabled_col == "STATUS"
+    assert MetricsColumns.detect(["NAME", "COUNT", "ENABLED"]).enabled_col == "ENABLED"
+    assert MetricsColumns.is_enabled("enabled") and MetricsColumns.is_enabled(1)
+    assert not MetricsColumns.is_enabled("disabled") and not MetricsColumns.is_enabled("0")
+    with pytest.raises(ProbeUnavailable):
+        MetricsColumns.detect(["NAME", "COUNT"])
+
+
+def test_parse_show_engine_innodb_mutex_fixture():
+    parsed = parse_mutex_rows(tuple(r) for r in load_rows("show_engine_innodb_mutex_8.0.txt"))
+    assert parsed["mutex/LOG_SYS"] == {"count": 44.0, "spins": 0.0}
+    assert parsed["rwlock/buf0buf_cc:1460"] == {"count": 2.0}
+    assert len(parsed) == 7
+
+
+def test_parse_rwlock_metrics_fixture():
+    rows = [(r[0], r[2]) for r in load_rows("innodb_metrics_8.0.txt")]
+    parsed = parse_rwlock_metrics(rows)
+    assert parsed == {
+        "rwlock_s": {"count": 40.0, "spin_waits": 1052.0, "spin_rounds": 9821.0},
+        "rwlock_x": {"count": 17.0, "spin_waits": 311.0, "spin_rounds": 3320.0},
+        "rwlock_sx": {"count": 1.0, "spin_waits": 12.0, "spin_rounds": 201.0},
+    }
+
+
+def test_mysql_without_pfs_uses_innodb_metrics_rwlocks():
+    fake = FakeMySQL80()
+    probe = WaitsProbe(fake.connect, mysql_info(pfs=False))
+    assert probe.open().startswith("INNODB_METRICS innodb_rwlock")
+    probe.clock = lambda: probe._prev_t + 1.0  # the base was read by open(); one second later
+    fake.metrics["innodb_rwlock_s_spin_waits"]["count"] += 500
+    r = probe.read()
+    assert r.rates["waits.rwlock_s.spin_waits"] == 500.0
+    probe.close()
+    assert not probe.pending_restore()
+
+
+def test_mysql_show_engine_mutex_enables_latch_monitor_and_puts_it_back():
+    fake = FakeMySQL80()
+    for name in list(fake.metrics):
+        if name.startswith("innodb_rwlock"):
+            del fake.metrics[name]  # a build without them: the third source is used
+    before = fake.monitor_state()
+    probe = WaitsProbe(fake.connect, mysql_info(pfs=False))
+    assert "SHOW ENGINE INNODB MUTEX ('latch' monitor enabled" in probe.open()
+    assert fake.metrics["latch"]["status"] == "enabled"
+    fake.mutex_rows = load_rows("show_engine_innodb_mutex_8.0_later.txt")
+    probe.clock = lambda: probe._prev_t + 1.0
+    r = probe.read()
+    assert r.rates["waits.mutex/LOG_SYS.count"] == 100.0 and r.rates["waits.mutex/LOG_SYS.spins"] == 10.0
+    assert r.rates["waits.total.count"] == 100 + 1 + 3 + 20
+    probe.close()
+    assert fake.monitor_state() == before
+
+
+def test_mysql_waits_unavailable_without_process_is_one_clear_reason():
+    fake = FakeMySQL80(process_privilege=False)
+    probe = WaitsProbe(fake.connect, mysql_info(pfs=False))
+    with pytest.raises(ProbeUnavailable) as exc:
+        probe.open()
+    msg = str(exc.value)
+    assert msg.startswith("performance_schema is OFF") and "lacks the PROCESS privilege" in msg
+
+
+def test_metrics_probe_enables_disabled_counters_and_restores_them():
+    fake = FakeMySQL80()
+    before = fake.monitor_state()
+    probe = MetricsProbe(fake.connect, mysql_info())
+    desc = probe.open()
+    assert "STATUS column" in desc and "enabled 2 for the session" in desc
+    r = probe.read()
+    assert r.gauges["innodb.trx_rseg_history_len"] == 1187 and r.counters["innodb.lock_deadlocks"] == 3
+    probe.close()
+    assert fake.monitor_state() == before
+
+
+def test_metrics_probe_without_super_records_what_is_enabled():
+    fake = FakeMySQL80(super_privilege=False)
+    before = fake.monitor_state()
+    probe = MetricsProbe(fake.connect, mysql_info())
+    desc = probe.open()
+    assert "left disabled (no privilege)" in desc
+    assert "innodb.trx_rw_commits" not in probe.read().counters
+    probe.close()
+    assert fake.monitor_state() == before
