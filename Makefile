@@ -31,6 +31,7 @@ lint: venv
 
 bench: venv
 	$(PY) bench/engine_vs_sysbench.py
+	$(PY) bench/probe_overhead.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -115,6 +115,7 @@ class ProbeSampler:
         return self.statuses
 
     def start(self) -> None:
+        self._stop.clear()
         for p in self.active:
             th = threading.Thread(target=self._loop, args=(p,), name=f"probe-{p.name}", daemon=True)
             th.start()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from tests.conftest import run_cli
+
 from tunebench.mysql.connect import open_connection, query_all
 from tunebench.mysql.target import conn_params, read_option_file_password
 from tunebench.store.repo import Store

@@ -28,7 +28,7 @@ class FakeMySQL80:
         self.metrics = {r[0]: {"subsystem": r[1], "count": int(r[2]), "type": r[3], "status": r[4]}
                         for r in load_rows("innodb_metrics_8.0.txt")}
         self.mutex_rows = load_rows("show_engine_innodb_mutex_8.0.txt")
-        self.status = {k: v for k, v in load_rows("show_global_status_8.0.txt")}
+        self.status = dict(load_rows("show_global_status_8.0.txt"))
         self.process = process_privilege
         self.super = super_privilege
         self.log: list[str] = []
@@ -73,9 +73,8 @@ class FakeCursor:
         if sql1 == "SHOW GLOBAL STATUS":
             self.rows = list(s.status.items())
             return
-        if "INNODB_METRICS" in sql1 or sql1 == "SHOW ENGINE INNODB MUTEX":
-            if not s.process:
-                raise _denied("PROCESS")
+        if ("INNODB_METRICS" in sql1 or sql1 == "SHOW ENGINE INNODB MUTEX") and not s.process:
+            raise _denied("PROCESS")
         if sql1 == "SHOW ENGINE INNODB MUTEX":
             on = s.metrics["latch"]["status"] == "enabled"
             self.rows = [tuple(r) for r in s.mutex_rows if on or r[1].startswith(("rwlock", "sum rwlock"))]

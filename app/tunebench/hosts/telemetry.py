@@ -58,8 +58,9 @@ def parse_proc_stat(text: str) -> CpuTimes:
     if cpu is None:
         raise ValueError("no aggregate 'cpu' line in /proc/stat")
     user, nice, system, idle, iowait, irq, softirq, steal = cpu[:8]
-    return CpuTimes(user, nice, system, idle, iowait, irq, softirq, steal, ncpu=max(ncpu, 1), procs_running=values.get("procs_running", 0),
-                    procs_blocked=values.get("procs_blocked", 0), ctxt=values.get("ctxt", 0))
+    return CpuTimes(user, nice, system, idle, iowait, irq, softirq, steal, ncpu=max(ncpu, 1),
+                    procs_running=values.get("procs_running", 0), procs_blocked=values.get("procs_blocked", 0),
+                    ctxt=values.get("ctxt", 0))
 
 
 def cpu_percentages(prev: CpuTimes, cur: CpuTimes) -> dict[str, float] | None:
