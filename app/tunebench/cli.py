@@ -370,6 +370,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.format == "json":
         session["series"] = {n: {"kind": d.kind, "t": d.t.tolist(), "v": d.v.tolist()} for n, d in series.items()}
         out = json.dumps(session, indent=2, default=str)
+    elif args.format == "md":
+        from tunebench.core.results import markdown
+
+        out = markdown(session)
     else:
         from tunebench.store.export import to_csv
 
@@ -380,6 +384,110 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(out)
     return 0
+
+
+def _sweep_groups(spec: Any, threads: str | None) -> tuple[Any, ...]:
+    from tunebench.load.engine import ClientGroup
+    from tunebench.load.workload import load_workload
+
+    groups = []
+    for g in spec.groups:
+        wl = load_workload(g.workload)
+        schedule = _threads_list(threads) if threads else g.threads
+        groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), schedule))
+    return tuple(groups)
+
+
+def _plan_text(plan: Any) -> str:
+    d = plan.to_dict()
+    lines = [f"sweep {d['name']}: {len(d['configs'])} configuration(s) x {d['steps_per_config']} step(s) "
+             f"(threads {', '.join(f'{g}: {t}' for g, t in d['threads'].items())}), {d['restarts']} restart(s), "
+             f"about {d['estimated_seconds'] // 60} min {d['estimated_seconds'] % 60} s"]
+    for c in d["configs"]:
+        lines.append(f"  {c['idx'] + 1:>3}. {'[restart] ' if c['restart'] else ''}{c['label']}"
+                     + ("   (baseline)" if c["idx"] == d["baseline"] else ""))
+    return "\n".join(lines)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from tunebench.core.results import markdown
+    from tunebench.core.sweep import load_spec
+    from tunebench.experiment import Experiment, RunSpec, plan_sweep
+
+    sweep = load_spec(args.file).with_overrides(step_seconds=args.step_seconds, warmup_seconds=args.warmup_seconds,
+                                                cooldown_seconds=args.cooldown_seconds)
+    groups = _sweep_groups(sweep, args.threads)
+    spec = RunSpec(groups=groups, engine=sweep.engine, step_seconds=sweep.step_seconds,
+                   warmup_seconds=sweep.warmup_seconds, transport=args.transport or sweep.transport,
+                   schema=args.schema or sweep.schema, workers=args.workers, seed=sweep.seed,
+                   probes=parse_probe_list(args.probes), probe_interval=args.probe_interval)
+    spec.validate()
+    store = _store(args)
+    target = resolve_target(args, store)
+    plan, _info = plan_sweep(sweep, target, spec.transport, note=lambda m: print(m, file=sys.stderr))
+    if args.plan:
+        _emit(args, plan.to_dict(), _plan_text(plan))
+        return 0
+    if not args.json:
+        print(_plan_text(plan), flush=True)
+    t0 = time.time()
+    quiet = args.json
+
+    def on_interval(iv: Interval) -> None:
+        if not quiet:
+            print(_live_line(iv, t0), flush=True)
+
+    def on_note(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, plan=plan, resume=args.resume,
+                     reset_data=sweep.reset_data, cooldown_seconds=sweep.cooldown_seconds)
+    result = exp.run()
+    if args.json:
+        _emit(args, result, "")
+    else:
+        session = store.get_session(result["session_id"])
+        print("\n" + markdown(session))
+        if result.get("restored"):
+            print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]))
+    return 0 if result["status"] == "completed" else 130
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from tunebench.tuning import restore_pending
+
+    store = _store(args)
+    done, live = restore_pending(store, force=args.force, note=lambda m: print(m, file=sys.stderr))
+    failed = [d for d in done if d["state"] != "restored"]
+    lines = [f"restored {d['name']} = {d['original']} on {d['target']}" if d["state"] == "restored" else
+             f"FAILED {d['name']} on {d['target']}: {d.get('message')}" for d in done]
+    lines += [f"left alone (run in progress, pid {r['owner_pid']}): {r['name']} on {r['target_name']}" for r in live]
+    _emit(args, {"restored": done, "in_progress": live}, "\n".join(lines) or "nothing to restore")
+    return 1 if failed else 0
+
+
+def _auto_restore(args: argparse.Namespace) -> None:
+    """At every start: put back knobs a crashed or killed run left changed, and say so."""
+    path = Path(args.db) if args.db else paths.default_db_path()
+    if not path.exists():
+        return
+    from tunebench.store.repo import Store
+    from tunebench.tuning import restore_pending
+
+    store = Store(path)
+    try:
+        if not store.journal_pending():
+            return
+        done, _live = restore_pending(store, note=lambda m: print(m, file=sys.stderr))
+    finally:
+        store.close()
+    for d in done:
+        if d["state"] == "restored":
+            print(f"tunebench: restored {d['name']} = {d['original']} on {d['target']} (left changed by an "
+                  "interrupted run)", file=sys.stderr)
+        else:
+            print(f"tunebench: could not restore {d['name']} on {d['target']}: {d.get('message')}; "
+                  "run `tunebench restore`", file=sys.stderr)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -469,11 +577,34 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp)
     sp.set_defaults(func=cmd_run)
 
+    sp = sub.add_parser("sweep", help="run a tuning sweep: knob x knob x concurrency, restored afterwards")
+    sp.add_argument("file", help="sweep TOML file, or a recipe name from workloads/recipes")
+    sp.add_argument("--plan", action="store_true", help="print the plan (configurations, restarts, time) and stop")
+    sp.add_argument("--threads", help="override the concurrency steps, e.g. 4,16")
+    sp.add_argument("--step-seconds", type=int)
+    sp.add_argument("--warmup-seconds", type=int)
+    sp.add_argument("--cooldown-seconds", type=int)
+    sp.add_argument("--resume", type=int, metavar="SESSION", help="continue this session after its last done step")
+    sp.add_argument("--workers", type=int)
+    sp.add_argument("--probes", metavar="LIST")
+    sp.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
+    sp.add_argument("--transport", choices=["socket", "tcp"])
+    sp.add_argument("--schema")
+    sp.set_defaults(func=cmd_sweep)
+
+    sp = sub.add_parser("restore", help="put back knobs a crashed or killed run left changed (the journal)")
+    sp.add_argument("--force", action="store_true", help="also entries of a run that still seems alive")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_restore)
+
     sp = sub.add_parser("sessions", help="recorded sessions: list, show, export")
     sp.add_argument("action", choices=["list", "show", "export"])
     sp.add_argument("id", nargs="?", type=int)
-    sp.add_argument("--format", choices=["csv", "json"], default="csv",
-                    help="csv: every series on the 1-second timeline; json: session, events and raw samples")
+    sp.add_argument("--format", choices=["csv", "json", "md"], default="csv",
+                    help="csv: every series on the 1-second timeline; json: session, events and raw samples; "
+                         "md: result tables (steps, sweep curves, best-to-best, ratios) as Markdown")
     sp.add_argument("--output", "-O", help="export to this file instead of stdout")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sessions)
@@ -492,6 +623,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        if args.command not in ("restore", "doctor"):
+            _auto_restore(args)
         return int(args.func(args) or 0)
     except TunebenchError as exc:
         print(f"tunebench: error: {exc}", file=sys.stderr)

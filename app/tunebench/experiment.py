@@ -13,16 +13,20 @@ from typing import Any
 from tunebench.core.errors import ConfigError, EngineError, TunebenchError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.probe import PROBE_NAMES, check_interval
+from tunebench.core.results import sweep_tables
 from tunebench.core.stats import StepSummary, summarize
+from tunebench.core.sweep import ConfigPlan, Plan, SweepSpec, make_plan
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.driver import driver_mode
 from tunebench.load.engine import ClientGroup, LoadEngine
-from tunebench.load.prepare import check_schema_name, prepare, tables_ready
+from tunebench.load.prepare import check_schema_name, cleanup, prepare, tables_ready
 from tunebench.load.sysbench import SysbenchEngine
 from tunebench.monitor import ProbeSampler, build_probes, local_server_pid
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
+from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
 from tunebench.store.repo import SessionWriter, Store
+from tunebench.tuning import KnobController, sandbox_for
 
 ENGINES = ("builtin", "sysbench")
 
@@ -79,18 +83,33 @@ class RunSpec:
 class StepResult:
     idx: int
     summaries: tuple[StepSummary, ...]
+    config: int = 0
+    segments: tuple[dict[str, Any], ...] = ()
+
+
+def single_config(spec: RunSpec) -> ConfigPlan:
+    return ConfigPlan(0, {}, {}, spec.transport, spec.engine, None)
 
 
 class Experiment:
-    """Runs a RunSpec against a target and records it; callbacks let the CLI (or GUI) watch."""
+    """Runs a RunSpec against a target and records it; callbacks let the CLI (or GUI) watch.
+
+    With a sweep `plan`, every configuration of the plan runs the RunSpec's steps in turn, in one
+    session; knobs are applied (and journaled) before each configuration and restored at the end.
+    """
 
     def __init__(self, store: Store, target: Target, spec: RunSpec,
                  on_interval: Callable[[Interval], None] | None = None,
                  on_step: Callable[[StepResult], None] | None = None,
                  on_note: Callable[[str], None] | None = None,
-                 on_samples: Callable[[float, dict[str, float]], None] | None = None):
+                 on_samples: Callable[[float, dict[str, float]], None] | None = None,
+                 plan: Plan | None = None, resume: int | None = None, reset_data: bool = False,
+                 cooldown_seconds: int = 0):
         spec.validate()
         self.store, self.target, self.spec = store, target, spec
+        self.plan = plan
+        self.configs: tuple[ConfigPlan, ...] = plan.configs if plan else (single_config(spec),)
+        self.resume, self.reset_data, self.cooldown = resume, reset_data, cooldown_seconds
         self.on_interval = on_interval or (lambda _iv: None)
         self.on_step = on_step or (lambda _s: None)
         self.on_note = on_note or (lambda _m: None)
@@ -101,12 +120,27 @@ class Experiment:
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
         self.server: dict[str, Any] = {}
+        self.controller: KnobController | None = None
+        self.applied: dict[int, dict[str, str]] = {}
+        self.restored: list[dict[str, Any]] = []
+        self._engine_now: LoadEngine | None = None
+        self._live_marks: list[tuple[float, dict[str, Any]]] = []
+        self._done: set[tuple[int, int]] = set()
 
     def request_stop(self) -> None:
         self.stop_event.set()
 
-    def _engine(self, params: Any) -> LoadEngine:
-        if self.spec.engine == "sysbench":
+    def change_knob(self, name: str, value: Any) -> dict[str, Any]:
+        """Change a dynamic knob while the load runs: journaled, applied, marked on the timeline; the
+        step's summary then holds before/after segments."""
+        if self.controller is None:
+            raise ConfigError("no run in progress")
+        change = self.controller.set_live(name, value)
+        self._live_marks.append((time.time(), change))
+        return change
+
+    def _engine(self, params: Any, engine: str) -> LoadEngine:
+        if engine == "sysbench":
             return SysbenchEngine(params, list(self.spec.groups), notes=self._note)
         return BuiltinEngine(params, list(self.spec.groups), workers=self.spec.workers, seed=self.spec.seed,
                              notes=self._note)
@@ -116,13 +150,56 @@ class Experiment:
         if self.writer:
             self.writer.add_event(Event(time.time(), "note", message))
 
-    def _ensure_data(self, params: Any) -> None:
+    def _event(self, ev: Event) -> None:
+        if ev.kind in ("restart", "restore", "error"):
+            self.on_note(ev.label)
+        if self.writer:
+            self.writer.add_event(ev)
+
+    def _ensure_data(self, params: Any, force: bool = False) -> None:
         group = self.spec.groups[0]
         opts = group.options
         rows = max(g.workload.prepare_rows(g.options) for g in self.spec.groups)
-        if not tables_ready(params, self.spec.schema, opts, rows):
+        if force:
+            self.on_note(f"resetting the data: re-preparing schema {self.spec.schema}")
+            cleanup(params, self.spec.schema)
+        if force or not tables_ready(params, self.spec.schema, opts, rows):
             self.on_note(f"preparing {opts['tables']} table(s) x {rows} rows in schema {self.spec.schema}")
             prepare(params, self.spec.schema, opts, rows, threads=self.spec.prepare_threads, progress=self.on_note)
+
+    def _session_config(self) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "groups": [{"name": g.name, "workload": g.workload.name, "options": dict(g.options),
+                        "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
+            "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
+            "driver": driver_mode(), "workers": spec.workers,
+            "probes": list(spec.probes) if spec.probes is not None else "all",
+            "probe_interval": spec.probe_interval,
+            **({"sweep": self.plan.to_dict(), "sweep_fingerprint": self.plan.spec.fingerprint()} if self.plan else {}),
+        }
+
+    def _open_session(self, transport: str, info: ServerInfo) -> SessionWriter:
+        if self.resume is None:
+            writer = self.store.new_session(
+                target=self.target.name, transport=transport, engine=self.spec.engine,
+                workload="+".join(g.workload.name for g in self.spec.groups), config=self._session_config(),
+                flavor=info.flavor, version=info.version)
+            writer.snapshot_variables(info.variables)
+            return writer
+        old = self.store.get_session(self.resume)
+        want = self.plan.spec.fingerprint() if self.plan else None
+        if old["config"].get("sweep_fingerprint") != want:
+            raise ConfigError(f"session {self.resume} was not recorded from this sweep spec; cannot resume it")
+        for st in old["steps"]:
+            if st["summary"] is not None and st["ended_at"] is not None:
+                cfg, step = st["config"].get("config", 0), st["config"].get("step", st["idx"])
+                self._done.add((cfg, step))
+                self.results.append(StepResult(st["idx"], tuple(StepSummary.from_dict(v) for k, v in
+                                                                  st["summary"].items() if k != "_segments"), cfg))
+        writer = self.store.resume_session(self.resume)
+        writer.add_event(Event(time.time(), "note", f"resumed: {len(self._done)} step(s) were already done"))
+        return writer
 
     def run(self) -> dict[str, Any]:
         spec = self.spec
@@ -136,34 +213,36 @@ class Experiment:
             cur.close()
         finally:
             conn.close()
-        params = conn_params(self.target, transport, database=spec.schema, password=admin_params.password)
+        self.password = admin_params.password
         self.server = info.summary()
-        self._ensure_data(params)
-        config = {
-            "groups": [{"name": g.name, "workload": g.workload.name, "options": dict(g.options),
-                        "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
-            "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
-            "driver": driver_mode(), "workers": spec.workers,
-            "probes": list(spec.probes) if spec.probes is not None else "all",
-            "probe_interval": spec.probe_interval,
-        }
-        self.writer = self.store.new_session(
-            target=self.target.name, transport=transport, engine=spec.engine,
-            workload="+".join(g.workload.name for g in spec.groups), config=config,
-            flavor=info.flavor, version=info.version)
-        self.writer.snapshot_variables(info.variables)
-        engine = self._engine(params)
+        self._ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password))
+        self.writer = self._open_session(transport, info)
+        self.controller = KnobController(self.store, self.target, info, self.writer.id, self._event, self._note,
+                                         around_restart=(self._pause_probes, self._resume_probes))
+        knob_names = sorted({k for c in self.configs for k in c.knobs})
+        if knob_names:
+            self.controller.describe(knob_names)
+        self.controller.check_restartable(self.configs)
         status = "failed"
         restore = self._install_signal_handlers()
+        engine: LoadEngine | None = None
         try:
-            self._start_probes(admin_params, transport, info, engine)
-            engine.open()
-            self.writer.add_event(Event(time.time(), "engine", f"{spec.engine} engine started",
-                                        {"client_pids": engine.client_pids()}))
-            for idx in range(spec.steps):
+            self._start_probes(admin_params, transport, info)
+            for n, cfg in enumerate(self.configs):
                 if self.stop_event.is_set():
                     break
-                self._run_step(engine, idx)
+                todo = [i for i in range(spec.steps) if (cfg.idx, i) not in self._done]
+                if not todo:
+                    continue
+                engine = self._start_config(cfg, n)
+                for i in todo:
+                    if self.stop_event.is_set():
+                        break
+                    self._run_step(engine, cfg, i)
+                engine.close()
+                engine = self._engine_now = None
+                if self.cooldown and n < len(self.configs) - 1 and not self.stop_event.is_set():
+                    self.stop_event.wait(self.cooldown)
             status = "aborted" if self.stop_event.is_set() else "completed"
         except KeyboardInterrupt:
             status = "aborted"
@@ -171,22 +250,45 @@ class Experiment:
             self.writer.add_event(Event(time.time(), "error", str(exc)))
             raise
         finally:
-            with contextlib.suppress(Exception):
-                engine.close()
+            if engine is not None:
+                with contextlib.suppress(Exception):
+                    engine.close()
             if self.sampler is not None:
-                self.sampler.close()
+                self.sampler.close()  # puts the probes' own settings back first
+                self.sampler = None
+            self.restored = self.controller.restore()
             restore()
-            self.writer.finish(status, {"steps": self._steps_json()})
+            self.writer.finish(status, {"steps": self._steps_json(), **self._tables()})
         return self.result(status)
 
-    def _start_probes(self, params: Any, transport: str, info: ServerInfo, engine: LoadEngine) -> None:
+    def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine:
+        assert self.controller is not None and self.writer is not None
+        if cfg.knobs or cfg.static or cfg.cpus or self.plan:
+            self.on_note(f"configuration {cfg.idx + 1}/{len(self.configs)}: {cfg.label()}")
+            self.applied[cfg.idx] = self.controller.apply_config(cfg)
+            self.writer.add_event(Event(time.time(), "config", f"configuration {cfg.idx + 1}: {cfg.label()}",
+                                        {"config": cfg.idx, "knobs": self.applied[cfg.idx], "cpus": cfg.cpus,
+                                         "transport": cfg.transport, "engine": cfg.engine}))
+        transport = cfg.transport or self.spec.transport or self.target.default_transport()
+        params = conn_params(self.target, transport, database=self.spec.schema, password=self.password)
+        if self.reset_data and n > 0:
+            self._ensure_data(params, force=True)
+        engine = self._engine(params, cfg.engine)
+        engine.open()
+        self._engine_now = engine
+        self.writer.add_event(Event(time.time(), "engine", f"{cfg.engine} engine started ({transport})",
+                                    {"client_pids": engine.client_pids(), "config": cfg.idx}))
+        return engine
+
+    def _start_probes(self, params: Any, transport: str, info: ServerInfo) -> None:
         """Probes start before the load (a baseline second) and stop after it; see monitor.py."""
         if self.spec.probes == ():
             return
         writer = self.writer
         assert writer is not None
         pid, why = local_server_pid(self.target, info, transport)
-        probes = build_probes(self.spec.probes, params, self.target.name, info, pid, engine.client_pids, why)
+        probes = build_probes(self.spec.probes, params, self.target.name, info, pid, self._client_pids, why,
+                              pid_file=info.variables.get("pid_file"))
 
         def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
             writer.add_samples(t, values, kinds)
@@ -202,15 +304,30 @@ class Experiment:
         self.probe_status = {s.name: {"ok": s.ok, "detail": s.detail} for s in self.sampler.open()}
         self.sampler.start()
 
-    def _run_step(self, engine: LoadEngine, idx: int) -> None:
+    def _pause_probes(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    def _resume_probes(self) -> None:
+        if self.sampler is not None and not self.stop_event.is_set():
+            self.sampler.start()
+
+    def _client_pids(self) -> list[int]:
+        engine = self._engine_now
+        return engine.client_pids() if engine is not None else []
+
+    def _run_step(self, engine: LoadEngine, cfg: ConfigPlan, step: int) -> None:
         spec, writer = self.spec, self.writer
         assert writer is not None
-        threads = {g.name: g.threads_at(idx) for g in spec.groups}
+        idx = cfg.idx * spec.steps + step
+        threads = {g.name: g.threads_at(step) for g in spec.groups}
         started = time.time()
         measure_from = started + spec.warmup_seconds
-        step_id = writer.start_step(idx, started, measure_from, {"threads": threads})
+        step_id = writer.start_step(idx, started, measure_from, {"threads": threads, "config": cfg.idx,
+                                                                "step": step, "knobs": dict(cfg.knobs)})
         writer.add_event(Event(started, "step_start", f"step {idx + 1}: " + ", ".join(
-            f"{g}={n}" for g, n in threads.items()), {"threads": threads}))
+            f"{g}={n}" for g, n in threads.items()), {"threads": threads, "config": cfg.idx}))
+        self._live_marks = []
         collected: dict[str, list[Interval]] = {g.name: [] for g in spec.groups}
         first_t: dict[str, float] = {}
 
@@ -229,15 +346,38 @@ class Experiment:
             raise EngineError(f"step {idx + 1} produced no intervals")
         summaries = tuple(
             summarize(g.name, threads[g.name], collected[g.name],
-                      (h.summary_ms() if (h := hists.get(g.name)) is not None and h.total else None))
+                      (h.summary_ms() if (h := hists.get(g.name)) is not None and h.total else None),
+                      detect_steady=True)
             for g in spec.groups
         )
+        segments = self._segments(collected, threads)
         ended = time.time()
-        writer.end_step(step_id, ended, {s.group: s.to_dict() for s in summaries})
+        summary: dict[str, Any] = {s.group: s.to_dict() for s in summaries}
+        if segments:
+            summary["_segments"] = list(segments)
+        writer.end_step(step_id, ended, summary)
         writer.add_event(Event(ended, "step_end", f"step {idx + 1} done"))
-        result = StepResult(idx, summaries)
+        result = StepResult(idx, summaries, cfg.idx, segments)
         self.results.append(result)
         self.on_step(result)
+
+    def _segments(self, collected: dict[str, list[Interval]], threads: dict[str, int]) -> tuple[dict[str, Any], ...]:
+        """Before/after statistics around live knob changes made during the step."""
+        if not self._live_marks:
+            return ()
+        cuts = [t for t, _ in self._live_marks]
+        out = []
+        bounds = [float("-inf"), *cuts, float("inf")]
+        for i in range(len(bounds) - 1):
+            seg = {"from": None if i == 0 else bounds[i], "to": None if i == len(cuts) else bounds[i + 1],
+                   "after": None if i == 0 else self._live_marks[i - 1][1], "groups": {}}
+            for g, ivs in collected.items():
+                # an interval is stamped at its end: it belongs to the segment where it started
+                part = [iv for iv in ivs if bounds[i] <= iv.t - 1 < bounds[i + 1]]
+                if part:
+                    seg["groups"][g] = summarize(g, threads[g], part).to_dict()
+            out.append(seg)
+        return tuple(out)
 
     def _install_signal_handlers(self) -> Callable[[], None]:
         if threading.current_thread() is not threading.main_thread():
@@ -252,13 +392,20 @@ class Experiment:
 
     def _steps_json(self) -> list[dict[str, Any]]:
         out = []
-        for r in self.results:
+        for r in sorted(self.results, key=lambda r: r.idx):
             for s in r.summaries:
-                out.append({"step": r.idx + 1, "group": s.group, "threads": s.threads, "tps": round(s.tps, 2),
-                            "qps": round(s.qps, 2), "lat_p95_ms": s.lat_p95_ms, "lat_p99_ms": s.lat_p99_ms,
-                            "errors": s.errors, "reconnects": s.reconnects, "cv": s.cv,
-                            "tps_median": round(s.tps_median, 2), "seconds": s.seconds})
+                out.append({"step": r.idx + 1, "config": r.config, "group": s.group, "threads": s.threads,
+                            "tps": round(s.tps, 2), "qps": round(s.qps, 2), "lat_p95_ms": s.lat_p95_ms,
+                            "lat_p99_ms": s.lat_p99_ms, "errors": s.errors, "reconnects": s.reconnects, "cv": s.cv,
+                            "tps_median": round(s.tps_median, 2), "seconds": s.seconds,
+                            "steady_skipped": s.steady_skipped,
+                            **({"segments": list(r.segments)} if r.segments else {})})
         return out
+
+    def _tables(self) -> dict[str, Any]:
+        if self.plan is None:
+            return {}
+        return sweep_tables(self.plan, self._steps_json(), self.applied)
 
     def result(self, status: str) -> dict[str, Any]:
         return {
@@ -269,4 +416,32 @@ class Experiment:
             "server": self.server,
             "probes": self.probe_status,
             "steps": self._steps_json(),
+            **self._tables(),
+            **({"restored": self.restored} if self.restored else {}),
+            "restarts": self.controller.restarts if self.controller else 0,
         }
+
+
+def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
+               note: Callable[[str], None] | None = None) -> tuple[Plan, ServerInfo]:
+    """Validate a sweep against the target's own variable list and expand it; nothing is changed."""
+    conn = open_connection(conn_params(target, transport or sweep.transport), target.name)
+    try:
+        info = introspect(conn)
+        missing = {a for a in sweep.optional if a in sweep.axes and a not in info.variables}
+        if missing:
+            (note or (lambda _m: None))(f"{info.flavor} {info.version} has no {', '.join(sorted(missing))}: "
+                                        "that axis is left out")
+            sweep = sweep.without_axes(missing)
+        knobs = describe_knobs(conn, info, sweep.knob_axes)
+    finally:
+        conn.close()
+    sb = sandbox_for(target)
+    plan = make_plan(sweep, knobs, info.variables, sb.status().cpus if sb else None)
+    if sb is None:
+        for c in plan.configs:
+            if c.static or c.cpus:
+                what = next(iter(c.static)) if c.static else "the cpus axis"
+                raise ConfigError(f"{what} needs a server restart and target {target.name} has no restart method "
+                                  "(only the sandbox can be restarted by Tunebench so far)")
+    return plan, info

@@ -59,7 +59,7 @@ def local_server_pid(target: Target, info: ServerInfo, transport: str | None = N
 
 def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name: str, info: ServerInfo,
                  server_pid: int | None, client_pids: Callable[[], Iterable[int]] | None,
-                 server_note: str = "") -> list[Probe]:
+                 server_note: str = "", pid_file: str | None = None) -> list[Probe]:
     """The probes asked for (None = all), in PROBE_NAMES order."""
     names = PROBE_NAMES if selected is None else tuple(selected)
 
@@ -79,7 +79,8 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
         elif name == "proc":
             roles: dict[str, Callable[[], Iterable[int]]] = {}
             if server_pid:
-                roles["server"] = lambda: [server_pid]
+                # re-read the pid file each time: a restarted server has a new pid
+                roles["server"] = lambda: [server_pid_from(pid_file) or server_pid]
             if client_pids is not None:
                 roles["client"] = client_pids
             roles["tunebench"] = lambda: [os.getpid()]

@@ -27,9 +27,34 @@ class StepSummary:
     errors: float
     reconnects: float
     transactions: float
+    steady_skipped: int = 0  # leading seconds the steady-state detector left out (after the fixed warm-up)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, object]) -> StepSummary:
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})  # type: ignore[arg-type]
+
+
+def steady_start(values: Sequence[float], min_keep: int = 3) -> int:
+    """Index where the steady state begins, by MSER (marginal standard error rule, White 1997).
+
+    Picks the truncation d (at most half the series) minimising sum((x[d:] - mean)^2) / (n - d)^2: a
+    ramp-up at the start inflates the spread more than dropping its seconds costs in sample size.
+    """
+    n = len(values)
+    if n < 2 * min_keep:
+        return 0
+    best_d, best = 0, float("inf")
+    for d in range(n // 2 + 1):
+        tail = values[d:]
+        m = statistics.fmean(tail)
+        score = sum((x - m) ** 2 for x in tail) / (len(tail) ** 2)
+        if score < best * 0.999999:  # prefer the smaller cut on ties
+            best_d, best = d, score
+    return best_d
 
 
 def summarize(
@@ -37,6 +62,7 @@ def summarize(
     threads: int,
     intervals: Sequence[Interval],
     latency: Mapping[str, float | None] | None = None,
+    detect_steady: bool = False,
 ) -> StepSummary:
     """Summarize a step's steady-state intervals.
 
@@ -44,6 +70,8 @@ def summarize(
     histograms); otherwise per-interval percentiles are averaged, which is what sysbench users do
     with its per-second lines.
     """
+    skipped = steady_start([iv.tps for iv in intervals]) if detect_steady else 0
+    intervals = intervals[skipped:]
     n = len(intervals)
     tps = [iv.tps for iv in intervals]
     mean_tps = statistics.fmean(tps) if n else 0.0
@@ -70,4 +98,5 @@ def summarize(
         errors=sum(iv.errors for iv in intervals),
         reconnects=sum(iv.reconnects for iv in intervals),
         transactions=sum(iv.tps for iv in intervals),
+        steady_skipped=skipped,
     )

@@ -84,6 +84,16 @@ def probe_binary(path: str) -> ServerBinary:
     return ServerBinary(path, flavor, version)
 
 
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no obstacle
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -295,7 +305,8 @@ class SandboxServer:
         self.base.mkdir(parents=True, exist_ok=True)
         os.chmod(self.base, 0o700)
         self.tmpdir.mkdir(exist_ok=True)
-        port = free_port()
+        # Keep the port across restarts (sweeps restart the server; TCP targets must not move).
+        port = state.port if state.port and port_is_free(state.port) else free_port()
         first_time = not self.initialized
         if first_time:
             shutil.rmtree(self.datadir, ignore_errors=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: knob_journal
 
 
 class Base(DeclarativeBase):
@@ -99,3 +99,23 @@ class VariableRow(Base):
     session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True)
     name: Mapped[str] = mapped_column(String(255), primary_key=True)
     value: Mapped[str | None] = mapped_column(Text)
+
+
+class KnobJournalRow(Base):
+    """The original value of every knob a run changes, written before the change; restored at the end,
+    on abort, and after a crash (`tunebench restore`, or automatically on the next start)."""
+
+    __tablename__ = "knob_journal"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    session_id: Mapped[int | None] = mapped_column(Integer)
+    target: Mapped[str] = mapped_column(Text)  # JSON of the Target (no password)
+    target_name: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(String(128))  # variable, or "@sandbox" for the sandbox's my.cnf overlay
+    kind: Mapped[str] = mapped_column(String(16))  # dynamic | static
+    original: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16))  # pending | restored | failed
+    owner_pid: Mapped[int] = mapped_column(Integer)
+    owner_start: Mapped[str] = mapped_column(String(32))  # /proc start time, tells a reused pid apart
+    created_at: Mapped[float] = mapped_column(Float)
+    restored_at: Mapped[float | None] = mapped_column(Float)
+    message: Mapped[str | None] = mapped_column(Text)

@@ -25,6 +25,7 @@ from tunebench.store.models import (
     Base,
     ChunkRow,
     EventRow,
+    KnobJournalRow,
     Meta,
     SeriesRow,
     SessionRow,
@@ -96,9 +97,48 @@ class Store:
                 self._migrate(s, int(row.value))
 
     def _migrate(self, s: OrmSession, version: int) -> None:
-        # Migrations go here, one function per version step; version 1 is the first schema.
+        # One step per version. 1 -> 2 added knob_journal, which create_all has just made.
         s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
         s.commit()
+
+    # ---- knob journal ---------------------------------------------------------------------------
+    def journal_add(self, *, session_id: int | None, target: Target, name: str, kind: str, original: str,
+                    owner_pid: int, owner_start: str) -> bool:
+        """Record an original value unless one is already pending for this target+knob (the first wins:
+        a later 'original' would be a value we set). Returns whether a row was added."""
+        def write() -> bool:
+            with OrmSession(self.engine) as s:
+                exists = s.scalar(select(KnobJournalRow.id).where(
+                    KnobJournalRow.target_name == target.name, KnobJournalRow.name == name,
+                    KnobJournalRow.state == "pending"))
+                if exists is not None:
+                    return False
+                s.add(KnobJournalRow(session_id=session_id, target=json.dumps(target.to_dict()),
+                                     target_name=target.name, name=name, kind=kind, original=original,
+                                     state="pending", owner_pid=owner_pid, owner_start=owner_start,
+                                     created_at=time.time()))
+                s.commit()
+                return True
+        return self._guard(write)  # type: ignore[no-any-return]
+
+    def journal_pending(self) -> list[dict[str, Any]]:
+        def read() -> list[dict[str, Any]]:
+            with OrmSession(self.engine) as s:
+                return [
+                    {"id": r.id, "session_id": r.session_id, "target": json.loads(r.target),
+                     "target_name": r.target_name, "name": r.name, "kind": r.kind, "original": r.original,
+                     "owner_pid": r.owner_pid, "owner_start": r.owner_start, "created_at": r.created_at}
+                    for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state == "pending")
+                                       .order_by(KnobJournalRow.id))
+                ]
+        return self._guard(read)  # type: ignore[no-any-return]
+
+    def journal_mark(self, row_id: int, state: str, message: str | None = None) -> None:
+        with OrmSession(self.engine) as s:
+            r = s.get(KnobJournalRow, row_id)
+            if r is not None:
+                r.state, r.message, r.restored_at = state, message, time.time()
+                s.commit()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -185,12 +225,17 @@ class Store:
     def new_session(self, **fields: Any) -> SessionWriter:
         return SessionWriter(self, **fields)
 
+    def resume_session(self, session_id: int) -> SessionWriter:
+        """A writer appending to an existing session (sweep --resume)."""
+        return SessionWriter(self, resume=session_id)
+
 
 class SessionWriter:
     """Writes one session as it happens: every flush commits, so a kill loses at most ~1 s."""
 
-    def __init__(self, store: Store, *, target: str, transport: str, engine: str, workload: str,
-                 config: Mapping[str, Any], flavor: str | None = None, version: str | None = None):
+    def __init__(self, store: Store, *, target: str = "", transport: str = "", engine: str = "", workload: str = "",
+                 config: Mapping[str, Any] | None = None, flavor: str | None = None, version: str | None = None,
+                 resume: int | None = None):
         self.store = store
         self._series_ids: dict[str, int] = {}
         self._pending: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -200,8 +245,18 @@ class SessionWriter:
         # The engine's sink and the probe threads write concurrently; one lock orders them.
         self._lock = threading.RLock()
         with OrmSession(store.engine) as s:
+            if resume is not None:
+                old = s.get(SessionRow, resume)
+                if old is None:
+                    raise StoreError(f"no session {resume} in {store.path}")
+                old.status, old.ended_at = "running", None
+                for sr in s.scalars(select(SeriesRow).where(SeriesRow.session_id == resume)):
+                    self._series_ids[sr.name] = sr.id
+                s.commit()
+                self.id = resume
+                return
             row = SessionRow(started_at=time.time(), status="running", target=target, transport=transport,
-                             engine=engine, workload=workload, config=json.dumps(config), flavor=flavor,
+                             engine=engine, workload=workload, config=json.dumps(config or {}), flavor=flavor,
                              version=version)
             s.add(row)
             s.commit()

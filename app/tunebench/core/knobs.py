@@ -1,0 +1,121 @@
+"""Server variables ("knobs"): what a name may look like, what values a knob takes, and checking a
+requested value before anything reaches a server. No I/O: the facts come from `mysql.knobs`.
+
+Identifiers are never interpolated unchecked: a knob name must match NAME_RE *and* exist in the
+server's own variable list; values travel as SQL parameters, normalised to the knob's type first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tunebench.core.errors import ConfigError
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+SIZE_RE = re.compile(r"^(\d+)\s*([kmgt]?)b?$", re.IGNORECASE)
+SIZE_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+BOOL_TRUE, BOOL_FALSE = ("on", "1", "true", "yes"), ("off", "0", "false", "no")
+TYPES = ("bool", "int", "float", "enum", "set", "string")
+
+
+def check_name(name: str) -> str:
+    """A syntactically valid variable name (lower-cased), or ConfigError. Dashes become underscores."""
+    norm = str(name).strip().lower().replace("-", "_")
+    if not NAME_RE.match(norm):
+        raise ConfigError(f"invalid server variable name {name!r}: only letters, digits and '_' are allowed")
+    return norm
+
+
+@dataclass(frozen=True, slots=True)
+class KnobInfo:
+    """What the server (or the catalog) says about one variable."""
+
+    name: str
+    type: str  # one of TYPES
+    dynamic: bool
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = field(default_factory=tuple)
+    current: str | None = None
+
+    def normalize(self, value: Any) -> int | float | str:
+        """The value as it will be sent (int/float/str), or ConfigError saying what is accepted."""
+        text = str(value).strip()
+        if self.type == "bool":
+            low = text.lower()
+            if isinstance(value, bool):
+                return "ON" if value else "OFF"
+            if low in BOOL_TRUE:
+                return "ON"
+            if low in BOOL_FALSE:
+                return "OFF"
+            raise ConfigError(f"{self.name}: {value!r} is not a boolean (use ON/OFF)")
+        if self.type in ("int", "float"):
+            num = _number(text, self.type == "int")
+            if num is None:
+                raise ConfigError(f"{self.name}: {value!r} is not {'an integer' if self.type == 'int' else 'a number'}"
+                                  + (" (sizes may use K/M/G suffixes)" if self.type == "int" else ""))
+            if (self.min is not None and num < self.min) or (self.max is not None and num > self.max):
+                raise ConfigError(f"{self.name}: {value!r} is out of range [{_fmt(self.min)}, {_fmt(self.max)}]")
+            return num
+        if self.type == "enum":
+            for choice in self.choices:
+                if text.lower() == choice.lower():
+                    return choice
+            if text.isdigit() and int(text) < len(self.choices):
+                return self.choices[int(text)]
+            raise ConfigError(f"{self.name}: {value!r} is not one of {', '.join(self.choices)}")
+        if self.type == "set":
+            parts = [p.strip() for p in text.split(",") if p.strip()]
+            lower = {c.lower(): c for c in self.choices}
+            bad = [p for p in parts if p.lower() not in lower]
+            if bad and self.choices:
+                raise ConfigError(f"{self.name}: {bad[0]!r} is not one of {', '.join(self.choices)}")
+            return ",".join(lower.get(p.lower(), p) for p in parts)
+        if any(c in text for c in "\n\r\0"):
+            raise ConfigError(f"{self.name}: value contains a line break or NUL")
+        return text
+
+    def same(self, a: Any, b: Any) -> bool:
+        """Whether two values mean the same for this knob (ON == 1, 1G == 1073741824, case of enums)."""
+        try:
+            return _canon(self, a) == _canon(self, b)
+        except ConfigError:
+            return str(a).strip().lower() == str(b).strip().lower()
+
+
+def _canon(info: KnobInfo, value: Any) -> Any:
+    loose = KnobInfo(info.name, info.type, info.dynamic, None, None, info.choices)
+    v = loose.normalize(value)
+    return v.lower() if isinstance(v, str) else v
+
+
+def _number(text: str, integer: bool) -> int | float | None:
+    m = SIZE_RE.match(text)
+    if m:
+        return int(m.group(1)) * SIZE_MULT[m.group(2).lower()]
+    if integer:
+        return int(text) if re.fullmatch(r"-?\d+", text) else None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return str(int(v)) if float(v).is_integer() else str(v)
+
+
+def cnf_entry(name: str, value: int | float | str) -> tuple[str, str | None]:
+    """A normalised value as a my.cnf overlay line (name, value; None = bare option).
+
+    log_bin is the odd one: its option value is the binary log's base name, so ON becomes
+    `log_bin = binlog` and OFF `skip_log_bin`.
+    """
+    if name == "log_bin":
+        return ("log_bin", "binlog") if str(value).upper() == "ON" else ("skip_log_bin", None)
+    return name, str(value)

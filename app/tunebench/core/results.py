@@ -1,0 +1,100 @@
+"""Sweep results the way the seeds present them: the TPS-vs-concurrency curve of each configuration
+and its best point, a best-to-best table across configurations, and a ratio table against a baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tunebench.core.sweep import Plan
+
+
+def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]]
+                 ) -> dict[str, Any]:
+    """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables."""
+    main = plan.spec.groups[0].name if plan.spec.groups else "main"
+    configs: list[dict[str, Any]] = []
+    for c in plan.configs:
+        mine = [s for s in steps if s.get("config") == c.idx and s["group"] == main]
+        best = max(mine, key=lambda s: s["tps"], default=None)
+        configs.append({
+            "idx": c.idx, "label": c.label(), "knobs": dict(c.knobs), "transport": c.transport, "engine": c.engine,
+            "cpus": c.cpus, "repeat": c.repeat, "applied": dict(applied.get(c.idx, {})),
+            "steps": [{"threads": s["threads"], "tps": s["tps"], "qps": s["qps"], "lat_p95_ms": s["lat_p95_ms"],
+                       "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"]} for s in mine],
+            "best": None if best is None else {"threads": best["threads"], "tps": best["tps"], "qps": best["qps"],
+                                               "lat_p95_ms": best["lat_p95_ms"]},
+        })
+    base = next((c for c in configs if c["idx"] == plan.baseline), None)
+    best_to_best = []
+    for cd in sorted(configs, key=lambda c: -(c["best"] or {}).get("tps", 0)):
+        if cd["best"] is None:
+            continue
+        ratio = None
+        if base and base["best"] and base["best"]["tps"]:
+            ratio = round(cd["best"]["tps"] / base["best"]["tps"], 3)
+        best_to_best.append({"config": cd["idx"], "label": cd["label"], **cd["best"], "ratio": ratio})
+    ratios = []
+    if base:
+        base_tps = {s["threads"]: s["tps"] for s in base["steps"]}
+        for cd in configs:
+            row: dict[str, Any] = {"config": cd["idx"], "label": cd["label"], "steps": []}
+            for s in cd["steps"]:
+                b = base_tps.get(s["threads"])
+                row["steps"].append({"threads": s["threads"], "tps": s["tps"],
+                                     "ratio": round(s["tps"] / b, 3) if b else None})
+            ratios.append(row)
+    return {"configs": configs, "baseline": plan.baseline, "best_to_best": best_to_best, "ratios": ratios,
+            "restarts_planned": plan.restarts}
+
+
+def _f(v: Any, digits: int = 1) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.{digits}f}"
+    return str(v)
+
+
+def markdown(session: Mapping[str, Any]) -> str:
+    """A session's results as Markdown: steps (or the sweep's curves), best-to-best and ratio tables."""
+    summary = session.get("summary") or {}
+    lines = [f"# Session {session['id']}: {session['workload']} on {session['target']} "
+             f"({session.get('flavor') or ''} {session.get('version') or ''})", "",
+             f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}", ""]
+    configs = summary.get("configs")
+    if not configs:
+        lines += ["| step | group | threads | TPS | QPS | p95 ms | p99 ms | CV |",
+                  "|---:|---|---:|---:|---:|---:|---:|---:|"]
+        for s in summary.get("steps", []):
+            lines.append(f"| {s['step']} | {s['group']} | {s['threads']} | {_f(s['tps'])} | {_f(s['qps'])} | "
+                         f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
+        return "\n".join(lines) + "\n"
+    threads = sorted({st["threads"] for c in configs for st in c["steps"]})
+    lines += ["## TPS by configuration and concurrency", "",
+              "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
+              "|---|" + "---:|" * (len(threads) + 1)]
+    for c in configs:
+        tps = {st["threads"]: st["tps"] for st in c["steps"]}
+        best = c["best"]
+        lines.append(f"| {c['label']} | " + " | ".join(_f(tps.get(t)) for t in threads)
+                     + f" | {_f(best['tps']) + ' @' + str(best['threads']) if best else '-'} |")
+    lines += ["", "## Best-to-best", "", "| rank | configuration | best TPS | at threads | QPS | p95 ms | ratio |",
+              "|---:|---|---:|---:|---:|---:|---:|"]
+    for i, b in enumerate(summary.get("best_to_best", []), 1):
+        lines.append(f"| {i} | {b['label']} | {_f(b['tps'])} | {b['threads']} | {_f(b['qps'])} | "
+                     f"{_f(b['lat_p95_ms'], 3)} | {_f(b['ratio'], 3)} |")
+    base = next((c for c in configs if c["idx"] == summary.get("baseline")), None)
+    if summary.get("ratios") and base:
+        lines += ["", f"## Ratio to baseline ({base['label']})", "",
+                  "| configuration | " + " | ".join(f"{t} thr TPS | ratio" for t in threads) + " |",
+                  "|---|" + "---:|---:|" * len(threads)]
+        for r in summary["ratios"]:
+            by = {st["threads"]: st for st in r["steps"]}
+            cells = []
+            for t in threads:
+                st = by.get(t)
+                cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}" if st else "- | -")
+            lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,308 @@
+"""Sweep specs (TOML) and the plan they expand to. Pure: the server's facts come in as KnobInfo.
+
+A sweep runs every configuration (the cartesian product of its axes) over the same concurrency steps.
+Axes are server variables, plus three that are not: `transport` (socket/tcp), `engine`
+(builtin/sysbench) and `cpus` (CPU binding of the sandbox server, a taskset list). Configurations that
+need a restart (static variables, CPU binding) are grouped so the server restarts as little as possible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tunebench.core.errors import ConfigError
+from tunebench.core.knobs import KnobInfo, check_name
+
+SPECIAL_AXES = ("transport", "engine", "cpus")
+TRANSPORTS = ("socket", "tcp")
+ENGINES = ("builtin", "sysbench")
+CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+TOP_KEYS = {"name", "description", "workload", "threads", "step_seconds", "warmup_seconds", "cooldown_seconds",
+            "repeats", "order", "seed", "reset_data", "engine", "transport", "baseline", "options", "axes", "group",
+            "schema", "optional_axes"}
+RESTART_SECONDS = 3.0  # estimate of one sandbox restart, for the plan's time estimate
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    name: str
+    workload: str
+    threads: tuple[int, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    name: str
+    groups: tuple[GroupSpec, ...]
+    axes: Mapping[str, tuple[Any, ...]]  # in file order; server variables and SPECIAL_AXES
+    step_seconds: int = 30
+    warmup_seconds: int = 5
+    cooldown_seconds: int = 0
+    repeats: int = 1
+    order: str = "listed"
+    seed: int = 1
+    reset_data: bool = False
+    engine: str = "builtin"
+    transport: str | None = None
+    baseline: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+    schema: str = "tunebench"
+    source: str = ""
+    optional: tuple[str, ...] = ()  # axes dropped (with a note) on a server that lacks the variable
+
+    @property
+    def knob_axes(self) -> dict[str, tuple[Any, ...]]:
+        return {k: v for k, v in self.axes.items() if k not in SPECIAL_AXES}
+
+    @property
+    def steps(self) -> int:
+        return max(len(g.threads) for g in self.groups)
+
+    def fingerprint(self) -> str:
+        """Identity of what the sweep measures, so --resume refuses a different spec."""
+        body = {"groups": [[g.name, g.workload, list(g.threads), dict(g.options)] for g in self.groups],
+                "axes": {k: list(v) for k, v in self.axes.items()}, "repeats": self.repeats, "order": self.order,
+                "seed": self.seed, "engine": self.engine, "transport": self.transport}
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def without_axes(self, names: set[str]) -> SweepSpec:
+        return self.with_overrides(axes={k: v for k, v in self.axes.items() if k not in names},
+                                   baseline={k: v for k, v in self.baseline.items() if k not in names})
+
+    def with_overrides(self, **kw: Any) -> SweepSpec:
+        data = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        data.update({k: v for k, v in kw.items() if v is not None})
+        return SweepSpec(**data)
+
+
+def _int_list(value: Any, what: str) -> tuple[int, ...]:
+    items = value if isinstance(value, list) else [value]
+    try:
+        out = tuple(int(x) for x in items)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what} must be a list of integers, got {value!r}") from None
+    if not out or any(x < 1 for x in out):
+        raise ConfigError(f"{what} must be integers >= 1, got {value!r}")
+    return out
+
+
+def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    unknown = set(data) - TOP_KEYS
+    if unknown:
+        raise ConfigError(f"{source}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(TOP_KEYS))}")
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{source}: [options] must be a table")
+    groups: list[GroupSpec] = []
+    for g in data.get("group", []):
+        if not isinstance(g, dict) or "workload" not in g:
+            raise ConfigError(f"{source}: each [[group]] needs a workload")
+        groups.append(GroupSpec(str(g.get("name", g["workload"])), str(g["workload"]),
+                                _int_list(g.get("threads", data.get("threads", 1)), f"{source}: group threads"),
+                                {**options, **g.get("options", {})}))
+    if "workload" in data:
+        groups.insert(0, GroupSpec("main", str(data["workload"]),
+                                   _int_list(data.get("threads", 1), f"{source}: threads"), options))
+    if not groups:
+        raise ConfigError(f"{source}: give a workload (or [[group]] tables)")
+    axes_raw = data.get("axes", {})
+    if not isinstance(axes_raw, dict):
+        raise ConfigError(f"{source}: [axes] must be a table of name = [values]")
+    axes: dict[str, tuple[Any, ...]] = {}
+    for key, values in axes_raw.items():
+        vals = tuple(values) if isinstance(values, list) else (values,)
+        if not vals:
+            raise ConfigError(f"{source}: axis {key!r} has no values")
+        if key in SPECIAL_AXES:
+            axes[key] = tuple(_special(key, v, source) for v in vals)
+        else:
+            try:
+                name = check_name(key)
+            except ConfigError as exc:
+                raise ConfigError(f"{source}: {exc}") from None
+            for v in vals:
+                if isinstance(v, (dict, list)) or any(c in str(v) for c in "\n\r\0;"):
+                    raise ConfigError(f"{source}: axis {name}: invalid value {v!r}")
+            axes[name] = vals
+    order = str(data.get("order", "listed"))
+    if order not in ("listed", "random"):
+        raise ConfigError(f"{source}: order must be 'listed' or 'random'")
+    engine = str(data.get("engine", "builtin"))
+    if engine not in ENGINES:
+        raise ConfigError(f"{source}: engine must be one of {', '.join(ENGINES)}")
+    transport = data.get("transport")
+    if transport is not None and transport not in TRANSPORTS:
+        raise ConfigError(f"{source}: transport must be socket or tcp")
+    baseline = data.get("baseline", {})
+    if not isinstance(baseline, dict):
+        raise ConfigError(f"{source}: baseline must be a table of axis = value")
+    for k in baseline:
+        if k not in axes:
+            raise ConfigError(f"{source}: baseline names {k!r}, which is not an axis")
+    spec = SweepSpec(
+        name=str(data.get("name", Path(source).stem)), groups=tuple(groups), axes=axes,
+        step_seconds=int(data.get("step_seconds", 30)), warmup_seconds=int(data.get("warmup_seconds", 5)),
+        cooldown_seconds=int(data.get("cooldown_seconds", 0)), repeats=int(data.get("repeats", 1)), order=order,
+        seed=int(data.get("seed", 1)), reset_data=bool(data.get("reset_data", False)), engine=engine,
+        transport=transport, baseline=baseline, description=str(data.get("description", "")),
+        schema=str(data.get("schema", "tunebench")), source=source,
+        optional=tuple(check_name(x) for x in data.get("optional_axes", [])))
+    if spec.step_seconds < 1 or spec.warmup_seconds < 0 or spec.cooldown_seconds < 0 or spec.repeats < 1:
+        raise ConfigError(f"{source}: step_seconds >= 1, warmup/cooldown >= 0, repeats >= 1")
+    return spec
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    p = Path(path)
+    if not p.is_file():
+        from tunebench.paths import workloads_dir
+
+        alt = workloads_dir() / "recipes" / f"{path}.toml"
+        if alt.is_file():
+            p = alt
+        else:
+            raise ConfigError(f"sweep file {path} not found")
+    return parse_spec(p.read_text(), str(p))
+
+
+def _special(axis: str, value: Any, source: str) -> Any:
+    text = str(value).strip()
+    if axis == "transport" and text not in TRANSPORTS:
+        raise ConfigError(f"{source}: transport axis values are socket or tcp, got {value!r}")
+    if axis == "engine" and text not in ENGINES:
+        raise ConfigError(f"{source}: engine axis values are builtin or sysbench, got {value!r}")
+    if axis == "cpus" and text not in ("", "all") and not CPUS_RE.match(text):
+        raise ConfigError(f"{source}: cpus axis values are taskset lists like 0 or 0-1 or 0,2, got {value!r}")
+    return None if axis == "cpus" and text in ("", "all") else text
+
+
+def human(value: Any) -> str:
+    """Sizes the way people write them in my.cnf: 536870912 -> 512M."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1024**2:
+        for unit, mult in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2)):
+            if value % mult == 0:
+                return f"{value // mult}{unit}"
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPlan:
+    idx: int
+    knobs: Mapping[str, Any]  # normalised values
+    static: Mapping[str, Any]  # the subset that needs a restart
+    transport: str | None
+    engine: str
+    cpus: str | None
+    repeat: int = 0
+    restart: bool = False  # the server restarts before this configuration
+
+    def label(self) -> str:
+        parts = [f"{k}={human(v)}" for k, v in self.knobs.items()]
+        if self.transport:
+            parts.append(f"transport={self.transport}")
+        if self.engine != "builtin":
+            parts.append(f"engine={self.engine}")
+        if self.cpus:
+            parts.append(f"cpus={self.cpus}")
+        if self.repeat:
+            parts.append(f"repeat={self.repeat + 1}")
+        return ", ".join(parts) or "as configured"
+
+    def key(self) -> dict[str, Any]:
+        return {**self.knobs, **({"transport": self.transport} if self.transport else {}), "engine": self.engine,
+                **({"cpus": self.cpus} if self.cpus else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    spec: SweepSpec
+    configs: tuple[ConfigPlan, ...]
+    restarts: int
+    seconds: float
+    baseline: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.spec.name, "configs": [{"idx": c.idx, "knobs": dict(c.knobs), "transport": c.transport,
+                                                      "engine": c.engine, "cpus": c.cpus, "repeat": c.repeat,
+                                                      "restart": c.restart, "label": c.label()}
+                                                     for c in self.configs],
+                "steps_per_config": self.spec.steps, "threads": {g.name: list(g.threads) for g in self.spec.groups},
+                "restarts": self.restarts, "estimated_seconds": round(self.seconds), "baseline": self.baseline}
+
+
+def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[str, str] | None = None,
+              current_cpus: str | None = None) -> Plan:
+    """Expand and order the configurations; `knobs` are the server's facts for every knob axis,
+    `current` the server's present values (so an unchanged static knob needs no restart)."""
+    current = current or {}
+    names = list(spec.axes)
+    normalized: dict[str, tuple[Any, ...]] = {}
+    for name in names:
+        if name in SPECIAL_AXES:
+            normalized[name] = spec.axes[name]
+        else:
+            info = knobs[name]
+            normalized[name] = tuple(info.normalize(v) for v in spec.axes[name])
+    combos = list(itertools.product(*(normalized[n] for n in names))) or [()]
+    raw = []
+    for rep in range(spec.repeats):
+        for combo in combos:
+            values = dict(zip(names, combo, strict=True))
+            kn = {k: v for k, v in values.items() if k not in SPECIAL_AXES}
+            static = {k: v for k, v in kn.items() if not knobs[k].dynamic}
+            raw.append((kn, static, values.get("transport", spec.transport), values.get("engine", spec.engine),
+                        values.get("cpus"), rep))
+    if spec.order == "random":
+        random.Random(spec.seed).shuffle(raw)
+    # A static knob already at the server's value needs no restart: only the difference counts.
+    def effective(static: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in static.items() if not knobs[k].same(v, current.get(k, ""))}
+
+    def restart_key(item: tuple[Any, ...]) -> str:
+        cpus = item[4] if item[4] is not None else current_cpus
+        return json.dumps({"static": effective(item[1]), "cpus": cpus}, sort_keys=True, default=str)
+
+    # Group configurations that need the same restart state, keeping the first-seen order of groups.
+    first_seen: dict[str, int] = {}
+    for i, item in enumerate(raw):
+        first_seen.setdefault(restart_key(item), i)
+    raw.sort(key=lambda item: first_seen[restart_key(item)])
+    original_key = json.dumps({"static": {}, "cpus": current_cpus}, sort_keys=True, default=str)
+    configs = []
+    restarts = 0
+    prev_key = original_key
+    for idx, (kn, static, transport, engine, cpus, rep) in enumerate(raw):
+        key = restart_key((kn, static, transport, engine, cpus, rep))
+        restart = key != prev_key
+        prev_key = key
+        restarts += restart
+        configs.append(ConfigPlan(idx, kn, static, transport, engine, cpus, rep, restart))
+    if prev_key != original_key:
+        restarts += 1  # back to the original settings at the end
+    per_step = spec.warmup_seconds + spec.step_seconds
+    seconds = len(configs) * (spec.steps * per_step + spec.cooldown_seconds) + restarts * RESTART_SECONDS
+    baseline = 0
+    if spec.baseline:
+        want = {k: (knobs[k].normalize(v) if k in knobs else str(v)) for k, v in spec.baseline.items()}
+        for c in configs:
+            ckey = c.key()
+            if all(str(ckey.get(k, "")).lower() == str(v).lower() for k, v in want.items()):
+                baseline = c.idx
+                break
+        else:
+            raise ConfigError(f"{spec.source}: the baseline {dict(spec.baseline)} matches no configuration")
+    return Plan(spec, tuple(configs), restarts, seconds, baseline)

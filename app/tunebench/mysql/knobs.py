@@ -1,0 +1,159 @@
+"""What a server says about its variables, and changing one: SET GLOBAL + read-back.
+
+MariaDB describes every variable in information_schema.SYSTEM_VARIABLES (type, range, enum values,
+READ_ONLY). MySQL 8 gives ranges in performance_schema.variables_info but no type or dynamic flag, so a
+small catalog of the tuning knobs fills in, and for others the type is inferred from the current value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import mysql.connector
+
+from tunebench.core.errors import ConfigError, TargetError
+from tunebench.core.knobs import KnobInfo, check_name
+from tunebench.mysql.connect import ServerInfo, query_all
+
+MARIADB_TYPES = {"BOOLEAN": "bool", "ENUM": "enum", "SET": "set", "DOUBLE": "float", "VARCHAR": "string"}
+
+# MySQL 8.0 facts the server does not expose (type, dynamic); ranges come from variables_info.
+MYSQL_CATALOG: dict[str, tuple[str, bool, tuple[str, ...]]] = {
+    "innodb_flush_log_at_trx_commit": ("int", True, ()),
+    "innodb_doublewrite": ("enum", True, ("OFF", "ON", "DETECT_AND_RECOVER", "DETECT_ONLY")),  # 8.0.30+
+    "innodb_thread_concurrency": ("int", True, ()),
+    "innodb_spin_wait_delay": ("int", True, ()),
+    "innodb_spin_wait_pause_multiplier": ("int", True, ()),
+    "innodb_sync_spin_loops": ("int", True, ()),
+    "sync_binlog": ("int", True, ()),
+    "innodb_buffer_pool_size": ("int", True, ()),
+    "innodb_buffer_pool_instances": ("int", False, ()),
+    "innodb_io_capacity": ("int", True, ()),
+    "innodb_io_capacity_max": ("int", True, ()),
+    "innodb_log_file_size": ("int", False, ()),
+    "innodb_redo_log_capacity": ("int", True, ()),
+    "innodb_flush_method": ("enum", False, ("fsync", "O_DSYNC", "littlesync", "nosync", "O_DIRECT",
+                                             "O_DIRECT_NO_FSYNC")),
+    "innodb_adaptive_hash_index": ("bool", True, ()),
+    "innodb_change_buffering": ("enum", True, ("none", "inserts", "deletes", "changes", "purges", "all")),
+    "performance_schema": ("bool", False, ()),
+    "log_bin": ("bool", False, ()),
+    "max_connections": ("int", True, ()),
+    "table_open_cache": ("int", True, ()),
+    "thread_cache_size": ("int", True, ()),
+    "innodb_purge_threads": ("int", False, ()),
+    "innodb_read_io_threads": ("int", False, ()),
+    "innodb_write_io_threads": ("int", False, ()),
+    "innodb_page_cleaners": ("int", False, ()),
+}
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, (bytes, bytearray)):
+        return v.decode(errors="replace")
+    return "" if v is None else str(v)
+
+
+def _num(v: Any) -> float | None:
+    try:
+        return float(_text(v))
+    except ValueError:
+        return None
+
+
+def infer_type(current: str) -> str:
+    if current.upper() in ("ON", "OFF"):
+        return "bool"
+    if re.fullmatch(r"-?\d+", current):
+        return "int"
+    if re.fullmatch(r"-?\d+\.\d+", current):
+        return "float"
+    return "string"
+
+
+def unknown_variable(name: str, info: ServerInfo) -> ConfigError:
+    close = difflib.get_close_matches(name, list(info.variables), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return ConfigError(f"unknown server variable {name!r} on {info.flavor} {info.version}{hint}")
+
+
+def describe_knobs(conn: Any, info: ServerInfo, names: Iterable[str]) -> dict[str, KnobInfo]:
+    """KnobInfo for each name; ConfigError for a malformed or unknown name (nothing is sent for those)."""
+    wanted = []
+    for raw in names:
+        name = check_name(raw)
+        if name not in info.variables:
+            raise unknown_variable(name, info)
+        wanted.append(name)
+    if not wanted:
+        return {}
+    if info.flavor == "mariadb":
+        return mariadb_knobs(conn, wanted)
+    return mysql_knobs(conn, info, wanted)
+
+
+def mariadb_knobs(conn: Any, names: list[str]) -> dict[str, KnobInfo]:
+    marks = ",".join(["%s"] * len(names))
+    rows = query_all(conn, "SELECT VARIABLE_NAME, VARIABLE_TYPE, READ_ONLY, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, "
+                           "ENUM_VALUE_LIST, GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES "
+                           f"WHERE VARIABLE_NAME IN ({marks})", tuple(n.upper() for n in names))
+    return {k.name: k for k in (mariadb_row(r) for r in rows)}
+
+
+def mariadb_row(row: tuple[Any, ...]) -> KnobInfo:
+    name, vtype, read_only, lo, hi, enums, current = row
+    base = _text(vtype).split()[0].upper()
+    if base in MARIADB_TYPES:
+        kind = MARIADB_TYPES[base]
+    elif base in ("INT", "BIGINT", "TINYINT", "SMALLINT", "MEDIUMINT"):
+        kind = "int"
+    else:
+        kind = "string"
+    choices = tuple(c for c in _text(enums).split(",") if c) if kind in ("enum", "set") else ()
+    return KnobInfo(name=_text(name).lower(), type=kind, dynamic=_text(read_only).upper() != "YES", min=_num(lo),
+                    max=_num(hi), choices=choices, current=_text(current))
+
+
+def mysql_knobs(conn: Any, info: ServerInfo, names: list[str]) -> dict[str, KnobInfo]:
+    ranges: dict[str, tuple[float | None, float | None]] = {}
+    try:
+        marks = ",".join(["%s"] * len(names))
+        for name, lo, hi in query_all(conn, "SELECT VARIABLE_NAME, MIN_VALUE, MAX_VALUE FROM "
+                                            f"performance_schema.variables_info WHERE VARIABLE_NAME IN ({marks})",
+                                      tuple(names)):
+            ranges[_text(name).lower()] = (_num(lo), _num(hi))
+    except mysql.connector.Error:
+        pass  # PFS off or no privilege: no ranges, the server still refuses bad values
+    out = {}
+    for name in names:
+        current = info.variables.get(name, "")
+        kind, dynamic, choices = MYSQL_CATALOG.get(name, (infer_type(current), True, ()))
+        lo, hi = ranges.get(name, (None, None))
+        if lo == hi == 0:  # variables_info says 0/0 for non-numeric variables
+            lo = hi = None
+        out[name] = KnobInfo(name, kind, dynamic, lo, hi, choices, current)
+    return out
+
+
+def read_global(conn: Any, name: str) -> str:
+    name = check_name(name)
+    rows = query_all(conn, f"SELECT @@GLOBAL.{name}")
+    return _text(rows[0][0]) if rows else ""
+
+
+def set_global(conn: Any, knob: KnobInfo, value: int | float | str) -> str:
+    """SET GLOBAL (name checked by describe_knobs, value as a parameter); returns the read-back value."""
+    name = check_name(knob.name)
+    try:
+        query_all(conn, f"SET GLOBAL {name} = %s", (value,))
+    except mysql.connector.Error as exc:
+        msg = getattr(exc, "msg", None) or str(exc)
+        if getattr(exc, "errno", None) == 1238:
+            raise ConfigError(f"{name} is read-only on this server: it needs a restart to change") from None
+        if getattr(exc, "errno", None) in (1227, 1142):
+            raise TargetError(f"cannot set {name}: the account lacks SUPER/SYSTEM_VARIABLES_ADMIN") from None
+        raise ConfigError(f"the server refused {name} = {value}: {msg}") from None
+    return read_global(conn, name)

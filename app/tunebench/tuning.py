@@ -1,0 +1,269 @@
+"""Changing knobs on a target and always putting them back.
+
+Before the first change of a knob, its original value goes into the store's journal; the journal is
+replayed at the end of the run, on abort, on SIGTERM, and after a crash by `tunebench restore` (or
+automatically at the next start). Dynamic knobs use SET GLOBAL with a read-back; static knobs and CPU
+binding restart the sandbox with a my.cnf overlay (an external target needs a restart method, which
+Tunebench does not have yet: static knobs are refused there before anything runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import mysql.connector
+
+from tunebench.core.errors import ConfigError, TargetError, TunebenchError
+from tunebench.core.interval import Event
+from tunebench.core.knobs import KnobInfo, cnf_entry
+from tunebench.core.sweep import ConfigPlan
+from tunebench.hosts.sandbox import SandboxServer
+from tunebench.mysql.connect import ServerInfo, introspect, open_connection
+from tunebench.mysql.knobs import describe_knobs, read_global, set_global
+from tunebench.mysql.target import Target, conn_params
+from tunebench.store.repo import Store
+
+OVERLAY = "@sandbox"  # journal name of the sandbox's my.cnf overlay + CPU binding
+
+
+def proc_start(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def owner_alive(pid: int, start: str) -> bool:
+    return pid > 0 and bool(start) and proc_start(pid) == start
+
+
+def sandbox_for(target: Target) -> SandboxServer | None:
+    """The Tunebench sandbox behind this target, if it is one (its socket lives in a sandbox dir)."""
+    if not target.socket:
+        return None
+    base = Path(target.socket).parent
+    if Path(target.socket).name == "mysqld.sock" and (base / "state.json").is_file():
+        return SandboxServer(base)
+    return None
+
+
+class KnobController:
+    def __init__(self, store: Store, target: Target, info: ServerInfo, session_id: int | None,
+                 event: Callable[[Event], None] | None = None, note: Callable[[str], None] | None = None,
+                 around_restart: tuple[Callable[[], None], Callable[[], None]] | None = None):
+        self.store, self.target, self.info, self.session_id = store, target, info, session_id
+        # (before, after): the run pauses its probes so a planned restart is not reported as a failure
+        self.around_restart = around_restart or (lambda: None, lambda: None)
+        self.sandbox = sandbox_for(target)
+        self.event = event or (lambda _e: None)
+        self.note = note or (lambda _m: None)
+        self.owner = (os.getpid(), proc_start(os.getpid()))
+        self.knobs: dict[str, KnobInfo] = {}
+        self.restarts = 0
+        self._password: str | None = None
+
+    # -- connections --
+    def connect(self) -> Any:
+        params = conn_params(self.target, None, password=self._password)
+        self._password = params.password
+        return open_connection(params, self.target.name)
+
+    def describe(self, names: Iterable[str]) -> dict[str, KnobInfo]:
+        conn = self.connect()
+        try:
+            found = describe_knobs(conn, self.info, names)
+        finally:
+            conn.close()
+        self.knobs.update(found)
+        return found
+
+    def check_restartable(self, configs: Iterable[ConfigPlan]) -> None:
+        if self.sandbox is not None:
+            return
+        for c in configs:
+            if c.static:
+                name = next(iter(c.static))
+                raise ConfigError(f"{name} is static (needs a server restart) and target {self.target.name} has no "
+                                  "restart method; only the sandbox can be restarted by Tunebench so far")
+            if c.cpus:
+                raise ConfigError(f"the cpus axis binds the sandbox server; target {self.target.name} is not it")
+
+    # -- journal --
+    def _journal(self, name: str, kind: str, original: str) -> None:
+        self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
+                               original=original, owner_pid=self.owner[0], owner_start=self.owner[1])
+
+    # -- applying --
+    def apply_config(self, cfg: ConfigPlan) -> dict[str, str]:
+        """Bring the server to this configuration; returns the read-back value of every knob."""
+        readback: dict[str, str] = {}
+        if self.sandbox is not None:
+            self._restart_sandbox(cfg)  # restarts only when the overlay or the CPU binding must change
+        conn = self.connect()
+        try:
+            for name, value in cfg.knobs.items():
+                info = self.knobs[name]
+                if not info.dynamic:
+                    readback[name] = read_global(conn, name)
+                    if not info.same(readback[name], value):
+                        raise TargetError(f"{name}: the server restarted but reads back {readback[name]!r}, "
+                                          f"not {value!r}")
+                    continue
+                readback[name] = self._set(conn, info, value)
+        finally:
+            conn.close()
+        return readback
+
+    def _set(self, conn: Any, info: KnobInfo, value: Any) -> str:
+        current = read_global(conn, info.name)
+        self._journal(info.name, "dynamic", current)
+        got = set_global(conn, info, value)
+        if not info.same(got, value):
+            self.note(f"{info.name}: asked for {value}, the server reads back {got}")
+        if not info.same(got, current):
+            self.event(Event(time.time(), "knob", f"{info.name} = {got}",
+                             {"name": info.name, "from": current, "to": got, "asked": value}))
+        return got
+
+    def set_live(self, name: str, value: Any) -> dict[str, Any]:
+        """A dynamic knob change while the load runs (the GUI's knob panel)."""
+        info = self.knobs.get(name) or self.describe([name])[name]
+        if not info.dynamic:
+            raise ConfigError(f"{name} is static: it cannot change while the load runs")
+        norm = info.normalize(value)
+        conn = self.connect()
+        try:
+            before = read_global(conn, name)
+            after = self._set(conn, info, norm)
+        finally:
+            conn.close()
+        return {"name": name, "from": before, "to": after}
+
+    def _restart_sandbox(self, cfg: ConfigPlan) -> None:
+        sb = self.sandbox
+        assert sb is not None
+        st = sb.status()
+        original = self._original_overlay()
+        if original is None:
+            original = {"overrides": st.overrides, "cpus": st.cpus}
+            self._journal(OVERLAY, "static", json.dumps(original))
+        # Only what differs from the server as it was: a static knob at its original value needs no overlay.
+        changed = {k: v for k, v in cfg.static.items()
+                   if not (k in self.knobs and self.knobs[k].same(v, self.knobs[k].current))}
+        overrides = {**original["overrides"], **dict(cnf_entry(k, v) for k, v in changed.items())}
+        cpus = cfg.cpus if cfg.cpus is not None else original["cpus"]  # no cpus axis: as it was
+        if overrides == st.overrides and cpus == st.cpus and st.running:
+            return
+        if not st.running:
+            raise TargetError("the sandbox server is not running")
+        t0 = time.time()
+        self.around_restart[0]()
+        try:
+            sb.start(overrides, cpus)
+        finally:
+            self.around_restart[1]()
+        self.restarts += 1
+        self.event(Event(time.time(), "restart", f"sandbox restarted ({time.time() - t0:.1f} s): "
+                         + (", ".join(f"{k}={v}" for k, v in cfg.static.items()) or "original settings")
+                         + (f", cpus {cfg.cpus}" if cfg.cpus else ""),
+                         {"static": dict(cfg.static), "cpus": cfg.cpus, "seconds": round(time.time() - t0, 2)}))
+
+    def _original_overlay(self) -> dict[str, Any] | None:
+        for r in self.store.journal_pending():
+            if r["name"] == OVERLAY and r["target_name"] == self.target.name:
+                return json.loads(r["original"])  # type: ignore[no-any-return]
+        return None
+
+    # -- restoring --
+    def restore(self) -> list[dict[str, Any]]:
+        """Put back every knob this process journaled (static first, then dynamic)."""
+        rows = [r for r in self.store.journal_pending() if (r["owner_pid"], r["owner_start"]) == self.owner]
+        self.around_restart[0]()
+        try:
+            done = restore_rows(self.store, rows, self.note)
+        finally:
+            self.around_restart[1]()
+        self.restarts += sum(1 for d in done if d["name"] == OVERLAY and d.get("restarted"))
+        for d in done:
+            if d["state"] == "restored":
+                self.event(Event(time.time(), "restore", f"{d['name']} restored to {d['original']}", d))
+            else:
+                self.event(Event(time.time(), "error", f"could not restore {d['name']}: {d['message']}", d))
+        return done
+
+
+def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str], None]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    by_target: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_target.setdefault(r["target_name"], []).append(r)
+    for target_rows in by_target.values():
+        target = Target(**target_rows[0]["target"])
+        statics = [r for r in target_rows if r["kind"] == "static"]
+        dynamics = [r for r in target_rows if r["kind"] == "dynamic"]
+        for r in statics:
+            result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"]}
+            try:
+                sb = sandbox_for(target)
+                if sb is None:
+                    raise TargetError("not a sandbox: restart it with its original settings by hand")
+                orig = json.loads(r["original"])
+                st = sb.status()
+                restarted = not (st.running and st.overrides == orig["overrides"] and st.cpus == orig["cpus"])
+                if restarted:
+                    sb.start(orig["overrides"], orig["cpus"])
+                store.journal_mark(r["id"], "restored")
+                out.append({**result, "state": "restored", "restarted": restarted})
+            except TunebenchError as exc:
+                store.journal_mark(r["id"], "failed", str(exc))
+                out.append({**result, "state": "failed", "message": str(exc)})
+        if not dynamics:
+            continue
+        try:
+            conn = open_connection(conn_params(target, None), target.name)
+        except TunebenchError as exc:
+            for r in dynamics:
+                out.append({"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"],
+                            "state": "failed", "message": str(exc)})
+            note(f"cannot restore knobs on {target.name}: {exc}; the journal keeps them for `tunebench restore`")
+            continue
+        try:
+            info = introspect(conn)
+            facts = describe_knobs(conn, info, [r["name"] for r in dynamics])
+            for r in dynamics:
+                result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"]}
+                try:
+                    k = facts[r["name"]]
+                    got = set_global(conn, k, k.normalize(r["original"]) if k.type != "string" else r["original"])
+                    ok = k.same(got, r["original"])
+                    store.journal_mark(r["id"], "restored" if ok else "failed",
+                                       None if ok else f"reads back {got}")
+                    out.append({**result, "state": "restored" if ok else "failed", "now": got})
+                except (TunebenchError, KeyError, mysql.connector.Error) as exc:
+                    store.journal_mark(r["id"], "failed", str(exc))
+                    out.append({**result, "state": "failed", "message": str(exc)})
+        finally:
+            with contextlib.suppress(Exception):
+                conn.close()
+    return out
+
+
+def restore_pending(store: Store, force: bool = False, note: Callable[[str], None] | None = None
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Restore journal entries whose run is gone (crash, kill -9). Entries of a live run are left to it
+    unless `force`. Returns (restored-or-failed, skipped-because-in-use)."""
+    rows = store.journal_pending()
+    live = [r for r in rows if owner_alive(r["owner_pid"], r["owner_start"]) and r["owner_pid"] != os.getpid()]
+    todo = rows if force else [r for r in rows if r not in live]
+    return restore_rows(store, todo, note or (lambda _m: None)), ([] if force else live)
+
+
+def describe_pending(rows: Iterable[Mapping[str, Any]]) -> str:
+    return ", ".join(f"{r['name']}={r['original']} on {r['target']}" for r in rows)
