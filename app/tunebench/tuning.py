@@ -192,6 +192,8 @@ class KnobController:
             self.around_restart[1]()
         self.restarts += sum(1 for d in done if d["name"] == OVERLAY and d.get("restarted"))
         for d in done:
+            if d["name"] == OVERLAY and d.get("restarted"):
+                self.event(Event(time.time(), "restart", "sandbox restarted: original settings", d))
             if d["state"] == "restored":
                 self.event(Event(time.time(), "restore", f"{d['name']} restored to {d['original']}", d))
             else:
@@ -262,7 +264,10 @@ def restore_pending(store: Store, force: bool = False, note: Callable[[str], Non
     rows = store.journal_pending()
     live = [r for r in rows if owner_alive(r["owner_pid"], r["owner_start"]) and r["owner_pid"] != os.getpid()]
     todo = rows if force else [r for r in rows if r not in live]
-    return restore_rows(store, todo, note or (lambda _m: None)), ([] if force else live)
+    done = restore_rows(store, todo, note or (lambda _m: None))
+    for sid in {r["session_id"] for r in todo if r["session_id"] is not None}:
+        store.mark_interrupted(sid)
+    return done, ([] if force else live)
 
 
 def describe_pending(rows: Iterable[Mapping[str, Any]]) -> str:

@@ -24,6 +24,7 @@ Connector = Callable[[], Any]
 # errno -> why a probe cannot work, in the user's words.
 ER_ACCESS_DENIED = (1044, 1142, 1143, 1227, 1370)  # db access, table access, column, privilege, routine
 ER_NO_TABLE = (1109, 1146)
+LOST_CONNECTION = (None, -1, 2006, 2013, 2055)  # gone away, lost, "connection not available" (no errno)
 
 
 def _text(value: Any) -> str:
@@ -67,8 +68,14 @@ class SqlProbe:
         return self._conn
 
     def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        fresh = self._conn is None
         try:
             return query_all(self.conn(), sql, args)
+        except (mysql.connector.InterfaceError, mysql.connector.OperationalError) as exc:
+            self.drop()
+            if fresh or getattr(exc, "errno", None) not in LOST_CONNECTION:
+                raise
+            return query_all(self.conn(), sql, args)  # the server restarted since: once more, reconnected
         except mysql.connector.Error:
             self.drop()
             raise

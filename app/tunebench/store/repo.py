@@ -133,6 +133,16 @@ class Store:
                 ]
         return self._guard(read)  # type: ignore[no-any-return]
 
+    def mark_interrupted(self, session_id: int) -> bool:
+        """A session whose process died mid-run (kill -9, crash) is 'interrupted', not 'running'."""
+        with OrmSession(self.engine) as s:
+            r = s.get(SessionRow, session_id)
+            if r is None or r.status != "running":
+                return False
+            r.status = "interrupted"
+            s.commit()
+            return True
+
     def journal_mark(self, row_id: int, state: str, message: str | None = None) -> None:
         with OrmSession(self.engine) as s:
             r = s.get(KnobJournalRow, row_id)

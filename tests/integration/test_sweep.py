@@ -1,0 +1,281 @@
+"""Issue 4's must-show: sweeps on the real sandbox, knobs always put back, even after kill -9."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.conftest import ROOT
+
+from tunebench.experiment import Experiment, RunSpec
+from tunebench.load.engine import ClientGroup
+from tunebench.load.workload import load_workload
+from tunebench.mysql.connect import open_connection, query_all
+from tunebench.mysql.target import conn_params
+from tunebench.store.repo import Store
+
+pytestmark = pytest.mark.integration
+WATCHED = ("innodb_doublewrite", "innodb_flush_log_at_trx_commit", "innodb_spin_wait_delay", "sync_binlog",
+           "innodb_io_capacity")
+
+
+def knob_values(sandbox):
+    conn = open_connection(conn_params(sandbox.target(), "socket"))
+    try:
+        row = query_all(conn, "SELECT " + ", ".join(f"@@GLOBAL.{k}" for k in WATCHED))[0]
+    finally:
+        conn.close()
+    return dict(zip(WATCHED, (str(v) for v in row), strict=True))
+
+
+def store_for(sandbox):
+    return Store(Path(sandbox.base).parent / "sessions.sqlite")
+
+
+def write_spec(tmp_path, body):
+    p = tmp_path / "sweep.toml"
+    p.write_text(body)
+    return str(p)
+
+
+def test_trx_commit_doublewrite_recipe(sandbox, cli):
+    before, overrides = knob_values(sandbox), sandbox.status().overrides
+    plan = json.loads(cli("sweep", "workloads/recipes/trx-commit-doublewrite.toml", "--plan", "--json").stdout)
+    out = cli("sweep", "workloads/recipes/trx-commit-doublewrite.toml", "--step-seconds", "3", "--json", timeout=400)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "completed"
+    assert len(result["configs"]) == 4
+    for c in result["configs"]:
+        assert [s["threads"] for s in c["steps"]] == [4, 16, 64]
+        assert all(s["tps"] > 0 for s in c["steps"]) and c["best"]["tps"] > 0
+    assert {c["knobs"]["innodb_doublewrite"] for c in result["configs"]} == {"ON", "OFF"}
+    assert len(result["best_to_best"]) == 4 and result["baseline"] == 0
+    base = next(r for r in result["ratios"] if r["config"] == 0)
+    assert all(s["ratio"] == 1.0 for s in base["steps"])
+    # applied values were verified by read-back
+    assert all(c["applied"]["innodb_flush_log_at_trx_commit"] == str(c["knobs"]["innodb_flush_log_at_trx_commit"])
+               for c in result["configs"])
+    # the server restarted exactly as planned, and every knob reads back its original value
+    assert result["restarts"] == plan["restarts"] == 2
+    assert knob_values(sandbox) == before
+    assert sandbox.status().overrides == overrides
+    show = json.loads(cli("sessions", "show", str(result["session_id"]), "--json").stdout)
+    assert len([e for e in show["events"] if e["kind"] == "restart"]) == plan["restarts"]
+    assert not [e for e in show["events"] if e["kind"] == "probe_error"]  # a planned restart is not a failure
+    md = cli("sessions", "export", str(result["session_id"]), "--format", "md")
+    assert "## Best-to-best" in md.stdout and "## Ratio to baseline" in md.stdout
+    assert "| innodb_doublewrite=OFF, innodb_flush_log_at_trx_commit=2 |" in md.stdout
+
+
+def test_kill9_then_restore(sandbox, cli, tmp_path):
+    before, overrides = knob_values(sandbox), sandbox.status().overrides
+    spec = write_spec(tmp_path, """
+workload = "oltp_update_index"
+threads = [2]
+step_seconds = 60
+warmup_seconds = 0
+[options]
+table_size = 10000
+[axes]
+innodb_doublewrite = ["OFF"]
+innodb_flush_log_at_trx_commit = [2]
+innodb_io_capacity = [777]
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "sweep", spec], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if "thds:" in line:  # the load runs with every knob applied
+                break
+        else:
+            pytest.fail("the sweep never started its load")
+        for _ in range(3):
+            proc.stdout.readline()
+        assert knob_values(sandbox)["innodb_io_capacity"] == "777"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(30)
+        proc.stdout.close()
+    assert knob_values(sandbox)["innodb_flush_log_at_trx_commit"] == "2"  # left changed by the kill
+    assert sandbox.status().overrides == {"innodb_doublewrite": "OFF"}
+    out = cli("restore", "--json")
+    assert out.returncode == 0, out.stderr
+    restored = json.loads(out.stdout)["restored"]
+    assert {r["name"] for r in restored} == {"@sandbox", "innodb_flush_log_at_trx_commit", "innodb_io_capacity"}
+    assert all(r["state"] == "restored" for r in restored)
+    assert knob_values(sandbox) == before and sandbox.status().overrides == overrides
+    assert json.loads(cli("restore", "--json").stdout)["restored"] == []  # nothing left
+    # the session kept what was recorded up to the kill
+    sid = restored[0]["id"] and json.loads(cli("sessions", "list", "--json").stdout)[-1]["id"]
+    show = json.loads(cli("sessions", "show", str(sid), "--json").stdout)
+    assert show["status"] == "interrupted"
+    assert show["series"]["client.main.tps"]["points"] >= 3 and show["series"]["server.questions"]["points"] >= 3
+
+
+def test_next_start_restores_automatically(sandbox, cli, tmp_path):
+    before = knob_values(sandbox)
+    spec = write_spec(tmp_path, """
+workload = "oltp_point_select"
+threads = [1]
+step_seconds = 60
+warmup_seconds = 0
+[options]
+table_size = 10000
+[axes]
+innodb_spin_wait_delay = [77]
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "sweep", spec], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        while "thds:" not in proc.stdout.readline():
+            pass
+    finally:
+        proc.kill()
+        proc.wait(30)
+        proc.stdout.close()
+    assert knob_values(sandbox)["innodb_spin_wait_delay"] == "77"
+    out = cli("sessions", "list")
+    assert out.returncode == 0
+    assert "tunebench: restored innodb_spin_wait_delay = " in out.stderr and "interrupted run" in out.stderr
+    assert knob_values(sandbox) == before
+
+
+def test_static_recipe_restarts_only_as_planned(sandbox, cli, tmp_path):
+    spec = write_spec(tmp_path, """
+workload = "oltp_point_select"
+threads = [2]
+step_seconds = 1
+warmup_seconds = 0
+order = "random"
+seed = 7
+[options]
+table_size = 10000
+[axes]
+innodb_doublewrite = ["OFF", "ON"]
+innodb_flush_log_at_trx_commit = [1, 2]
+innodb_spin_wait_delay = [4, 50]
+""")
+    plan = json.loads(cli("sweep", spec, "--plan", "--json").stdout)
+    assert len(plan["configs"]) == 8
+    # random order, but all doublewrite=OFF configurations together: one restart there, one back
+    assert plan["restarts"] == 2
+    out = cli("sweep", spec, "--json", "--probes", "none")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["restarts"] == plan["restarts"]
+    show = json.loads(cli("sessions", "show", str(result["session_id"]), "--json").stdout)
+    assert len([e for e in show["events"] if e["kind"] == "restart"]) == plan["restarts"]
+
+
+def test_bad_specs_never_reach_the_server(sandbox, cli, tmp_path):
+    before = knob_values(sandbox)
+    cases = [
+        ('innodb_flush_log_at_trx_comit = [1, 2]',
+         "unknown server variable 'innodb_flush_log_at_trx_comit' on mariadb 10.11.19 "
+         "(did you mean innodb_flush_log_at_trx_commit?)"),
+        ('innodb_flush_log_at_trx_commit = [1, 5]', "innodb_flush_log_at_trx_commit: 5 is out of range [0, 3]"),
+        ('innodb_doublewrite = ["maybe"]', "innodb_doublewrite: 'maybe' is not a boolean (use ON/OFF)"),
+        ('"x=1; DROP" = [1]', "invalid server variable name 'x=1; DROP'"),
+        ('innodb_io_capacity = ["100; DROP TABLE tunebench.sbtest1"]', "axis innodb_io_capacity: invalid value"),
+        ('innodb_io_capacity = ["lots"]', "innodb_io_capacity: 'lots' is not an integer"),
+    ]
+    for axes, message in cases:
+        spec = write_spec(tmp_path, f'workload = "oltp_point_select"\nthreads = [1]\n[axes]\n{axes}\n')
+        out = cli("sweep", spec, "--step-seconds", "1")
+        assert out.returncode == 2, (axes, out.stdout, out.stderr)
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("tunebench: error:") and message in lines[0], (axes, lines)
+    assert knob_values(sandbox) == before
+
+
+def test_static_knob_on_target_without_restart_method(sandbox, cli, tmp_path):
+    pw = conn_params(sandbox.target(), "socket").password
+    spec = write_spec(tmp_path, 'workload = "oltp_point_select"\nthreads = [1]\n[axes]\ninnodb_doublewrite = ["OFF"]\n')
+    out = cli("sweep", spec, "--target", f"mysql://tunebench@127.0.0.1:{sandbox.status().port}", "--plan",
+              env={"MYSQL_PWD": pw})
+    assert out.returncode == 2
+    assert out.stderr.strip() == ("tunebench: error: innodb_doublewrite needs a server restart and target "
+                                  f"mysql://tunebench@127.0.0.1:{sandbox.status().port} has no restart method "
+                                  "(only the sandbox can be restarted by Tunebench so far)")
+
+
+def test_live_knob_change_splits_the_step(sandbox):
+    before = knob_values(sandbox)
+    wl = load_workload("oltp_update_index")
+    group = ClientGroup("main", wl, wl.options({"table_size": 10000}), (4,))
+    store = store_for(sandbox)
+    spec = RunSpec(groups=(group,), step_seconds=8, probes=("status",))
+    exp = Experiment(store, sandbox.target(), spec)
+    changes = []
+
+    def flip():
+        time.sleep(5)
+        changes.append(exp.change_knob("innodb_flush_log_at_trx_commit", "0"))
+
+    import threading
+    th = threading.Thread(target=flip)
+    th.start()
+    result = exp.run()
+    th.join()
+    assert changes and changes[0]["from"] == "1" and changes[0]["to"] == "0"
+    seg = result["steps"][0]["segments"]
+    assert len(seg) == 2 and seg[1]["after"]["to"] == "0"
+    assert seg[0]["groups"]["main"]["tps"] > 0 and seg[1]["groups"]["main"]["tps"] > 0
+    session = store.get_session(result["session_id"])
+    knob_events = [e for e in session["events"] if e["kind"] == "knob"]
+    assert len(knob_events) == 1 and knob_events[0]["data"]["name"] == "innodb_flush_log_at_trx_commit"
+    assert knob_values(sandbox) == before  # restored at the end of the run
+    store.close()
+
+
+def test_resume_after_abort(sandbox, cli, tmp_path):
+    spec = write_spec(tmp_path, """
+workload = "oltp_point_select"
+threads = [1, 2]
+step_seconds = 2
+warmup_seconds = 0
+[options]
+table_size = 10000
+[axes]
+innodb_spin_wait_delay = [4, 30, 60]
+""")
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "sweep", spec, "--probes", "none"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = 0
+    try:
+        while seen < 5:  # a few seconds into the first configuration
+            if "thds:" in proc.stdout.readline():
+                seen += 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 130
+    finally:
+        proc.kill()
+        proc.stdout.close()
+    sid = json.loads(cli("sessions", "list", "--json").stdout)[-1]["id"]
+    first = json.loads(cli("sessions", "show", str(sid), "--json").stdout)
+    assert first["status"] == "aborted"
+    done = [s for s in first["steps"] if s["summary"]]
+    assert 1 <= len(done) < 6
+    out = cli("sweep", spec, "--resume", str(sid), "--probes", "none", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["session_id"] == sid and result["status"] == "completed"
+    assert [len(c["steps"]) for c in result["configs"]] == [2, 2, 2]
+    bad = cli("sweep", "workloads/recipes/socket-vs-tcp.toml", "--resume", str(sid))
+    assert bad.returncode == 2 and "was not recorded from this sweep spec" in bad.stderr
+
+
+def test_every_recipe_plans_on_the_sandbox(sandbox, cli):
+    for recipe in sorted((ROOT / "workloads" / "recipes").glob("*.toml")):
+        out = cli("sweep", str(recipe), "--plan", "--json")
+        assert out.returncode == 0, (recipe.name, out.stderr)
+        assert json.loads(out.stdout)["configs"]
+    assert os.environ.get("TUNEBENCH_HOME")
