@@ -39,22 +39,23 @@ class StepSummary:
 
 
 def steady_start(values: Sequence[float], min_keep: int = 3) -> int:
-    """Index where the steady state begins, by MSER (marginal standard error rule, White 1997).
+    """Number of leading seconds that are not yet at the steady level.
 
-    Picks the truncation d (at most half the series) minimising sum((x[d:] - mean)^2) / (n - d)^2: a
-    ramp-up at the start inflates the spread more than dropping its seconds costs in sample size.
+    The steady level is the median of the second half of the step; a leading second is transient when
+    it differs from that level by more than 3 robust standard deviations (1.4826 x MAD) and by more than
+    5 %. At most half the step is cut; steps shorter than 2 x `min_keep` are left alone.
     """
     n = len(values)
     if n < 2 * min_keep:
         return 0
-    best_d, best = 0, float("inf")
-    for d in range(n // 2 + 1):
-        tail = values[d:]
-        m = statistics.fmean(tail)
-        score = sum((x - m) ** 2 for x in tail) / (len(tail) ** 2)
-        if score < best * 0.999999:  # prefer the smaller cut on ties
-            best_d, best = d, score
-    return best_d
+    tail = sorted(values[n // 2:])
+    level = statistics.median(tail)
+    mad = statistics.median(abs(x - level) for x in tail)
+    band = max(3 * 1.4826 * mad, 0.05 * abs(level))
+    d = 0
+    while d < n // 2 and abs(values[d] - level) > band:
+        d += 1
+    return d
 
 
 def summarize(

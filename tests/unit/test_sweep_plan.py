@@ -1,0 +1,178 @@
+"""Sweep specs, knob values, the planner, steady state, and result tables (no server)."""
+
+import pytest
+
+from tunebench.core.errors import ConfigError
+from tunebench.core.knobs import KnobInfo, check_name, cnf_entry
+from tunebench.core.results import markdown, sweep_tables
+from tunebench.core.stats import steady_start
+from tunebench.core.sweep import human, make_plan, parse_spec
+from tunebench.mysql.connect import ServerInfo
+from tunebench.mysql.knobs import mariadb_row, mysql_knobs
+
+KNOBS = {
+    "innodb_flush_log_at_trx_commit": KnobInfo("innodb_flush_log_at_trx_commit", "int", True, 0, 3, current="1"),
+    "innodb_doublewrite": KnobInfo("innodb_doublewrite", "bool", False, current="ON"),
+    "innodb_spin_wait_delay": KnobInfo("innodb_spin_wait_delay", "int", True, 0, 6000, current="4"),
+    "innodb_buffer_pool_size": KnobInfo("innodb_buffer_pool_size", "int", True, 2097152, 2**64, current="134217728"),
+    "performance_schema": KnobInfo("performance_schema", "bool", False, current="ON"),
+}
+CURRENT = {k: v.current for k, v in KNOBS.items()}
+
+
+def spec(axes: str, extra: str = "") -> str:
+    return f'workload = "oltp_point_select"\nthreads = [1, 4]\nstep_seconds = 10\nwarmup_seconds = 0\n{extra}\n' \
+           f'[axes]\n{axes}\n'
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    ("x=1; DROP", "invalid server variable name"),
+    ("innodb-doublewrite", None),  # dashes are fine: my.cnf spelling
+    ("Innodb_IO_Capacity", None),
+    ("a" * 70, "invalid server variable name"),
+    ("sql_mode`", "invalid server variable name"),
+])
+def test_knob_names(bad, message):
+    if message:
+        with pytest.raises(ConfigError, match=message):
+            check_name(bad)
+    else:
+        assert check_name(bad) == bad.lower().replace("-", "_")
+
+
+def test_knob_values_normalise_and_check_ranges():
+    trx = KNOBS["innodb_flush_log_at_trx_commit"]
+    assert trx.normalize("2") == 2 and trx.normalize(0) == 0
+    with pytest.raises(ConfigError, match=r"out of range \[0, 3\]"):
+        trx.normalize(5)
+    bp = KNOBS["innodb_buffer_pool_size"]
+    assert bp.normalize("512M") == 512 * 2**20 and bp.normalize("1G") == 2**30
+    with pytest.raises(ConfigError, match="not an integer"):
+        bp.normalize("big")
+    dw = KNOBS["innodb_doublewrite"]
+    assert dw.normalize("off") == "OFF" and dw.normalize(1) == "ON" and dw.normalize(True) == "ON"
+    assert dw.same("1", "ON") and not dw.same("OFF", "ON")
+    enum = KnobInfo("innodb_flush_method", "enum", False, choices=("fsync", "O_DIRECT"))
+    assert enum.normalize("o_direct") == "O_DIRECT"
+    with pytest.raises(ConfigError, match="not one of fsync, O_DIRECT"):
+        enum.normalize("nosync")
+    assert cnf_entry("log_bin", "ON") == ("log_bin", "binlog") and cnf_entry("log_bin", "OFF") == ("skip_log_bin", None)
+
+
+def test_spec_errors_are_one_clear_line():
+    with pytest.raises(ConfigError, match="unknown key 'axis'"):
+        parse_spec('workload = "oltp_point_select"\n[axis]\nx = [1]\n')
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        parse_spec("workload = ")
+    with pytest.raises(ConfigError, match="give a workload"):
+        parse_spec("threads = [1]\n")
+    with pytest.raises(ConfigError, match="transport axis values are socket or tcp"):
+        parse_spec(spec('transport = ["pipe"]'))
+    with pytest.raises(ConfigError, match="cpus axis values are taskset lists"):
+        parse_spec(spec('cpus = ["0; rm -rf /"]'))
+    with pytest.raises(ConfigError, match="baseline names 'sync_binlog', which is not an axis"):
+        parse_spec(spec("innodb_spin_wait_delay = [6]", "baseline = { sync_binlog = 1 }"))
+    with pytest.raises(ConfigError, match="invalid value"):
+        parse_spec(spec('innodb_spin_wait_delay = ["6; DROP TABLE x"]'))
+
+
+def test_plan_groups_static_configurations_to_minimise_restarts():
+    s = parse_spec(spec('innodb_flush_log_at_trx_commit = [1, 2]\ninnodb_doublewrite = ["OFF", "ON"]\n'
+                        'innodb_spin_wait_delay = [6, 96]', 'order = "random"\nseed = 3'))
+    plan = make_plan(s, KNOBS, CURRENT)
+    assert len(plan.configs) == 8
+    dws = [c.knobs["innodb_doublewrite"] for c in plan.configs]
+    assert dws in (["OFF"] * 4 + ["ON"] * 4, ["ON"] * 4 + ["OFF"] * 4)  # grouped despite random order
+    # ON is the server's value: one restart into the OFF group and one out of it (before the ON group,
+    # or at the end when OFF comes last)
+    assert plan.restarts == 2
+    assert [c.restart for c in plan.configs].count(True) == (2 if dws[0] == "OFF" else 1)
+    listed = make_plan(parse_spec(spec('innodb_doublewrite = ["ON", "OFF"]\ninnodb_flush_log_at_trx_commit = [1, 2]')),
+                       KNOBS, CURRENT)
+    assert [c.label() for c in listed.configs][:2] == ["innodb_doublewrite=ON, innodb_flush_log_at_trx_commit=1",
+                                                       "innodb_doublewrite=ON, innodb_flush_log_at_trx_commit=2"]
+    assert listed.restarts == 2 and listed.seconds == 4 * 2 * 10 + 2 * 3.0
+
+
+def test_plan_cpus_axis_and_baseline_and_repeats():
+    s = parse_spec(spec('cpus = ["0", "0-1"]\ninnodb_buffer_pool_size = ["512M"]',
+                        'repeats = 2\nbaseline = { cpus = "0-1" }'))
+    plan = make_plan(s, KNOBS, CURRENT)
+    assert [c.cpus for c in plan.configs] == ["0", "0", "0-1", "0-1"]  # repeats grouped by binding
+    assert plan.baseline == 2 and plan.configs[2].label() == "innodb_buffer_pool_size=512M, cpus=0-1"
+    assert plan.restarts == 3  # cpus=0, cpus=0-1 (both repeats grouped), then back to unbound
+    with pytest.raises(ConfigError, match="matches no configuration"):
+        make_plan(parse_spec(spec('innodb_spin_wait_delay = [6]', "baseline = { innodb_spin_wait_delay = 7 }")),
+                  KNOBS, CURRENT)
+    assert human(536870912) == "512M" and human(3) == "3" and human(2**30) == "1G"
+
+
+def test_spec_fingerprint_ignores_timing_but_not_axes():
+    a = parse_spec(spec("innodb_spin_wait_delay = [6, 96]"))
+    assert a.fingerprint() == a.with_overrides(step_seconds=3).fingerprint()
+    assert a.fingerprint() != parse_spec(spec("innodb_spin_wait_delay = [6, 97]")).fingerprint()
+
+
+def test_steady_state_detector_cuts_a_ramp_only():
+    ramp = [100, 400, 800, 1000, 1010, 990, 1005, 995, 1000, 1002, 998, 1001]
+    assert steady_start(ramp) == 3
+    flat = [1000, 1010, 990, 1005, 995, 1000, 1002, 998]
+    assert steady_start(flat) == 0
+    assert steady_start([5, 1000, 1000]) == 0  # too short to judge
+
+
+def _steps(config, tps_by_threads):
+    return [{"config": config, "group": "main", "threads": t, "tps": v, "qps": v * 20, "lat_p95_ms": 1.0,
+             "lat_p99_ms": 2.0, "cv": 0.01, "tps_median": v} for t, v in tps_by_threads.items()]
+
+
+def test_best_to_best_and_ratio_tables():
+    s = parse_spec(spec('innodb_spin_wait_delay = [6, 96]', "baseline = { innodb_spin_wait_delay = 6 }"))
+    plan = make_plan(s, KNOBS, CURRENT)
+    steps = _steps(0, {1: 1000.0, 4: 3000.0}) + _steps(1, {1: 1100.0, 4: 3600.0})
+    t = sweep_tables(plan, steps, {0: {"innodb_spin_wait_delay": "6"}})
+    assert [b["config"] for b in t["best_to_best"]] == [1, 0]
+    assert t["best_to_best"][0]["ratio"] == 1.2 and t["best_to_best"][0]["threads"] == 4
+    assert t["ratios"][1]["steps"] == [{"threads": 1, "tps": 1100.0, "ratio": 1.1},
+                                       {"threads": 4, "tps": 3600.0, "ratio": 1.2}]
+    md = markdown({"id": 7, "workload": "oltp_point_select", "target": "sandbox", "flavor": "mariadb",
+                   "version": "10.11", "engine": "builtin", "transport": "socket", "status": "completed",
+                   "summary": t})
+    assert "| innodb_spin_wait_delay=96 | 1,100.0 | 3,600.0 | 3,600.0 @4 |" in md
+    assert "| 1 | innodb_spin_wait_delay=96 | 3,600.0 | 4 | 72,000.0 | 1.000 | 1.200 |" in md
+
+
+def test_mariadb_system_variables_row():
+    k = mariadb_row(("INNODB_FLUSH_METHOD", "ENUM", "YES", None, None, "fsync,O_DSYNC,O_DIRECT", "O_DIRECT"))
+    assert (k.name, k.type, k.dynamic, k.choices) == ("innodb_flush_method", "enum", False,
+                                                      ("fsync", "O_DSYNC", "O_DIRECT"))
+    k = mariadb_row(("INNODB_IO_CAPACITY", "BIGINT UNSIGNED", "NO", "100", "4294967295", None, "200"))
+    assert (k.type, k.dynamic, k.min, k.max) == ("int", True, 100.0, 4294967295.0)
+
+
+class _VarsInfoConn:
+    """performance_schema.variables_info as MySQL 8.0 returns it (the reference manual's columns)."""
+
+    def cursor(self):
+        return self
+
+    def execute(self, sql, args=()):
+        assert "performance_schema.variables_info" in sql
+        self.rows = [("innodb_flush_log_at_trx_commit", "0", "2"), ("innodb_doublewrite", "0", "0")]
+        self.with_rows = True
+
+    def fetchall(self):
+        return self.rows
+
+    def close(self):
+        pass
+
+
+def test_mysql_knobs_from_catalog_and_variables_info():
+    info = ServerInfo("mysql", "8.0.36", "8.0.36", "MySQL Community Server - GPL", True,
+                      {"innodb_flush_log_at_trx_commit": "1", "innodb_doublewrite": "ON", "some_new_knob": "OFF"})
+    knobs = mysql_knobs(_VarsInfoConn(), info, ["innodb_flush_log_at_trx_commit", "innodb_doublewrite",
+                                                "some_new_knob"])
+    assert knobs["innodb_flush_log_at_trx_commit"].max == 2.0 and knobs["innodb_flush_log_at_trx_commit"].dynamic
+    assert knobs["innodb_doublewrite"].type == "enum" and knobs["innodb_doublewrite"].min is None
+    assert knobs["some_new_knob"].type == "bool"  # inferred from its current value
