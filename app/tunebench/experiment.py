@@ -397,7 +397,8 @@ class Experiment:
                 out.append({"step": r.idx + 1, "config": r.config, "group": s.group, "threads": s.threads,
                             "tps": round(s.tps, 2), "qps": round(s.qps, 2), "lat_p95_ms": s.lat_p95_ms,
                             "lat_p99_ms": s.lat_p99_ms, "errors": s.errors, "reconnects": s.reconnects, "cv": s.cv,
-                            "tps_median": round(s.tps_median, 2), "seconds": s.seconds,
+                            "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
+                            "seconds": s.seconds,
                             "steady_skipped": s.steady_skipped,
                             **({"segments": list(r.segments)} if r.segments else {})})
         return out

@@ -22,7 +22,8 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
             "idx": c.idx, "label": c.label(), "knobs": dict(c.knobs), "transport": c.transport, "engine": c.engine,
             "cpus": c.cpus, "repeat": c.repeat, "applied": dict(applied.get(c.idx, {})),
             "steps": [{"threads": s["threads"], "tps": s["tps"], "qps": s["qps"], "lat_p95_ms": s["lat_p95_ms"],
-                       "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"]} for s in mine],
+                       "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"],
+                       "qps_median": s.get("qps_median")} for s in mine],
             "best": None if best is None else {"threads": best["threads"], "tps": best["tps"], "qps": best["qps"],
                                                "lat_p95_ms": best["lat_p95_ms"]},
         })

@@ -27,6 +27,7 @@ class StepSummary:
     errors: float
     reconnects: float
     transactions: float
+    qps_median: float = 0.0
     steady_skipped: int = 0  # leading seconds the steady-state detector left out (after the fixed warm-up)
 
     def to_dict(self) -> dict[str, object]:
@@ -99,5 +100,6 @@ def summarize(
         errors=sum(iv.errors for iv in intervals),
         reconnects=sum(iv.reconnects for iv in intervals),
         transactions=sum(iv.tps for iv in intervals),
+        qps_median=statistics.median(iv.qps for iv in intervals) if n else 0.0,
         steady_skipped=skipped,
     )

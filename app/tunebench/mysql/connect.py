@@ -99,10 +99,22 @@ class ServerInfo:
         }
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
+    """A column value as text (the C extension returns bytes for some SHOW/information_schema columns)."""
     if isinstance(value, (bytes, bytearray)):
         return value.decode(errors="replace")
     return "" if value is None else str(value)
+
+
+def num_of(value: Any) -> float | None:
+    """A column value as a number, or None when it is not one."""
+    try:
+        return float(text_of(value))
+    except ValueError:
+        return None
+
+
+_text = text_of
 
 
 def introspect(conn: Any) -> ServerInfo:

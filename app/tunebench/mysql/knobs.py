@@ -17,6 +17,8 @@ import mysql.connector
 from tunebench.core.errors import ConfigError, TargetError
 from tunebench.core.knobs import KnobInfo, check_name
 from tunebench.mysql.connect import ServerInfo, query_all
+from tunebench.mysql.connect import num_of as _num
+from tunebench.mysql.connect import text_of as _text
 
 MARIADB_TYPES = {"BOOLEAN": "bool", "ENUM": "enum", "SET": "set", "DOUBLE": "float", "VARCHAR": "string"}
 
@@ -51,17 +53,6 @@ MYSQL_CATALOG: dict[str, tuple[str, bool, tuple[str, ...]]] = {
 }
 
 
-def _text(v: Any) -> str:
-    if isinstance(v, (bytes, bytearray)):
-        return v.decode(errors="replace")
-    return "" if v is None else str(v)
-
-
-def _num(v: Any) -> float | None:
-    try:
-        return float(_text(v))
-    except ValueError:
-        return None
 
 
 def infer_type(current: str) -> str:

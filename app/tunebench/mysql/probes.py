@@ -18,6 +18,8 @@ import mysql.connector
 
 from tunebench.core.probe import ProbeUnavailable, Reading, TopN, name_part
 from tunebench.mysql.connect import ServerInfo, query_all
+from tunebench.mysql.connect import num_of as _num
+from tunebench.mysql.connect import text_of as _text
 
 Connector = Callable[[], Any]
 
@@ -27,17 +29,6 @@ ER_NO_TABLE = (1109, 1146)
 LOST_CONNECTION = (None, -1, 2006, 2013, 2055)  # gone away, lost, "connection not available" (no errno)
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray)):
-        return value.decode(errors="replace")
-    return "" if value is None else str(value)
-
-
-def _num(value: Any) -> float | None:
-    try:
-        return float(_text(value))
-    except ValueError:
-        return None
 
 
 class NotThisFlavor(ProbeUnavailable):
