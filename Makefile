@@ -17,10 +17,10 @@ $(STAMP): pyproject.toml
 
 venv: sysdeps $(STAMP)
 
-# The GUI arrives with a later issue; until then `make run` is the headless demo on the sandbox.
+# The workbench window on the sandbox; without a display, `tunebench` says so in one line and runs the
+# headless demo instead.
 run: venv
-	@if [ -z "$$DISPLAY" ] && [ -z "$$WAYLAND_DISPLAY" ]; then echo "no display: running the headless demo"; fi
-	$(VENV)/bin/tunebench demo
+	$(VENV)/bin/tunebench
 
 test: venv
 	$(PY) -m pytest

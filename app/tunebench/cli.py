@@ -490,6 +490,20 @@ def _auto_restore(args: argparse.Namespace) -> None:
                   "run `tunebench restore`", file=sys.stderr)
 
 
+def cmd_gui(args: argparse.Namespace) -> int:
+    try:
+        from tunebench.ui.app import has_display, run_gui
+    except ImportError as exc:
+        raise ConfigError(f"the GUI needs PySide6 and pyqtgraph ({exc}); `make run` installs them") from None
+    if not has_display():
+        print("no display: running the headless demo instead (set DISPLAY, or QT_QPA_PLATFORM=offscreen)",
+              file=sys.stderr)
+        ns = argparse.Namespace(**{**vars(args), "step_seconds": 5})
+        return cmd_demo(ns)
+    return run_gui(Path(args.db) if args.db else paths.default_db_path(), demo=args.demo,
+                   screenshot=args.screenshot, full_screen=args.full_screen, theme=args.theme)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """The headless demo `make run` starts until the GUI exists: sandbox + point selects, both engines."""
     print("Tunebench headless demo: embedded sandbox, oltp_point_select at 1 and 4 threads, both engines")
@@ -609,6 +623,13 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, target=False)
     sp.set_defaults(func=cmd_sessions)
 
+    sp = sub.add_parser("gui", help="the workbench window (also: tunebench with no arguments)")
+    sp.add_argument("--demo", action="store_true", help="run a short demo on the sandbox with one knob flip")
+    sp.add_argument("--screenshot", metavar="FILE.png", help="with --demo: render the window to FILE and exit")
+    sp.add_argument("--full-screen", action="store_true", help="presentation mode")
+    sp.add_argument("--theme", choices=["light", "dark"])
+    sp.set_defaults(func=cmd_gui)
+
     sp = sub.add_parser("demo", help="short headless demo on the sandbox")
     sp.add_argument("--step-seconds", type=int, default=5)
     sp.set_defaults(func=cmd_demo)
@@ -619,9 +640,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
-        # The GUI arrives with a later issue; until then the bare command explains itself.
-        parser.print_help()
-        return 0
+        args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "gui"])
     try:
         if args.command not in ("restore", "doctor"):
             _auto_restore(args)

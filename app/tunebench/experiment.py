@@ -104,7 +104,7 @@ class Experiment:
                  on_note: Callable[[str], None] | None = None,
                  on_samples: Callable[[float, dict[str, float]], None] | None = None,
                  plan: Plan | None = None, resume: int | None = None, reset_data: bool = False,
-                 cooldown_seconds: int = 0):
+                 cooldown_seconds: int = 0, on_event: Callable[[Event], None] | None = None):
         spec.validate()
         self.store, self.target, self.spec = store, target, spec
         self.plan = plan
@@ -114,6 +114,7 @@ class Experiment:
         self.on_step = on_step or (lambda _s: None)
         self.on_note = on_note or (lambda _m: None)
         self.on_samples = on_samples or (lambda _t, _v: None)
+        self.on_event = on_event or (lambda _e: None)
         self.sampler: ProbeSampler | None = None
         self.probe_status: dict[str, dict[str, Any]] = {}
         self.stop_event = threading.Event()
@@ -145,16 +146,22 @@ class Experiment:
         return BuiltinEngine(params, list(self.spec.groups), workers=self.spec.workers, seed=self.spec.seed,
                              notes=self._note)
 
+    def _record(self, ev: Event) -> None:
+        """Every event goes to the store and to whoever watches (the GUI puts markers from these)."""
+        if self.writer is not None:
+            self.writer.add_event(ev)
+        self.on_event(ev)
+
     def _note(self, message: str) -> None:
         self.on_note(message)
         if self.writer:
-            self.writer.add_event(Event(time.time(), "note", message))
+            self._record(Event(time.time(), "note", message))
 
     def _event(self, ev: Event) -> None:
         if ev.kind in ("restart", "restore", "error"):
             self.on_note(ev.label)
         if self.writer:
-            self.writer.add_event(ev)
+            self._record(ev)
 
     def _ensure_data(self, params: Any, force: bool = False) -> None:
         group = self.spec.groups[0]
@@ -247,7 +254,7 @@ class Experiment:
         except KeyboardInterrupt:
             status = "aborted"
         except TunebenchError as exc:
-            self.writer.add_event(Event(time.time(), "error", str(exc)))
+            self._record(Event(time.time(), "error", str(exc)))
             raise
         finally:
             if engine is not None:
@@ -266,7 +273,7 @@ class Experiment:
         if cfg.knobs or cfg.static or cfg.cpus or self.plan:
             self.on_note(f"configuration {cfg.idx + 1}/{len(self.configs)}: {cfg.label()}")
             self.applied[cfg.idx] = self.controller.apply_config(cfg)
-            self.writer.add_event(Event(time.time(), "config", f"configuration {cfg.idx + 1}: {cfg.label()}",
+            self._record(Event(time.time(), "config", f"configuration {cfg.idx + 1}: {cfg.label()}",
                                         {"config": cfg.idx, "knobs": self.applied[cfg.idx], "cpus": cfg.cpus,
                                          "transport": cfg.transport, "engine": cfg.engine}))
         transport = cfg.transport or self.spec.transport or self.target.default_transport()
@@ -276,7 +283,7 @@ class Experiment:
         engine = self._engine(params, cfg.engine)
         engine.open()
         self._engine_now = engine
-        self.writer.add_event(Event(time.time(), "engine", f"{cfg.engine} engine started ({transport})",
+        self._record(Event(time.time(), "engine", f"{cfg.engine} engine started ({transport})",
                                     {"client_pids": engine.client_pids(), "config": cfg.idx}))
         return engine
 
@@ -298,7 +305,7 @@ class Experiment:
         def report(kind: str, probe: str, message: str) -> None:
             if kind != "probe":
                 self.on_note(message)
-            writer.add_event(Event(time.time(), kind, message, {"probe": probe}))
+            self._record(Event(time.time(), kind, message, {"probe": probe}))
 
         self.sampler = ProbeSampler(probes, self.spec.probe_interval, sink, report)
         self.probe_status = {s.name: {"ok": s.ok, "detail": s.detail} for s in self.sampler.open()}
@@ -325,7 +332,7 @@ class Experiment:
         measure_from = started + spec.warmup_seconds
         step_id = writer.start_step(idx, started, measure_from, {"threads": threads, "config": cfg.idx,
                                                                 "step": step, "knobs": dict(cfg.knobs)})
-        writer.add_event(Event(started, "step_start", f"step {idx + 1}: " + ", ".join(
+        self._record(Event(started, "step_start", f"step {idx + 1}: " + ", ".join(
             f"{g}={n}" for g, n in threads.items()), {"threads": threads, "config": cfg.idx}))
         self._live_marks = []
         collected: dict[str, list[Interval]] = {g.name: [] for g in spec.groups}
@@ -356,7 +363,7 @@ class Experiment:
         if segments:
             summary["_segments"] = list(segments)
         writer.end_step(step_id, ended, summary)
-        writer.add_event(Event(ended, "step_end", f"step {idx + 1} done"))
+        self._record(Event(ended, "step_end", f"step {idx + 1} done"))
         result = StepResult(idx, summaries, cfg.idx, segments)
         self.results.append(result)
         self.on_step(result)

@@ -128,7 +128,18 @@ def _keyring_password(target: Target) -> str | None:
         return None
 
 
+# Passwords typed into the GUI for this process only: never written anywhere.
+_SESSION_PASSWORDS: dict[str, str] = {}
+
+
+def remember_password(target: Target, password: str) -> None:
+    _SESSION_PASSWORDS[f"{target.user}@{target.address()}"] = password
+
+
 def resolve_password(target: Target, prompt: bool = True) -> str:
+    typed = _SESSION_PASSWORDS.get(f"{target.user}@{target.address()}")
+    if typed is not None:
+        return typed
     if target.password_file:
         pw = read_option_file_password(Path(target.password_file))
         if pw is not None:

@@ -1,0 +1,1 @@
+"""The workbench window (PySide6 + pyqtgraph). Only this package imports Qt."""

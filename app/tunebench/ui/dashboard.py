@@ -1,0 +1,222 @@
+"""The live dashboard: stacked plots on one linked time axis, big readouts, step and knob markers.
+
+Data go into a Timeline as they arrive; a timer redraws what changed (setData with peak downsampling and
+clip-to-view), so a 1024-thread run with every probe never floods the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from tunebench.ui.theme import Theme
+from tunebench.ui.timeline import Marker, Timeline
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f", "#aec7e8", "#ffbb78"]
+MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd"}
+TOP_WAITS = 6
+
+
+def short_wait(name: str) -> str:
+    """'waits.mutex/buf_pool_mutex.ms' -> 'buf_pool_mutex (mutex)'."""
+    inst = name[len("waits."):].rsplit(".", 1)[0]
+    kind, _, rest = inst.partition("/")
+    return f"{rest} ({kind})" if rest else inst
+
+
+class Panel:
+    """One plot and the series it shows: `select(timeline)` -> [(series, legend label)]."""
+
+    def __init__(self, plot: pg.PlotItem, select: Callable[[Timeline], list[tuple[str, str]]]):
+        self.plot = plot
+        self.select = select
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.markers: list[pg.InfiniteLine] = []
+
+
+class Dashboard(QWidget):
+    def __init__(self, timeline: Timeline, theme: Theme, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.timeline = timeline
+        self.theme = theme  # set before the plots: legends take its fill
+        self._drawn_version = -1
+        self._drawn_markers = 0
+        self.follow_seconds = 120.0
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(self._readouts())
+        self.graphics = pg.GraphicsLayoutWidget()
+        layout.addWidget(self.graphics, 1)
+        self.panels: list[Panel] = []
+        self._build_plots()
+        self.timer = QTimer(self)
+        self.timer.setInterval(250)
+        self.timer.timeout.connect(self._update_plots)
+        self.timer.start()
+        self.apply_theme(theme)
+
+    # -- layout --
+    def _readouts(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        self.tps_label = QLabel("TPS —")
+        self.p95_label = QLabel("p95 — ms")
+        self.qps_label = QLabel("QPS —")
+        self.state_label = QLabel("idle")
+        for lab in (self.tps_label, self.qps_label, self.p95_label):
+            f = QFont()
+            f.setPointSize(22)
+            f.setBold(True)
+            lab.setFont(f)
+            row.addWidget(lab)
+            row.addSpacing(24)
+        row.addStretch(1)
+        self.state_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        row.addWidget(self.state_label)
+        self.follow_box = QCheckBox("follow")
+        self.follow_box.setChecked(True)
+        row.addWidget(self.follow_box)
+        return row
+
+    def _build_plots(self) -> None:
+        tl = self.timeline
+        specs: list[tuple[str, Callable[[Timeline], list[tuple[str, str]]]]] = [
+            ("TPS", lambda t: [(n, n.split(".")[1]) for n in t.names("client.", ".tps")]),
+            ("QPS", lambda t: [(n, f"{n.split('.')[1]} (client)") for n in t.names("client.", ".qps")]
+             + [(n, "server Questions") for n in t.names("server.questions")]),
+            ("latency ms", lambda t: [(n, f"{n.split('.')[1]} {n.rsplit('.', 1)[1]}")
+                                      for n in t.names("client.") if n.endswith((".lat.p95", ".lat.p99"))]),
+            ("threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")]
+             + [(n, "server running") for n in t.names("server.threads_running")]),
+            ("waits ms/s", self._select_waits),
+            ("CPU %", lambda t: [(n, n.split(".")[-1]) for n in t.names("host.local.cpu.")
+                                 if n.rsplit(".", 1)[1] in ("user", "system", "iowait")]
+             + [(n, f"{n.split('.')[2]} process") for n in t.names("proc.local.", ".cpu")
+                if n.split(".")[2] in ("server", "client")]),
+        ]
+        first: pg.PlotItem | None = None
+        for i, (title, select) in enumerate(specs):
+            plot = self.graphics.addPlot(row=i, col=0)
+            plot.setLabel("left", title)
+            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.addLegend(offset=(-10, 5), labelTextSize="9pt", colCount=3, brush=pg.mkBrush(self.theme.label_fill))
+            plot.setDownsampling(auto=True, mode="peak")
+            plot.setClipToView(True)
+            plot.getAxis("left").setWidth(70)
+            if first is None:
+                first = plot
+            else:
+                plot.setXLink(first)
+            if i < len(specs) - 1:
+                plot.getAxis("bottom").setStyle(showValues=False)
+            else:
+                plot.setLabel("bottom", "seconds")
+            self.panels.append(Panel(plot, select))
+        del tl
+
+    @staticmethod
+    def _select_waits(t: Timeline) -> list[tuple[str, str]]:
+        """The busiest instruments over the run so far (by total wait time, else count), plus 'other'."""
+        suffix = ".ms" if t.names("waits.", ".ms") else ".count"
+        names = [n for n in t.names("waits.", suffix) if not n.startswith(("waits.total.", "waits.other."))]
+        ranked = sorted(names, key=lambda n: -float(t.series[n].view()[1].sum()))[:TOP_WAITS]
+        out = [(n, short_wait(n)) for n in ranked]
+        if f"waits.other{suffix}" in t.series:
+            out.append((f"waits.other{suffix}", "other"))
+        return out
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.graphics.setBackground(theme.plot_background)
+        for p in self.panels:
+            for axis in ("left", "bottom"):
+                ax = p.plot.getAxis(axis)
+                ax.setPen(pg.mkPen(theme.plot_foreground))
+                ax.setTextPen(pg.mkPen(theme.plot_foreground))
+        self._drawn_version = -1
+
+    def set_font_scale(self, scale: float) -> None:
+        for lab in (self.tps_label, self.qps_label, self.p95_label):
+            f = lab.font()
+            f.setPointSize(int(22 * scale))
+            lab.setFont(f)
+        for p in self.panels:
+            f = QFont()
+            f.setPointSize(int(9 * scale))
+            for axis in ("left", "bottom"):
+                p.plot.getAxis(axis).setTickFont(f)
+
+    # -- updates --
+    def reset(self) -> None:
+        for p in self.panels:
+            for c in p.curves.values():
+                p.plot.removeItem(c)
+            for m in p.markers:
+                p.plot.removeItem(m)
+            p.curves.clear()
+            p.markers.clear()
+            if p.plot.legend is not None:
+                p.plot.legend.clear()
+        self._drawn_version = -1
+        self._drawn_markers = 0
+
+    def _update_plots(self) -> None:
+        tl = self.timeline
+        if tl.version == self._drawn_version:
+            return
+        self._drawn_version = tl.version
+        for p in self.panels:
+            chosen = p.select(tl)
+            keep = {name for name, _ in chosen}
+            for gone in [n for n in p.curves if n not in keep]:  # e.g. a wait that left the top-N
+                curve = p.curves.pop(gone)
+                if p.plot.legend is not None:
+                    p.plot.legend.removeItem(curve)
+                p.plot.removeItem(curve)
+            for i, (name, label) in enumerate(chosen):
+                curve = p.curves.get(name)
+                if curve is None:
+                    color = PALETTE[len(p.curves) % len(PALETTE)]
+                    width = 3 if i == 0 else 2
+                    curve = p.plot.plot([], [], pen=pg.mkPen(color, width=width), name=label)
+                    p.curves[name] = curve
+                x, y = tl.series[name].view()
+                curve.setData(x, y)
+        while self._drawn_markers < len(tl.markers):
+            self._add_marker(tl.markers[self._drawn_markers])
+            self._drawn_markers += 1
+        self._update_readouts()
+        if self.follow_box.isChecked():
+            xmax = max((b.view()[0][-1] for b in tl.series.values() if b.n), default=0.0)
+            self.panels[0].plot.setXRange(max(0.0, xmax - self.follow_seconds), xmax + 1, padding=0)
+            for p in self.panels:
+                p.plot.enableAutoRange(axis="y")
+
+    def _add_marker(self, m: Marker) -> None:
+        color = MARKER_COLORS.get(m.kind, "#888888")
+        style = Qt.PenStyle.DashLine if m.kind == "step" else Qt.PenStyle.SolidLine
+        for i, p in enumerate(self.panels):
+            label = m.label if m.kind != "step" else m.label.split(":")[-1].strip()
+            if m.kind == "knob":
+                label = label.removeprefix("innodb_")
+            line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(color, width=2, style=style),
+                                   label=label if i == 0 or (m.kind == "knob" and i == 2) else None,
+                                   labelOpts={"position": 0.92, "color": color, "fill": self.theme.label_fill,
+                                              # knob labels sit left of their line: the newest is at the edge
+                                              "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
+                                              else [(0, 0.5), (0, 0.5)]})
+            p.plot.addItem(line, ignoreBounds=True)
+            p.markers.append(line)
+
+    def _update_readouts(self) -> None:
+        tl = self.timeline
+        tps = sum(v for n in tl.names("client.", ".tps") if (v := tl.last(n)) is not None)
+        qps = sum(v for n in tl.names("client.", ".qps") if (v := tl.last(n)) is not None)
+        p95 = [v for n in tl.names("client.", ".lat.p95") if (v := tl.last(n)) is not None]
+        self.tps_label.setText(f"TPS {tps:,.0f}")
+        self.qps_label.setText(f"QPS {qps:,.0f}")
+        self.p95_label.setText(f"p95 {max(p95):.2f} ms" if p95 else "p95 — ms")

@@ -1,0 +1,113 @@
+"""Live knob panel: flip dynamic knobs while the load runs; every change is journaled and marked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+# The seeds' favourites, with the values people flip between.
+FAVOURITES: dict[str, tuple[str, ...]] = {
+    "innodb_flush_log_at_trx_commit": ("1", "2", "0"),
+    "innodb_spin_wait_delay": ("4", "6", "24", "96"),
+    "innodb_thread_concurrency": ("0", "16", "64"),
+    "sync_binlog": ("0", "1", "100"),
+    "innodb_io_capacity": ("200", "2000", "20000"),
+    "innodb_adaptive_hash_index": ("ON", "OFF"),
+}
+
+
+class KnobPanel(QWidget):
+    """Emits `flip(name, value)`; the window applies it through the running experiment."""
+
+    flip = Signal(str, str)
+    restore_all = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        grid = QGridLayout()
+        self.editors: dict[str, QComboBox] = {}
+        self.current: dict[str, QLabel] = {}
+        self.buttons: list[QPushButton] = []
+        for row, (name, values) in enumerate(FAVOURITES.items()):
+            grid.addWidget(QLabel(name), row, 0)
+            cur = QLabel("—")
+            cur.setMinimumWidth(50)
+            self.current[name] = cur
+            grid.addWidget(cur, row, 1)
+            combo = QComboBox()
+            combo.setEditable(True)
+            combo.addItems(list(values))
+            self.editors[name] = combo
+            grid.addWidget(combo, row, 2)
+            button = QPushButton("Set")
+            button.clicked.connect(self._setter(name))
+            self.buttons.append(button)
+            grid.addWidget(button, row, 3)
+        layout.addLayout(grid)
+        other = QGridLayout()
+        self.other_name = QLineEdit()
+        self.other_name.setPlaceholderText("any other dynamic variable")
+        self.other_value = QLineEdit()
+        self.other_value.setPlaceholderText("value")
+        other_button = QPushButton("Set")
+        other_button.clicked.connect(lambda: self.flip.emit(self.other_name.text().strip(),
+                                                            self.other_value.text().strip()))
+        self.buttons.append(other_button)
+        other.addWidget(self.other_name, 0, 0)
+        other.addWidget(self.other_value, 0, 1)
+        other.addWidget(other_button, 0, 2)
+        layout.addLayout(other)
+        self.restore_button = QPushButton("Restore all")
+        self.restore_button.clicked.connect(self.restore_all.emit)
+        layout.addWidget(self.restore_button)
+        self.result = QLabel("Knobs can change while a run goes.")
+        self.result.setWordWrap(True)
+        layout.addWidget(self.result)
+        layout.addStretch(1)
+        self.set_running(False)
+
+    def _setter(self, name: str) -> Callable[[], None]:
+        return lambda: self.flip.emit(name, self.editors[name].currentText().strip())
+
+    def set_running(self, running: bool) -> None:
+        for b in self.buttons:
+            b.setEnabled(running)
+        self.restore_button.setEnabled(running)
+
+    def show_values(self, values: dict[str, Any]) -> None:
+        for name, label in self.current.items():
+            if name in values:
+                label.setText(str(values[name]))
+
+    def show_change(self, change: dict[str, Any]) -> None:
+        if change["name"] in self.current:
+            self.current[change["name"]].setText(str(change["to"]))
+        self.result.setText(f"{change['name']}: {change['from']} → {change['to']}")
+
+    def show_segments(self, segments: list[dict[str, Any]]) -> None:
+        """Before/after TPS and p95 around the last change of a finished step."""
+        if len(segments) < 2:
+            return
+        before, after = segments[-2]["groups"], segments[-1]["groups"]
+        lines = []
+        for g in after:
+            if g in before:
+                b, a = before[g], after[g]
+                ratio = a["tps"] / b["tps"] if b["tps"] else float("nan")
+                lines.append(f"{g}: TPS {b['tps']:,.0f} → {a['tps']:,.0f} ({ratio:.2f}x), p95 "
+                             f"{b['lat_p95_ms'] or 0:.2f} → {a['lat_p95_ms'] or 0:.2f} ms")
+        change = segments[-1].get("after") or {}
+        self.result.setText(f"{change.get('name', 'knob')} {change.get('from')} → {change.get('to')}\n"
+                            + "\n".join(lines))

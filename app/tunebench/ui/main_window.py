@@ -1,0 +1,400 @@
+"""The workbench window: docks around the live dashboard, toolbar actions with shortcuts, status bar."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QTabWidget,
+    QWidget,
+)
+
+from tunebench import paths
+from tunebench.core.errors import ConfigError
+from tunebench.core.interval import Event
+from tunebench.experiment import Experiment, RunSpec, plan_sweep
+from tunebench.hosts.sandbox import SandboxServer
+from tunebench.load.driver import driver_mode
+from tunebench.load.prepare import cleanup, prepare
+from tunebench.mysql.connect import introspect, open_connection
+from tunebench.mysql.knobs import describe_knobs
+from tunebench.mysql.target import conn_params
+from tunebench.store.repo import Store
+from tunebench.ui.dashboard import Dashboard
+from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
+from tunebench.ui.run_worker import RunWorker, call_in_background
+from tunebench.ui.sweep_panel import SweepPanel
+from tunebench.ui.targets_panel import TargetsPanel
+from tunebench.ui.theme import THEMES, apply_theme
+from tunebench.ui.timeline import Timeline
+from tunebench.ui.workload_panel import WorkloadPanel
+
+
+class MainWindow(QMainWindow):
+    run_finished = Signal(object)
+
+    def __init__(self, store: Store, sandbox: SandboxServer | None = None, settings: QSettings | None = None):
+        super().__init__()
+        self.store = store
+        self.sandbox = sandbox or SandboxServer()
+        # Window layout and last choices, kept with the rest of Tunebench's data (TUNEBENCH_HOME moves both).
+        self.settings = settings or QSettings(str(paths.data_dir() / "gui.ini"), QSettings.Format.IniFormat)
+        self.setWindowTitle("Tunebench")
+        self.timeline = Timeline()
+        self.theme = THEMES.get(str(self.settings.value("theme", "light")), THEMES["light"])
+        self.font_scale = 1.0
+        self.worker: RunWorker | None = None
+        self.started_at: float | None = None
+        self.last_result: dict[str, Any] | None = None
+        self.dashboard = Dashboard(self.timeline, self.theme)
+        self.setCentralWidget(self.dashboard)
+        self.targets = TargetsPanel(store, self.sandbox)
+        self.workload = WorkloadPanel()
+        self.sweep = SweepPanel()
+        self.knobs = KnobPanel()
+        self.log = QListWidget()
+        builders = QTabWidget()
+        builders.addTab(self.workload, "Workload")
+        builders.addTab(self.sweep, "Sweep")
+        self.builders = builders
+        self._dock("Targets", self.targets, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Build", builders, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._build_actions()
+        self._build_status()
+        self.targets.message.connect(self.show_message)
+        self.targets.target_changed.connect(lambda _n: self._load_server_facts())
+        self.knobs.flip.connect(self.flip_knob)
+        self.knobs.restore_all.connect(self._on_restore_all)
+        self.sweep.wants_facts.connect(self._on_wants_facts)
+        self.sweep.run_button.clicked.connect(self.run_sweep)
+        self.sweep.save_button.clicked.connect(self._on_save_sweep)
+        self.sweep.load_button.clicked.connect(self._on_load_sweep)
+        self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
+        self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
+        self.clock = QTimer(self)
+        self.clock.setInterval(1000)
+        self.clock.timeout.connect(self._update_status)
+        self.clock.start()
+        self._restore_settings()
+        self._load_server_facts()
+
+    # -- construction --
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, text: str, shortcut: str, slot: Any, tip: str) -> QAction:
+        a = QAction(text, self)
+        a.setShortcut(QKeySequence(shortcut))
+        a.setToolTip(f"{tip} ({shortcut})")
+        a.triggered.connect(slot)
+        self.addAction(a)
+        return a
+
+    def _build_actions(self) -> None:
+        bar = self.addToolBar("Run")
+        bar.setObjectName("toolbar-run")
+        self.run_action = self._action("Run", "F5", self.run_workload, "Run the workload over its steps")
+        self.stop_action = self._action("Stop", "Shift+F5", self.stop_run, "Stop the run (knobs are put back)")
+        self.flip_action = self._action("Flip knob", "F6", self.flip_favourite,
+                                        "Flip innodb_flush_log_at_trx_commit between its presets")
+        self.mark_action = self._action("Mark", "M", self.mark, "Put a marker on the timeline")
+        self.full_action = self._action("Full screen", "F11", self.toggle_full_screen, "Presentation mode")
+        self.theme_action = self._action("Dark/Light", "Ctrl+T", self.toggle_theme, "Switch theme")
+        self.bigger_action = self._action("A+", "Ctrl+=", lambda: self.scale_fonts(1.15), "Bigger fonts")
+        self.smaller_action = self._action("A-", "Ctrl+-", lambda: self.scale_fonts(1 / 1.15), "Smaller fonts")
+        for a in (self.run_action, self.stop_action, self.flip_action, self.mark_action, self.full_action,
+                  self.theme_action, self.bigger_action, self.smaller_action):
+            bar.addAction(a)
+        self._set_running(False)
+
+    def _build_status(self) -> None:
+        self.status_target = QLabel()
+        self.status_engine = QLabel()
+        self.status_driver = QLabel(f"driver: {driver_mode()}")
+        self.status_elapsed = QLabel("00:00")
+        for w in (self.status_target, self.status_engine, self.status_driver, self.status_elapsed):
+            self.statusBar().addPermanentWidget(w)
+        self._update_status()
+
+    def _restore_settings(self) -> None:
+        geometry = self.settings.value("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1600, 1000)
+        state = self.settings.value("state")
+        if state is not None:
+            self.restoreState(state)
+        for key, widget in (("workload", self.workload.workload), ("engine", self.workload.engine)):
+            value = self.settings.value(key)
+            if value:
+                widget.setCurrentText(str(value))
+        threads = self.settings.value("threads")
+        if threads:
+            self.workload.threads.setText(str(threads))
+
+    def closeEvent(self, event: Any) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("state", self.saveState())
+        self.settings.setValue("theme", self.theme.name)
+        self.settings.setValue("workload", self.workload.workload.currentText())
+        self.settings.setValue("engine", self.workload.engine.currentText())
+        self.settings.setValue("threads", self.workload.threads.text())
+        self.stop_run()
+        if self.worker is not None:
+            self.worker.wait(30)
+        super().closeEvent(event)
+
+    # -- status --
+    def show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 10000)
+        self.log.addItem(text)
+        self.log.scrollToBottom()
+
+    def _update_status(self) -> None:
+        self.status_target.setText(f"target: {self.targets.current_name()}")
+        self.status_engine.setText(f"engine: {self.workload.engine.currentText()}")
+        if self.started_at is not None and self.worker is not None and self.worker.running():
+            s = int(time.time() - self.started_at)
+            self.status_elapsed.setText(f"{s // 60:02d}:{s % 60:02d}")
+
+    def _set_running(self, running: bool) -> None:
+        self.run_action.setEnabled(not running)
+        self.stop_action.setEnabled(running)
+        self.flip_action.setEnabled(running)
+        self.knobs.set_running(running)
+        self.sweep.run_button.setEnabled(not running)
+        self.dashboard.state_label.setText("running" if running else "idle")
+
+    # -- runs --
+    def run_workload(self) -> None:
+        try:
+            target = self.targets.current_target()
+            groups = self.workload.groups()
+            spec = RunSpec(groups=groups, engine=self.workload.engine.currentText(),
+                           step_seconds=self.workload.step_seconds.value(),
+                           warmup_seconds=self.workload.warmup_seconds.value(),
+                           transport=self.workload.transport.currentText())
+            spec.validate()
+        except ConfigError as exc:
+            self.show_message(str(exc))
+            return
+        self._start(lambda **cb: Experiment(self.store, target, spec, **cb))
+
+    def run_sweep(self) -> None:
+        from tunebench.core.sweep import parse_spec
+        from tunebench.load.engine import ClientGroup
+        from tunebench.load.workload import load_workload
+
+        try:
+            target = self.targets.current_target()
+            sweep = parse_spec(self.sweep.to_toml())
+            groups = tuple(ClientGroup(g.name, (wl := load_workload(g.workload)), wl.options(dict(g.options)),
+                                       g.threads) for g in sweep.groups)
+            spec = RunSpec(groups=groups, engine=sweep.engine, step_seconds=sweep.step_seconds,
+                           warmup_seconds=sweep.warmup_seconds, transport=sweep.transport)
+        except ConfigError as exc:
+            self.show_message(str(exc))
+            return
+
+        def make(**cb: Any) -> Experiment:
+            plan, _info = plan_sweep(sweep, target, spec.transport, note=cb["on_note"])
+            return Experiment(self.store, target, spec, plan=plan, **cb)
+
+        self._start(make)
+
+    def _start(self, make: Any) -> None:
+        if self.worker is not None and self.worker.running():
+            return
+        self.timeline.clear()
+        self.dashboard.reset()
+        self.last_result = None
+        worker = RunWorker(make)
+        worker.interval.connect(self.timeline.add_interval)
+        worker.samples.connect(self.timeline.add)
+        worker.event.connect(self._on_event)
+        worker.note.connect(self.show_message)
+        worker.step.connect(self._on_step)
+        worker.finished.connect(self._on_finished)
+        worker.failed.connect(self._on_failed)
+        self.worker = worker
+        self.started_at = time.time()
+        self._set_running(True)
+        worker.start()
+
+    def stop_run(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+
+    def _on_event(self, ev: Event) -> None:
+        self.timeline.add_event(ev)
+        if ev.kind in ("step_start", "knob", "config", "mark"):  # the others arrive as notes too
+            self.log.addItem(f"{time.strftime('%H:%M:%S', time.localtime(ev.t))}  {ev.label}")
+            self.log.scrollToBottom()
+        if ev.kind == "knob":
+            self.knobs.show_change(dict(ev.data))
+        if ev.kind == "restore" and ev.data.get("state") == "restored" and ev.data.get("name") in self.knobs.current:
+            self.knobs.current[str(ev.data["name"])].setText(str(ev.data.get("now", ev.data.get("original"))))
+
+    def _on_step(self, result: Any) -> None:
+        if result.segments:
+            self.knobs.show_segments(list(result.segments))
+
+    def _on_finished(self, result: dict[str, Any]) -> None:
+        self.last_result = result
+        self._set_running(False)
+        best = max((s["tps"] for s in result.get("steps", [])), default=0.0)
+        self.show_message(f"session {result['session_id']} {result['status']}: best {best:,.0f} TPS")
+        self.run_finished.emit(result)
+
+    def _on_failed(self, message: str) -> None:
+        self._set_running(False)
+        self.show_message(message)
+        self.run_finished.emit({"status": "failed", "error": message})
+
+    # -- knobs --
+    def flip_knob(self, name: str, value: str) -> None:
+        exp = self.worker.experiment if self.worker is not None else None
+        if exp is None or not self.worker.running():  # type: ignore[union-attr]
+            self.show_message("knobs change during a run")
+            return
+        call_in_background(self, lambda: exp.change_knob(name, value), self.knobs.show_change, self.show_message)
+
+    def flip_favourite(self) -> None:
+        name = "innodb_flush_log_at_trx_commit"
+        current = self.knobs.current[name].text()
+        presets = FAVOURITES[name]
+        nxt = presets[(presets.index(current) + 1) % len(presets)] if current in presets else presets[1]
+        self.flip_knob(name, nxt)
+
+    def _on_restore_all(self) -> None:
+        exp = self.worker.experiment if self.worker is not None else None
+        if exp is None or exp.controller is None:
+            return
+        call_in_background(self, exp.controller.restore,
+                           lambda done: self.show_message(f"restored {len(done)} knob(s)"), self.show_message)
+
+    def mark(self) -> None:
+        ev = Event(time.time(), "mark", f"mark {len([m for m in self.timeline.markers if m.kind == 'mark']) + 1}")
+        exp = self.worker.experiment if self.worker is not None else None
+        if exp is not None and self.worker.running():  # type: ignore[union-attr]
+            exp._record(ev)
+        else:
+            self._on_event(ev)
+
+    # -- presentation --
+    def toggle_full_screen(self) -> None:
+        if self.isFullScreen():
+            self.showNormal()
+        else:
+            self.showFullScreen()
+
+    def toggle_theme(self) -> None:
+        self.theme = THEMES["dark" if self.theme.name == "light" else "light"]
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, self.theme)
+        self.dashboard.apply_theme(self.theme)
+
+    def scale_fonts(self, factor: float) -> None:
+        self.font_scale = max(0.6, min(3.0, self.font_scale * factor))
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            f = app.font()
+            f.setPointSizeF(10 * self.font_scale)
+            app.setFont(f)
+        self.dashboard.set_font_scale(self.font_scale)
+
+    # -- server facts for the sweep builder --
+    def _load_server_facts(self) -> None:
+        try:
+            target = self.targets.current_target()
+        except ConfigError:
+            return
+        names = [n for n, _v in self.sweep.axes()]
+
+        def fetch() -> tuple[dict[str, str], dict[str, Any]]:
+            conn = open_connection(conn_params(target, None), target.name)
+            try:
+                info = introspect(conn)
+                wanted = [n for n in [*names, *FAVOURITES] if n in info.variables]
+                return info.variables, describe_knobs(conn, info, wanted)
+            finally:
+                conn.close()
+
+        def done(result: tuple[dict[str, str], dict[str, Any]]) -> None:
+            variables, facts = result
+            self.sweep.set_server(variables, facts)
+            self.knobs.show_values({n: variables.get(n, "n/a") for n in FAVOURITES})
+
+        call_in_background(self, fetch, done, self.show_message)
+
+    def _on_wants_facts(self, names: list[str]) -> None:
+        try:
+            target = self.targets.current_target()
+        except ConfigError:
+            return
+
+        def fetch() -> dict[str, Any]:
+            conn = open_connection(conn_params(target, None), target.name)
+            try:
+                info = introspect(conn)
+                return describe_knobs(conn, info, [n for n in names if n in info.variables])
+            finally:
+                conn.close()
+
+        call_in_background(self, fetch, self.sweep.add_facts, self.show_message)
+
+    def _on_save_sweep(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", "sweep.toml", "TOML (*.toml)")
+        if path:
+            self.sweep.save(path)
+
+    def _on_load_sweep(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load sweep", "", "TOML (*.toml)")
+        if path:
+            try:
+                with open(path) as f:
+                    self.sweep.load_toml(f.read(), path)
+            except (OSError, ConfigError) as exc:
+                self.show_message(str(exc))
+
+    def _on_prepare(self, clean: bool) -> None:
+        try:
+            target = self.targets.current_target()
+            group = self.workload.groups()[0]
+        except ConfigError as exc:
+            self.show_message(str(exc))
+            return
+        self.show_message("cleaning up …" if clean else "preparing …")
+
+        def work() -> str:
+            admin = conn_params(target, None)
+            conn = open_connection(admin, target.name)
+            try:
+                conn.cursor().execute("CREATE DATABASE IF NOT EXISTS `tunebench`")
+            finally:
+                conn.close()
+            params = conn_params(target, None, database="tunebench", password=admin.password)
+            if clean:
+                r = cleanup(params, "tunebench")
+                return f"dropped {', '.join(r['dropped']) or 'nothing'}"
+            r = prepare(params, "tunebench", group.options, group.workload.prepare_rows(group.options))
+            return f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows ({r['seconds']} s)"
+
+        call_in_background(self, work, self.show_message, self.show_message)

@@ -1,0 +1,189 @@
+"""Targets: the sandbox first, then saved targets; add, delete, test a connection, start/stop the sandbox."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tunebench.core.errors import ConfigError
+from tunebench.hosts.sandbox import SandboxServer
+from tunebench.mysql.connect import introspect, open_connection
+from tunebench.mysql.target import Target, conn_params, remember_password
+from tunebench.store.repo import Store
+from tunebench.ui.run_worker import call_in_background
+
+SANDBOX = "sandbox"
+
+
+class TargetDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Add target")
+        form = QFormLayout(self)
+        self.name = QLineEdit()
+        self.host = QLineEdit("127.0.0.1")
+        self.port = QSpinBox()
+        self.port.setRange(1, 65535)
+        self.port.setValue(3306)
+        self.socket = QLineEdit()
+        self.socket.setPlaceholderText("optional UNIX socket path")
+        self.user = QLineEdit("root")
+        self.schema = QLineEdit()
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password.setPlaceholderText("kept in memory only (or use the keyring / ~/.my.cnf)")
+        for label, w in (("Name", self.name), ("Host", self.host), ("Port", self.port), ("Socket", self.socket),
+                         ("User", self.user), ("Schema", self.schema), ("Password", self.password)):
+            form.addRow(label, w)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def target(self) -> Target:
+        name = self.name.text().strip()
+        if not name or name == SANDBOX:
+            raise ConfigError("a target needs a name other than 'sandbox'")
+        return Target(name=name, socket=self.socket.text().strip() or None, host=self.host.text().strip() or None,
+                      port=self.port.value(), user=self.user.text().strip() or "root",
+                      schema=self.schema.text().strip() or None)
+
+
+class TargetsPanel(QWidget):
+    target_changed = Signal(str)
+    message = Signal(str)
+
+    def __init__(self, store: Store, sandbox: SandboxServer, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store, self.sandbox = store, sandbox
+        layout = QVBoxLayout(self)
+        self.list = QListWidget()
+        layout.addWidget(self.list, 1)
+        row = QHBoxLayout()
+        self.add_button = QPushButton("Add…")
+        self.delete_button = QPushButton("Delete")
+        self.test_button = QPushButton("Test connection")
+        for b in (self.add_button, self.delete_button, self.test_button):
+            row.addWidget(b)
+        layout.addLayout(row)
+        sb_row = QHBoxLayout()
+        self.sandbox_label = QLabel()
+        self.sandbox_button = QPushButton()
+        sb_row.addWidget(self.sandbox_label, 1)
+        sb_row.addWidget(self.sandbox_button)
+        layout.addLayout(sb_row)
+        self.info = QLabel("")
+        self.info.setWordWrap(True)
+        layout.addWidget(self.info)
+        self.add_button.clicked.connect(self._on_add)
+        self.delete_button.clicked.connect(self._on_delete)
+        self.test_button.clicked.connect(self.test_connection)
+        self.sandbox_button.clicked.connect(self._on_sandbox_toggle)
+        self.list.currentTextChanged.connect(self.target_changed.emit)
+        self.refresh()
+        self._update_sandbox()
+
+    def refresh(self) -> None:
+        current = self.list.currentItem().text() if self.list.currentItem() else SANDBOX
+        self.list.clear()
+        self.list.addItem(SANDBOX)
+        for t in self.store.list_targets():
+            self.list.addItem(t.name)
+        items = self.list.findItems(current, Qt.MatchFlag.MatchExactly)
+        self.list.setCurrentRow(self.list.row(items[0]) if items else 0)
+
+    def current_name(self) -> str:
+        item = self.list.currentItem()
+        return item.text() if item else SANDBOX
+
+    def current_target(self) -> Target:
+        name = self.current_name()
+        if name == SANDBOX:
+            if not self.sandbox.status().running:
+                raise ConfigError("the sandbox server is stopped: start it first")
+            return self.sandbox.target()
+        t = self.store.get_target(name)
+        if t is None:
+            raise ConfigError(f"unknown target {name!r}")
+        return t
+
+    def _on_add(self) -> None:
+        dialog = TargetDialog(self)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        try:
+            t = dialog.target()
+        except ConfigError as exc:
+            self.message.emit(str(exc))
+            return
+        if dialog.password.text():
+            remember_password(t, dialog.password.text())
+        self.store.save_target(t)
+        self.refresh()
+        self.list.setCurrentRow(self.list.count() - 1)
+
+    def add_target(self, t: Target, password: str | None = None) -> None:
+        if password is not None:
+            remember_password(t, password)
+        self.store.save_target(t)
+        self.refresh()
+        self.list.setCurrentRow(self.list.count() - 1)
+
+    def _on_delete(self) -> None:
+        name = self.current_name()
+        if name != SANDBOX:
+            self.store.delete_target(name)
+            self.refresh()
+
+    def test_connection(self) -> None:
+        try:
+            target = self.current_target()
+        except ConfigError as exc:
+            self.info.setText(str(exc))
+            return
+        self.info.setText(f"connecting to {target.name} …")
+
+        def probe() -> dict[str, Any]:
+            conn = open_connection(conn_params(target, None), target.name)
+            try:
+                return introspect(conn).summary()
+            finally:
+                conn.close()
+
+        def done(s: dict[str, Any]) -> None:
+            self.info.setText(f"{target.name}: {s['flavor']} {s['version']}, performance_schema "
+                              f"{'ON' if s['performance_schema'] else 'OFF'}")
+
+        call_in_background(self, probe, done, lambda m: self.info.setText(f"{target.name}: {m}"))
+
+    def _update_sandbox(self) -> None:
+        st = self.sandbox.status()
+        if st.running:
+            self.sandbox_label.setText(f"sandbox: {st.flavor} {st.version}, port {st.port}")
+            self.sandbox_button.setText("Stop sandbox")
+        else:
+            self.sandbox_label.setText("sandbox: stopped")
+            self.sandbox_button.setText("Start sandbox")
+        self.sandbox_button.setEnabled(True)
+
+    def _on_sandbox_toggle(self) -> None:
+        running = self.sandbox.status().running
+        self.sandbox_button.setEnabled(False)
+        self.sandbox_label.setText("sandbox: stopping …" if running else "sandbox: starting …")
+        call_in_background(self, self.sandbox.stop if running else self.sandbox.start,
+                           lambda _r: self._update_sandbox(),
+                           lambda m: (self.message.emit(m), self._update_sandbox()))

@@ -1,0 +1,89 @@
+"""The dashboard's data: growing numpy buffers per series, and the markers (steps, knob changes).
+
+Data arrive as they come (signals from the run); the plots read these buffers on a redraw timer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tunebench.core.interval import Event, Interval
+
+
+class SeriesBuffer:
+    def __init__(self, capacity: int = 1024):
+        self.t = np.empty(capacity)
+        self.v = np.empty(capacity)
+        self.n = 0
+
+    def append(self, t: float, v: float) -> None:
+        if self.n == len(self.t):
+            self.t = np.resize(self.t, 2 * self.n)
+            self.v = np.resize(self.v, 2 * self.n)
+        self.t[self.n] = t
+        self.v[self.n] = v
+        self.n += 1
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.t[: self.n], self.v[: self.n]
+
+    def last(self) -> float | None:
+        return float(self.v[self.n - 1]) if self.n else None
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    t: float
+    kind: str  # step | knob | mark | restart
+    label: str
+
+
+MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "step"}
+
+
+class Timeline:
+    """Every series of the current run, on seconds since its start."""
+
+    def __init__(self) -> None:
+        self.t0: float | None = None
+        self.series: dict[str, SeriesBuffer] = {}
+        self.markers: list[Marker] = []
+        self.version = 0  # bumps on every change: the redraw timer skips when nothing is new
+
+    def clear(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def _x(self, t: float) -> float:
+        if self.t0 is None:
+            self.t0 = t - 1.0
+        return t - self.t0
+
+    def add(self, t: float, values: dict[str, float]) -> None:
+        x = self._x(t)
+        for name, v in values.items():
+            buf = self.series.get(name)
+            if buf is None:
+                buf = self.series[name] = SeriesBuffer()
+            buf.append(x, v)
+        self.version += 1
+
+    def add_interval(self, iv: Interval) -> None:
+        self.add(iv.t, iv.series())
+
+    def add_event(self, ev: Event) -> Marker | None:
+        kind = MARKER_KINDS.get(ev.kind)
+        if kind is None:
+            return None
+        m = Marker(self._x(ev.t), kind, ev.label)
+        self.markers.append(m)
+        self.version += 1
+        return m
+
+    def names(self, prefix: str, suffix: str = "") -> list[str]:
+        return sorted(n for n in self.series if n.startswith(prefix) and n.endswith(suffix))
+
+    def last(self, name: str) -> float | None:
+        buf = self.series.get(name)
+        return buf.last() if buf else None

@@ -1,0 +1,168 @@
+"""Workload builder: a workload, its options as a generated form, concurrency steps, a second group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tunebench.core.errors import ConfigError
+from tunebench.load.engine import ClientGroup
+from tunebench.load.options import OPTIONS, OptionSpec
+from tunebench.load.workload import available, load_workload
+
+# The options a performance engineer reaches for first; the rest keep their workload defaults.
+FORM_OPTIONS = ("tables", "table_size", "range_size", "point_selects", "skip_trx", "rand_type")
+DOUBLING = "1,2,4,8,16,32,64,128,256,512,1024"
+
+
+def parse_threads(text: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise ConfigError(f"concurrency steps must be integers separated by commas, got {text!r}") from None
+    if not out or any(n < 1 for n in out):
+        raise ConfigError("concurrency steps must be integers >= 1")
+    return out
+
+
+def option_editor(spec: OptionSpec, value: Any) -> QWidget:
+    if spec.kind is bool:
+        w: Any = QCheckBox()
+        w.setChecked(bool(value))
+    elif spec.choices:
+        w = QComboBox()
+        w.addItems(list(spec.choices))
+        w.setCurrentText(str(value))
+    elif spec.kind is int:
+        w = QSpinBox()
+        w.setRange(int(spec.minimum or 0), int(min(spec.maximum or 2**31 - 1, 2**31 - 1)))
+        w.setValue(int(value))
+        w.setGroupSeparatorShown(True)
+    elif spec.kind is float:
+        w = QDoubleSpinBox()
+        w.setDecimals(3)
+        w.setRange(spec.minimum or 0.0, spec.maximum or 1e9)
+        w.setValue(float(value))
+    else:
+        w = QLineEdit(str(value))
+    w.setToolTip(spec.help)
+    return w
+
+
+def editor_value(w: QWidget) -> Any:
+    if isinstance(w, QCheckBox):
+        return w.isChecked()
+    if isinstance(w, QComboBox):
+        return w.currentText()
+    if isinstance(w, (QSpinBox, QDoubleSpinBox)):
+        return w.value()
+    if isinstance(w, QLineEdit):
+        return w.text()
+    raise TypeError(type(w))
+
+
+class WorkloadPanel(QWidget):
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.names = list(available())
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.workload = QComboBox()
+        self.workload.addItems(self.names)
+        self.workload.setCurrentText("oltp_point_select" if "oltp_point_select" in self.names else self.names[0])
+        form.addRow("Workload", self.workload)
+        self.engine = QComboBox()
+        self.engine.addItems(["builtin", "sysbench"])
+        form.addRow("Engine", self.engine)
+        self.transport = QComboBox()
+        self.transport.addItems(["socket", "tcp"])
+        form.addRow("Transport", self.transport)
+        self.lua = QLineEdit()
+        self.lua.setPlaceholderText("optional: any sysbench Lua script (sysbench engine)")
+        form.addRow("Lua script", self.lua)
+        threads_row = QHBoxLayout()
+        self.threads = QLineEdit("1,4,16")
+        doubling = QPushButton("1..1024")
+        doubling.setToolTip("doubling steps from 1 to 1024 users")
+        doubling.clicked.connect(lambda: self.threads.setText(DOUBLING))
+        threads_row.addWidget(self.threads, 1)
+        threads_row.addWidget(doubling)
+        form.addRow("Threads", threads_row)
+        self.step_seconds = QSpinBox()
+        self.step_seconds.setRange(1, 86400)
+        self.step_seconds.setValue(30)
+        self.step_seconds.setSuffix(" s")
+        form.addRow("Step", self.step_seconds)
+        self.warmup_seconds = QSpinBox()
+        self.warmup_seconds.setRange(0, 3600)
+        self.warmup_seconds.setValue(0)
+        self.warmup_seconds.setSuffix(" s")
+        form.addRow("Warm-up", self.warmup_seconds)
+        layout.addLayout(form)
+        box = QGroupBox("Options")
+        self.options_form = QFormLayout(box)
+        self.editors: dict[str, QWidget] = {}
+        layout.addWidget(box)
+        second = QGroupBox("Second client group")
+        second.setCheckable(True)
+        second.setChecked(False)
+        sform = QFormLayout(second)
+        self.second = second
+        self.second_workload = QComboBox()
+        self.second_workload.addItems(self.names)
+        self.second_workload.setCurrentText("oltp_update_index" if "oltp_update_index" in self.names else self.names[0])
+        self.second_threads = QLineEdit("4")
+        sform.addRow("Workload", self.second_workload)
+        sform.addRow("Threads", self.second_threads)
+        layout.addWidget(second)
+        buttons = QHBoxLayout()
+        self.prepare_button = QPushButton("Prepare")
+        self.cleanup_button = QPushButton("Cleanup")
+        buttons.addWidget(self.prepare_button)
+        buttons.addWidget(self.cleanup_button)
+        layout.addLayout(buttons)
+        layout.addStretch(1)
+        self.workload.currentTextChanged.connect(self._on_workload_changed)
+        self._on_workload_changed(self.workload.currentText())
+
+    def _on_workload_changed(self, name: str) -> None:
+        while self.options_form.rowCount():
+            self.options_form.removeRow(0)
+        self.editors.clear()
+        try:
+            defaults = load_workload(name).options()
+        except ConfigError:
+            return
+        for opt in FORM_OPTIONS:
+            editor = option_editor(OPTIONS[opt], defaults[opt])
+            self.editors[opt] = editor
+            self.options_form.addRow(opt, editor)
+
+    def option_values(self) -> dict[str, Any]:
+        return {k: editor_value(w) for k, w in self.editors.items()}
+
+    def groups(self) -> tuple[ClientGroup, ...]:
+        """The client groups as built; ConfigError for anything invalid."""
+        wl = load_workload(self.workload.currentText())
+        opts = wl.options(self.option_values())
+        lua = self.lua.text().strip() or None
+        groups = [ClientGroup("main", wl, opts, parse_threads(self.threads.text()), lua)]
+        if self.second.isChecked():
+            wl2 = load_workload(self.second_workload.currentText())
+            shape = {k: opts[k] for k in ("tables", "table_size", "secondary", "auto_inc")}
+            groups.append(ClientGroup(wl2.name if wl2.name != wl.name else "second", wl2, wl2.options(shape),
+                                      parse_threads(self.second_threads.text())))
+        return tuple(groups)

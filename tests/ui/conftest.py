@@ -1,0 +1,27 @@
+"""GUI tests run offscreen, against the real sandbox, with a private settings file."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+
+@pytest.fixture
+def window(qtbot, sandbox, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from tunebench import paths
+    from tunebench.store.repo import Store
+    from tunebench.ui.main_window import MainWindow
+
+    store = Store(paths.default_db_path())
+    settings = QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(store, sandbox, settings)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.stop_run()
+    if w.worker is not None:
+        w.worker.wait(60)
+    store.close()

@@ -1,0 +1,136 @@
+"""The workbench window driven for real against the sandbox (pytest-qt, offscreen)."""
+
+import json
+import struct
+import subprocess
+import sys
+
+import pytest
+from tests.conftest import ROOT, run_cli
+
+from tunebench.core.sweep import parse_spec
+from tunebench.mysql.connect import open_connection, query_all
+from tunebench.mysql.target import Target, conn_params
+
+pytestmark = pytest.mark.integration
+
+
+def spin_wait_delay(sandbox):
+    conn = open_connection(conn_params(sandbox.target(), "socket"))
+    try:
+        return str(query_all(conn, "SELECT @@GLOBAL.innodb_spin_wait_delay")[0][0])
+    finally:
+        conn.close()
+
+
+def test_add_and_test_a_target(window, qtbot, sandbox):
+    pw = conn_params(sandbox.target(), "socket").password
+    window.targets.add_target(Target(name="sandbox-tcp", host="127.0.0.1", port=sandbox.status().port,
+                                      user="tunebench"), pw)
+    assert window.targets.current_name() == "sandbox-tcp"
+    window.targets.test_connection()
+    qtbot.waitUntil(lambda: "mariadb" in window.targets.info.text(), timeout=15000)
+    assert "performance_schema ON" in window.targets.info.text()
+    # the password was used, never stored
+    assert "password" not in json.dumps(window.store.get_target("sandbox-tcp").to_dict()).lower().replace(
+        "password_file", "")
+
+
+def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
+    before = spin_wait_delay(sandbox)
+    window.targets.list.setCurrentRow(0)
+    w = window.workload
+    w.workload.setCurrentText("oltp_point_select")
+    w.threads.setText("1,2")
+    w.step_seconds.setValue(4)
+    w.editors["table_size"].setValue(10000)
+    window.run_workload()
+    qtbot.waitUntil(lambda: window.timeline.series.get("client.main.tps") is not None
+                    and window.timeline.series["client.main.tps"].n >= 2, timeout=60000)
+
+    def curve_points():
+        curve = window.dashboard.panels[0].curves.get("client.main.tps")
+        return 0 if curve is None or curve.getData()[0] is None else len(curve.getData()[0])
+
+    qtbot.waitUntil(lambda: curve_points() >= 2, timeout=5000)  # the redraw timer has run since
+    x, y = window.dashboard.panels[0].curves["client.main.tps"].getData()
+    assert len(x) >= 2 and max(y) > 0
+    assert window.stop_action.isEnabled() and not window.run_action.isEnabled()
+    window.flip_knob("innodb_spin_wait_delay", "24")
+    qtbot.waitUntil(lambda: any(m.kind == "knob" for m in window.timeline.markers), timeout=15000)
+    qtbot.waitUntil(lambda: window.dashboard._drawn_markers == len(window.timeline.markers), timeout=5000)
+    assert any(line.label is not None and "spin_wait_delay" in line.label.toPlainText()
+               for line in window.dashboard.panels[0].markers)
+    assert window.knobs.current["innodb_spin_wait_delay"].text() == "24"
+    with qtbot.waitSignal(window.run_finished, timeout=60000) as finished:
+        window.stop_run()
+    result = finished.args[0]
+    assert result["status"] in ("aborted", "completed")
+    session = window.store.get_session(result["session_id"])
+    knob = [e for e in session["events"] if e["kind"] == "knob"]
+    assert knob and knob[0]["data"]["to"] == "24"
+    assert spin_wait_delay(sandbox) == before  # the journal put it back
+    assert not window.stop_action.isEnabled()
+
+
+def test_sweep_grid_plan_and_saved_toml(window, qtbot, tmp_path, sandbox):
+    sweep = window.sweep
+    sweep.threads.setText("4,16,64")
+    sweep.step_seconds.setValue(30)
+    sweep.warmup_seconds.setValue(5)
+    sweep.add_axis("innodb_flush_log_at_trx_commit", "1, 2")
+    sweep.add_axis("innodb_doublewrite", "ON, OFF")
+    qtbot.waitUntil(lambda: "configurations" in sweep.summary.text(), timeout=15000)
+    assert sweep.summary.text().startswith("4 configurations x 3 steps, 2 restarts")
+    kinds = {sweep.grid.item(r, 0).text(): sweep.grid.item(r, 2).text() for r in range(sweep.grid.rowCount())}
+    assert kinds == {"innodb_flush_log_at_trx_commit": "dynamic", "innodb_doublewrite": "restart"}
+    path = tmp_path / "grid.toml"
+    sweep.save(str(path))
+    spec = parse_spec(path.read_text())
+    assert dict(spec.axes) == {"innodb_flush_log_at_trx_commit": (1, 2), "innodb_doublewrite": ("ON", "OFF")}
+    plan = json.loads(run_cli("sweep", str(path), "--plan", "--json").stdout)
+    assert len(plan["configs"]) == 4 and plan["restarts"] == 2  # the CLI runs the same file
+    sweep.add_axis("innodb_flush_log_at_trx_comit", "1")
+    qtbot.waitUntil(lambda: "unknown variable" in [sweep.grid.item(r, 2).text()
+                                                    for r in range(sweep.grid.rowCount())], timeout=5000)
+
+
+def test_recipe_loads_into_the_grid(window, qtbot):
+    sweep = window.sweep
+    idx = sweep.recipes.findText("trx-commit-doublewrite")
+    sweep.recipes.setCurrentIndex(idx)
+    sweep._on_recipe(idx)
+    assert [n for n, _ in sweep.axes()] == ["innodb_doublewrite", "innodb_flush_log_at_trx_commit"]
+    qtbot.waitUntil(lambda: sweep.summary.text().startswith("4 configurations"), timeout=15000)
+
+
+def test_presentation_actions(window):
+    assert window.full_action.shortcut().toString() == "F11"
+    assert window.run_action.shortcut().toString() == "F5"
+    window.toggle_theme()
+    assert window.theme.name == "dark"
+    window.scale_fonts(1.5)
+    assert window.dashboard.tps_label.font().pointSize() == 33
+    window.toggle_theme()
+
+
+def test_demo_screenshot(sandbox, tmp_path):
+    png = tmp_path / "demo.png"
+    env = {"QT_QPA_PLATFORM": "offscreen"}
+    import os
+    out = subprocess.run([sys.executable, "-m", "tunebench", "gui", "--demo", "--screenshot", str(png)], cwd=ROOT,
+                         env={**os.environ, **env}, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (1600, 1000)
+    assert "completed" in out.stderr
+
+
+def test_no_display_falls_back_to_the_headless_demo_message():
+    import os
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    code = "from tunebench.ui.app import has_display; print(has_display())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
