@@ -205,7 +205,7 @@ class Dashboard(QWidget):
                 label = label.removeprefix("innodb_")
             line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(color, width=2, style=style),
                                    label=label if i == 0 or (m.kind == "knob" and i == 2) else None,
-                                   labelOpts={"position": 0.92, "color": color, "fill": self.theme.label_fill,
+                                   labelOpts={"position": 0.72 if m.kind == "knob" else 0.92, "color": color, "fill": self.theme.label_fill,
                                               # knob labels sit left of their line: the newest is at the edge
                                               "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
                                               else [(0, 0.5), (0, 0.5)]})

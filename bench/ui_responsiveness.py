@@ -1,0 +1,88 @@
+"""How long the GUI event loop can stall while the dashboard follows a big run with every probe.
+
+Starts the real window (offscreen unless a display is set), runs oltp_point_select at 512 threads on the
+sandbox with all probes at 1 s, and measures the event loop with a 10 ms heartbeat timer: a stall is how
+late a heartbeat fires. Prints the longest stall and the 99th percentile. Goal (issue 5): < 50 ms.
+
+    .venv/bin/python bench/ui_responsiveness.py [--threads 512] [--seconds 30] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QSettings, QTimer  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from tunebench.hosts.sandbox import SandboxServer  # noqa: E402
+from tunebench.store.repo import Store  # noqa: E402
+from tunebench.ui.main_window import MainWindow  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=512)
+    ap.add_argument("--seconds", type=int, default=30)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    app = QApplication([])
+    sb = SandboxServer()
+    sb.start()
+    tmp = Path(tempfile.mkdtemp(prefix="tb-uibench-"))
+    store = Store(tmp / "bench.sqlite")
+    window = MainWindow(store, sb, QSettings(str(tmp / "gui.ini"), QSettings.Format.IniFormat))
+    window.resize(1600, 1000)
+    window.show()
+    w = window.workload
+    w.workload.setCurrentText("oltp_point_select")
+    w.threads.setText(str(args.threads))
+    w.step_seconds.setValue(args.seconds)
+    w.editors["table_size"].setValue(10000)
+    lateness: list[float] = []
+    state = {"last": time.perf_counter(), "measuring": False}
+
+    def beat() -> None:
+        now = time.perf_counter()
+        if state["measuring"]:
+            lateness.append(max(0.0, (now - state["last"]) * 1000 - 10))
+        state["last"] = now
+
+    def on_interval(_iv: object) -> None:
+        state["measuring"] = True  # from the first second of load on
+
+    heart = QTimer()
+    heart.setInterval(10)
+    heart.timeout.connect(beat)
+    heart.start()
+    result: dict[str, object] = {}
+    window.run_finished.connect(lambda r: (result.update(r), app.quit()))
+    QTimer.singleShot(200, window.run_workload)
+    QTimer.singleShot(400, lambda: window.worker and window.worker.interval.connect(on_interval))
+    app.exec()
+    heart.stop()
+    points = sum(b.n for b in window.timeline.series.values())
+    out = {"threads": args.threads, "seconds": args.seconds, "status": result.get("status"),
+           "series": len(window.timeline.series), "points": points, "beats": len(lateness),
+           "max_stall_ms": round(max(lateness, default=0.0), 1),
+           "p99_stall_ms": round(statistics.quantiles(lateness, n=100)[98], 1) if len(lateness) > 100 else None,
+           "tps": (result.get("steps") or [{}])[0].get("tps")}  # type: ignore[index]
+    window.close()
+    store.close()
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"{args.threads} threads x {args.seconds} s, {out['series']} series / {points} points on the dashboard, "
+              f"{out['tps']} TPS: longest event-loop stall {out['max_stall_ms']} ms, p99 {out['p99_stall_ms']} ms "
+              f"(goal < 50 ms)")
+
+
+if __name__ == "__main__":
+    main()
