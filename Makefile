@@ -32,6 +32,7 @@ lint: venv
 bench: venv
 	$(PY) bench/engine_vs_sysbench.py
 	$(PY) bench/probe_overhead.py
+	$(PY) bench/ui_responsiveness.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

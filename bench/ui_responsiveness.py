@@ -19,12 +19,12 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
 
-from tunebench.hosts.sandbox import SandboxServer  # noqa: E402
-from tunebench.store.repo import Store  # noqa: E402
-from tunebench.ui.main_window import MainWindow  # noqa: E402
+from tunebench.hosts.sandbox import SandboxServer
+from tunebench.store.repo import Store
+from tunebench.ui.main_window import MainWindow
 
 
 def main() -> None:
@@ -64,8 +64,8 @@ def main() -> None:
     heart.start()
     result: dict[str, object] = {}
     window.run_finished.connect(lambda r: (result.update(r), app.quit()))
+    window.run_started.connect(lambda worker: worker.interval.connect(on_interval))
     QTimer.singleShot(200, window.run_workload)
-    QTimer.singleShot(400, lambda: window.worker and window.worker.interval.connect(on_interval))
     app.exec()
     heart.stop()
     points = sum(b.n for b in window.timeline.series.values())

@@ -12,7 +12,8 @@ class Block:
 sys.meta_path.insert(0, Block())
 import tunebench.cli, tunebench.experiment, tunebench.core.stats, tunebench.load.builtin
 import tunebench.load.sysbench, tunebench.load.prepare, tunebench.hosts.sandbox, tunebench.store.repo
-import tunebench.mysql.connect
+import tunebench.mysql.connect, tunebench.mysql.probes, tunebench.mysql.knobs, tunebench.monitor
+import tunebench.tuning, tunebench.runproc, tunebench.core.sweep, tunebench.core.results, tunebench.store.export
 print('ok')
 """
 

@@ -136,6 +136,10 @@ def remember_password(target: Target, password: str) -> None:
     _SESSION_PASSWORDS[f"{target.user}@{target.address()}"] = password
 
 
+def typed_password(target: Target) -> str | None:
+    return _SESSION_PASSWORDS.get(f"{target.user}@{target.address()}")
+
+
 def resolve_password(target: Target, prompt: bool = True) -> str:
     typed = _SESSION_PASSWORDS.get(f"{target.user}@{target.address()}")
     if typed is not None:

@@ -77,8 +77,8 @@ def start_demo(window: MainWindow, screenshot: str | None) -> None:
             QTimer.singleShot(1200, lambda: save_and_quit(window, screenshot, result))
 
     window.run_finished.connect(on_finished)
+    window.run_started.connect(lambda worker: worker.event.connect(on_event))
     QTimer.singleShot(300, window.run_workload)
-    QTimer.singleShot(400, lambda: window.worker is not None and window.worker.event.connect(on_event))
 
 
 def save_and_quit(window: MainWindow, path: str, result: dict[str, Any]) -> None:

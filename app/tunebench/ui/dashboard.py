@@ -55,7 +55,7 @@ class Dashboard(QWidget):
         self.panels: list[Panel] = []
         self._build_plots()
         self.timer = QTimer(self)
-        self.timer.setInterval(250)
+        self.timer.setInterval(500)  # data arrive every second (every 0.25 s at the fastest probe rate)
         self.timer.timeout.connect(self._update_plots)
         self.timer.start()
         self.apply_theme(theme)
@@ -102,7 +102,7 @@ class Dashboard(QWidget):
         for i, (title, select) in enumerate(specs):
             plot = self.graphics.addPlot(row=i, col=0)
             plot.setLabel("left", title)
-            plot.showGrid(x=True, y=True, alpha=0.25)
+            plot.showGrid(x=False, y=False)
             plot.addLegend(offset=(-10, 5), labelTextSize="9pt", colCount=3, brush=pg.mkBrush(self.theme.label_fill))
             plot.setDownsampling(auto=True, mode="peak")
             plot.setClipToView(True)
@@ -205,7 +205,8 @@ class Dashboard(QWidget):
                 label = label.removeprefix("innodb_")
             line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(color, width=2, style=style),
                                    label=label if i == 0 or (m.kind == "knob" and i == 2) else None,
-                                   labelOpts={"position": 0.72 if m.kind == "knob" else 0.92, "color": color, "fill": self.theme.label_fill,
+                                   labelOpts={"position": 0.72 if m.kind == "knob" else 0.92, "color": color,
+                                              "fill": self.theme.label_fill,
                                               # knob labels sit left of their line: the newest is at the edge
                                               "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
                                               else [(0, 0.5), (0, 0.5)]})

@@ -21,13 +21,14 @@ from PySide6.QtWidgets import (
 from tunebench import paths
 from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event
-from tunebench.experiment import Experiment, RunSpec, plan_sweep
+from tunebench.experiment import RunSpec
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.load.driver import driver_mode
 from tunebench.load.prepare import cleanup, prepare
 from tunebench.mysql.connect import introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
-from tunebench.mysql.target import conn_params
+from tunebench.mysql.target import conn_params, typed_password
+from tunebench.runproc import RunRequest
 from tunebench.store.repo import Store
 from tunebench.ui.dashboard import Dashboard
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
@@ -40,6 +41,7 @@ from tunebench.ui.workload_panel import WorkloadPanel
 
 
 class MainWindow(QMainWindow):
+    run_started = Signal(object)  # RunWorker
     run_finished = Signal(object)
 
     def __init__(self, store: Store, sandbox: SandboxServer | None = None, settings: QSettings | None = None):
@@ -194,7 +196,7 @@ class MainWindow(QMainWindow):
         except ConfigError as exc:
             self.show_message(str(exc))
             return
-        self._start(lambda **cb: Experiment(self.store, target, spec, **cb))
+        self._start(RunRequest(str(self.store.path), target, spec, password=typed_password(target)))
 
     def run_sweep(self) -> None:
         from tunebench.core.sweep import parse_spec
@@ -212,19 +214,15 @@ class MainWindow(QMainWindow):
             self.show_message(str(exc))
             return
 
-        def make(**cb: Any) -> Experiment:
-            plan, _info = plan_sweep(sweep, target, spec.transport, note=cb["on_note"])
-            return Experiment(self.store, target, spec, plan=plan, **cb)
+        self._start(RunRequest(str(self.store.path), target, spec, sweep=sweep, password=typed_password(target)))
 
-        self._start(make)
-
-    def _start(self, make: Any) -> None:
+    def _start(self, request: RunRequest) -> None:
         if self.worker is not None and self.worker.running():
             return
         self.timeline.clear()
         self.dashboard.reset()
         self.last_result = None
-        worker = RunWorker(make)
+        worker = RunWorker(request, self)
         worker.interval.connect(self.timeline.add_interval)
         worker.samples.connect(self.timeline.add)
         worker.event.connect(self._on_event)
@@ -236,6 +234,7 @@ class MainWindow(QMainWindow):
         self.started_at = time.time()
         self._set_running(True)
         worker.start()
+        self.run_started.emit(worker)
 
     def stop_run(self) -> None:
         if self.worker is not None:
@@ -269,11 +268,10 @@ class MainWindow(QMainWindow):
 
     # -- knobs --
     def flip_knob(self, name: str, value: str) -> None:
-        exp = self.worker.experiment if self.worker is not None else None
-        if exp is None or not self.worker.running():  # type: ignore[union-attr]
+        if self.worker is None or not self.worker.running():
             self.show_message("knobs change during a run")
             return
-        call_in_background(self, lambda: exp.change_knob(name, value), self.knobs.show_change, self.show_message)
+        self.worker.change_knob(name, value, self.knobs.show_change, self.show_message)
 
     def flip_favourite(self) -> None:
         name = "innodb_flush_log_at_trx_commit"
@@ -283,19 +281,14 @@ class MainWindow(QMainWindow):
         self.flip_knob(name, nxt)
 
     def _on_restore_all(self) -> None:
-        exp = self.worker.experiment if self.worker is not None else None
-        if exp is None or exp.controller is None:
-            return
-        call_in_background(self, exp.controller.restore,
-                           lambda done: self.show_message(f"restored {len(done)} knob(s)"), self.show_message)
+        if self.worker is not None:
+            self.worker.restore_knobs(lambda done: self.show_message(f"restored {len(done)} knob(s)"),
+                                      self.show_message)
 
     def mark(self) -> None:
-        ev = Event(time.time(), "mark", f"mark {len([m for m in self.timeline.markers if m.kind == 'mark']) + 1}")
-        exp = self.worker.experiment if self.worker is not None else None
-        if exp is not None and self.worker.running():  # type: ignore[union-attr]
-            exp._record(ev)
-        else:
-            self._on_event(ev)
+        label = f"mark {len([m for m in self.timeline.markers if m.kind == 'mark']) + 1}"
+        if self.worker is None or not self.worker.mark(label):  # recorded by the run when there is one
+            self._on_event(Event(time.time(), "mark", label))
 
     # -- presentation --
     def toggle_full_screen(self) -> None:
