@@ -107,6 +107,10 @@ class Dashboard(QWidget):
             plot.setDownsampling(auto=True, mode="peak")
             plot.setClipToView(True)
             plot.getAxis("left").setWidth(70)
+            for axis in ("left", "bottom"):
+                # an SI prefix change rewrites the label and relayouts every plot: seconds-long stalls under load
+                plot.getAxis(axis).enableAutoSIPrefix(False)
+            plot.enableAutoRange(axis="y")
             if first is None:
                 first = plot
             else:
@@ -192,9 +196,10 @@ class Dashboard(QWidget):
         self._update_readouts()
         if self.follow_box.isChecked():
             xmax = max((b.view()[0][-1] for b in tl.series.values() if b.n), default=0.0)
-            self.panels[0].plot.setXRange(max(0.0, xmax - self.follow_seconds), xmax + 1, padding=0)
-            for p in self.panels:
-                p.plot.enableAutoRange(axis="y")
+            xmin = max(0.0, xmax - self.follow_seconds)
+            if (xmin, xmax) != getattr(self, "_followed", None):
+                self._followed = (xmin, xmax)
+                self.panels[0].plot.setXRange(xmin, xmax + 1, padding=0)
 
     def _add_marker(self, m: Marker) -> None:
         color = MARKER_COLORS.get(m.kind, "#888888")
