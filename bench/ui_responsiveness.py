@@ -77,7 +77,8 @@ def main() -> None:
     app.exec()
     heart.stop()
     points = sum(b.n for b in window.timeline.series.values())
-    out = {"threads": args.threads, "seconds": args.seconds, "status": result.get("status"), "error": result.get("error"),
+    out = {"threads": args.threads, "seconds": args.seconds, "status": result.get("status"),
+           "error": result.get("error"),
            "series": len(window.timeline.series), "points": points, "beats": len(lateness),
            "max_stall_ms": round(max(lateness, default=0.0), 1),
            "p99_stall_ms": round(statistics.quantiles(lateness, n=100)[98], 1) if len(lateness) > 100 else None,
