@@ -134,3 +134,16 @@ def test_no_display_falls_back_to_the_headless_demo_message():
     code = "from tunebench.ui.app import has_display; print(has_display())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_prepare_and_cleanup_buttons(window, qtbot):
+    w = window.workload
+    w.workload.setCurrentText("oltp_point_select")
+    w.editors["table_size"].setValue(2000)
+    w.editors["tables"].setValue(2)
+    window._on_prepare(False)
+    assert w.progress.isVisible() and not w.prepare_button.isEnabled()
+    qtbot.waitUntil(lambda: w.prepare_button.isEnabled(), timeout=60000)
+    assert "2 table(s) x 2000 rows" in w.progress_label.text() or "prepared" in w.progress_label.text(), \
+        w.progress_label.text()
+    assert not w.progress.isVisible()

@@ -136,6 +136,18 @@ def remember_password(target: Target, password: str) -> None:
     _SESSION_PASSWORDS[f"{target.user}@{target.address()}"] = password
 
 
+def save_to_keyring(target: Target, password: str) -> str | None:
+    """Store the password in the system keyring; None when done, else why not (no usable backend...)."""
+    try:
+        import keyring
+        from keyring.errors import KeyringError
+
+        keyring.set_password(KEYRING_SERVICE, f"{target.user}@{target.address()}", password)
+    except (ImportError, KeyringError, RuntimeError) as exc:
+        return f"the keyring could not store it ({exc.__class__.__name__}: {exc})"
+    return None
+
+
 def typed_password(target: Target) -> str | None:
     return _SESSION_PASSWORDS.get(f"{target.user}@{target.address()}")
 

@@ -374,7 +374,9 @@ class MainWindow(QMainWindow):
         except ConfigError as exc:
             self.show_message(str(exc))
             return
-        self.show_message("cleaning up …" if clean else "preparing …")
+        w = self.workload
+        w.set_busy("cleaning up …" if clean else f"preparing {group.options['tables']} table(s) x "
+                   f"{group.workload.prepare_rows(group.options):,} rows …")
 
         def work() -> str:
             admin = conn_params(target, None)
@@ -390,4 +392,9 @@ class MainWindow(QMainWindow):
             r = prepare(params, "tunebench", group.options, group.workload.prepare_rows(group.options))
             return f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows ({r['seconds']} s)"
 
-        call_in_background(self, work, self.show_message, self.show_message)
+        def finished(text: str) -> None:
+            w.set_busy(None)
+            w.progress_label.setText(text)
+            self.show_message(text)
+
+        call_in_background(self, work, finished, finished)

@@ -6,6 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 from tunebench.core.errors import ConfigError
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.connect import introspect, open_connection
-from tunebench.mysql.target import Target, conn_params, remember_password
+from tunebench.mysql.target import Target, conn_params, remember_password, save_to_keyring
 from tunebench.store.repo import Store
 from tunebench.ui.run_worker import call_in_background
 
@@ -45,9 +46,11 @@ class TargetDialog(QDialog):
         self.schema = QLineEdit()
         self.password = QLineEdit()
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
-        self.password.setPlaceholderText("kept in memory only (or use the keyring / ~/.my.cnf)")
+        self.password.setPlaceholderText("kept in memory for this session")
+        self.keyring = QCheckBox("remember in the system keyring (never in Tunebench's files)")
         for label, w in (("Name", self.name), ("Host", self.host), ("Port", self.port), ("Socket", self.socket),
-                         ("User", self.user), ("Schema", self.schema), ("Password", self.password)):
+                         ("User", self.user), ("Schema", self.schema), ("Password", self.password),
+                         ("", self.keyring)):
             form.addRow(label, w)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -132,6 +135,8 @@ class TargetsPanel(QWidget):
             return
         if dialog.password.text():
             remember_password(t, dialog.password.text())
+            if dialog.keyring.isChecked() and (why := save_to_keyring(t, dialog.password.text())):
+                self.message.emit(f"{t.name}: password kept for this session only: {why}")
         self.store.save_target(t)
         self.refresh()
         self.list.setCurrentRow(self.list.count() - 1)

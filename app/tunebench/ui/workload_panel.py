@@ -11,7 +11,9 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
+    QProgressBar,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
@@ -134,6 +136,13 @@ class WorkloadPanel(QWidget):
         buttons.addWidget(self.prepare_button)
         buttons.addWidget(self.cleanup_button)
         layout.addLayout(buttons)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)  # busy: prepare reports by table, not by row
+        self.progress.setVisible(False)
+        self.progress_label = QLabel("")
+        self.progress_label.setWordWrap(True)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_label)
         layout.addStretch(1)
         self.workload.currentTextChanged.connect(self._on_workload_changed)
         self._on_workload_changed(self.workload.currentText())
@@ -150,6 +159,14 @@ class WorkloadPanel(QWidget):
             editor = option_editor(OPTIONS[opt], defaults[opt])
             self.editors[opt] = editor
             self.options_form.addRow(opt, editor)
+
+    def set_busy(self, text: str | None) -> None:
+        """Prepare/cleanup in progress (text) or done (None)."""
+        self.progress.setVisible(text is not None)
+        self.prepare_button.setEnabled(text is None)
+        self.cleanup_button.setEnabled(text is None)
+        if text is not None:
+            self.progress_label.setText(text)
 
     def option_values(self) -> dict[str, Any]:
         return {k: editor_value(w) for k, w in self.editors.items()}
