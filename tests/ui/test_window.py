@@ -143,7 +143,7 @@ def test_prepare_and_cleanup_buttons(window, qtbot):
     w.editors["tables"].setValue(2)
     window._on_prepare(False)
     assert w.progress.isVisible() and not w.prepare_button.isEnabled()
-    qtbot.waitUntil(lambda: w.prepare_button.isEnabled(), timeout=60000)
+    qtbot.waitUntil(w.prepare_button.isEnabled, timeout=60000)
     assert "2 table(s) x 2000 rows" in w.progress_label.text() or "prepared" in w.progress_label.text(), \
         w.progress_label.text()
     assert not w.progress.isVisible()

@@ -176,3 +176,15 @@ def test_mysql_knobs_from_catalog_and_variables_info():
     assert knobs["innodb_flush_log_at_trx_commit"].max == 2.0 and knobs["innodb_flush_log_at_trx_commit"].dynamic
     assert knobs["innodb_doublewrite"].type == "enum" and knobs["innodb_doublewrite"].min is None
     assert knobs["some_new_knob"].type == "bool"  # inferred from its current value
+
+
+def test_timeline_total_line_for_several_groups():
+    from tunebench.core.interval import Interval
+    from tunebench.ui.timeline import Timeline
+
+    tl = Timeline()
+    for t in (10.0, 11.0):
+        tl.add_interval(Interval(t, "reads", 4, 100.0, 1400.0, 1400.0, 0.0, 0.0))
+        tl.add_interval(Interval(t, "writes", 2, 30.0, 60.0, 0.0, 60.0, 0.0))
+    _x, y = tl.series["client.total.tps"].view()
+    assert list(y) == [130.0, 130.0] and tl.series["client.total.qps"].view()[1][0] == 1460.0

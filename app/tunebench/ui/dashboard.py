@@ -90,7 +90,8 @@ class Dashboard(QWidget):
              + [(n, "server Questions") for n in t.names("server.questions")]),
             ("latency ms", lambda t: [(n, f"{n.split('.')[1]} {n.rsplit('.', 1)[1]}")
                                       for n in t.names("client.") if n.endswith((".lat.p95", ".lat.p99"))]),
-            ("threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")]
+            ("threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")
+                                   if not n.startswith("client.total.")]
              + [(n, "server running") for n in t.names("server.threads_running")]),
             ("waits ms/s", self._select_waits),
             ("CPU %", lambda t: [(n, n.split(".")[-1]) for n in t.names("host.local.cpu.")
@@ -220,8 +221,10 @@ class Dashboard(QWidget):
 
     def _update_readouts(self) -> None:
         tl = self.timeline
-        tps = sum(v for n in tl.names("client.", ".tps") if (v := tl.last(n)) is not None)
-        qps = sum(v for n in tl.names("client.", ".qps") if (v := tl.last(n)) is not None)
+        groups = [n for n in tl.names("client.", ".tps") if not n.startswith("client.total.")]
+        tps = sum(v for n in groups if (v := tl.last(n)) is not None)
+        qps = sum(v for n in tl.names("client.", ".qps") if not n.startswith("client.total.")
+                  and (v := tl.last(n)) is not None)
         p95 = [v for n in tl.names("client.", ".lat.p95") if (v := tl.last(n)) is not None]
         self.tps_label.setText(f"TPS {tps:,.0f}")
         self.qps_label.setText(f"QPS {qps:,.0f}")

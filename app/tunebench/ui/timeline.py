@@ -51,6 +51,8 @@ class Timeline:
         self.series: dict[str, SeriesBuffer] = {}
         self.markers: list[Marker] = []
         self.version = 0  # bumps on every change: the redraw timer skips when nothing is new
+        self._groups: set[str] = set()
+        self._per_t: dict[float, dict[str, tuple[float, float]]] = {}
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
@@ -71,6 +73,16 @@ class Timeline:
 
     def add_interval(self, iv: Interval) -> None:
         self.add(iv.t, iv.series())
+        self._groups.add(iv.group)
+        # several client groups: a total line once every group has reported that second
+        seen = self._per_t.setdefault(iv.t, {})
+        seen[iv.group] = (iv.tps, iv.qps)
+        if len(self._groups) > 1 and len(seen) == len(self._groups):
+            del self._per_t[iv.t]
+            self.add(iv.t, {"client.total.tps": sum(v[0] for v in seen.values()),
+                            "client.total.qps": sum(v[1] for v in seen.values())})
+        for t in [t for t in self._per_t if t < iv.t - 5]:  # a group that skipped a second
+            del self._per_t[t]
 
     def add_event(self, ev: Event) -> Marker | None:
         kind = MARKER_KINDS.get(ev.kind)
