@@ -27,7 +27,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.sweep import SPECIAL_AXES, make_plan, parse_spec
 from tunebench.paths import workloads_dir
-from tunebench.ui.workload_panel import DOUBLING, parse_threads
+from tunebench.ui.workload_panel import parse_threads, seconds_box, threads_row
 
 
 def toml_value(v: Any) -> str:
@@ -73,21 +73,10 @@ class SweepPanel(QWidget):
         form = QFormLayout()
         self.workload = QLineEdit("oltp_read_write")
         form.addRow("Workload", self.workload)
-        trow = QHBoxLayout()
         self.threads = QLineEdit("4,16,64")
-        doubling = QPushButton("1..1024")
-        doubling.clicked.connect(lambda: self.threads.setText(DOUBLING))
-        trow.addWidget(self.threads, 1)
-        trow.addWidget(doubling)
-        form.addRow("Threads", trow)
-        self.step_seconds = QSpinBox()
-        self.step_seconds.setRange(1, 86400)
-        self.step_seconds.setValue(60)
-        self.step_seconds.setSuffix(" s")
-        self.warmup_seconds = QSpinBox()
-        self.warmup_seconds.setRange(0, 3600)
-        self.warmup_seconds.setValue(5)
-        self.warmup_seconds.setSuffix(" s")
+        form.addRow("Threads", threads_row(self.threads))
+        self.step_seconds = seconds_box(1, 86400, 60)
+        self.warmup_seconds = seconds_box(0, 3600, 5)
         self.repeats = QSpinBox()
         self.repeats.setRange(1, 100)
         self.order = QComboBox()

@@ -40,6 +40,25 @@ def parse_threads(text: str) -> tuple[int, ...]:
     return out
 
 
+def threads_row(edit: QLineEdit) -> QHBoxLayout:
+    """The concurrency steps field with its 1..1024 doubling preset."""
+    row = QHBoxLayout()
+    doubling = QPushButton("1..1024")
+    doubling.setToolTip("doubling steps from 1 to 1024 users")
+    doubling.clicked.connect(lambda: edit.setText(DOUBLING))
+    row.addWidget(edit, 1)
+    row.addWidget(doubling)
+    return row
+
+
+def seconds_box(low: int, high: int, value: int) -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setValue(value)
+    box.setSuffix(" s")
+    return box
+
+
 def option_editor(spec: OptionSpec, value: Any) -> QWidget:
     if spec.kind is bool:
         w: Any = QCheckBox()
@@ -95,23 +114,11 @@ class WorkloadPanel(QWidget):
         self.lua = QLineEdit()
         self.lua.setPlaceholderText("optional: any sysbench Lua script (sysbench engine)")
         form.addRow("Lua script", self.lua)
-        threads_row = QHBoxLayout()
         self.threads = QLineEdit("1,4,16")
-        doubling = QPushButton("1..1024")
-        doubling.setToolTip("doubling steps from 1 to 1024 users")
-        doubling.clicked.connect(lambda: self.threads.setText(DOUBLING))
-        threads_row.addWidget(self.threads, 1)
-        threads_row.addWidget(doubling)
-        form.addRow("Threads", threads_row)
-        self.step_seconds = QSpinBox()
-        self.step_seconds.setRange(1, 86400)
-        self.step_seconds.setValue(30)
-        self.step_seconds.setSuffix(" s")
+        form.addRow("Threads", threads_row(self.threads))
+        self.step_seconds = seconds_box(1, 86400, 30)
         form.addRow("Step", self.step_seconds)
-        self.warmup_seconds = QSpinBox()
-        self.warmup_seconds.setRange(0, 3600)
-        self.warmup_seconds.setValue(0)
-        self.warmup_seconds.setSuffix(" s")
+        self.warmup_seconds = seconds_box(0, 3600, 0)
         form.addRow("Warm-up", self.warmup_seconds)
         layout.addLayout(form)
         box = QGroupBox("Options")
