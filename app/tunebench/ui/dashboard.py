@@ -142,6 +142,9 @@ class Dashboard(QWidget):
                 ax = p.plot.getAxis(axis)
                 ax.setPen(pg.mkPen(theme.plot_foreground))
                 ax.setTextPen(pg.mkPen(theme.plot_foreground))
+            if p.plot.legend is not None:
+                p.plot.legend.setBrush(pg.mkBrush(theme.label_fill))
+                p.plot.legend.setLabelTextColor(theme.plot_foreground)
         self._drawn_version = -1
 
     def set_font_scale(self, scale: float) -> None:
