@@ -492,7 +492,7 @@ def _auto_restore(args: argparse.Namespace) -> None:
 
 def cmd_gui(args: argparse.Namespace) -> int:
     try:
-        from tunebench.ui.app import has_display, run_gui
+        from tunebench.ui.app import has_display, in_own_session, rerun_in_own_session, run_gui
     except ImportError as exc:
         raise ConfigError(f"the GUI needs PySide6 and pyqtgraph ({exc}); `make run` installs them") from None
     if not has_display():
@@ -500,6 +500,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
               file=sys.stderr)
         ns = argparse.Namespace(**{**vars(args), "step_seconds": 5})
         return cmd_demo(ns)
+    if not in_own_session():
+        return rerun_in_own_session(sys.argv[1:] if args.command_line is None else args.command_line)
     return run_gui(Path(args.db) if args.db else paths.default_db_path(), demo=args.demo,
                    screenshot=args.screenshot, full_screen=args.full_screen, theme=args.theme)
 
@@ -628,7 +630,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--screenshot", metavar="FILE.png", help="with --demo: render the window to FILE and exit")
     sp.add_argument("--full-screen", action="store_true", help="presentation mode")
     sp.add_argument("--theme", choices=["light", "dark"])
-    sp.set_defaults(func=cmd_gui)
+    sp.set_defaults(func=cmd_gui, command_line=None)
 
     sp = sub.add_parser("demo", help="short headless demo on the sandbox")
     sp.add_argument("--step-seconds", type=int, default=5)
