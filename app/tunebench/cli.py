@@ -138,7 +138,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str, Any]:
     """Which probes work against the target (the sandbox when it runs); opened and closed, nothing kept."""
-    from tunebench.monitor import ProbeSampler, build_probes, local_server_pid
+    from tunebench.monitor import ProbeSampler, build_probes, local_server_pid, status_map
     from tunebench.mysql.connect import introspect, open_connection
     from tunebench.mysql.target import conn_params
 
@@ -162,8 +162,7 @@ def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str,
         statuses = sampler.open()
     finally:
         sampler.close()
-    return {"target": target.name, "server": f"{info.flavor} {info.version}",
-            "available": {s.name: {"ok": s.ok, "detail": s.detail} for s in statuses}}
+    return {"target": target.name, "server": f"{info.flavor} {info.version}", "available": status_map(statuses)}
 
 
 def _probe_lines(probes: dict[str, Any]) -> list[str]:
@@ -501,7 +500,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
         ns = argparse.Namespace(**{**vars(args), "step_seconds": 5})
         return cmd_demo(ns)
     if not in_own_session():
-        return rerun_in_own_session(sys.argv[1:] if args.command_line is None else args.command_line)
+        return rerun_in_own_session(sys.argv[1:])
     return run_gui(Path(args.db) if args.db else paths.default_db_path(), demo=args.demo,
                    screenshot=args.screenshot, full_screen=args.full_screen, theme=args.theme)
 
@@ -630,7 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--screenshot", metavar="FILE.png", help="with --demo: render the window to FILE and exit")
     sp.add_argument("--full-screen", action="store_true", help="presentation mode")
     sp.add_argument("--theme", choices=["light", "dark"])
-    sp.set_defaults(func=cmd_gui, command_line=None)
+    sp.set_defaults(func=cmd_gui)
 
     sp = sub.add_parser("demo", help="short headless demo on the sandbox")
     sp.add_argument("--step-seconds", type=int, default=5)

@@ -21,7 +21,7 @@ from tunebench.load.driver import driver_mode
 from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.prepare import check_schema_name, cleanup, prepare, tables_ready
 from tunebench.load.sysbench import SysbenchEngine
-from tunebench.monitor import ProbeSampler, build_probes, local_server_pid
+from tunebench.monitor import ProbeSampler, build_probes, local_server_pid, status_map
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
@@ -154,14 +154,12 @@ class Experiment:
 
     def _note(self, message: str) -> None:
         self.on_note(message)
-        if self.writer:
-            self._record(Event(time.time(), "note", message))
+        self._record(Event(time.time(), "note", message))
 
     def _event(self, ev: Event) -> None:
         if ev.kind in ("restart", "restore", "error"):
             self.on_note(ev.label)
-        if self.writer:
-            self._record(ev)
+        self._record(ev)
 
     def _ensure_data(self, params: Any, force: bool = False) -> None:
         group = self.spec.groups[0]
@@ -308,7 +306,7 @@ class Experiment:
             self._record(Event(time.time(), kind, message, {"probe": probe}))
 
         self.sampler = ProbeSampler(probes, self.spec.probe_interval, sink, report)
-        self.probe_status = {s.name: {"ok": s.ok, "detail": s.detail} for s in self.sampler.open()}
+        self.probe_status = status_map(self.sampler.open())
         self.sampler.start()
 
     def _pause_probes(self) -> None:

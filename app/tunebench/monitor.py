@@ -13,7 +13,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,5 +172,6 @@ class ProbeSampler:
         self.active = []
 
 
-def status_map(statuses: Iterable[ProbeStatus]) -> Mapping[str, dict[str, Any]]:
+def status_map(statuses: Iterable[ProbeStatus]) -> dict[str, dict[str, Any]]:
+    """{probe: {"ok", "detail"}}: what a run's result and `doctor` report."""
     return {s.name: {"ok": s.ok, "detail": s.detail} for s in statuses}

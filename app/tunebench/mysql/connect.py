@@ -114,11 +114,9 @@ def num_of(value: Any) -> float | None:
         return None
 
 
-_text = text_of
-
 
 def introspect(conn: Any) -> ServerInfo:
-    variables = {_text(k).lower(): _text(v) for k, v in query_all(conn, "SHOW GLOBAL VARIABLES")}
+    variables = {text_of(k).lower(): text_of(v) for k, v in query_all(conn, "SHOW GLOBAL VARIABLES")}
     full = variables.get("version", "")
     comment = variables.get("version_comment", "")
     m = re.match(r"(\d+\.\d+\.\d+)", full)
@@ -136,11 +134,11 @@ def global_status(conn: Any, names: tuple[str, ...] | None = None) -> dict[str, 
     rows = query_all(conn, "SHOW GLOBAL STATUS")
     out: dict[str, int] = {}
     for k, v in rows:
-        key = _text(k)
+        key = text_of(k)
         if names and key not in names:
             continue
         try:
-            out[key] = int(_text(v))
+            out[key] = int(text_of(v))
         except ValueError:
             continue
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -201,7 +202,8 @@ class StatusProbe(SqlProbe):
                 self._fallback = tuple(wanted)
             except mysql.connector.Error as exc:
                 note = f"; history list length/checkpoint age unavailable ({_why(exc, 'PROCESS')})"
-        found = len(status_reading(status).counters) + len(status_reading(status).gauges)
+        first = status_reading(status)
+        found = len(first.counters) + len(first.gauges)
         return f"SHOW GLOBAL STATUS, {found} series" + (
             f" (+{', '.join(self._fallback)} from INNODB_METRICS)" if self._fallback else "") + note
 
@@ -397,7 +399,7 @@ class WaitsProbe(SqlProbe):
         self.changed_instruments: list[tuple[str, str, str]] = []  # (name, ENABLED, TIMED) as found
         self.changed_consumers: list[tuple[str, str]] = []
         self.latch_enabled_by_us = False
-        self.clock: Callable[[], float] = _monotonic
+        self.clock: Callable[[], float] = time.monotonic
 
     # -- choosing a source --
     def open(self) -> str:
@@ -584,9 +586,3 @@ class WaitsProbe(SqlProbe):
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i:i + size]
-
-
-def _monotonic() -> float:
-    import time
-
-    return time.monotonic()

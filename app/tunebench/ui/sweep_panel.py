@@ -241,4 +241,3 @@ class SweepPanel(QWidget):
         minutes, seconds = divmod(d["estimated_seconds"], 60)
         self.summary.setText(f"{len(d['configs'])} configurations x {d['steps_per_config']} steps, "
                              f"{d['restarts']} restarts, about {minutes} min {seconds} s")
-        self.plan = plan
