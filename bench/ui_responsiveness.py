@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     app = QApplication([])
-    from tunebench.ui.app import favour_the_window
+    from tunebench.ui.app import favour_the_window, settle_heap
 
     favoured = favour_the_window()
     sb = SandboxServer()
@@ -53,6 +53,7 @@ def main() -> None:
     window = MainWindow(store, sb, QSettings(str(tmp / "gui.ini"), QSettings.Format.IniFormat))
     window.resize(1600, 1000)
     window.show()
+    settle_heap()  # as run_gui does
     w = window.workload
     w.workload.setCurrentText("oltp_point_select")
     w.threads.setText(str(args.threads))

@@ -58,7 +58,8 @@ def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
     assert window.stop_action.isEnabled() and not window.run_action.isEnabled()
     window.flip_knob("innodb_spin_wait_delay", "24")
     qtbot.waitUntil(lambda: any(m.kind == "knob" for m in window.timeline.markers), timeout=15000)
-    qtbot.waitUntil(lambda: window.dashboard._drawn_markers == len(window.timeline.markers), timeout=5000)
+    qtbot.waitUntil(lambda: all(len(p.markers) == len(window.timeline.markers) for p in window.dashboard.panels),
+                    timeout=5000)
     assert any(line.label is not None and "spin_wait_delay" in line.label.toPlainText()
                for line in window.dashboard.panels[0].markers)
     assert window.knobs.current["innodb_spin_wait_delay"].text() == "24"

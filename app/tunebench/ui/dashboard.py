@@ -2,6 +2,11 @@
 
 Data go into a Timeline as they arrive; a timer redraws what changed (setData with peak downsampling and
 clip-to-view), so a 1024-thread run with every probe never floods the event loop.
+
+A redraw is spread over the timer's ticks, one panel per tick: its new markers, its data and, while the view
+follows the run, its own scroll. The x links between the plots are blocked while following (otherwise one
+scroll repaints all six plots in one event-loop turn, the longest stall the window had); any manual pan or
+zoom stops following and links them again, so they pan and zoom together.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from collections.abc import Callable
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tunebench.ui.theme import Theme
 from tunebench.ui.timeline import Marker, Timeline
@@ -20,6 +25,9 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#7f7f7f", "#aec7e8", "#ffbb78"]
 MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd"}
 TOP_WAITS = 6
+# A readout's width only ever grows (to fit the widest value it has shown): the readouts do not jump sideways
+# whenever p95 goes from 9 to 10 ms and back.
+READOUT_SAMPLES = {"tps": "TPS 88,888", "qps": "QPS 888,888", "p95": "p95 88.88 ms", "state": "running"}
 
 
 def short_wait(name: str) -> str:
@@ -37,6 +45,11 @@ class Panel:
         self.select = select
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.markers: list[pg.InfiniteLine] = []
+        self.version = -1  # the timeline version this panel last drew
+
+    @property
+    def view(self) -> pg.ViewBox:
+        return self.plot.getViewBox()
 
 
 class Dashboard(QWidget):
@@ -44,20 +57,26 @@ class Dashboard(QWidget):
         super().__init__(parent)
         self.timeline = timeline
         self.theme = theme  # set before the plots: legends take its fill
-        self._drawn_version = -1
-        self._drawn_markers = 0
         self.follow_seconds = 120.0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(self._readouts())
+        # The readouts sit in a bar whose size never asks the window for room: whatever they read, the docks
+        # and plots keep their geometry (a readout that widened the dashboard resized, and fully repainted,
+        # the whole window).
+        bar = QWidget()
+        bar.setLayout(self._readouts())
+        bar.layout().setContentsMargins(0, 0, 0, 0)
+        bar.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        layout.addWidget(bar)
         self.graphics = pg.GraphicsLayoutWidget()
         layout.addWidget(self.graphics, 1)
         self.panels: list[Panel] = []
+        self._waits_shown: list[str] = []
+        self._leader: pg.ViewBox | None = None
         self._build_plots()
         # One panel per tick, a full round about every second (data arrive every second, every 0.25 s at the
         # fastest probe rate): no single event-loop turn holds the whole redraw.
         self._next_panel = 0
-        self._cycle_version = -1
         self.timer = QTimer(self)
         self.timer.setInterval(160)  # 6 panels: one full round a second, the rate the data come at
         self.timer.timeout.connect(self._update_step)
@@ -81,10 +100,24 @@ class Dashboard(QWidget):
         row.addStretch(1)
         self.state_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         row.addWidget(self.state_label)
+        self._fix_readout_widths()
         self.follow_box = QCheckBox("follow")
         self.follow_box.setChecked(True)
+        self.follow_box.toggled.connect(self._set_following)
         row.addWidget(self.follow_box)
         return row
+
+    def _fix_readout_widths(self) -> None:
+        labels = {"tps": self.tps_label, "qps": self.qps_label, "p95": self.p95_label, "state": self.state_label}
+        for key, lab in labels.items():
+            lab.setMinimumWidth(lab.fontMetrics().horizontalAdvance(READOUT_SAMPLES[key]) + 8)
+            self._fit(lab)
+
+    @staticmethod
+    def _fit(label: QLabel) -> None:
+        need = label.sizeHint().width()
+        if need > label.minimumWidth():
+            label.setMinimumWidth(need + label.fontMetrics().horizontalAdvance("88"))  # room for more digits
 
     def _build_plots(self) -> None:
         tl = self.timeline
@@ -124,16 +157,33 @@ class Dashboard(QWidget):
                 plot.hideAxis("bottom")  # one time axis for all: five fewer axes to regenerate on every scroll
             else:
                 plot.setLabel("bottom", "seconds")
+            plot.getViewBox().sigRangeChangedManually.connect(self._on_manual_range)
             self.panels.append(Panel(plot, select))
         del tl
+        self._set_following(True)
 
-    @staticmethod
-    def _select_waits(t: Timeline) -> list[tuple[str, str]]:
-        """The busiest instruments over the run so far (by total wait time, else count), plus 'other'."""
+    def _select_waits(self, t: Timeline) -> list[tuple[str, str]]:
+        """The busiest instruments over the run so far (by total wait time, else count), plus 'other'.
+
+        With some hysteresis: a newcomer takes the place of the least busy one shown only when it is 25 %
+        busier, so two close instruments do not swap places (and legend entries) every second.
+        """
         suffix = ".ms" if t.names("waits.", ".ms") else ".count"
         names = [n for n in t.names("waits.", suffix) if not n.startswith(("waits.total.", "waits.other."))]
-        ranked = sorted(names, key=lambda n: -float(t.series[n].view()[1].sum()))[:TOP_WAITS]
-        out = [(n, short_wait(n)) for n in ranked]
+        total = {n: float(t.series[n].view()[1].sum()) for n in names}
+        shown = [n for n in self._waits_shown if n in total]
+        for n in sorted(names, key=lambda n: -total[n]):
+            if n in shown:
+                continue
+            if len(shown) < TOP_WAITS:
+                shown.append(n)
+                continue
+            weakest = min(shown, key=lambda m: total[m])
+            if total[n] <= 1.25 * total[weakest]:
+                break
+            shown[shown.index(weakest)] = n
+        self._waits_shown = sorted(shown, key=lambda n: -total[n])
+        out = [(n, short_wait(n)) for n in self._waits_shown]
         if f"waits.other{suffix}" in t.series:
             out.append((f"waits.other{suffix}", "other"))
         return out
@@ -149,18 +199,40 @@ class Dashboard(QWidget):
             if p.plot.legend is not None:
                 p.plot.legend.setBrush(pg.mkBrush(theme.label_fill))
                 p.plot.legend.setLabelTextColor(theme.plot_foreground)
-        self._drawn_version = -1
+            p.version = -1
 
     def set_font_scale(self, scale: float) -> None:
         for lab in (self.tps_label, self.qps_label, self.p95_label):
             f = lab.font()
             f.setPointSize(int(22 * scale))
             lab.setFont(f)
+        self._fix_readout_widths()
         for p in self.panels:
             f = QFont()
             f.setPointSize(int(9 * scale))
             for axis in ("left", "bottom"):
                 p.plot.getAxis(axis).setTickFont(f)
+
+    # -- following and linking --
+    def _set_following(self, on: bool) -> None:
+        for p in self.panels:
+            p.view.blockLink(on)
+        if on:
+            self._scrolled_to: dict[int, tuple[float, float]] = {}
+            for p in self.panels:
+                p.version = -1  # each panel scrolls on its next tick
+        else:  # line the others up with the one the user moved (else the first): from here on they move together
+            leader, self._leader = self._leader or self.panels[0].view, None
+            for p in self.panels:
+                if p.view is not leader:
+                    p.view.linkedViewChanged(leader, pg.ViewBox.XAxis)
+        if self.follow_box.isChecked() != on:
+            self.follow_box.setChecked(on)
+
+    def _on_manual_range(self, *_args: object) -> None:
+        if self.follow_box.isChecked():  # the user pans or zooms: stop following, from where they are
+            self._leader = self.sender()
+            self.follow_box.setChecked(False)
 
     # -- updates --
     def reset(self) -> None:
@@ -171,38 +243,44 @@ class Dashboard(QWidget):
                 p.plot.removeItem(m)
             p.curves.clear()
             p.markers.clear()
+            p.version = -1
             if p.plot.legend is not None:
                 p.plot.legend.clear()
-        self._drawn_version = -1
-        self._drawn_markers = 0
         self._next_panel = 0
+        self._scrolled_to = {}
+        self._waits_shown = []
 
     def _update_plots(self) -> None:
         """Everything at once (screenshots, tests); the timer spreads the same work over its ticks."""
-        if self.timeline.version == self._drawn_version:
-            return
-        self._drawn_version = self.timeline.version
         for p in self.panels:
-            self._update_panel(p)
-        self._update_overlays()
+            while not self._update_panel(p, budget=1000):
+                pass
+        self._update_readouts()
 
     def _update_step(self) -> None:
-        tl = self.timeline
-        if self._next_panel == 0:
-            if tl.version == self._drawn_version:
-                return
-            self._cycle_version = tl.version
-            self._update_overlays()
-        self._update_panel(self.panels[self._next_panel])
-        self._next_panel = (self._next_panel + 1) % len(self.panels)
-        if self._next_panel == 0:
-            self._drawn_version = self._cycle_version
+        p = self.panels[self._next_panel]
+        if self._next_panel == 0 and p.version != self.timeline.version:
+            self._update_readouts()
+        if self._update_panel(p):
+            self._next_panel = (self._next_panel + 1) % len(self.panels)
 
-    def _update_panel(self, p: Panel) -> None:
+    def _update_panel(self, p: Panel, budget: int = 2) -> bool:
+        """Bring one panel up to date; False when it used its budget of new items (curves, markers: each
+        costs milliseconds of legend and scene layout) and wants the next tick too."""
         tl = self.timeline
+        if p.version == tl.version:
+            return True
+        while len(p.markers) < len(tl.markers):
+            if budget <= 0:
+                return False
+            self._add_marker(p, tl.markers[len(p.markers)])
+            budget -= 1
         chosen = p.select(tl)
         keep = {name for name, _ in chosen}
         for gone in [n for n in p.curves if n not in keep]:  # e.g. a wait that left the top-N
+            if budget <= 0:
+                return False
+            budget -= 1
             curve = p.curves.pop(gone)
             if p.plot.legend is not None:
                 p.plot.legend.removeItem(curve)
@@ -210,42 +288,40 @@ class Dashboard(QWidget):
         for i, (name, label) in enumerate(chosen):
             curve = p.curves.get(name)
             if curve is None:
-                color = PALETTE[len(p.curves) % len(PALETTE)]
+                if budget <= 0:
+                    return False
+                budget -= 1
+                taken = {c.opts["pen"].color().name() for c in p.curves.values()}
+                color = next((c for c in PALETTE if c not in taken), PALETTE[len(p.curves) % len(PALETTE)])
                 curve = p.plot.plot([], [], pen=pg.mkPen(color, width=3 if i == 0 else 2), name=label)
                 p.curves[name] = curve
             x, y = tl.series[name].view()
             curve.setData(x, y)
-
-    def _update_overlays(self) -> None:
-        """Markers, readouts and the followed time window."""
-        tl = self.timeline
-        while self._drawn_markers < len(tl.markers):
-            self._add_marker(tl.markers[self._drawn_markers])
-            self._drawn_markers += 1
-        self._update_readouts()
+        p.version = tl.version
         if self.follow_box.isChecked():
-            xmax = max((b.view()[0][-1] for b in tl.series.values() if b.n), default=0.0)
-            xmin = max(0.0, xmax - self.follow_seconds)
-            if (xmin, xmax) != getattr(self, "_followed", None):
-                self._followed = (xmin, xmax)
-                self.panels[0].plot.setXRange(xmin, xmax + 1, padding=0)
+            xmin = max(0.0, tl.x_max - self.follow_seconds)
+            window = (xmin, tl.x_max + 1)
+            if self._scrolled_to.get(id(p)) != window:
+                self._scrolled_to[id(p)] = window
+                p.plot.setXRange(*window, padding=0)
+        return True
 
-    def _add_marker(self, m: Marker) -> None:
+    def _add_marker(self, p: Panel, m: Marker) -> None:
         color = MARKER_COLORS.get(m.kind, "#888888")
         style = Qt.PenStyle.DashLine if m.kind == "step" else Qt.PenStyle.SolidLine
-        for i, p in enumerate(self.panels):
-            label = m.label if m.kind != "step" else m.label.split(":")[-1].strip()
-            if m.kind == "knob":
-                label = label.removeprefix("innodb_")
-            line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(color, width=2, style=style),
-                                   label=label if i == 0 or (m.kind == "knob" and i == 2) else None,
-                                   labelOpts={"position": 0.72 if m.kind == "knob" else 0.92, "color": color,
-                                              "fill": self.theme.label_fill,
-                                              # knob labels sit left of their line: the newest is at the edge
-                                              "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
-                                              else [(0, 0.5), (0, 0.5)]})
-            p.plot.addItem(line, ignoreBounds=True)
-            p.markers.append(line)
+        i = self.panels.index(p)
+        label = m.label if m.kind != "step" else m.label.split(":")[-1].strip()
+        if m.kind == "knob":
+            label = label.removeprefix("innodb_")
+        line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(color, width=2, style=style),
+                               label=label if i == 0 or (m.kind == "knob" and i == 2) else None,
+                               labelOpts={"position": 0.72 if m.kind == "knob" else 0.92, "color": color,
+                                          "fill": self.theme.label_fill,
+                                          # knob labels sit left of their line: the newest is at the edge
+                                          "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
+                                          else [(0, 0.5), (0, 0.5)]})
+        p.plot.addItem(line, ignoreBounds=True)
+        p.markers.append(line)
 
     def _update_readouts(self) -> None:
         tl = self.timeline
@@ -257,3 +333,5 @@ class Dashboard(QWidget):
         self.tps_label.setText(f"TPS {tps:,.0f}")
         self.qps_label.setText(f"QPS {qps:,.0f}")
         self.p95_label.setText(f"p95 {max(p95):.2f} ms" if p95 else "p95 — ms")
+        for lab in (self.tps_label, self.qps_label, self.p95_label):
+            self._fit(lab)

@@ -131,7 +131,12 @@ class MainWindow(QMainWindow):
         self.status_elapsed = QLabel("00:00")
         for w in (self.status_target, self.status_engine, self.status_driver, self.status_elapsed):
             self.statusBar().addPermanentWidget(w)
+        self._fix_clock_width()
         self._update_status()
+
+    def _fix_clock_width(self) -> None:
+        # the clock ticks every second: a fixed width, so it never relayouts the status bar
+        self.status_elapsed.setFixedWidth(self.status_elapsed.fontMetrics().horizontalAdvance("888:88") + 8)
 
     def _restore_settings(self) -> None:
         geometry = self.settings.value("geometry")
@@ -311,6 +316,7 @@ class MainWindow(QMainWindow):
             f = app.font()
             f.setPointSizeF(10 * self.font_scale)
             app.setFont(f)
+        self._fix_clock_width()
         self.dashboard.set_font_scale(self.font_scale)
 
     # -- server facts for the sweep builder --

@@ -1,9 +1,11 @@
 """Runs an Experiment in a child process and hands its records to the window on the GUI thread.
 
 The run (engine, probes, SQLite writes) lives in its own process, so it never competes with the window
-for the interpreter lock. A reader thread receives its records and puts them on a queue; an Inbox timer
-on the GUI thread drains it and emits Qt signals there, so no Qt object is touched from a foreign thread.
-Connection tests and the like go through `call_in_background` the same way.
+for the interpreter lock. Its records are read on the GUI thread itself, a few at a time, when a socket
+notifier says the pipe has data: no second Python thread in the window's process holds the interpreter
+lock while the run goes (a reader thread preempted while holding it stalled the window for 100+ ms under a
+512-thread load). Connection tests and the like run on a thread through `call_in_background`; an Inbox
+timer hands their result to the GUI thread.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
 
 from tunebench.core.errors import TunebenchError
 from tunebench.runproc import RunRequest, child_main
@@ -60,10 +62,10 @@ class RunWorker(QObject):
     def __init__(self, request: RunRequest, parent: QObject | None = None):
         super().__init__(parent)
         self.request = request
-        self.inbox = Inbox(self)
         self._conn: Any = None
         self._proc: Any = None
-        self._reader: threading.Thread | None = None
+        self._notifier: Any = None
+        self._ended = False
         self._replies: dict[int, tuple[Callable[[Any], None], Callable[[str], None]]] = {}
         self._next_id = 0
         self._signals = {"interval": self.interval, "samples": self.samples, "event": self.event,
@@ -76,30 +78,43 @@ class RunWorker(QObject):
         self._proc.start()
         child.close()
         self._conn = parent
-        self._reader = threading.Thread(target=self._read, name="tunebench-run-reader", daemon=True)
-        self._reader.start()
+        self._notifier = QSocketNotifier(parent.fileno(), QSocketNotifier.Type.Read, self)
+        self._notifier.activated.connect(self._read_some)
 
-    def _read(self) -> None:
-        ended = False
-        while True:
+    def _read_some(self, *_args: object, limit: int = 50) -> None:
+        """Up to `limit` records, then back to the event loop (the notifier fires again while data wait)."""
+        for _ in range(limit):
+            if self._conn is None:
+                return
             try:
+                if not self._conn.poll():
+                    return
                 msg = self._conn.recv()
             except (EOFError, OSError):
-                break
-            kind = msg[0]
-            if kind in self._signals:
-                self.inbox.post(self._signals[kind].emit, *msg[1:])
-            elif kind == "reply":
-                self.inbox.post(self._reply, *msg[1:])
-            elif kind == "finished":
-                ended = True
-                self.inbox.post(self.finished.emit, msg[1])
-            elif kind == "failed":
-                ended = True
-                self.inbox.post(self.failed.emit, msg[1])
-        if not ended:
+                self._closed()
+                return
+            self._dispatch(msg)
+
+    def _dispatch(self, msg: tuple[Any, ...]) -> None:
+        kind = msg[0]
+        if kind in self._signals:
+            self._signals[kind].emit(*msg[1:])
+        elif kind == "reply":
+            self._reply(*msg[1:])
+        elif kind in ("finished", "failed"):
+            self._ended = True
+            (self.finished if kind == "finished" else self.failed).emit(msg[1])
+
+    def _closed(self) -> None:
+        self._notifier.setEnabled(False)
+        conn, self._conn = self._conn, None
+        conn.close()
+        if not self._ended:
+            self._ended = True
+            if self._proc is not None:
+                self._proc.join(5)
             code = self._proc.exitcode if self._proc is not None else None
-            self.inbox.post(self.failed.emit, f"the run process ended unexpectedly (exit code {code})")
+            self.failed.emit(f"the run process ended unexpectedly (exit code {code})")
 
     def _reply(self, rid: int, ok: bool, payload: Any) -> None:
         on_done, on_failed = self._replies.pop(rid, (lambda _p: None, lambda _m: None))
@@ -139,11 +154,14 @@ class RunWorker(QObject):
         return self._proc is not None and self._proc.is_alive()
 
     def wait(self, timeout: float | None = None) -> None:
+        """Until the run process has ended, and every record it sent has been handled."""
         if self._proc is not None:
             self._proc.join(timeout)
-        if self._reader is not None:
-            self._reader.join(timeout)
-        self.inbox.drain()
+        while self._conn is not None and not self._proc.is_alive():
+            if not self._conn.poll(0.5):  # dead, and nothing more to read
+                self._closed()
+                break
+            self._read_some(limit=1000)
 
 
 class BackgroundCall(QObject):

@@ -51,6 +51,7 @@ class Timeline:
         self.series: dict[str, SeriesBuffer] = {}
         self.markers: list[Marker] = []
         self.version = 0  # bumps on every change: the redraw timer skips when nothing is new
+        self.x_max = 0.0  # the latest time of any sample
         self._groups: set[str] = set()
         self._per_t: dict[float, dict[str, tuple[float, float]]] = {}
 
@@ -64,6 +65,7 @@ class Timeline:
 
     def add(self, t: float, values: dict[str, float]) -> None:
         x = self._x(t)
+        self.x_max = max(self.x_max, x)
         for name, v in values.items():
             buf = self.series.get(name)
             if buf is None:

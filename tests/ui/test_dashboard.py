@@ -1,0 +1,96 @@
+"""The dashboard on its own: following, linking, budgeted redraws, readouts that never resize the window."""
+
+import pyqtgraph as pg
+
+from tunebench.core.interval import Event
+from tunebench.ui.dashboard import TOP_WAITS, Dashboard
+from tunebench.ui.theme import THEMES
+from tunebench.ui.timeline import Timeline
+
+
+def _fill(tl: Timeline, seconds: int, t0: float = 1000.0, waits: int = 10) -> None:
+    for s in range(seconds):
+        values = {"client.main.tps": 100.0 + s, "client.main.qps": 2000.0 + s, "client.main.lat.p95": 1.5,
+                  "client.main.lat.p99": 2.5, "client.main.threads": 8, "server.questions": 2000.0 + s,
+                  "server.threads_running": 5, "host.local.cpu.user": 40.0, "host.local.cpu.system": 20.0,
+                  "host.local.cpu.iowait": 1.0, "proc.local.server.cpu": 60.0, "proc.local.client.cpu": 30.0}
+        values.update({f"waits.mutex/m{i}.ms": float(i + 1) for i in range(waits)})
+        tl.add(t0 + s, values)
+
+
+def _dashboard(qtbot) -> Dashboard:
+    d = Dashboard(Timeline(), THEMES["light"])
+    qtbot.addWidget(d)
+    d.resize(1000, 800)
+    d.show()
+    d.timer.stop()  # the test drives the ticks
+    return d
+
+
+def test_ticks_draw_everything_one_panel_at_a_time_within_budget(qtbot):
+    d = _dashboard(qtbot)
+    tl = d.timeline
+    _fill(tl, 30)
+    tl.add_event(Event(1010.0, "knob", "innodb_spin_wait_delay 6 -> 24"))
+    for _ in range(60):
+        d._update_step()
+    assert all(p.version == tl.version for p in d.panels)
+    assert all(len(p.markers) == 1 for p in d.panels)
+    waits = d.panels[4]
+    assert len(waits.curves) == TOP_WAITS  # the six busiest of ten
+    assert set(waits.curves) == {f"waits.mutex/m{i}.ms" for i in range(4, 10)}
+    # while following, each panel scrolled itself to the same window
+    ranges = {tuple(round(v, 6) for v in p.view.viewRange()[0]) for p in d.panels}
+    assert len(ranges) == 1
+
+
+def test_a_close_newcomer_does_not_displace_a_shown_wait(qtbot):
+    d = _dashboard(qtbot)
+    tl = d.timeline
+    _fill(tl, 10, waits=6)
+    d._update_plots()
+    tl.add(1010.0, {"waits.mutex/m9.ms": 7.0})  # busier than m0 (total 10) but not by 25 %: stays out
+    d._update_plots()
+    assert "waits.mutex/m9.ms" not in d.panels[4].curves
+    tl.add(1011.0, {"waits.mutex/m9.ms": 100.0})
+    d._update_plots()
+    assert "waits.mutex/m9.ms" in d.panels[4].curves and "waits.mutex/m0.ms" not in d.panels[4].curves
+
+
+def test_manual_zoom_stops_following_and_links_the_plots(qtbot):
+    d = _dashboard(qtbot)
+    _fill(d.timeline, 30)
+    d._update_plots()
+    assert d.follow_box.isChecked()
+    vb = d.panels[2].view
+    vb.setXRange(5, 15, padding=0)
+    vb.sigRangeChangedManually.emit([True, True])  # what a wheel or drag emits
+    assert not d.follow_box.isChecked()
+    for p in d.panels:
+        lo, hi = p.view.viewRange()[0]
+        assert abs(lo - 5) < 0.5 and abs(hi - 15) < 0.5
+    d.panels[0].view.setXRange(20, 25, padding=0)  # linked again: the others follow the first
+    lo, hi = d.panels[5].view.viewRange()[0]
+    assert abs(lo - 20) < 0.5 and abs(hi - 25) < 0.5
+    d.follow_box.setChecked(True)
+    d._update_plots()
+    assert all(p.view.linksBlocked for p in d.panels)
+
+
+def test_readouts_never_change_the_dashboard_size_hints(qtbot):
+    d = _dashboard(qtbot)
+    tl = d.timeline
+    _fill(tl, 3)
+    d._update_plots()
+    before = (d.minimumSizeHint(), d.sizeHint())
+    tl.add(1003.0, {"client.main.tps": 1234567.0, "client.main.qps": 98765432.0, "client.main.lat.p95": 12345.67})
+    d._update_plots()
+    assert d.tps_label.text() == "TPS 1,234,567"
+    assert (d.minimumSizeHint(), d.sizeHint()) == before
+    assert d.tps_label.minimumWidth() >= d.tps_label.sizeHint().width()  # the value fits its label
+
+
+def test_the_x_links_are_pyqtgraph_links(qtbot):
+    d = _dashboard(qtbot)
+    first = d.panels[0].view
+    assert all(p.view.linkedView(pg.ViewBox.XAxis) is first for p in d.panels[1:])
