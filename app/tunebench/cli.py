@@ -502,7 +502,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if not in_own_session():
         return rerun_in_own_session(sys.argv[1:])
     return run_gui(Path(args.db) if args.db else paths.default_db_path(), demo=args.demo,
-                   screenshot=args.screenshot, full_screen=args.full_screen, theme=args.theme)
+                   screenshot=args.screenshot, full_screen=args.full_screen, theme=args.theme,
+                   replay=args.replay, stage=args.stage)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -626,9 +627,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("gui", help="the workbench window (also: tunebench with no arguments)")
     sp.add_argument("--demo", action="store_true", help="run a short demo on the sandbox with one knob flip")
-    sp.add_argument("--screenshot", metavar="FILE.png", help="with --demo: render the window to FILE and exit")
-    sp.add_argument("--full-screen", action="store_true", help="presentation mode")
-    sp.add_argument("--theme", choices=["light", "dark"])
+    sp.add_argument("--replay", type=int, metavar="SESSION", help="open a recorded session in the dashboard")
+    sp.add_argument("--stage", action="store_true",
+                    help="stage mode: full screen, big, high contrast, chosen plots, F1-F8 hotkeys")
+    sp.add_argument("--screenshot", metavar="FILE.png",
+                    help="with --demo or --replay: render the window to FILE and exit")
+    sp.add_argument("--full-screen", action="store_true", help="full screen")
+    sp.add_argument("--theme", choices=["light", "dark", "stage"])
     sp.set_defaults(func=cmd_gui)
 
     sp = sub.add_parser("demo", help="short headless demo on the sandbox")

@@ -72,3 +72,84 @@ def test_locked_file_is_one_clear_error(tmp_path):
     finally:
         locker.rollback()
         locker.close()
+
+
+def _recorded(store, seconds=120, t0=1_700_000_000.0):
+    import numpy as np
+
+    w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_point_select",
+                          config={"groups": []}, flavor="mariadb", version="10.11.19")
+    w.snapshot_variables({"innodb_flush_log_at_trx_commit": "1"})
+    rng = np.random.default_rng(1)
+    for i in range(seconds):
+        t = t0 + i + float(rng.uniform(-0.004, 0.004))
+        w.add_samples(t, {"server.questions": 25000.0 + float(rng.normal(0, 300)), "server.threads_running": 5.0})
+        if i % 10 == 9:
+            w.flush()
+    w.add_event(Event(t0 + 60.5, "knob", "innodb_flush_log_at_trx_commit 1 -> 2"))
+    w.finish("completed", {"steps": [{"tps": 1234.5}]})
+    return w.id
+
+
+def test_samples_keep_microseconds_and_seven_digits(tmp_path):
+    import numpy as np
+
+    from tunebench.store.repo import decode_chunk, encode_chunk
+
+    t = 1_700_000_000.0 + np.cumsum(np.random.default_rng(2).uniform(0.99, 1.01, 5000))
+    v = np.random.default_rng(3).normal(25_000, 400, 5000)
+    ts, vs = encode_chunk(t, v)
+    t2, v2 = decode_chunk("z1", len(t), ts, vs)
+    assert np.max(np.abs(t2 - t)) <= 1e-6  # to the microsecond (float64 at 1.7e9 s resolves 0.24 us)
+    assert np.max(np.abs(v2 - v) / np.abs(v)) < 1e-7
+    assert len(ts) + len(vs) < 0.5 * 16 * len(t)  # raw float64 pairs are 16 bytes a point
+
+
+def test_export_and_import_a_session_file(tmp_path):
+    a = Store(tmp_path / "a.sqlite")
+    sid = _recorded(a)
+    a.update_session(sid, name="trx commit 1 vs 2", tags="demo,2026", notes="flip at 60 s")
+    out = a.export_session(sid, tmp_path / "one.tbsession")
+    with pytest.raises(StoreError, match="exists"):
+        a.export_session(sid, out)
+    b = Store(tmp_path / "empty.sqlite")
+    assert b.list_sessions() == []
+    (new_id,) = b.import_sessions(out)
+    got, want = b.get_session(new_id), a.get_session(sid)
+    for key in ("name", "tags", "notes", "workload", "flavor", "summary", "variables", "events", "status"):
+        assert got[key] == want[key], key
+    sa, sb = a.series(sid), b.series(new_id)
+    assert sorted(sa) == sorted(sb)
+    assert (sa["server.questions"].v == sb["server.questions"].v).all()
+    assert (sa["server.questions"].t == sb["server.questions"].t).all()
+
+
+def test_importing_a_corrupt_file_changes_nothing(tmp_path):
+    b = Store(tmp_path / "b.sqlite")
+    sid = _recorded(b, seconds=5)
+    bad = tmp_path / "bad.tbsession"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a valid SQLite file"):
+        b.import_sessions(bad)
+    with pytest.raises(StoreError, match="no such file"):
+        b.import_sessions(tmp_path / "missing.tbsession")
+    assert [s["id"] for s in b.list_sessions()] == [sid]
+
+
+def test_schema_2_store_is_migrated_and_its_raw_chunks_still_read(tmp_path):
+    import struct
+
+    path = tmp_path / "old.sqlite"
+    store = Store(path)
+    sid = _recorded(store, seconds=3)
+    store.close()
+    with sqlite3.connect(path) as c:  # rewrite it as schema 2 wrote it: raw float64, no codec column
+        c.execute("DELETE FROM sample_chunks")
+        c.execute("ALTER TABLE sample_chunks DROP COLUMN codec")
+        series_id = c.execute("SELECT id FROM series WHERE name='server.questions'").fetchone()[0]
+        c.execute("INSERT INTO sample_chunks(series_id,t_first,t_last,n,ts,vs) VALUES (?,?,?,?,?,?)",
+                  (series_id, 10.0, 11.0, 2, struct.pack("<2d", 10.0, 11.0), struct.pack("<2d", 1.5, 2.5)))
+        c.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    store = Store(path)
+    d = store.series(sid)["server.questions"]
+    assert list(d.t) == [10.0, 11.0] and list(d.v) == [1.5, 2.5]

@@ -1,12 +1,13 @@
-"""Tables of the session store. Samples are kept as chunked float64 arrays per series, so a long
-session (24 h x 200 series) stays small and loads quickly; passwords are never stored."""
+"""Tables of the session store. Samples are kept as compressed chunks per series (times to the
+microsecond, values as float32: 7 significant digits), so a long session (24 h x 200 series) stays small
+and loads quickly; passwords are never stored."""
 
 from __future__ import annotations
 
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 2  # 2: knob_journal
+SCHEMA_VERSION = 3  # 2: knob_journal; 3: sample_chunks.codec
 
 
 class Base(DeclarativeBase):
@@ -71,7 +72,8 @@ class SeriesRow(Base):
 
 
 class ChunkRow(Base):
-    """A run of samples of one series: parallel little-endian float64 arrays of times and values."""
+    """A run of samples of one series. codec NULL: parallel little-endian float64 arrays of times and
+    values (schema 2); 'z1': zlib of byte-shuffled microsecond time deltas and float32 values."""
 
     __tablename__ = "sample_chunks"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -81,6 +83,7 @@ class ChunkRow(Base):
     n: Mapped[int] = mapped_column(Integer)
     ts: Mapped[bytes] = mapped_column(LargeBinary)
     vs: Mapped[bytes] = mapped_column(LargeBinary)
+    codec: Mapped[str | None] = mapped_column(String(8))
     __table_args__ = (Index("ix_chunks_series_t", "series_id", "t_first"),)
 
 

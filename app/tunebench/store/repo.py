@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import threading
 import time
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import create_engine, delete, event, select
+from sqlalchemy import Engine, create_engine, delete, event, insert, select, text
 from sqlalchemy.exc import DatabaseError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
@@ -45,12 +47,34 @@ def series_kind(name: str) -> str:
     return "gauge" if name.endswith(GAUGE_SUFFIXES) else "rate"
 
 
-def _pack(arr: Iterable[float]) -> bytes:
-    return np.asarray(list(arr), dtype="<f8").tobytes()
+CODEC = "z1"
 
 
-def _unpack(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype="<f8")
+def _shuffle(a: np.ndarray) -> bytes:
+    """Byte planes one after another: the high bytes of similar numbers then compress to almost nothing."""
+    return zlib.compress(np.ascontiguousarray(a.view(np.uint8).reshape(-1, a.itemsize).T).tobytes(), 6)
+
+
+def _unshuffle(blob: bytes, dtype: str, n: int) -> np.ndarray:
+    size = np.dtype(dtype).itemsize
+    planes = np.frombuffer(zlib.decompress(blob), dtype=np.uint8).reshape(size, n)
+    return np.ascontiguousarray(planes.T).view(dtype).reshape(n)
+
+
+def encode_chunk(t: np.ndarray, v: np.ndarray) -> tuple[bytes, bytes]:
+    """Times as microsecond deltas (int64), values as float32, each byte-shuffled and zlib'd."""
+    us = np.round(np.asarray(t, dtype=np.float64) * 1e6).astype("<i8")
+    deltas = np.diff(us, prepend=np.int64(0)).astype("<i8")
+    return _shuffle(deltas), _shuffle(np.asarray(v, dtype="<f4"))
+
+
+def decode_chunk(codec: str | None, n: int, ts: bytes, vs: bytes) -> tuple[np.ndarray, np.ndarray]:
+    if codec is None:  # schema 2: raw float64
+        return np.frombuffer(ts, dtype="<f8"), np.frombuffer(vs, dtype="<f8")
+    if codec != CODEC:
+        raise StoreError(f"unknown sample encoding {codec!r}: written by a newer Tunebench?")
+    t = np.cumsum(_unshuffle(ts, "<i8", n)) / 1e6
+    return t, _unshuffle(vs, "<f4", n).astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +122,8 @@ class Store:
 
     def _migrate(self, s: OrmSession, version: int) -> None:
         # One step per version. 1 -> 2 added knob_journal, which create_all has just made.
+        if version < 3:  # 2 -> 3: chunks say how they are encoded; the old ones stay raw float64 (NULL)
+            s.execute(text("ALTER TABLE sample_chunks ADD COLUMN codec VARCHAR(8)"))
         s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
         s.commit()
 
@@ -185,6 +211,25 @@ class Store:
                 return [_session_dict(r) for r in s.scalars(select(SessionRow).order_by(SessionRow.id))]
         return self._guard(read)  # type: ignore[no-any-return]
 
+    def browse(self) -> list[dict[str, Any]]:
+        """Every session with its steps' configurations and its knob events (what the browser's table
+        shows), in three queries whatever the number of sessions."""
+        def read() -> list[dict[str, Any]]:
+            with OrmSession(self.engine) as s:
+                out = {r.id: _session_dict(r) for r in s.scalars(select(SessionRow).order_by(SessionRow.id))}
+                for d in out.values():
+                    d["steps"], d["events"] = [], []
+                for sid, cfg in s.execute(select(StepRow.session_id, StepRow.config).order_by(StepRow.idx)):
+                    if sid in out:
+                        out[sid]["steps"].append({"config": json.loads(cfg)})
+                for sid, t, label, data in s.execute(select(EventRow.session_id, EventRow.t, EventRow.label,
+                                                            EventRow.data).where(EventRow.kind == "knob")):
+                    if sid in out:
+                        out[sid]["events"].append({"t": t, "kind": "knob", "label": label,
+                                                   "data": json.loads(data) if data else {}})
+                return list(out.values())
+        return self._guard(read)  # type: ignore[no-any-return]
+
     def get_session(self, session_id: int) -> dict[str, Any]:
         def read() -> dict[str, Any]:
             with OrmSession(self.engine) as s:
@@ -211,25 +256,89 @@ class Store:
                 return out
         return self._guard(read)  # type: ignore[no-any-return]
 
-    def series(self, session_id: int) -> dict[str, SeriesData]:
+    def series(self, session_id: int, names: Iterable[str] | None = None) -> dict[str, SeriesData]:
+        """The samples of a session (or of the named series only), sorted by time."""
+        def read() -> dict[str, SeriesData]:
+            q = (select(SeriesRow.name, SeriesRow.kind, ChunkRow.codec, ChunkRow.n, ChunkRow.ts, ChunkRow.vs)
+                 .join(ChunkRow, ChunkRow.series_id == SeriesRow.id).where(SeriesRow.session_id == session_id)
+                 .order_by(SeriesRow.name, ChunkRow.t_first, ChunkRow.id))
+            if names is not None:
+                q = q.where(SeriesRow.name.in_(list(names)))
+            with OrmSession(self.engine) as s:
+                rows = s.execute(q).all()
+            parts: dict[str, tuple[str, list[np.ndarray], list[np.ndarray]]] = {}
+            for name, kind, codec, n, ts, vs in rows:
+                t, v = decode_chunk(codec, n, ts, vs)
+                entry = parts.setdefault(name, (kind, [], []))
+                entry[1].append(t)
+                entry[2].append(v)
+            out = {}
+            for name, (kind, tparts, vparts) in parts.items():
+                t, v = np.concatenate(tparts), np.concatenate(vparts)
+                if len(tparts) > 1 and np.any(np.diff(t) < 0):  # chunks of a resumed session can overlap
+                    order = np.argsort(t, kind="stable")
+                    t, v = t[order], v[order]
+                out[name] = SeriesData(name, kind, t, v)
+            return out
+        return self._guard(read)  # type: ignore[no-any-return]
+
+    def series_names(self, session_id: int) -> dict[str, str]:
+        """name -> kind of every series of a session, without reading a sample."""
         with OrmSession(self.engine) as s:
-            rows = s.execute(
-                select(SeriesRow.name, SeriesRow.kind, ChunkRow.ts, ChunkRow.vs)
-                .join(ChunkRow, ChunkRow.series_id == SeriesRow.id)
-                .where(SeriesRow.session_id == session_id)
-                .order_by(SeriesRow.name, ChunkRow.t_first, ChunkRow.id)
-            ).all()
-        parts: dict[str, tuple[str, list[np.ndarray], list[np.ndarray]]] = {}
-        for name, kind, ts, vs in rows:
-            entry = parts.setdefault(name, (kind, [], []))
-            entry[1].append(_unpack(ts))
-            entry[2].append(_unpack(vs))
-        return {n: SeriesData(n, k, np.concatenate(ts), np.concatenate(vs)) for n, (k, ts, vs) in parts.items()}
+            return dict(s.execute(select(SeriesRow.name, SeriesRow.kind)
+                                  .where(SeriesRow.session_id == session_id)).tuples().all())
+
+    def update_session(self, session_id: int, *, name: str | None = None, tags: str | None = None,
+                       notes: str | None = None) -> None:
+        """Rename, tag, annotate ('' clears; None leaves as is)."""
+        def write() -> None:
+            with OrmSession(self.engine) as s:
+                r = s.get(SessionRow, session_id)
+                if r is None:
+                    raise StoreError(f"no session {session_id} in {self.path}")
+                for field, value in (("name", name), ("tags", tags), ("notes", notes)):
+                    if value is not None:
+                        setattr(r, field, value.strip() or None)
+                s.commit()
+        self._guard(write)
+
+    def export_session(self, session_id: int, path: Path | str) -> Path:
+        """The session (with its steps, events, variables and samples) as a SQLite file of its own, in
+        this store's format: another Tunebench imports it with `import_sessions`."""
+        dest = Path(path)
+        if dest.exists():
+            raise StoreError(f"{dest} exists; choose another name")
+        tmp = dest.with_name(dest.name + ".part")
+        tmp.unlink(missing_ok=True)
+        other = Store(tmp)
+        try:
+            self._guard(_copy_session, self.engine, other.engine, session_id)
+        finally:
+            other.close()
+        shutil.move(str(tmp), dest)
+        for suffix in ("-wal", "-shm"):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        return dest
+
+    def import_sessions(self, path: Path | str) -> list[int]:
+        """Every session of an exported file, copied in under new IDs. A file that is not a session
+        store (or is corrupt, or newer) raises StoreError and changes nothing here."""
+        src_path = Path(path)
+        if not src_path.is_file():
+            raise StoreError(f"no such file: {src_path}")
+        src = Store(src_path)
+        try:
+            ids = [s["id"] for s in src.list_sessions()]
+            return [self._guard(_copy_session, src.engine, self.engine, sid) for sid in ids]
+        finally:
+            src.close()
 
     def delete_session(self, session_id: int) -> None:
-        with OrmSession(self.engine) as s:
-            s.execute(delete(SessionRow).where(SessionRow.id == session_id))
-            s.commit()
+        def write() -> None:
+            with OrmSession(self.engine) as s:
+                s.execute(delete(SessionRow).where(SessionRow.id == session_id))
+                s.commit()
+        self._guard(write)
 
     # ---- writing ------------------------------------------------------------------------------
     def new_session(self, **fields: Any) -> SessionWriter:
@@ -333,8 +442,10 @@ class SessionWriter:
             for name, points in pending.items():
                 sid = self._series_id(s, name)
                 points.sort()
+                arr = np.asarray(points, dtype=np.float64)
+                ts, vs = encode_chunk(arr[:, 0], arr[:, 1])
                 s.add(ChunkRow(series_id=sid, t_first=points[0][0], t_last=points[-1][0], n=len(points),
-                               ts=_pack(p[0] for p in points), vs=_pack(p[1] for p in points)))
+                               ts=ts, vs=vs, codec=CODEC))
             s.commit()
         if time.monotonic() - self._last_compact >= COMPACT_EVERY:
             self.compact()
@@ -358,13 +469,15 @@ class SessionWriter:
                 small = [c for c in chunks if c.n < 3600]
                 if len(small) < 2:
                     continue
-                ts = np.concatenate([_unpack(c.ts) for c in small])
-                vs = np.concatenate([_unpack(c.vs) for c in small])
-                order = np.argsort(ts, kind="stable")
+                decoded = [decode_chunk(c.codec, c.n, c.ts, c.vs) for c in small]
+                t = np.concatenate([d[0] for d in decoded])
+                v = np.concatenate([d[1] for d in decoded])
+                order = np.argsort(t, kind="stable")
                 for c in small:
                     s.delete(c)
-                s.add(ChunkRow(series_id=sid, t_first=float(ts[order[0]]), t_last=float(ts[order[-1]]),
-                               n=len(ts), ts=ts[order].tobytes(), vs=vs[order].tobytes()))
+                ts, vs = encode_chunk(t[order], v[order])
+                s.add(ChunkRow(series_id=sid, t_first=float(t[order[0]]), t_last=float(t[order[-1]]),
+                               n=len(t), ts=ts, vs=vs, codec=CODEC))
             s.commit()
 
     def finish(self, status: str, summary: Mapping[str, Any] | None = None) -> None:
@@ -388,6 +501,35 @@ def _session_dict(r: SessionRow) -> dict[str, Any]:
         "workload": r.workload, "config": json.loads(r.config), "summary": summary, "name": r.name,
         "tags": r.tags, "notes": r.notes,
     }
+
+
+def _copy_session(src: Engine, dst: Engine, session_id: int) -> int:
+    """One session and everything under it from one store to another; returns its ID there."""
+    tables = Base.metadata.tables
+    sessions, series, chunks = tables["sessions"], tables["series"], tables["sample_chunks"]
+    with src.connect() as a, dst.begin() as b:
+        row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
+        if row is None:
+            raise StoreError(f"no session {session_id} to copy")
+        new_id = int(b.execute(insert(sessions).values({k: v for k, v in row.items() if k != "id"})
+                               ).inserted_primary_key[0])  # type: ignore[index]
+        for table in (tables["steps"], tables["events"], tables["variables"]):
+            rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]
+            for r in rows:
+                r.pop("id", None)
+                r["session_id"] = new_id
+            if rows:
+                b.execute(insert(table), rows)
+        for sr in a.execute(select(series).where(series.c.session_id == session_id)).mappings().all():
+            sid = b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])
+                            ).inserted_primary_key[0]  # type: ignore[index]
+            rows = [dict(c) for c in a.execute(select(chunks).where(chunks.c.series_id == sr["id"])).mappings()]
+            for c in rows:
+                c.pop("id")
+                c["series_id"] = sid
+            if rows:
+                b.execute(insert(chunks), rows)
+    return new_id
 
 
 def _sqlite_pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from tunebench.core.errors import ConfigError
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.store.repo import Store
 from tunebench.ui.main_window import MainWindow
@@ -84,18 +85,24 @@ def settle_heap() -> None:
 
 
 def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None, full_screen: bool = False,
-            theme: str | None = None) -> int:
+            theme: str | None = None, replay: int | None = None, stage: bool = False) -> int:
+    if screenshot and not (demo or replay is not None):
+        raise ConfigError("--screenshot needs --demo or --replay SESSION")
+    if demo and replay is not None:
+        raise ConfigError("--demo runs a new session; --replay opens a recorded one: choose one")
+    store = Store(store_path)
+    if replay is not None:
+        store.get_session(replay)  # no such session: one clear error, before any window
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Tunebench")
     favour_the_window()
-    store = Store(store_path)
     sandbox = SandboxServer()
     if demo and not sandbox.status().running:
         sys.stderr.write("starting the sandbox server ...\n")
         sandbox.start()
     window = MainWindow(store, sandbox)
-    if screenshot and not theme:
+    if screenshot and not theme and not stage:
         theme = "light"  # a reproducible picture, whatever the last session chose
     if theme:
         window.theme = THEMES[theme]
@@ -108,6 +115,8 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
     settle_heap()
     if demo:
         start_demo(window, screenshot)
+    if replay is not None:
+        start_replay(window, replay, stage, screenshot)
     code = app.exec()
     store.close()
     return int(code)
@@ -136,6 +145,19 @@ def start_demo(window: MainWindow, screenshot: str | None) -> None:
     window.run_finished.connect(on_finished)
     window.run_started.connect(lambda worker: worker.event.connect(on_event))
     QTimer.singleShot(300, window.run_workload)
+
+
+def start_replay(window: MainWindow, session_id: int, stage: bool, screenshot: str | None) -> None:
+    """The recorded session in the dashboard; with a screenshot, as it ended, then quit."""
+    if screenshot:
+        window.resize(1920, 1080) if stage else window.resize(1600, 1000)
+    window.open_replay(session_id)
+    if stage:
+        window.stage.set(True, full_screen=not screenshot)
+    if screenshot:
+        window.replay_bar.seek(window.replay_timeline.end)
+        QTimer.singleShot(800, lambda: save_and_quit(window, screenshot, {"session_id": session_id,
+                                                                          "status": "replayed"}))
 
 
 def save_and_quit(window: MainWindow, path: str, result: dict[str, Any]) -> None:

@@ -40,7 +40,8 @@ def short_wait(name: str) -> str:
 class Panel:
     """One plot and the series it shows: `select(timeline)` -> [(series, legend label)]."""
 
-    def __init__(self, plot: pg.PlotItem, select: Callable[[Timeline], list[tuple[str, str]]]):
+    def __init__(self, title: str, plot: pg.PlotItem, select: Callable[[Timeline], list[tuple[str, str]]]):
+        self.title = title
         self.plot = plot
         self.select = select
         self.curves: dict[str, pg.PlotDataItem] = {}
@@ -58,6 +59,7 @@ class Dashboard(QWidget):
         self.timeline = timeline
         self.theme = theme  # set before the plots: legends take its fill
         self.follow_seconds = 120.0
+        self.line_scale = 1.0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         # The readouts sit in a bar whose size never asks the window for room: whatever they read, the docks
@@ -90,6 +92,13 @@ class Dashboard(QWidget):
         self.p95_label = QLabel("p95 — ms")
         self.qps_label = QLabel("QPS —")
         self.state_label = QLabel("idle")
+        self.badge = QLabel(" REPLAY ")  # shown whenever what is on the plots is not live
+        self.badge.setStyleSheet("background: #d62728; color: white; font-weight: bold; border-radius: 4px;")
+        f = QFont()
+        f.setPointSize(16)
+        f.setBold(True)
+        self.badge.setFont(f)
+        self.badge.hide()
         for lab in (self.tps_label, self.qps_label, self.p95_label):
             f = QFont()
             f.setPointSize(22)
@@ -99,6 +108,7 @@ class Dashboard(QWidget):
             row.addSpacing(24)
         row.addStretch(1)
         self.state_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        row.addWidget(self.badge)
         row.addWidget(self.state_label)
         self._fix_readout_widths()
         self.follow_box = QCheckBox("follow")
@@ -158,7 +168,7 @@ class Dashboard(QWidget):
             else:
                 plot.setLabel("bottom", "seconds")
             plot.getViewBox().sigRangeChangedManually.connect(self._on_manual_range)
-            self.panels.append(Panel(plot, select))
+            self.panels.append(Panel(title, plot, select))
         del tl
         self._set_following(True)
 
@@ -199,6 +209,9 @@ class Dashboard(QWidget):
             if p.plot.legend is not None:
                 p.plot.legend.setBrush(pg.mkBrush(theme.label_fill))
                 p.plot.legend.setLabelTextColor(theme.plot_foreground)
+            palette = list(theme.palette or PALETTE)
+            for i, curve in enumerate(p.curves.values()):
+                curve.setPen(pg.mkPen(palette[i % len(palette)], width=(3 if i == 0 else 2) * self.line_scale))
             p.version = -1
 
     def set_font_scale(self, scale: float) -> None:
@@ -212,6 +225,15 @@ class Dashboard(QWidget):
             f.setPointSize(int(9 * scale))
             for axis in ("left", "bottom"):
                 p.plot.getAxis(axis).setTickFont(f)
+                p.plot.getAxis(axis).label.setFont(f)
+            p.plot.getAxis("left").setWidth(int(70 * scale))  # room for "25000" at the bigger size
+            if p.plot.legend is not None:
+                size = f"{int(9 * scale)}pt"
+                p.plot.legend.setLabelTextSize(size)
+                for _sample, label in p.plot.legend.items:  # the entries already there too
+                    label.setText(label.text, size=size)
+                p.plot.legend.layout.invalidate()
+                p.plot.legend.updateSize()
 
     # -- following and linking --
     def _set_following(self, on: bool) -> None:
@@ -235,6 +257,33 @@ class Dashboard(QWidget):
             self.follow_box.setChecked(False)
 
     # -- updates --
+    def set_timeline(self, timeline: Timeline, replay: bool) -> None:
+        """Show another timeline (live, or a replay: with the REPLAY badge)."""
+        self.reset()
+        self.timeline = timeline
+        self.badge.setVisible(replay)
+
+    def show_only(self, titles: list[str] | None, line_scale: float = 1.0) -> None:
+        """Stage mode: only the named plots (None: all), lines `line_scale` times thicker."""
+        shown = [p for p in self.panels if titles is None or p.title in titles]
+        layout = self.graphics.ci
+        for p in self.panels:
+            if p.plot.scene() is not None:
+                layout.removeItem(p.plot)
+        for row, p in enumerate(shown):
+            layout.addItem(p.plot, row=row, col=0)
+            p.plot.setVisible(True)
+            p.plot.showAxis("bottom", row == len(shown) - 1)
+            if row == len(shown) - 1:
+                p.plot.setLabel("bottom", "seconds")
+        for p in self.panels:
+            if p not in shown:
+                p.plot.setVisible(False)
+        self.line_scale = line_scale
+        for p in self.panels:
+            for i, curve in enumerate(p.curves.values()):
+                curve.setPen(pg.mkPen(curve.opts["pen"].color(), width=(3 if i == 0 else 2) * line_scale))
+
     def reset(self) -> None:
         for p in self.panels:
             for c in p.curves.values():
@@ -270,6 +319,8 @@ class Dashboard(QWidget):
         tl = self.timeline
         if p.version == tl.version:
             return True
+        while len(p.markers) > len(tl.markers):  # a replay sought backwards
+            p.plot.removeItem(p.markers.pop())
         while len(p.markers) < len(tl.markers):
             if budget <= 0:
                 return False
@@ -282,18 +333,24 @@ class Dashboard(QWidget):
                 return False
             budget -= 1
             curve = p.curves.pop(gone)
+            p.plot.removeItem(curve)  # (takes it out of the legend too)
             if p.plot.legend is not None:
-                p.plot.legend.removeItem(curve)
-            p.plot.removeItem(curve)
+                # pyqtgraph's multi-column legend puts the next entry on top of another after a removal:
+                # lay the legend out afresh
+                p.plot.legend.clear()
+                for c in p.curves.values():
+                    p.plot.legend.addItem(c, c.name())
         for i, (name, label) in enumerate(chosen):
             curve = p.curves.get(name)
             if curve is None:
                 if budget <= 0:
                     return False
                 budget -= 1
+                palette = list(self.theme.palette or PALETTE)
                 taken = {c.opts["pen"].color().name() for c in p.curves.values()}
-                color = next((c for c in PALETTE if c not in taken), PALETTE[len(p.curves) % len(PALETTE)])
-                curve = p.plot.plot([], [], pen=pg.mkPen(color, width=3 if i == 0 else 2), name=label)
+                color = next((c for c in palette if c not in taken), palette[len(p.curves) % len(palette)])
+                width = (3 if i == 0 else 2) * self.line_scale
+                curve = p.plot.plot([], [], pen=pg.mkPen(color, width=width), name=label)
                 p.curves[name] = curve
             x, y = tl.series[name].view()
             curve.setData(x, y)

@@ -11,15 +11,18 @@ from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QLabel,
     QListWidget,
     QMainWindow,
+    QScrollArea,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
 from tunebench import paths
-from tunebench.core.errors import ConfigError
+from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.experiment import RunSpec
 from tunebench.hosts.sandbox import SandboxServer
@@ -30,9 +33,13 @@ from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import conn_params, typed_password
 from tunebench.runproc import RunRequest
 from tunebench.store.repo import Store
+from tunebench.ui.compare import CompareView
 from tunebench.ui.dashboard import Dashboard
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
+from tunebench.ui.replay import ReplayBar, load_session
 from tunebench.ui.run_worker import RunWorker, call_in_background
+from tunebench.ui.sessions_panel import SessionsPanel
+from tunebench.ui.stage import Stage
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.targets_panel import TargetsPanel
 from tunebench.ui.theme import THEMES, apply_theme
@@ -58,7 +65,28 @@ class MainWindow(QMainWindow):
         self.started_at: float | None = None
         self.last_result: dict[str, Any] | None = None
         self.dashboard = Dashboard(self.timeline, self.theme)
-        self.setCentralWidget(self.dashboard)
+        self.replay_timeline = Timeline()
+        self.replay_session: dict[str, Any] | None = None
+        self.replay_bar = ReplayBar()
+        self.replay_bar.hide()
+        view = QWidget()
+        vl = QVBoxLayout(view)
+        vl.setContentsMargins(0, 0, 0, 0)
+        vl.setSpacing(0)
+        vl.addWidget(self.replay_bar)
+        vl.addWidget(self.dashboard, 1)
+        self.sessions = SessionsPanel(store)
+        self.compare = CompareView(store, self.theme)
+        self.central = QTabWidget()
+        self.central.setObjectName("central-tabs")
+        self.central.addTab(view, "Dashboard")
+        for page, title in ((self.sessions, "Sessions"), (self.compare, "Compare")):
+            scroll = QScrollArea()  # their toolbars never set the window's minimum width
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setWidget(page)
+            self.central.addTab(scroll, title)
+        self.setCentralWidget(self.central)
         self.targets = TargetsPanel(store, self.sandbox)
         self.workload = WorkloadPanel()
         self.sweep = SweepPanel()
@@ -82,6 +110,9 @@ class MainWindow(QMainWindow):
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
+        self.sessions.message.connect(self.show_message)
+        self.sessions.open_requested.connect(self.open_replay)
+        self.sessions.compare_requested.connect(self.compare_sessions)
         self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
         self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
         self.clock = QTimer(self)
@@ -119,9 +150,22 @@ class MainWindow(QMainWindow):
         self.theme_action = self._action("Dark/Light", "Ctrl+T", self.toggle_theme, "Switch theme")
         self.bigger_action = self._action("A+", "Ctrl+=", lambda: self.scale_fonts(1.15), "Bigger fonts")
         self.smaller_action = self._action("A-", "Ctrl+-", lambda: self.scale_fonts(1 / 1.15), "Smaller fonts")
+        self.stage_action = self._action("Stage", "F12", lambda: self.stage.toggle(), "Stage mode: full screen, "  # noqa: PLW0108 (made below)
+                                         "big, high contrast, chosen plots, F1-F8 hotkeys (Esc leaves)")
+        self.live_action = self._action("Live", "Ctrl+L", self.show_live, "Back to the live view")
         for a in (self.run_action, self.stop_action, self.flip_action, self.mark_action, self.full_action,
-                  self.theme_action, self.bigger_action, self.smaller_action):
+                  self.stage_action, self.live_action, self.theme_action, self.bigger_action, self.smaller_action):
             bar.addAction(a)
+        self.toolbar = bar
+        menu = self.menuBar().addMenu("&File")
+        for text, shortcut, slot in (("Export plots as PNG…", "Ctrl+Shift+P", lambda: self._export("png")),
+                                     ("Export plots as SVG…", "Ctrl+Shift+S", lambda: self._export("svg")),
+                                     ("Export visible series as CSV…", "Ctrl+Shift+C", lambda: self._export("csv")),
+                                     ("Markdown report of the session…", "Ctrl+Shift+R", lambda: self._export("md")),
+                                     ("Import session file…", "Ctrl+I", self.sessions._import),
+                                     ("Sessions", "Ctrl+O", lambda: self.central.setCurrentIndex(1))):
+            menu.addAction(self._action(text.rstrip("…"), shortcut, slot, text.rstrip("…")))
+        self.stage = Stage(self)
         self._set_running(False)
 
     def _build_status(self) -> None:
@@ -156,6 +200,7 @@ class MainWindow(QMainWindow):
             self.workload.threads.setText(str(threads))
 
     def closeEvent(self, event: Any) -> None:
+        self.stage.set(False)  # what is saved is the everyday layout
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
         self.settings.setValue("theme", self.theme.name)
@@ -224,6 +269,7 @@ class MainWindow(QMainWindow):
     def _start(self, request: RunRequest) -> None:
         if self.worker is not None and self.worker.running():
             return
+        self.show_live()
         self.timeline.clear()
         self.dashboard.reset()
         self.last_result = None
@@ -264,6 +310,7 @@ class MainWindow(QMainWindow):
         self._set_running(False)
         best = max((s["tps"] for s in result.get("steps", [])), default=0.0)
         self.show_message(f"session {result['session_id']} {result['status']}: best {best:,.0f} TPS")
+        self.sessions.refresh()
         self.run_finished.emit(result)
 
     def _on_failed(self, message: str) -> None:
@@ -294,6 +341,69 @@ class MainWindow(QMainWindow):
         label = f"mark {len([m for m in self.timeline.markers if m.kind == 'mark']) + 1}"
         if self.worker is None or not self.worker.mark(label):  # recorded by the run when there is one
             self._on_event(Event(time.time(), "mark", label))
+
+    # -- replay, compare, export --
+    def open_replay(self, session_id: int) -> float:
+        """Open a recorded session in the dashboard, head at the start; returns the seconds it took."""
+        t = time.perf_counter()
+        try:
+            self.replay_session = load_session(self.store, session_id, self.replay_timeline)
+        except TunebenchError as exc:
+            self.show_message(str(exc))
+            return 0.0
+        self.dashboard.set_timeline(self.replay_timeline, replay=True)
+        self.replay_bar.attach(self.replay_timeline)
+        self.replay_bar.show()
+        self.central.setCurrentIndex(0)
+        self.dashboard._update_plots()
+        took = time.perf_counter() - t
+        s = self.replay_session
+        self.show_message(f"replaying session {session_id} ({s['workload']}, {len(self.replay_timeline.series)} "
+                          f"series, {self.replay_timeline.end:.0f} s), opened in {took:.2f} s")
+        return took
+
+    def show_live(self) -> None:
+        if self.dashboard.timeline is self.timeline:
+            return
+        self.replay_bar.play(False)
+        self.replay_bar.hide()
+        self.replay_session = None
+        self.dashboard.set_timeline(self.timeline, replay=False)
+
+    def compare_sessions(self, ids: list[int]) -> None:
+        try:
+            self.compare.set_sessions(ids)
+        except TunebenchError as exc:
+            self.show_message(str(exc))
+            return
+        self.central.setCurrentIndex(2)
+
+    def _export(self, kind: str) -> None:
+        from tunebench.ui import export
+
+        filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV (*.csv)",
+                   "md": "Markdown (*.md)"}
+        sid = (self.replay_session or {}).get("id") or (self.last_result or {}).get("session_id")
+        if kind == "md" and sid is None:
+            self.show_message("a report is of a recorded session: replay one or finish a run first")
+            return
+        name = f"session-{sid}.{kind}" if sid else f"tunebench.{kind}"
+        path, _ = QFileDialog.getSaveFileName(self, "Export", name, filters[kind])
+        if not path:
+            return
+        try:
+            if kind == "png":
+                out = export.save_png(self.dashboard, path)
+            elif kind == "svg":
+                out = export.save_svg(self.dashboard, path)
+            elif kind == "csv":
+                out = export.save_csv(self.dashboard, path)
+            else:
+                out = export.save_report(self.store.get_session(int(sid)), self.dashboard, path)
+        except TunebenchError as exc:
+            self.show_message(str(exc))
+            return
+        self.show_message(f"wrote {out}")
 
     # -- presentation --
     def toggle_full_screen(self) -> None:

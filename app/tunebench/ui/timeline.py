@@ -26,6 +26,13 @@ class SeriesBuffer:
         self.v[self.n] = v
         self.n += 1
 
+    @classmethod
+    def of(cls, t: np.ndarray, v: np.ndarray) -> SeriesBuffer:
+        """A buffer over recorded arrays (replay): `n` then says how much of them is shown."""
+        buf = cls(0)
+        buf.t, buf.v, buf.n = t, v, len(t)
+        return buf
+
     def view(self) -> tuple[np.ndarray, np.ndarray]:
         return self.t[: self.n], self.v[: self.n]
 
@@ -52,6 +59,9 @@ class Timeline:
         self.markers: list[Marker] = []
         self.version = 0  # bumps on every change: the redraw timer skips when nothing is new
         self.x_max = 0.0  # the latest time of any sample
+        self.head: float | None = None  # replay: where the play head is (None: live)
+        self.end = 0.0  # replay: the last time of the session
+        self.all_markers: list[Marker] = []
         self._groups: set[str] = set()
         self._per_t: dict[float, dict[str, tuple[float, float]]] = {}
 
@@ -94,6 +104,28 @@ class Timeline:
         self.markers.append(m)
         self.version += 1
         return m
+
+    # -- replay: recorded arrays with a play head --
+    def load(self, t0: float, series: dict[str, tuple[np.ndarray, np.ndarray]], events: list[Event]) -> None:
+        """A whole recorded session; `seek` then shows it up to a point, like live at that moment."""
+        self.clear()
+        self.t0 = t0
+        self.series = {name: SeriesBuffer.of(t - t0, v) for name, (t, v) in series.items()}
+        self.all_markers = [Marker(ev.t - t0, MARKER_KINDS[ev.kind], ev.label) for ev in events
+                            if ev.kind in MARKER_KINDS]
+        self.all_markers.sort(key=lambda m: m.t)
+        self.end = max([float(b.t[-1]) for b in self.series.values() if len(b.t)]
+                       + [m.t for m in self.all_markers] + [0.0])
+        self.seek(self.end)
+
+    def seek(self, x: float) -> None:
+        """Show everything up to `x` seconds from the start, nothing after."""
+        for buf in self.series.values():
+            buf.n = int(np.searchsorted(buf.t, x, side="right"))
+        self.markers = [m for m in getattr(self, "all_markers", []) if m.t <= x]
+        self.x_max = x
+        self.head = x
+        self.version += 1
 
     def names(self, prefix: str, suffix: str = "") -> list[str]:
         return sorted(n for n in self.series if n.startswith(prefix) and n.endswith(suffix))

@@ -1,0 +1,170 @@
+"""What the sessions browser and the compare view compute from recorded sessions (no I/O, no Qt):
+one row per session, the settings that differ between two sessions, and where to align overlays."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tunebench.core.errors import ConfigError
+
+
+def best_tps(session: Mapping[str, Any]) -> float | None:
+    steps = (session.get("summary") or {}).get("steps") or []
+    return max((float(s["tps"]) for s in steps if s.get("tps") is not None), default=None)
+
+
+def knobs_of(session: Mapping[str, Any]) -> list[str]:
+    """The knobs a session varied: its sweep's axes and every knob flipped live, in first-seen order."""
+    names: list[str] = []
+    for st in session.get("steps") or []:
+        for k in (st.get("config") or {}).get("knobs") or {}:
+            if k not in names:
+                names.append(k)
+    for ev in session.get("events") or []:
+        if ev["kind"] == "knob":
+            k = (ev.get("data") or {}).get("name")
+            if k and k not in names:
+                names.append(str(k))
+    return names
+
+
+def browse_row(session: Mapping[str, Any]) -> dict[str, Any]:
+    """One line of the sessions table."""
+    ended = session.get("ended_at")
+    return {
+        "id": session["id"], "started_at": session["started_at"], "name": session.get("name") or "",
+        "target": session["target"], "server": f"{session.get('flavor') or ''} {session.get('version') or ''}".strip(),
+        "workload": session["workload"], "engine": session["engine"], "knobs": ", ".join(knobs_of(session)),
+        "best_tps": best_tps(session), "duration": (ended - session["started_at"]) if ended else None,
+        "status": session["status"], "tags": session.get("tags") or "", "notes": session.get("notes") or "",
+    }
+
+
+def matches(row: Mapping[str, Any], query: str) -> bool:
+    """Every word of the query appears in some column (case-insensitive); tag:x only in the tags."""
+    text = " ".join(str(v) for v in row.values() if v is not None).lower()
+    for word in query.lower().split():
+        if word.startswith("tag:"):
+            if word[4:] not in [t.strip().lower() for t in str(row.get("tags") or "").split(",")]:
+                return False
+        elif word not in text:
+            return False
+    return True
+
+
+def _flat(prefix: str, value: Any, out: dict[str, str]) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _flat(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+        for i, v in enumerate(value):
+            name = v.get("name", i) if isinstance(v, Mapping) else i
+            _flat(f"{prefix}[{name}]", v, out)
+    else:
+        out[prefix] = value if isinstance(value, str) else json.dumps(value)
+
+
+def settings(session: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """A session's settings by section: server, variables, overlay (static knobs of the sandbox's my.cnf
+    overlay, per configuration), workload (options, schedule, engine, transport)."""
+    server = {"flavor": session.get("flavor") or "", "version": session.get("version") or "",
+              "target": session["target"], "transport": session["transport"], "engine": session["engine"]}
+    overlay: dict[str, str] = {}
+    for st in session.get("steps") or []:
+        cfg = st.get("config") or {}
+        for k, v in (cfg.get("knobs") or {}).items():
+            overlay[f"config {cfg.get('config', 0)}: {k}"] = str(v)
+    workload: dict[str, str] = {}
+    config = dict(session.get("config") or {})
+    config.pop("sweep", None)
+    _flat("", config, workload)
+    return {"server": server, "variables": dict(session.get("variables") or {}), "knobs": overlay,
+            "workload": workload}
+
+
+def diff_settings(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
+    """(section, name, value in a, value in b) for every setting that differs; None where one lacks it."""
+    sa, sb = settings(a), settings(b)
+    out: list[tuple[str, str, str | None, str | None]] = []
+    for section in sa:
+        xa, xb = sa[section], sb[section]
+        for name in sorted(set(xa) | set(xb)):
+            va, vb = xa.get(name), xb.get(name)
+            if va != vb:
+                out.append((section, name, va, vb))
+    return out
+
+
+ALIGN_MODES = ("start", "step", "marker")
+
+
+def align_offset(session: Mapping[str, Any], mode: str, which: str = "") -> float:
+    """The wall-clock time (s) a session's overlay puts at x = 0.
+
+    start: the session start; step N: the start of step N (1-based); marker TEXT: the first event whose
+    label contains TEXT (e.g. 'flush_log_at_trx_commit'), or of that kind ('knob', 'mark', 'restart').
+    """
+    if mode == "start":
+        return float(session["started_at"])
+    if mode == "step":
+        steps = session.get("steps") or []
+        try:
+            n = int(which or 1)
+        except ValueError:
+            raise ConfigError(f"step to align at must be a number, not {which!r}") from None
+        if not 1 <= n <= len(steps):
+            raise ConfigError(f"session {session['id']} has {len(steps)} step(s), no step {n}")
+        return float(steps[n - 1]["started_at"])
+    if mode == "marker":
+        for ev in session.get("events") or []:
+            if ev["kind"] in ("knob", "mark", "restart", "config") and (
+                    not which or which == ev["kind"] or which.lower() in ev["label"].lower()):
+                return float(ev["t"])
+        raise ConfigError(f"session {session['id']} has no marker matching {which or 'any'!r}")
+    raise ConfigError(f"align at one of {', '.join(ALIGN_MODES)}, not {mode!r}")
+
+
+def tps_by_threads(session: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
+    """Per configuration (label) of a session: (threads, TPS) of the main group, for concurrency curves."""
+    summary = session.get("summary") or {}
+    if summary.get("configs"):
+        return {c["label"]: [(s["threads"], s["tps"]) for s in c["steps"]] for c in summary["configs"]}
+    steps = summary.get("steps") or []
+    main = steps[0]["group"] if steps else "main"
+    return {"": [(s["threads"], s["tps"]) for s in steps if s["group"] == main]}
+
+
+def best_to_best(sessions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The best TPS of every configuration of the given sessions, best first, with its ratio to the
+    first session's best (the baseline) — the seeds' best-to-best comparison across runs."""
+    rows: list[dict[str, Any]] = []
+    for s in sessions:
+        title = s.get("name") or f"#{s['id']} {s['workload']}"
+        for label, points in tps_by_threads(s).items():
+            if points:
+                threads, tps = max(points, key=lambda p: p[1])
+                rows.append({"session": s["id"], "label": f"{title} {label}".strip(), "threads": threads,
+                             "tps": tps})
+    base = rows[0]["tps"] if rows else None
+    for r in rows:
+        r["ratio"] = round(r["tps"] / base, 3) if base else None
+    return sorted(rows, key=lambda r: -r["tps"])
+
+
+METRICS = {"TPS": ".tps", "QPS": ".qps", "p95 ms": ".lat.p95", "p99 ms": ".lat.p99"}
+
+
+def metric_series(names: Sequence[str], metric: str) -> str | None:
+    """The series a compare overlay draws for `metric`: the clients' total when there are several groups,
+    else the one group; or a series named outright (e.g. 'server.questions')."""
+    if metric in names:
+        return metric
+    suffix = METRICS.get(metric)
+    if suffix is None:
+        return None
+    if f"client.total{suffix}" in names:
+        return f"client.total{suffix}"
+    client = sorted(n for n in names if n.startswith("client.") and n.endswith(suffix))
+    return client[0] if client else None

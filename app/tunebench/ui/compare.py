@@ -1,0 +1,160 @@
+"""Compare sessions: overlays aligned at the start, a step or a marker; TPS-vs-concurrency curves of every
+configuration; the best-to-best bars and ratio table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tunebench.core.errors import TunebenchError
+from tunebench.core.sessions import ALIGN_MODES, METRICS, align_offset, best_to_best, metric_series, tps_by_threads
+from tunebench.store.repo import Store
+from tunebench.ui.dashboard import PALETTE
+from tunebench.ui.theme import Theme
+
+
+class CompareView(QWidget):
+    def __init__(self, store: Store, theme: Theme, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store = store
+        self.theme = theme
+        self.session_ids: list[int] = []
+        self.sessions: dict[int, dict[str, Any]] = {}
+        self.curves: dict[int, pg.PlotDataItem] = {}
+        self.metric_box = QComboBox()
+        self.metric_box.addItems([*METRICS, "server.questions", "server.threads_running"])
+        self.metric_box.setEditable(True)  # any series name
+        self.align = QComboBox()
+        self.align.addItems(ALIGN_MODES)
+        self.which = QLineEdit()
+        self.which.setPlaceholderText("step number, or marker text/kind (knob, mark)")
+        self.apply_button = QPushButton("Align")
+        self.apply_button.clicked.connect(self.redraw)
+        self.status = QLabel("")
+        controls = QHBoxLayout()
+        for w in (QLabel("metric"), self.metric_box, QLabel("align at"), self.align, self.which, self.apply_button):
+            controls.addWidget(w)
+        controls.addWidget(self.status, 1)
+        self.overlay = pg.PlotWidget()
+        self.overlay.addLegend(offset=(-10, 5))
+        self.overlay.setLabel("bottom", "seconds from the alignment point")
+        self.curve_plot = pg.PlotWidget()
+        self.curve_plot.addLegend(offset=(-10, 5))
+        self.curve_plot.setLabel("bottom", "client threads (log2)")
+        self.curve_plot.setLabel("left", "TPS")
+        self.bars = pg.PlotWidget()
+        self.bars.setLabel("left", "best TPS")
+        self.table = QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["configuration", "session", "threads", "best TPS", "ratio"])
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().hide()
+        best = QWidget()
+        bl = QVBoxLayout(best)
+        bl.addWidget(self.bars, 2)
+        bl.addWidget(self.table, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.overlay, "Overlay")
+        self.tabs.addTab(self.curve_plot, "TPS vs threads")
+        self.tabs.addTab(best, "Best to best")
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(self.tabs, 1)
+        self.apply_theme(theme)
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        for w in (self.overlay, self.curve_plot, self.bars):
+            w.setBackground(theme.plot_background)
+            for axis in ("left", "bottom"):
+                w.getPlotItem().getAxis(axis).setTextPen(pg.mkPen(theme.plot_foreground))
+
+    def set_sessions(self, ids: list[int]) -> None:
+        self.session_ids = list(ids)
+        self.sessions = {sid: self.store.get_session(sid) for sid in ids}
+        self.redraw()
+
+    def _title(self, sid: int) -> str:
+        s = self.sessions[sid]
+        return s.get("name") or f"#{sid} {s['workload']} {s.get('flavor') or ''} {s.get('version') or ''}".strip()
+
+    def redraw(self) -> None:
+        try:
+            self._draw_overlay()
+        except TunebenchError as exc:
+            self.status.setText(str(exc))
+        self._draw_curves()
+        self._draw_best()
+
+    def _draw_overlay(self) -> None:
+        plot = self.overlay.getPlotItem()
+        plot.clear()
+        if plot.legend is not None:
+            plot.legend.clear()
+        self.curves.clear()
+        metric, mode, which = self.metric_box.currentText(), self.align.currentText(), self.which.text().strip()
+        plot.setLabel("left", metric)
+        notes = []
+        for i, sid in enumerate(self.session_ids):
+            session = self.sessions[sid]
+            name = metric_series(list(self.store.series_names(sid)), metric)
+            if name is None:
+                notes.append(f"#{sid} has no {metric}")
+                continue
+            offset = align_offset(session, mode, which)
+            data = self.store.series(sid, [name])[name]
+            pen = pg.mkPen(PALETTE[i % len(PALETTE)], width=3)
+            self.curves[sid] = plot.plot(data.t - offset, data.v, pen=pen, name=self._title(sid))
+        plot.addItem(pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("#888888", width=2),
+                                     label=f"{mode} {which}".strip(),
+                                     labelOpts={"position": 0.95, "color": "#888888"}))
+        self.status.setText("; ".join(notes) or f"{len(self.curves)} session(s) aligned at {mode} {which}".strip())
+
+    def _draw_curves(self) -> None:
+        plot = self.curve_plot.getPlotItem()
+        plot.clear()
+        if plot.legend is not None:
+            plot.legend.clear()
+        k = 0
+        for sid in self.session_ids:
+            for label, points in tps_by_threads(self.sessions[sid]).items():
+                if not points:
+                    continue
+                ordered = sorted(points)
+                x = np.log2([p[0] for p in ordered])
+                y = [p[1] for p in ordered]
+                color = PALETTE[k % len(PALETTE)]
+                plot.plot(x, y, pen=pg.mkPen(color, width=3), symbol="o", symbolBrush=color,
+                          name=f"{self._title(sid)} {label}".strip())
+                k += 1
+        ticks = sorted({p[0] for sid in self.session_ids for pts in tps_by_threads(self.sessions[sid]).values()
+                        for p in pts})
+        plot.getAxis("bottom").setTicks([[(float(np.log2(t)), str(t)) for t in ticks]])
+
+    def _draw_best(self) -> None:
+        rows = best_to_best([self.sessions[sid] for sid in self.session_ids])
+        plot = self.bars.getPlotItem()
+        plot.clear()
+        if rows:
+            x = np.arange(len(rows))
+            plot.addItem(pg.BarGraphItem(x=x, height=[r["tps"] for r in rows], width=0.7,
+                                         brushes=[PALETTE[i % len(PALETTE)] for i in range(len(rows))]))
+            plot.getAxis("bottom").setTicks([[(float(i), r["label"][:28]) for i, r in enumerate(rows)]])
+        self.table.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            for c, text in enumerate((r["label"], str(r["session"]), str(r["threads"]), f"{r['tps']:,.1f}",
+                                      "" if r["ratio"] is None else f"{r['ratio']:.3f}")):
+                self.table.setItem(i, c, QTableWidgetItem(text))

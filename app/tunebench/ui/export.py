@@ -1,0 +1,108 @@
+"""Exports of what the dashboard shows: PNG and SVG of the plots, CSV of the visible series (the plotted
+curves over the visible time range, on the 1-second grid), and a Markdown report of a session with its
+plots as PNG files next to it."""
+
+from __future__ import annotations
+
+import csv
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph.exporters as pg_exporters
+from PySide6.QtWidgets import QApplication
+
+from tunebench.core.errors import ConfigError
+from tunebench.core.results import markdown
+from tunebench.store.export import timeline_table
+from tunebench.store.repo import SeriesData
+from tunebench.ui.dashboard import Dashboard
+
+
+def _writable(path: Path | str) -> Path:
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise ConfigError(f"cannot write {p}: no directory {p.parent}")
+    return p
+
+
+def save_png(dashboard: Dashboard, path: Path | str) -> Path:
+    p = _writable(path)
+    dashboard._update_plots()
+    QApplication.processEvents()
+    if not dashboard.graphics.grab().save(str(p), "PNG"):
+        raise ConfigError(f"cannot write {p}")
+    return p
+
+
+def save_svg(dashboard: Dashboard, path: Path | str) -> Path:
+    p = _writable(path)
+    dashboard._update_plots()
+    pg_exporters.SVGExporter(dashboard.graphics.ci).export(str(p))
+    return p
+
+
+def visible_series(dashboard: Dashboard) -> dict[str, SeriesData]:
+    """The curves of the shown plots, cut to each plot's visible time range (x: seconds from the start)."""
+    out: dict[str, SeriesData] = {}
+    tl = dashboard.timeline
+    for p in dashboard.panels:
+        if not p.plot.isVisible() or p.plot.scene() is None:
+            continue
+        lo, hi = p.view.viewRange()[0]
+        for name in p.curves:
+            t, v = tl.series[name].view()
+            keep = (t >= lo) & (t <= hi)
+            out[name] = SeriesData(name, "", t[keep], v[keep])
+    return out
+
+
+def save_csv(dashboard: Dashboard, path: Path | str) -> Path:
+    """Wide CSV: elapsed seconds, wall-clock time, then one column per visible series (1-second means)."""
+    p = _writable(path)
+    dashboard._update_plots()
+    series = visible_series(dashboard)
+    t0 = dashboard.timeline.t0 or 0.0
+    names, rows = timeline_table(series, 0.0)
+    with p.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["elapsed_s", "t", *names])
+        for elapsed, values in rows:
+            w.writerow([f"{elapsed:g}", f"{t0 + elapsed:.0f}",
+                        *("" if v is None or math.isnan(v) else f"{v:.6g}" for v in values)])
+    return p
+
+
+def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str) -> Path:
+    """Markdown report: the session's tables (core.results.markdown), its events, and the dashboard as
+    PNG and SVG files beside the report, linked from it."""
+    p = _writable(path)
+    png = save_png(dashboard, p.with_name(p.stem + "-timeline.png"))
+    lines = [markdown(session).rstrip(), ""]
+    lines += [f"- started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(session['started_at']))}"
+              + (f", {int(session['ended_at'] - session['started_at'])} s" if session.get("ended_at") else "")]
+    for key in ("name", "tags", "notes"):
+        if session.get(key):
+            lines.append(f"- {key}: {session[key]}")
+    lines += ["", "## Timeline", "", f"![timeline]({png.name})", ""]
+    events = [e for e in session.get("events", []) if e["kind"] in ("step_start", "knob", "mark", "restart", "config")]
+    if events:
+        lines += ["## Events", "", "| time | kind | event |", "|---|---|---|"]
+        t0 = float(session["started_at"])
+        for e in events:
+            lines.append(f"| +{e['t'] - t0:.0f} s | {e['kind']} | {e['label']} |")
+        lines.append("")
+    series = dashboard.timeline.series
+    shown = sorted({n for panel in dashboard.panels for n in panel.curves})
+    if shown:
+        lines += ["## Series shown", "", "| series | min | mean | max |", "|---|---:|---:|---:|"]
+        for n in shown:
+            v = series[n].view()[1]
+            v = v[np.isfinite(v)]
+            if len(v):
+                lines.append(f"| {n} | {v.min():,.3f} | {v.mean():,.3f} | {v.max():,.3f} |")
+        lines.append("")
+    p.write_text("\n".join(lines))
+    return p

@@ -1,0 +1,126 @@
+"""Replay of a recorded session in the live dashboard: play/pause, 1x-60x, a scrubber, jump to markers.
+
+The recorded arrays go into the dashboard's Timeline as they are (no copy per point); the play head only
+says how much of each is shown, so the dashboard draws a replay exactly as it drew the run live: same
+plots, markers, readouts and follow window.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
+
+from tunebench.core.interval import Event
+from tunebench.store.repo import Store
+from tunebench.ui.timeline import Timeline
+
+SPEEDS = (1, 2, 5, 10, 30, 60)
+TICK_MS = 100
+
+
+def load_session(store: Store, session_id: int, timeline: Timeline) -> dict[str, Any]:
+    """Read a session into `timeline` (head at the end); returns the session's record."""
+    session = store.get_session(session_id)
+    series = store.series(session_id)
+    events = [Event(e["t"], e["kind"], e["label"], e["data"]) for e in session["events"]]
+    timeline.load(float(session["started_at"]), {n: (d.t, d.v) for n, d in series.items()}, events)
+    return session
+
+
+def clock(seconds: float) -> str:
+    s = int(max(0.0, seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
+
+
+class ReplayBar(QWidget):
+    """The transport of a replay. `moved(x)` after every change of the play head."""
+
+    moved = Signal(float)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.timeline: Timeline | None = None
+        self.play_button = QPushButton("Play")
+        self.play_button.setCheckable(True)
+        self.play_button.toggled.connect(self._on_play)
+        self.speed = QComboBox()
+        self.speed.addItems([f"{s}x" for s in SPEEDS])
+        self.speed.setCurrentText("10x")
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, 0)
+        self.slider.valueChanged.connect(self._on_slider)
+        self.position = QLabel("00:00 / 00:00")
+        self.jump = QComboBox()
+        self.jump.setMinimumContentsLength(24)
+        self.jump.activated.connect(self._on_jump)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 4, 0)
+        for w in (self.play_button, self.speed, self.slider, self.position, QLabel("jump to"), self.jump):
+            layout.addWidget(w, 1 if w is self.slider else 0)
+        self.timer = QTimer(self)
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(self._advance)
+        self._last_tick = 0.0
+
+    @property
+    def speed_factor(self) -> float:
+        return float(self.speed.currentText().rstrip("x"))
+
+    def attach(self, timeline: Timeline) -> None:
+        """A freshly loaded timeline: the head goes to the start, ready to play."""
+        self.timeline = timeline
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, int(timeline.end * 10))
+        self.slider.blockSignals(False)
+        self.jump.clear()
+        self.jump.addItem("start", 0.0)
+        for m in timeline.all_markers:
+            self.jump.addItem(f"{clock(m.t)}  {m.label}", m.t)
+        self.jump.addItem("end", timeline.end)
+        self.seek(0.0)
+
+    def seek(self, x: float) -> None:
+        tl = self.timeline
+        if tl is None:
+            return
+        x = min(max(0.0, x), tl.end)
+        tl.seek(x)
+        self.slider.blockSignals(True)
+        self.slider.setValue(int(x * 10))
+        self.slider.blockSignals(False)
+        self.position.setText(f"{clock(x)} / {clock(tl.end)}")
+        self.moved.emit(x)
+
+    def play(self, on: bool = True) -> None:
+        self.play_button.setChecked(on)
+
+    def _on_play(self, on: bool) -> None:
+        self.play_button.setText("Pause" if on else "Play")
+        if on:
+            if self.timeline is not None and self.timeline.head is not None and self.timeline.head >= self.timeline.end:
+                self.seek(0.0)  # played to the end: from the start again
+            self._last_tick = time.monotonic()
+            self.timer.start()
+        else:
+            self.timer.stop()
+
+    def _advance(self) -> None:
+        tl = self.timeline
+        if tl is None or tl.head is None:
+            return
+        now = time.monotonic()
+        dt, self._last_tick = now - self._last_tick, now  # real elapsed time: a late tick does not slow it
+        self.seek(tl.head + dt * self.speed_factor)
+        if tl.head >= tl.end:
+            self.play(False)
+
+    def _on_slider(self, value: int) -> None:
+        self.seek(value / 10)
+
+    def _on_jump(self, index: int) -> None:
+        x = self.jump.itemData(index)
+        if x is not None:
+            self.seek(max(0.0, float(x) - 1.0))  # a second before the marker: its line is in view

@@ -1,0 +1,326 @@
+"""The sessions browser: a filterable table of every recorded session, its details, and what to do
+with it (replay, compare, diff settings, rename/tag/notes, delete, export to a file, import one)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tunebench.core.errors import TunebenchError
+from tunebench.core.sessions import browse_row, diff_settings, matches
+from tunebench.store.repo import Store
+
+COLUMNS = [("id", "ID"), ("started_at", "date"), ("name", "name"), ("target", "target"), ("server", "server"),
+           ("workload", "workload"), ("knobs", "knobs"), ("best_tps", "best TPS"), ("duration", "duration"),
+           ("status", "status"), ("tags", "tags"), ("notes", "notes")]
+
+
+def _cell(key: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if key == "started_at":
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
+    if key == "best_tps":
+        return f"{value:,.0f}"
+    if key == "duration":
+        s = int(value)
+        return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    return str(value)
+
+
+class NumericItem(QTableWidgetItem):
+    """Sorts by the number behind the text."""
+
+    def __init__(self, text: str, number: float | None):
+        super().__init__(text)
+        self.number = -1.0 if number is None else float(number)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, NumericItem):
+            return self.number < other.number
+        return super().__lt__(other)
+
+
+class SessionsPanel(QWidget):
+    open_requested = Signal(int)  # replay this session
+    compare_requested = Signal(list)  # these session IDs
+    message = Signal(str)
+
+    def __init__(self, store: Store, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store = store
+        self.rows: list[dict[str, Any]] = []
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("filter: words in any column, tag:NAME")
+        self.filter.textChanged.connect(self._apply_filter)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels([title for _, title in COLUMNS])
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSortingEnabled(True)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._show_details)
+        self.table.doubleClicked.connect(lambda _i: self._open())
+        self.details = QTextBrowser()
+        self.variables = QTableWidget(0, 2)
+        self.variables.setHorizontalHeaderLabels(["variable", "value"])
+        self.variables.horizontalHeader().setStretchLastSection(True)
+        self.variables.verticalHeader().hide()
+        self.diff = QTableWidget(0, 4)
+        self.diff.setHorizontalHeaderLabels(["section", "setting", "A", "B"])
+        self.diff.horizontalHeader().setStretchLastSection(True)
+        self.diff.verticalHeader().hide()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.details, "Steps and events")
+        self.tabs.addTab(self.variables, "Server variables")
+        self.tabs.addTab(self.diff, "Diff settings")
+        buttons = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for key, text, slot in (("open", "Replay", self._open), ("compare", "Compare", self._compare),
+                                ("diff", "Diff settings", self._diff), ("rename", "Rename", self._rename),
+                                ("tags", "Tags", self._tags), ("notes", "Notes", self._notes),
+                                ("delete", "Delete", self._delete), ("export", "Export file…", self._export),
+                                ("import", "Import file…", self._import), ("refresh", "Refresh", self.refresh)):
+            b = QPushButton(text)
+            b.clicked.connect(slot)
+            buttons.addWidget(b)
+            self.buttons[key] = b
+        buttons.addStretch(1)
+        top = QWidget()
+        tl = QVBoxLayout(top)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.filter)
+        tl.addWidget(self.table, 1)
+        tl.addLayout(buttons)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(self.tabs)
+        split.setSizes([300, 200])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(split)
+        self.refresh()
+
+    # -- table --
+    def refresh(self) -> None:
+        try:
+            self.rows = [browse_row(s) for s in self.store.browse()]
+        except TunebenchError as exc:
+            self.rows = []
+            self.message.emit(str(exc))
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(self.rows))
+        for r, row in enumerate(self.rows):
+            for c, (key, _title) in enumerate(COLUMNS):
+                value = row[key]
+                text = _cell(key, value)
+                item = (NumericItem(text, value) if key in ("id", "started_at", "best_tps", "duration")
+                        else QTableWidgetItem(text))
+                item.setData(Qt.ItemDataRole.UserRole, row["id"])
+                if key == "notes":
+                    item.setToolTip(text)
+                self.table.setItem(r, c, item)
+        self.table.setSortingEnabled(True)
+        self.table.sortItems(0, Qt.SortOrder.DescendingOrder)
+        self._apply_filter()
+
+    def _apply_filter(self) -> None:
+        query = self.filter.text()
+        by_id = {row["id"]: row for row in self.rows}
+        for r in range(self.table.rowCount()):
+            item = self.table.item(r, 0)
+            sid = item.data(Qt.ItemDataRole.UserRole) if item else None
+            self.table.setRowHidden(r, not (sid in by_id and matches(by_id[sid], query)))
+
+    def selected_ids(self) -> list[int]:
+        rows = sorted({i.row() for i in self.table.selectedIndexes()})
+        out = []
+        for r in rows:
+            item = self.table.item(r, 0)
+            if item is not None:
+                out.append(int(item.data(Qt.ItemDataRole.UserRole)))
+        return out
+
+    def select(self, ids: list[int]) -> None:
+        self.table.clearSelection()
+        mode = self.table.selectionMode()
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
+        for r in range(self.table.rowCount()):
+            item = self.table.item(r, 0)
+            if item is not None and int(item.data(Qt.ItemDataRole.UserRole)) in ids:
+                self.table.selectRow(r)
+        self.table.setSelectionMode(mode)
+
+    def _one(self) -> int | None:
+        ids = self.selected_ids()
+        if len(ids) != 1:
+            self.message.emit("select one session")
+            return None
+        return ids[0]
+
+    # -- details --
+    def _show_details(self) -> None:
+        ids = self.selected_ids()
+        if len(ids) != 1:
+            return
+        try:
+            s = self.store.get_session(ids[0])
+        except TunebenchError as exc:
+            self.message.emit(str(exc))
+            return
+        lines = [f"<b>#{s['id']} {s.get('name') or ''}</b> {s['workload']} on {s['target']} "
+                 f"({s.get('flavor') or ''} {s.get('version') or ''}), engine {s['engine']}, {s['status']}<br>"]
+        if s.get("tags"):
+            lines.append(f"tags: {s['tags']}<br>")
+        if s.get("notes"):
+            lines.append(f"notes: {s['notes']}<br>")
+        lines.append("<table border=1 cellspacing=0 cellpadding=3><tr><th>step</th><th>group</th>"
+                     "<th>threads</th><th>TPS</th><th>QPS</th><th>p95 ms</th><th>p99 ms</th></tr>")
+        for st in (s.get("summary") or {}).get("steps", []):
+            lines.append(f"<tr><td>{st['step']}</td><td>{st['group']}</td><td>{st['threads']}</td>"
+                         f"<td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td><td>{st['lat_p95_ms']:.2f}</td>"
+                         f"<td>{st['lat_p99_ms']:.2f}</td></tr>")
+        lines.append("</table><br><b>events</b><br>")
+        for ev in s["events"]:
+            lines.append(f"{time.strftime('%H:%M:%S', time.localtime(ev['t']))} [{ev['kind']}] {ev['label']}<br>")
+        self.details.setHtml("".join(lines))
+        variables = sorted(s["variables"].items())
+        self.variables.setRowCount(len(variables))
+        for r, (name, value) in enumerate(variables):
+            self.variables.setItem(r, 0, QTableWidgetItem(name))
+            self.variables.setItem(r, 1, QTableWidgetItem(value or ""))
+
+    # -- actions --
+    def _open(self) -> None:
+        sid = self._one()
+        if sid is not None:
+            self.open_requested.emit(sid)
+
+    def _compare(self) -> None:
+        ids = self.selected_ids()
+        if len(ids) < 2:
+            self.message.emit("select two sessions or more to compare")
+            return
+        self.compare_requested.emit(sorted(ids))
+
+    def _diff(self) -> None:
+        ids = self.selected_ids()
+        if len(ids) != 2:
+            self.message.emit("select two sessions to diff their settings")
+            return
+        a, b = sorted(ids)
+        try:
+            rows = diff_settings(self.store.get_session(a), self.store.get_session(b))
+        except TunebenchError as exc:
+            self.message.emit(str(exc))
+            return
+        self.diff.setHorizontalHeaderLabels(["section", "setting", f"#{a}", f"#{b}"])
+        self.diff.setRowCount(len(rows))
+        for r, (section, name, va, vb) in enumerate(rows):
+            for c, text in enumerate((section, name, "—" if va is None else va, "—" if vb is None else vb)):
+                self.diff.setItem(r, c, QTableWidgetItem(text))
+        self.tabs.setCurrentWidget(self.diff)
+        self.message.emit(f"sessions {a} and {b}: {len(rows)} setting(s) differ")
+
+    def _edit(self, field: str, title: str, multiline: bool = False) -> None:
+        sid = self._one()
+        if sid is None:
+            return
+        row = next(r for r in self.rows if r["id"] == sid)
+        if multiline:
+            text, ok = QInputDialog.getMultiLineText(self, title, f"{title} of session {sid}", row[field])
+        else:
+            text, ok = QInputDialog.getText(self, title, f"{title} of session {sid}", text=row[field])
+        if ok:
+            self.update_session(sid, **{field: text})
+
+    def update_session(self, sid: int, **fields: str) -> None:
+        try:
+            self.store.update_session(sid, **fields)
+        except TunebenchError as exc:
+            self.message.emit(str(exc))
+            return
+        self.refresh()
+        self.select([sid])
+
+    def _rename(self) -> None:
+        self._edit("name", "Name")
+
+    def _tags(self) -> None:
+        self._edit("tags", "Tags (comma-separated)")
+
+    def _notes(self) -> None:
+        self._edit("notes", "Notes", multiline=True)
+
+    def _delete(self) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            self.message.emit("select the sessions to delete")
+            return
+        answer = QMessageBox.question(self, "Delete sessions",
+                                      f"Delete {len(ids)} session(s) ({', '.join(map(str, ids))}) and their samples?")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.delete_sessions(ids)
+
+    def delete_sessions(self, ids: list[int]) -> None:
+        try:
+            for sid in ids:
+                self.store.delete_session(sid)
+        except TunebenchError as exc:
+            self.message.emit(str(exc))
+        self.refresh()
+        self.message.emit(f"deleted session(s) {', '.join(map(str, ids))}")
+
+    def _export(self) -> None:
+        sid = self._one()
+        if sid is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export session", f"session-{sid}.tbsession",
+                                              "Tunebench session (*.tbsession)")
+        if path:
+            self.export_file(sid, path)
+
+    def export_file(self, sid: int, path: str) -> None:
+        try:
+            out = self.store.export_session(sid, path)
+        except TunebenchError as exc:
+            self.message.emit(str(exc))
+            return
+        self.message.emit(f"session {sid} exported to {out}")
+
+    def _import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import sessions", "", "Tunebench session (*.tbsession *.sqlite)")
+        if path:
+            self.import_file(path)
+
+    def import_file(self, path: str) -> list[int]:
+        try:
+            ids = self.store.import_sessions(path)
+        except TunebenchError as exc:
+            self.message.emit(str(exc))
+            return []
+        self.refresh()
+        self.select(ids)
+        self.message.emit(f"imported {len(ids)} session(s) from {path}: {', '.join(map(str, ids))}")
+        return ids
