@@ -33,6 +33,7 @@ bench: venv
 	$(PY) bench/engine_vs_sysbench.py
 	$(PY) bench/probe_overhead.py
 	$(PY) bench/ui_responsiveness.py
+	$(PY) bench/replay_open.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

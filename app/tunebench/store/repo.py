@@ -354,7 +354,7 @@ class SessionWriter:
 
     def __init__(self, store: Store, *, target: str = "", transport: str = "", engine: str = "", workload: str = "",
                  config: Mapping[str, Any] | None = None, flavor: str | None = None, version: str | None = None,
-                 resume: int | None = None):
+                 resume: int | None = None, started_at: float | None = None):
         self.store = store
         self._series_ids: dict[str, int] = {}
         self._pending: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -374,7 +374,8 @@ class SessionWriter:
                 s.commit()
                 self.id = resume
                 return
-            row = SessionRow(started_at=time.time(), status="running", target=target, transport=transport,
+            started = time.time() if started_at is None else started_at
+            row = SessionRow(started_at=started, status="running", target=target, transport=transport,
                              engine=engine, workload=workload, config=json.dumps(config or {}), flavor=flavor,
                              version=version)
             s.add(row)
@@ -480,14 +481,14 @@ class SessionWriter:
                                n=len(t), ts=ts, vs=vs, codec=CODEC))
             s.commit()
 
-    def finish(self, status: str, summary: Mapping[str, Any] | None = None) -> None:
+    def finish(self, status: str, summary: Mapping[str, Any] | None = None, ended_at: float | None = None) -> None:
         self.flush()
         self.compact()
         with OrmSession(self.store.engine) as s:
             row = s.get(SessionRow, self.id)
             assert row is not None
             row.status = status
-            row.ended_at = time.time()
+            row.ended_at = time.time() if ended_at is None else ended_at
             if summary is not None:
                 row.summary = json.dumps(summary)
             s.commit()

@@ -30,6 +30,11 @@ TOP_WAITS = 6
 READOUT_SAMPLES = {"tps": "TPS 88,888", "qps": "QPS 888,888", "p95": "p95 88.88 ms", "state": "running"}
 
 
+# Every series a panel can show starts with one of these: a replay reads only those from the store.
+SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.local.cpu.",
+                  "proc.local.")
+
+
 def short_wait(name: str) -> str:
     """'waits.mutex/buf_pool_mutex.ms' -> 'buf_pool_mutex (mutex)'."""
     inst = name[len("waits."):].rsplit(".", 1)[0]

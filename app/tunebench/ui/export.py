@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyqtgraph.exporters as pg_exporters
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication
 
 from tunebench.core.errors import ConfigError
@@ -40,7 +42,18 @@ def save_png(dashboard: Dashboard, path: Path | str) -> Path:
 def save_svg(dashboard: Dashboard, path: Path | str) -> Path:
     p = _writable(path)
     dashboard._update_plots()
-    pg_exporters.SVGExporter(dashboard.graphics.ci).export(str(p))
+    QApplication.processEvents()
+    view = dashboard.graphics
+    gen = QSvgGenerator()
+    gen.setFileName(str(p))
+    gen.setSize(view.size())
+    gen.setViewBox(QRect(0, 0, view.width(), view.height()))
+    gen.setTitle("Tunebench")
+    painter = QPainter(gen)
+    try:
+        view.render(painter)
+    finally:
+        painter.end()
     return p
 
 
@@ -60,17 +73,22 @@ def visible_series(dashboard: Dashboard) -> dict[str, SeriesData]:
 
 
 def save_csv(dashboard: Dashboard, path: Path | str) -> Path:
-    """Wide CSV: elapsed seconds, wall-clock time, then one column per visible series (1-second means)."""
+    """Wide CSV: elapsed seconds, wall-clock time, then one column per visible series: the mean of each
+    1-second cell, cells centred on the samples (so a sample stamped at 4.998 s and the next at 6.002 s
+    never share one)."""
     p = _writable(path)
     dashboard._update_plots()
     series = visible_series(dashboard)
     t0 = dashboard.timeline.t0 or 0.0
-    names, rows = timeline_table(series, 0.0)
+    firsts = [float(d.t[0]) for d in series.values() if len(d.t)]
+    origin = (min(firsts) - 0.5) if firsts else 0.0
+    names, rows = timeline_table(series, origin)
     with p.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["elapsed_s", "t", *names])
-        for elapsed, values in rows:
-            w.writerow([f"{elapsed:g}", f"{t0 + elapsed:.0f}",
+        for offset, values in rows:
+            elapsed = origin + offset + 0.5
+            w.writerow([f"{elapsed:.3f}", f"{t0 + elapsed:.3f}",
                         *("" if v is None or math.isnan(v) else f"{v:.6g}" for v in values)])
     return p
 

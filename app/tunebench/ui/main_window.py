@@ -34,7 +34,7 @@ from tunebench.mysql.target import conn_params, typed_password
 from tunebench.runproc import RunRequest
 from tunebench.store.repo import Store
 from tunebench.ui.compare import CompareView
-from tunebench.ui.dashboard import Dashboard
+from tunebench.ui.dashboard import SHOWN_PREFIXES, Dashboard
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.replay import ReplayBar, load_session
 from tunebench.ui.run_worker import RunWorker, call_in_background
@@ -69,6 +69,7 @@ class MainWindow(QMainWindow):
         self.replay_session: dict[str, Any] | None = None
         self.replay_bar = ReplayBar()
         self.replay_bar.hide()
+        self.replay_bar.playing.connect(lambda on: on and self.dashboard.follow_box.setChecked(True))
         view = QWidget()
         vl = QVBoxLayout(view)
         vl.setContentsMargins(0, 0, 0, 0)
@@ -344,10 +345,11 @@ class MainWindow(QMainWindow):
 
     # -- replay, compare, export --
     def open_replay(self, session_id: int) -> float:
-        """Open a recorded session in the dashboard, head at the start; returns the seconds it took."""
+        """Open a recorded session in the dashboard, whole (Play replays it from the start, following the
+        head as live does); returns the seconds it took."""
         t = time.perf_counter()
         try:
-            self.replay_session = load_session(self.store, session_id, self.replay_timeline)
+            self.replay_session = load_session(self.store, session_id, self.replay_timeline, SHOWN_PREFIXES)
         except TunebenchError as exc:
             self.show_message(str(exc))
             return 0.0
@@ -355,7 +357,9 @@ class MainWindow(QMainWindow):
         self.replay_bar.attach(self.replay_timeline)
         self.replay_bar.show()
         self.central.setCurrentIndex(0)
+        self.dashboard.follow_box.setChecked(False)
         self.dashboard._update_plots()
+        self.dashboard.panels[0].plot.setXRange(0, max(1.0, self.replay_timeline.end), padding=0.01)
         took = time.perf_counter() - t
         s = self.replay_session
         self.show_message(f"replaying session {session_id} ({s['workload']}, {len(self.replay_timeline.series)} "

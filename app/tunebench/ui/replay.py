@@ -21,10 +21,15 @@ SPEEDS = (1, 2, 5, 10, 30, 60)
 TICK_MS = 100
 
 
-def load_session(store: Store, session_id: int, timeline: Timeline) -> dict[str, Any]:
-    """Read a session into `timeline` (head at the end); returns the session's record."""
+def load_session(store: Store, session_id: int, timeline: Timeline,
+                 prefixes: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Read a session into `timeline` (head at the end): every series, or those whose names start with one
+    of `prefixes` (what the dashboard can show); returns the session's record."""
     session = store.get_session(session_id)
-    series = store.series(session_id)
+    names = None
+    if prefixes is not None:
+        names = [n for n in store.series_names(session_id) if n.startswith(prefixes)]
+    series = store.series(session_id, names)
     events = [Event(e["t"], e["kind"], e["label"], e["data"]) for e in session["events"]]
     timeline.load(float(session["started_at"]), {n: (d.t, d.v) for n, d in series.items()}, events)
     return session
@@ -39,6 +44,7 @@ class ReplayBar(QWidget):
     """The transport of a replay. `moved(x)` after every change of the play head."""
 
     moved = Signal(float)
+    playing = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -70,7 +76,7 @@ class ReplayBar(QWidget):
         return float(self.speed.currentText().rstrip("x"))
 
     def attach(self, timeline: Timeline) -> None:
-        """A freshly loaded timeline: the head goes to the start, ready to play."""
+        """A freshly loaded timeline: the head at the end (the whole session shown), ready to play."""
         self.timeline = timeline
         self.slider.blockSignals(True)
         self.slider.setRange(0, int(timeline.end * 10))
@@ -80,7 +86,7 @@ class ReplayBar(QWidget):
         for m in timeline.all_markers:
             self.jump.addItem(f"{clock(m.t)}  {m.label}", m.t)
         self.jump.addItem("end", timeline.end)
-        self.seek(0.0)
+        self.seek(timeline.end)
 
     def seek(self, x: float) -> None:
         tl = self.timeline
@@ -106,6 +112,7 @@ class ReplayBar(QWidget):
             self.timer.start()
         else:
             self.timer.stop()
+        self.playing.emit(on)
 
     def _advance(self) -> None:
         tl = self.timeline
