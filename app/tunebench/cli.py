@@ -350,9 +350,34 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         _emit(args, sessions, "\n".join(lines))
         return 0
     if args.id is None:
-        raise ConfigError(f"sessions {args.action} needs a session ID")
-    session = store.get_session(args.id)
-    series = store.series(args.id)
+        raise ConfigError(f"sessions {args.action} needs a session {'file' if args.action == 'import' else 'ID'}")
+    if args.action == "import":
+        ids = store.import_sessions(args.id)
+        print(f"imported {len(ids)} session(s) from {args.id}: {', '.join(map(str, ids))}")
+        return 0
+    try:
+        sid = int(args.id)
+    except ValueError:
+        raise ConfigError(f"a session ID is a number, not {args.id!r}") from None
+    if args.action in ("rename", "tag", "note"):
+        if args.text is None:
+            raise ConfigError(f"sessions {args.action} {sid} needs the text ('' clears)")
+        field = {"rename": "name", "tag": "tags", "note": "notes"}[args.action]
+        store.update_session(sid, **{field: args.text})
+        return 0
+    if args.action == "delete":
+        store.get_session(sid)
+        store.delete_session(sid)
+        print(f"deleted session {sid}")
+        return 0
+    if args.action == "export" and args.format == "sqlite":
+        if not args.output:
+            raise ConfigError("--format sqlite writes a file: give it with --output FILE.tbsession")
+        out_path = store.export_session(sid, args.output)
+        print(f"wrote {out_path}: import it with `tunebench sessions import {out_path}`", file=sys.stderr)
+        return 0
+    session = store.get_session(sid)
+    series = store.series(sid)
     if args.action == "show":
         session["series"] = {
             name: {"kind": d.kind, "points": len(d.v), "min": float(d.v.min()), "mean": float(d.v.mean()),
@@ -615,12 +640,14 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, target=False)
     sp.set_defaults(func=cmd_restore)
 
-    sp = sub.add_parser("sessions", help="recorded sessions: list, show, export")
-    sp.add_argument("action", choices=["list", "show", "export"])
-    sp.add_argument("id", nargs="?", type=int)
-    sp.add_argument("--format", choices=["csv", "json", "md"], default="csv",
+    sp = sub.add_parser("sessions", help="recorded sessions: list, show, export, import, rename, tag, note, delete")
+    sp.add_argument("action", choices=["list", "show", "export", "import", "rename", "tag", "note", "delete"])
+    sp.add_argument("id", nargs="?", help="session ID (import: the session file)")
+    sp.add_argument("text", nargs="?", help="rename/tag/note: the new name, comma-separated tags, or note")
+    sp.add_argument("--format", choices=["csv", "json", "md", "sqlite"], default="csv",
                     help="csv: every series on the 1-second timeline; json: session, events and raw samples; "
-                         "md: result tables (steps, sweep curves, best-to-best, ratios) as Markdown")
+                         "md: result tables (steps, sweep curves, best-to-best, ratios) as Markdown; "
+                         "sqlite: the session as a file another Tunebench imports (needs --output)")
     sp.add_argument("--output", "-O", help="export to this file instead of stdout")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sessions)

@@ -160,7 +160,7 @@ def test_corrupt_or_locked_session_file_is_one_message(win, tmp_path):
     bad = tmp_path / "bad.tbsession"
     bad.write_bytes(b"garbage" * 500)
     assert win.sessions.import_file(str(bad)) == []
-    assert messages[-1].endswith("move it aside or use --db PATH") and "not a valid SQLite file" in messages[-1]
+    assert messages[-1] == f"cannot import {bad}: not a Tunebench session file (file is not a database)"
     assert [r["id"] for r in win.sessions.rows] == [sid]
     # the store locked by another process (an exclusive transaction): one message, then usable again
     locker = sqlite3.connect(win.store.path, timeout=0)

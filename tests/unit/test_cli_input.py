@@ -22,3 +22,28 @@ def test_one_clear_line(cli, args, needle):
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, out.stderr
     assert lines[0].startswith("tunebench: error:") and needle in lines[0]
+
+
+def test_sessions_file_export_import_and_edits(cli, tmp_path):
+    from tunebench.store.repo import Store
+    from tunebench.store.synthetic import record
+
+    a, b = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    store = Store(a)
+    sid = record(store, 20, 20)
+    store.close()
+    assert cli("--db", str(a), "sessions", "rename", str(sid), "trx commit flip").returncode == 0
+    assert cli("--db", str(a), "sessions", "tag", str(sid), "demo,stage").returncode == 0
+    out = tmp_path / "s.tbsession"
+    no_file = cli("--db", str(a), "sessions", "export", str(sid), "--format", "sqlite")
+    assert no_file.returncode == 2 and "--output" in no_file.stderr
+    assert cli("--db", str(a), "sessions", "export", str(sid), "--format", "sqlite", "-O", str(out)).returncode == 0
+    imported = cli("--db", str(b), "sessions", "import", str(out))
+    assert imported.returncode == 0 and "imported 1 session(s)" in imported.stdout
+    listed = cli("--db", str(b), "sessions", "list", "--json")
+    (row,) = __import__("json").loads(listed.stdout)
+    assert row["name"] == "trx commit flip" and row["tags"] == "demo,stage"
+    bad = cli("--db", str(b), "sessions", "import", str(tmp_path / "a.sqlite-missing"))
+    assert bad.returncode == 2 and "no such file" in bad.stderr and "Traceback" not in bad.stderr
+    assert cli("--db", str(b), "sessions", "delete", "1").returncode == 0
+    assert "no session 1" in cli("--db", str(b), "sessions", "show", "1").stderr

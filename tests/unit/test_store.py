@@ -129,7 +129,7 @@ def test_importing_a_corrupt_file_changes_nothing(tmp_path):
     sid = _recorded(b, seconds=5)
     bad = tmp_path / "bad.tbsession"
     bad.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="not a valid SQLite file"):
+    with pytest.raises(StoreError, match="not a Tunebench session file"):
         b.import_sessions(bad)
     with pytest.raises(StoreError, match="no such file"):
         b.import_sessions(tmp_path / "missing.tbsession")

@@ -326,7 +326,14 @@ class Store:
         src_path = Path(path)
         if not src_path.is_file():
             raise StoreError(f"no such file: {src_path}")
-        src = Store(src_path)
+        try:
+            src = Store(src_path)
+        except StoreError as exc:
+            text = str(exc)
+            if "not a valid SQLite file" in text:  # say it in the words of an import
+                detail = text.split(" (", 1)[-1].split(")", 1)[0]
+                text = f"not a Tunebench session file ({detail})"
+            raise StoreError(f"cannot import {src_path}: {text}") from None
         try:
             ids = [s["id"] for s in src.list_sessions()]
             return [self._guard(_copy_session, src.engine, self.engine, sid) for sid in ids]

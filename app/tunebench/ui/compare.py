@@ -10,6 +10,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -60,7 +61,9 @@ class CompareView(QWidget):
         self.bars.setLabel("left", "best TPS")
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["configuration", "session", "threads", "best TPS", "ratio"])
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().hide()
         best = QWidget()
         bl = QVBoxLayout(best)
@@ -79,8 +82,12 @@ class CompareView(QWidget):
         self.theme = theme
         for w in (self.overlay, self.curve_plot, self.bars):
             w.setBackground(theme.plot_background)
+            item = w.getPlotItem()
             for axis in ("left", "bottom"):
-                w.getPlotItem().getAxis(axis).setTextPen(pg.mkPen(theme.plot_foreground))
+                item.getAxis(axis).setTextPen(pg.mkPen(theme.plot_foreground))
+            if item.legend is not None:
+                item.legend.setLabelTextColor(theme.plot_foreground)
+                item.legend.setBrush(pg.mkBrush(theme.label_fill))
 
     def set_sessions(self, ids: list[int]) -> None:
         self.session_ids = list(ids)
@@ -152,9 +159,11 @@ class CompareView(QWidget):
             x = np.arange(len(rows))
             plot.addItem(pg.BarGraphItem(x=x, height=[r["tps"] for r in rows], width=0.7,
                                          brushes=[PALETTE[i % len(PALETTE)] for i in range(len(rows))]))
-            plot.getAxis("bottom").setTicks([[(float(i), r["label"][:28]) for i, r in enumerate(rows)]])
+            # numbered bars: the table under them names each configuration in full
+            plot.getAxis("bottom").setTicks([[(float(i), str(i + 1)) for i in range(len(rows))]])
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            for c, text in enumerate((r["label"], str(r["session"]), str(r["threads"]), f"{r['tps']:,.1f}",
-                                      "" if r["ratio"] is None else f"{r['ratio']:.3f}")):
+            ratio = "" if r["ratio"] is None else f"{r['ratio']:.3f}"
+            cells = (f"{i + 1}. {r['label']}", str(r["session"]), str(r["threads"]), f"{r['tps']:,.1f}", ratio)
+            for c, text in enumerate(cells):
                 self.table.setItem(i, c, QTableWidgetItem(text))

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
-    QHBoxLayout,
+    QGridLayout,
     QHeaderView,
     QInputDialog,
     QLineEdit,
@@ -78,7 +78,7 @@ class SessionsPanel(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSortingEnabled(True)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._show_details)
         self.table.doubleClicked.connect(lambda _i: self._open())
@@ -95,7 +95,7 @@ class SessionsPanel(QWidget):
         self.tabs.addTab(self.details, "Steps and events")
         self.tabs.addTab(self.variables, "Server variables")
         self.tabs.addTab(self.diff, "Diff settings")
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()  # two rows: the panel stays narrow enough for a laptop with the docks open
         self.buttons: dict[str, QPushButton] = {}
         for key, text, slot in (("open", "Replay", self._open), ("compare", "Compare", self._compare),
                                 ("diff", "Diff settings", self._diff), ("rename", "Rename", self._rename),
@@ -104,9 +104,8 @@ class SessionsPanel(QWidget):
                                 ("import", "Import file…", self._import), ("refresh", "Refresh", self.refresh)):
             b = QPushButton(text)
             b.clicked.connect(slot)
-            buttons.addWidget(b)
+            buttons.addWidget(b, len(self.buttons) // 5, len(self.buttons) % 5)
             self.buttons[key] = b
-        buttons.addStretch(1)
         top = QWidget()
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
@@ -143,6 +142,9 @@ class SessionsPanel(QWidget):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         self.table.sortItems(0, Qt.SortOrder.DescendingOrder)
+        self.table.resizeColumnsToContents()
+        for c in range(self.table.columnCount()):  # a long target or notes cell never hides the others
+            self.table.setColumnWidth(c, min(self.table.columnWidth(c), 240))
         self._apply_filter()
 
     def _apply_filter(self) -> None:
@@ -240,6 +242,7 @@ class SessionsPanel(QWidget):
         for r, (section, name, va, vb) in enumerate(rows):
             for c, text in enumerate((section, name, "—" if va is None else va, "—" if vb is None else vb)):
                 self.diff.setItem(r, c, QTableWidgetItem(text))
+        self.diff.resizeColumnsToContents()
         self.tabs.setCurrentWidget(self.diff)
         self.message.emit(f"sessions {a} and {b}: {len(rows)} setting(s) differ")
 
