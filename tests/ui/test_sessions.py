@@ -12,8 +12,8 @@ import sys
 
 import pytest
 from PySide6.QtCore import QSettings
+from tests.conftest import ROOT  # as registered by pytest: `from conftest` would run it twice (two homes)
 
-from conftest import ROOT
 from tunebench.store.repo import Store
 from tunebench.store.synthetic import record
 

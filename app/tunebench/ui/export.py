@@ -23,26 +23,25 @@ from tunebench.store.repo import SeriesData
 from tunebench.ui.dashboard import Dashboard
 
 
-def _writable(path: Path | str) -> Path:
+def _ready(dashboard: Dashboard, path: Path | str) -> Path:
+    """The path, once its directory is known to exist, and the plots drawn up to date."""
     p = Path(path)
     if not p.parent.is_dir():
         raise ConfigError(f"cannot write {p}: no directory {p.parent}")
+    dashboard._update_plots()
+    QApplication.processEvents()
     return p
 
 
 def save_png(dashboard: Dashboard, path: Path | str) -> Path:
-    p = _writable(path)
-    dashboard._update_plots()
-    QApplication.processEvents()
+    p = _ready(dashboard, path)
     if not dashboard.graphics.grab().save(str(p), "PNG"):
         raise ConfigError(f"cannot write {p}")
     return p
 
 
 def save_svg(dashboard: Dashboard, path: Path | str) -> Path:
-    p = _writable(path)
-    dashboard._update_plots()
-    QApplication.processEvents()
+    p = _ready(dashboard, path)
     view = dashboard.graphics
     gen = QSvgGenerator()
     gen.setFileName(str(p))
@@ -76,8 +75,7 @@ def save_csv(dashboard: Dashboard, path: Path | str) -> Path:
     """Wide CSV: elapsed seconds, wall-clock time, then one column per visible series: the mean of each
     1-second cell, cells centred on the samples (so a sample stamped at 4.998 s and the next at 6.002 s
     never share one)."""
-    p = _writable(path)
-    dashboard._update_plots()
+    p = _ready(dashboard, path)
     series = visible_series(dashboard)
     t0 = dashboard.timeline.t0 or 0.0
     firsts = [float(d.t[0]) for d in series.values() if len(d.t)]
@@ -96,7 +94,7 @@ def save_csv(dashboard: Dashboard, path: Path | str) -> Path:
 def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str) -> Path:
     """Markdown report: the session's tables (core.results.markdown), its events, and the dashboard as
     PNG and SVG files beside the report, linked from it."""
-    p = _writable(path)
+    p = _ready(dashboard, path)
     png = save_png(dashboard, p.with_name(p.stem + "-timeline.png"))
     lines = [markdown(session).rstrip(), ""]
     lines += [f"- started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(session['started_at']))}"
