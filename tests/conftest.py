@@ -45,3 +45,71 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 180)
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Sshd:
+    """A real OpenSSH server on 127.0.0.1 with its own host key and one authorized user key."""
+
+    def __init__(self, root: Path):
+        import getpass
+        import shutil
+
+        self.root = root
+        self.port = _free_port()
+        self.user = getpass.getuser()
+        sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+        for name in ("host_key", "user_key", "other_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / name)], check=True)
+        (root / "authorized_keys").write_text((root / "user_key.pub").read_text())
+        (root / "sshd_config").write_text(
+            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {root / 'host_key'}\nPidFile {root / 'sshd.pid'}\n"
+            f"AuthorizedKeysFile {root / 'authorized_keys'}\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\n"
+            "StrictModes no\nUsePAM no\nLogLevel ERROR\nSubsystem sftp internal-sftp\n")
+        Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # privilege separation directory
+        self.proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(root / "sshd_config")], stderr=subprocess.PIPE)
+        import socket
+        import time
+
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"sshd did not start: {self.proc.stderr.read().decode()[-500:]}") from None
+                time.sleep(0.1)
+        self.host_key_line = (root / "host_key.pub").read_text().split()[:2]
+
+    @property
+    def key(self) -> str:
+        return str(self.root / "user_key")
+
+    def url(self, host: str = "127.0.0.1") -> str:
+        return f"ssh://{self.user}@{host}:{self.port}"
+
+    def trust(self, known_hosts: Path, host: str = "127.0.0.1") -> None:
+        """What `--trust-host-key` would have written, done by hand."""
+        known_hosts.parent.mkdir(parents=True, exist_ok=True)
+        with known_hosts.open("a") as f:
+            f.write(f"[{host}]:{self.port} {' '.join(self.host_key_line)}\n")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory):
+    server = Sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()

@@ -272,6 +272,15 @@ def _steps_table(steps: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def ssh_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--client-host", action="append", metavar="ssh://USER@HOST[:PORT]",
+                    help="run the sysbench load on this client host (repeatable: the threads are split over the "
+                         "hosts, each host recorded as client.GROUP@HOST beside the group total)")
+    sp.add_argument("--trust-host-key", action="store_true",
+                    help="accept an SSH host key not in known_hosts yet (kept in Tunebench's known_hosts)")
+    sp.add_argument("--ssh-key", action="append", metavar="FILE", help="SSH private key (also: agent, ~/.ssh)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from tunebench.experiment import Experiment, RunSpec
 
@@ -279,7 +288,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = RunSpec(groups=tuple(groups), engine=args.engine, step_seconds=args.step_seconds,
                    warmup_seconds=args.warmup_seconds, transport=args.transport, schema=args.schema,
                    workers=args.workers, seed=args.seed, probes=parse_probe_list(args.probes),
-                   probe_interval=args.probe_interval)
+                   probe_interval=args.probe_interval, client_hosts=tuple(args.client_host or ()),
+                   trust_host_key=args.trust_host_key, ssh_keys=tuple(args.ssh_key or ()))
     spec.validate()
     store = _store(args)
     target = resolve_target(args, store)
@@ -615,6 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="probes to record: status,waits,metrics,cpu,proc (default: all that work here), or none")
     sp.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS",
                     help="probe sampling interval, 0.25-60 s (default 1)")
+    ssh_options(sp)
     common(sp)
     sp.set_defaults(func=cmd_run)
 

@@ -16,6 +16,7 @@ from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.results import sweep_tables
 from tunebench.core.stats import StepSummary, summarize
 from tunebench.core.sweep import ConfigPlan, Plan, SweepSpec, make_plan
+from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.driver import driver_mode
 from tunebench.load.engine import ClientGroup, LoadEngine
@@ -45,6 +46,9 @@ class RunSpec:
     probes: tuple[str, ...] | None = None  # None: every probe that works here; (): none
     probe_interval: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
+    client_hosts: tuple[str, ...] = ()  # ssh://user@host[:port]: sysbench runs there (split threads)
+    trust_host_key: bool = False  # accept (and remember) a client host's unknown host key
+    ssh_keys: tuple[str, ...] = ()
 
     @property
     def steps(self) -> int:
@@ -69,6 +73,13 @@ class RunSpec:
             raise ConfigError("--warmup-seconds must be >= 0")
         check_schema_name(self.schema)
         check_interval(self.probe_interval)
+        for url in self.client_hosts:
+            parse_ssh_url(url)
+        if len(set(self.client_hosts)) != len(self.client_hosts):
+            raise ConfigError("each --client-host once (two names for one machine are two hosts)")
+        if self.client_hosts and self.engine != "sysbench":
+            raise ConfigError("client hosts run the sysbench engine (--engine sysbench); the builtin engine "
+                              "runs on this machine only so far")
         unknown = [p for p in self.probes or () if p not in PROBE_NAMES]
         if unknown:
             raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}")
@@ -85,6 +96,7 @@ class StepResult:
     summaries: tuple[StepSummary, ...]
     config: int = 0
     segments: tuple[dict[str, Any], ...] = ()
+    incomplete: bool = False  # a client host was lost during the step
 
 
 def single_config(spec: RunSpec) -> ConfigPlan:
@@ -127,6 +139,8 @@ class Experiment:
         self._engine_now: LoadEngine | None = None
         self._live_marks: list[tuple[float, dict[str, Any]]] = []
         self._done: set[tuple[int, int]] = set()
+        self._gaps = 0
+        self._runners: list[SshRunner] = []
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -141,10 +155,23 @@ class Experiment:
         return change
 
     def _engine(self, params: Any, engine: str) -> LoadEngine:
+        if engine == "sysbench" and self._runners:
+            return SysbenchEngine(params, list(self.spec.groups), notes=self._note, runners=self._runners,
+                                  host_sink=self._host_samples, on_gap=self._on_gap)
         if engine == "sysbench":
             return SysbenchEngine(params, list(self.spec.groups), notes=self._note)
         return BuiltinEngine(params, list(self.spec.groups), workers=self.spec.workers, seed=self.spec.seed,
                              notes=self._note)
+
+    def _host_samples(self, t: float, values: dict[str, float]) -> None:
+        """Each client host's own seconds (`client.GROUP@HOST.*`), beside the merged group."""
+        if self.writer is not None:
+            self.writer.add_samples(t, values)
+        self.on_samples(t, values)
+
+    def _on_gap(self, t: float, label: str, data: dict[str, Any]) -> None:
+        self._gaps += 1
+        self._record(Event(t, "gap", label, data))
 
     def _record(self, ev: Event) -> None:
         """Every event goes to the store and to whoever watches (the GUI puts markers from these)."""
@@ -201,13 +228,17 @@ class Experiment:
                 cfg, step = st["config"].get("config", 0), st["config"].get("step", st["idx"])
                 self._done.add((cfg, step))
                 self.results.append(StepResult(st["idx"], tuple(StepSummary.from_dict(v) for k, v in
-                                                                  st["summary"].items() if k != "_segments"), cfg))
+                                                                  st["summary"].items() if not k.startswith("_")), cfg))
         writer = self.store.resume_session(self.resume)
         writer.add_event(Event(time.time(), "note", f"resumed: {len(self._done)} step(s) were already done"))
         return writer
 
     def run(self) -> dict[str, Any]:
         spec = self.spec
+        # Client hosts first: an unreachable, untrusted or refusing host stops the run before anything
+        # (data, session, knobs) is touched.
+        self._runners = [SshRunner(parse_ssh_url(u), spec.trust_host_key, spec.ssh_keys, note=self._note).connect()
+                         for u in spec.client_hosts]
         transport = spec.transport or self.target.default_transport()
         admin_params = conn_params(self.target, transport)
         conn = open_connection(admin_params, self.target.name)
@@ -275,6 +306,9 @@ class Experiment:
                                         {"config": cfg.idx, "knobs": self.applied[cfg.idx], "cpus": cfg.cpus,
                                          "transport": cfg.transport, "engine": cfg.engine}))
         transport = cfg.transport or self.spec.transport or self.target.default_transport()
+        if self.spec.client_hosts and transport != "tcp":
+            self.on_note("client hosts connect over TCP: transport tcp")
+            transport = "tcp"
         params = conn_params(self.target, transport, database=self.spec.schema, password=self.password)
         if self.reset_data and n > 0:
             self._ensure_data(params, force=True)
@@ -333,6 +367,7 @@ class Experiment:
         self._record(Event(started, "step_start", f"step {idx + 1}: " + ", ".join(
             f"{g}={n}" for g, n in threads.items()), {"threads": threads, "config": cfg.idx}))
         self._live_marks = []
+        gaps_before = self._gaps
         collected: dict[str, list[Interval]] = {g.name: [] for g in spec.groups}
         first_t: dict[str, float] = {}
 
@@ -360,9 +395,11 @@ class Experiment:
         summary: dict[str, Any] = {s.group: s.to_dict() for s in summaries}
         if segments:
             summary["_segments"] = list(segments)
+        if self._gaps > gaps_before:  # a client host was lost during the step: its numbers are partial
+            summary["_incomplete"] = {"gaps": self._gaps - gaps_before}
         writer.end_step(step_id, ended, summary)
         self._record(Event(ended, "step_end", f"step {idx + 1} done"))
-        result = StepResult(idx, summaries, cfg.idx, segments)
+        result = StepResult(idx, summaries, cfg.idx, segments, self._gaps > gaps_before)
         self.results.append(result)
         self.on_step(result)
 
@@ -405,7 +442,8 @@ class Experiment:
                             "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
                             "seconds": s.seconds,
                             "steady_skipped": s.steady_skipped,
-                            **({"segments": list(r.segments)} if r.segments else {})})
+                            **({"segments": list(r.segments)} if r.segments else {}),
+                            **({"incomplete": True} if r.incomplete else {})})
         return out
 
     def _tables(self) -> dict[str, Any]:

@@ -7,15 +7,15 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tunebench.core.errors import EngineError
+from tunebench.core.errors import EngineError, TunebenchError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
-from tunebench.hosts.runner import LocalProcess, LocalRunner
+from tunebench.hosts.runner import LocalRunner
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 from tunebench.load.options import OPTIONS
 from tunebench.mysql.target import ConnParams
@@ -102,9 +102,10 @@ def _flag(name: str, value: Any) -> str:
 
 
 def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds: int,
-                  command: str = "run") -> list[str]:
-    """The sysbench argv for one group. The password goes through $MYSQL_PWD, never argv."""
-    binary = sysbench_binary()
+                  command: str = "run", binary: str | None = None) -> list[str]:
+    """The sysbench argv for one group. The password goes through $MYSQL_PWD, never argv. `binary`: the
+    remote host's sysbench (default: this machine's)."""
+    binary = binary or sysbench_binary()
     if not binary:
         raise EngineError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
     script = group.lua_script or group.workload.sysbench_script
@@ -128,31 +129,96 @@ def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds:
     return argv
 
 
+def split_threads(n: int, hosts: int) -> list[int]:
+    """`n` client threads over `hosts` client hosts: the concurrency axis stays the number of users."""
+    base, extra = divmod(n, hosts)
+    return [base + (1 if i < extra else 0) for i in range(hosts)]
+
+
+class HostMerge:
+    """Per-second intervals of one group from several client hosts, merged when every host still running
+    has reported that second: sums of tps/qps/threads/errors, and the worst host's p95 (percentiles of
+    separate histograms do not add up; the max is what the slowest clients saw)."""
+
+    def __init__(self, group: str, hosts: Sequence[str], sink: IntervalSink):
+        self.group = group
+        self.expected = set(hosts)
+        self.sink = sink
+        self.pending: dict[int, dict[str, Interval]] = {}
+        self.lock = threading.Lock()
+
+    def add(self, host: str, sec: int, iv: Interval) -> None:
+        with self.lock:
+            self.pending.setdefault(sec, {})[host] = iv
+            self._emit_ready()
+
+    def host_done(self, host: str) -> None:
+        with self.lock:
+            self.expected.discard(host)
+            self._emit_ready()
+
+    def _emit_ready(self) -> None:
+        for sec in sorted(self.pending):
+            got = self.pending[sec]
+            if not self.expected <= set(got):
+                break
+            del self.pending[sec]
+            ivs = [got[h] for h in sorted(got)]  # also a host that reported this second, then finished
+            p95 = [iv.lat_ms["p95"] for iv in ivs if "p95" in iv.lat_ms]
+            self.sink(Interval(t=max(iv.t for iv in ivs), group=self.group, threads=sum(iv.threads for iv in ivs),
+                               tps=sum(iv.tps for iv in ivs), qps=sum(iv.qps for iv in ivs),
+                               reads=sum(iv.reads for iv in ivs), writes=sum(iv.writes for iv in ivs),
+                               other=sum(iv.other for iv in ivs), lat_ms={"p95": max(p95)} if p95 else {},
+                               errors=sum(iv.errors for iv in ivs), reconnects=sum(iv.reconnects for iv in ivs)))
+
+
 class SysbenchEngine:
-    """One sysbench process per group per step (sysbench cannot change its thread count mid-run)."""
+    """One sysbench process per group per step (sysbench cannot change its thread count mid-run), on this
+    machine or on client hosts through SSH runners (the step's threads split over the hosts; the hosts'
+    seconds merged into the group's, each host also recorded as `client.GROUP@HOST.*`)."""
 
     name = "sysbench"
 
-    def __init__(self, params: ConnParams, groups: list[ClientGroup], runner: LocalRunner | None = None,
-                 notes: NoteSink | None = None):
+    def __init__(self, params: ConnParams, groups: list[ClientGroup], runner: Any = None,
+                 notes: NoteSink | None = None, runners: Sequence[Any] = (),
+                 host_sink: Callable[[float, dict[str, float]], None] | None = None,
+                 on_gap: Callable[[float, str, dict[str, Any]], None] | None = None):
         self.params = params
         self.groups = groups
-        self.runner = runner or LocalRunner()
+        self.runners = list(runners) or [runner or LocalRunner()]
+        self.remote = any(getattr(r, "host", "local") != "local" for r in self.runners)
         self._notes = notes or (lambda _m: None)
-        self._procs: list[LocalProcess] = []
+        self._host_sink = host_sink or (lambda _t, _v: None)
+        self._on_gap = on_gap or (lambda _t, _label, _data: None)
+        self._procs: list[Any] = []
         self.summaries: list[dict[str, Any]] = []
+        self.incomplete_steps = 0
 
     def open(self) -> None:
+        if self.remote:
+            for r in self.runners:
+                r.connect()
+                rc, _out = r.run("command -v sysbench && sysbench --version")
+                if rc != 0:
+                    raise EngineError(f"{r.label}: sysbench not found on the client host (apt-get install sysbench)")
+            return
         if not sysbench_binary():
             raise EngineError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
 
     def client_pids(self) -> list[int]:
-        return [p.pid for p in self._procs]
+        return [p.pid for p in self._procs if p.pid > 0]
 
     def close(self) -> None:
         for p in self._procs:
             p.stop()
         self._procs = []
+        for r in self.runners:
+            if hasattr(r, "close"):
+                r.close()
+
+    @staticmethod
+    def _label(runner: Any) -> str:
+        return str(getattr(runner, "label", "local"))
 
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
                  stop: threading.Event, warmup: int = 0) -> dict[str, LatencyHistogram | None]:
@@ -162,44 +228,82 @@ class SysbenchEngine:
             n = threads.get(g.name, 0)
             if n <= 0:
                 continue
-            argv = build_command(g, self.params, n, seconds)
-            proc = self.runner.start(argv, env=env)
-            self._procs.append(proc)
-            running.append((g, proc, time.time()))
-        readers = [threading.Thread(target=self._pump, args=(g, proc, t0, sink), daemon=True)
-                   for g, proc, t0 in running]
+            shares = [(r, k) for r, k in zip(self.runners, split_threads(n, len(self.runners)), strict=True) if k]
+            merge = HostMerge(g.name, [self._label(r) for r, _k in shares], sink) if self.remote else None
+            for runner, k in shares:
+                argv = build_command(g, self.params, k, seconds, binary="sysbench" if self.remote else None)
+                try:
+                    proc = runner.start(argv, env=env)
+                except TunebenchError as exc:
+                    if not self.remote:
+                        raise
+                    self._gap(runner, f"{exc}")
+                    if merge:
+                        merge.host_done(self._label(runner))
+                    continue
+                self._procs.append(proc)
+                running.append((g, runner, proc, time.time(), merge))
+        readers = [threading.Thread(target=self._pump, args=(g, runner, proc, t0, sink, merge), daemon=True)
+                   for g, runner, proc, t0, merge in running]
         for r in readers:
             r.start()
         deadline = time.monotonic() + seconds + 60
         while any(r.is_alive() for r in readers):
             if stop.is_set() or time.monotonic() > deadline:
-                for _g, proc, _t0 in running:
+                for _g, _r, proc, _t0, _m in running:
                     proc.stop()
             for r in readers:
                 r.join(timeout=0.25)
         failures = []
-        for g, proc, _t0 in running:
+        for g, runner, proc, _t0, _m in running:
             outcome = proc.wait(30)
             self._procs.remove(proc)
             text = "\n".join(outcome.tail)
-            self.summaries.append({"group": g.name, "threads": threads[g.name], **parse_summary(text)})
+            self.summaries.append({"group": g.name, "threads": threads[g.name], "host": self._label(runner),
+                                   **parse_summary(text)})
+            if getattr(proc, "lost", False):
+                continue  # a gap, reported as it happened
             if outcome.returncode not in (0, None) and not stop.is_set():
                 fatal = [ln for ln in outcome.tail if "FATAL" in ln or "error" in ln.lower()]
-                failures.append(f"sysbench ({g.name}) exited with {outcome.returncode}: "
+                where = f" on {self._label(runner)}" if self.remote else ""
+                failures.append(f"sysbench ({g.name}){where} exited with {outcome.returncode}: "
                                 f"{(fatal or list(outcome.tail) or ['no output'])[-1].strip()}")
         if failures:
             raise EngineError("; ".join(failures))
         return {g.name: None for g in self.groups}
 
-    def _pump(self, group: ClientGroup, proc: LocalProcess, t0: float, sink: IntervalSink) -> None:
+    def _gap(self, runner: Any, why: str) -> None:
+        """A client host lost mid-step: a gap on the timeline, the step marked incomplete; the next step
+        reconnects (with backoff) and goes on."""
+        self.incomplete_steps += 1
+        label = f"gap: client host {self._label(runner)} lost ({why})"
+        self._notes(label)
+        self._on_gap(time.time(), label, {"host": self._label(runner), "reason": why})
+
+    def _pump(self, group: ClientGroup, runner: Any, proc: Any, t0: float, sink: IntervalSink,
+              merge: HostMerge | None) -> None:
+        host = self._label(runner)
         for line in proc.lines():
             parsed = parse_interval_line(line)
             if parsed is None:
                 continue
             lat = {"p95": parsed.lat_ms} if parsed.percentile == 95 else {}
-            sink(Interval(t=t0 + parsed.sec, group=group.name, threads=parsed.threads, tps=parsed.tps,
+            iv = Interval(t=t0 + parsed.sec, group=group.name, threads=parsed.threads, tps=parsed.tps,
                           qps=parsed.qps, reads=parsed.reads, writes=parsed.writes, other=parsed.other,
-                          lat_ms=lat, errors=parsed.errors, reconnects=parsed.reconnects))
+                          lat_ms=lat, errors=parsed.errors, reconnects=parsed.reconnects)
+            if merge is None:
+                sink(iv)
+                continue
+            prefix = f"client.{group.name}@{host}"
+            values = {f"{prefix}.tps": iv.tps, f"{prefix}.qps": iv.qps, f"{prefix}.threads": float(iv.threads)}
+            if "p95" in lat:
+                values[f"{prefix}.lat.p95"] = lat["p95"]
+            self._host_sink(iv.t, values)
+            merge.add(host, round(parsed.sec), iv)
+        if merge is not None:
+            if getattr(proc, "lost", False):
+                self._gap(runner, "connection dropped")
+            merge.host_done(host)
 
 
 def lua_script_exists(script: str) -> bool:

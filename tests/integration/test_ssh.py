@@ -1,0 +1,169 @@
+"""SSH runners against a real OpenSSH server on 127.0.0.1 (tests/conftest.py: Sshd) and the real sandbox."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from tests.conftest import ROOT
+
+from tunebench import paths
+from tunebench.hosts.ssh import SshError, SshRunner, parse_ssh_url, tunebench_known_hosts
+from tunebench.store.repo import Store
+
+
+@pytest.fixture
+def trusted(sshd):
+    """The test sshd's key in Tunebench's known_hosts under both loopback names."""
+    kh = tunebench_known_hosts()
+    kh.unlink(missing_ok=True)
+    for host in ("127.0.0.1", "localhost"):
+        sshd.trust(kh, host)
+    yield sshd
+    kh.unlink(missing_ok=True)
+
+
+def _run(cli, sshd, *hosts, threads="4", seconds="5", extra=()):
+    args = ["run", "--workload", "oltp_point_select", "--threads", threads, "--step-seconds", seconds,
+            "--engine", "sysbench", "--table-size", "10000", "--ssh-key", sshd.key, "--json", *extra]
+    for h in hosts:
+        args += ["--client-host", h]
+    return cli(*args)
+
+
+def _no_sysbench_left():
+    out = subprocess.run(["pgrep", "-x", "sysbench"], capture_output=True, text=True)
+    return out.stdout.strip() == ""
+
+
+def test_remote_sysbench_gives_tps_and_per_host_series(sandbox, cli, trusted):
+    out = _run(cli, trusted, trusted.url())
+    assert out.returncode == 0, out.stderr[-1500:]
+    result = json.loads(out.stdout)
+    assert result["steps"][0]["tps"] > 0
+    store = Store(paths.default_db_path())
+    series = store.series(result["session_id"])
+    host = f"client.main@127.0.0.1:{trusted.port}"
+    assert len(series[f"{host}.tps"].v) >= 3 and series[f"{host}.tps"].v.mean() > 0
+    assert series[f"{host}.threads"].v.max() == 4
+    session = store.get_session(result["session_id"])
+    assert session["transport"] == "socket" or "client hosts connect over TCP" in out.stderr
+    assert _no_sysbench_left()
+
+
+def test_two_client_hosts_merge_into_their_sum(sandbox, cli, trusted):
+    out = _run(cli, trusted, trusted.url(), trusted.url("localhost"), seconds="6")
+    assert out.returncode == 0, out.stderr[-1500:]
+    result = json.loads(out.stdout)
+    series = Store(paths.default_db_path()).series(result["session_id"])
+    total = series["client.main.tps"]
+    hosts = [series[f"client.main@{h}:{trusted.port}.tps"] for h in ("127.0.0.1", "localhost")]
+    assert [series[f"client.main@{h}:{trusted.port}.threads"].v.max() for h in ("127.0.0.1", "localhost")] == [2, 2]
+    matched = 0
+    for t, v in zip(total.t, total.v, strict=True):
+        parts = []
+        for h in hosts:
+            near = abs(h.t - t)
+            i = int(near.argmin())
+            if near[i] < 0.9:  # the host's own stamp of the same sysbench second
+                parts.append(h.v[i])
+        if len(parts) == 2:
+            matched += 1
+            assert v == pytest.approx(sum(parts), rel=1e-5)
+    assert matched >= 3
+
+
+def test_host_key_mismatch_wrong_key_and_unknown_host_refused(sandbox, cli, sshd, tmp_path):
+    kh = tunebench_known_hosts()
+    kh.unlink(missing_ok=True)
+    before = len(Store(paths.default_db_path()).list_sessions())
+    # unknown host: refused, nothing added to any known_hosts
+    out = _run(cli, sshd, sshd.url())
+    assert out.returncode == 2 and "unknown host key" in out.stderr and "--trust-host-key" in out.stderr
+    assert "Traceback" not in out.stderr and not kh.exists()
+    # mismatch: another key on file for this host
+    other = (sshd.root / "other_key.pub").read_text().split()[:2]
+    kh.write_text(f"[127.0.0.1]:{sshd.port} {' '.join(other)}\n")
+    out = _run(cli, sshd, sshd.url())
+    assert out.returncode == 2 and "host key mismatch" in out.stderr and "refusing" in out.stderr
+    assert len([ln for ln in out.stderr.splitlines() if ln.startswith("tunebench: error")]) == 1
+    # even --trust-host-key does not override a mismatch
+    out = _run(cli, sshd, sshd.url(), extra=("--trust-host-key",))
+    assert out.returncode == 2 and "host key mismatch" in out.stderr
+    # wrong key: the host is trusted, the key is not authorized
+    kh.unlink()
+    sshd.trust(kh)
+    out = cli("run", "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "2", "--engine",
+              "sysbench", "--client-host", sshd.url(), "--ssh-key", str(sshd.root / "other_key"))
+    assert out.returncode == 2 and "authentication failed" in out.stderr
+    assert "Traceback" not in out.stderr
+    # nothing started: no session, no sysbench
+    assert len(Store(paths.default_db_path()).list_sessions()) == before
+    assert _no_sysbench_left()
+    kh.unlink()
+
+
+def test_trusting_an_unknown_host_explicitly_keeps_its_key(sshd):
+    kh = tunebench_known_hosts()
+    kh.unlink(missing_ok=True)
+    host = parse_ssh_url(sshd.url())
+    with pytest.raises(SshError, match="unknown host key"):
+        SshRunner(host, key_files=[sshd.key], retries=1).connect()
+    notes = []
+    r = SshRunner(host, trust=True, key_files=[sshd.key], note=notes.append).connect()
+    assert r.run("echo ok") == (0, "ok\n")
+    assert notes and notes[0].startswith(f"trusted new host key [127.0.0.1]:{sshd.port} ssh-ed25519 SHA256:")
+    r.close()
+    assert SshRunner(host, key_files=[sshd.key]).connect().read_file("/proc/loadavg").count(" ") >= 4
+    kh.unlink()
+
+
+def test_remote_process_dies_with_its_channel(trusted):
+    r = SshRunner(parse_ssh_url(trusted.url()), key_files=[trusted.key]).connect()
+    p = r.start(["sh", "-c", "echo up; echo $MYSQL_PWD | wc -c; sleep 60"], env={"MYSQL_PWD": "s3cret"})
+    lines = p.lines()
+    assert next(lines) == "up" and next(lines).strip() == "7"  # the secret arrived, not on a command line
+    pid = p.remote_pid
+    assert pid and r.run(f"kill -0 {pid}")[0] == 0
+    out = p.stop(grace=1)
+    assert out.returncode == 143
+    time.sleep(0.5)
+    assert r.run(f"kill -0 {pid} 2>/dev/null")[0] != 0
+    r.close()
+
+
+def _sshd_sessions(sshd):
+    out = subprocess.run(["pgrep", "-P", str(sshd.proc.pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def test_dropped_connection_is_a_gap_then_the_run_recovers(sandbox, trusted):
+    env = {**os.environ}
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
+                             "--threads", "2,2", "--step-seconds", "6", "--engine", "sysbench", "--table-size",
+                             "10000", "--ssh-key", trusted.key, "--client-host", trusted.url()],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    assert proc.stdout is not None
+    seen = 0
+    for line in proc.stdout:
+        if " main thds:" in line:
+            seen += 1
+            if seen == 2:
+                break
+    for pid in _sshd_sessions(trusted):  # the connection's sshd processes die: the connection drops
+        os.kill(pid, signal.SIGKILL)
+    _rest, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    assert "gap: client host 127.0.0.1" in err
+    store = Store(paths.default_db_path())
+    sid = store.list_sessions()[-1]["id"]
+    session = store.get_session(sid)
+    assert any(e["kind"] == "gap" for e in session["events"])
+    steps = session["summary"]["steps"]
+    assert steps[0].get("incomplete") is True
+    assert steps[1]["tps"] > 0 and not steps[1].get("incomplete")  # reconnected for step 2
+    time.sleep(6)  # the watcher's TERM, then KILL 5 s later at worst
+    assert _no_sysbench_left()
