@@ -201,8 +201,12 @@ def cmd_target(args: argparse.Namespace) -> int:
             raise ConfigError("target add NAME needs --socket PATH or --host HOST [--port N]")
         if args.name == "sandbox" or "://" in args.name:
             raise ConfigError("'sandbox' and URLs are reserved target names")
+        if args.db_host:
+            from tunebench.hosts.ssh import parse_ssh_url
+
+            parse_ssh_url(args.db_host)
         t = Target(args.name, socket=args.socket, host=args.host, port=args.port if args.host else None,
-                   user=args.user, schema=args.schema)
+                   user=args.user, schema=args.schema, db_host=args.db_host)
         store.save_target(t)
         _emit(args, t.to_dict(), f"target {t.name} saved (no password is stored)")
     elif args.action == "remove":
@@ -597,6 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--port", type=int, default=3306)
     sp.add_argument("--user", default="root")
     sp.add_argument("--schema")
+    sp.add_argument("--db-host", metavar="ssh://USER@HOST[:PORT]",
+                    help="the machine the server runs on: its CPU, disks and mysqld CPU are probed over SSH")
     common(sp, target=False)
     sp.set_defaults(func=cmd_target)
 

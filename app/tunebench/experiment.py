@@ -141,6 +141,7 @@ class Experiment:
         self._done: set[tuple[int, int]] = set()
         self._gaps = 0
         self._runners: list[SshRunner] = []
+        self._watch: list[tuple[str, str, SshRunner]] = []
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -162,6 +163,9 @@ class Experiment:
             return SysbenchEngine(params, list(self.spec.groups), notes=self._note)
         return BuiltinEngine(params, list(self.spec.groups), workers=self.spec.workers, seed=self.spec.seed,
                              notes=self._note)
+
+    def _ssh(self, url: str) -> SshRunner:
+        return SshRunner(parse_ssh_url(url), self.spec.trust_host_key, self.spec.ssh_keys, note=self._note).connect()
 
     def _host_samples(self, t: float, values: dict[str, float]) -> None:
         """Each client host's own seconds (`client.GROUP@HOST.*`), beside the merged group."""
@@ -237,8 +241,11 @@ class Experiment:
         spec = self.spec
         # Client hosts first: an unreachable, untrusted or refusing host stops the run before anything
         # (data, session, knobs) is touched.
-        self._runners = [SshRunner(parse_ssh_url(u), spec.trust_host_key, spec.ssh_keys, note=self._note).connect()
-                         for u in spec.client_hosts]
+        self._runners = [self._ssh(u) for u in spec.client_hosts]
+        # the probes' own connections (the load's may drop and reconnect on their own)
+        watched = [(self.target.db_host, "db")] if self.target.db_host else []
+        watched += [(u, "client") for u in spec.client_hosts]
+        self._watch = [(parse_ssh_url(u).label, role, self._ssh(u)) for u, role in watched] if spec.probes != () else []
         transport = spec.transport or self.target.default_transport()
         admin_params = conn_params(self.target, transport)
         conn = open_connection(admin_params, self.target.name)
@@ -292,6 +299,8 @@ class Experiment:
             if self.sampler is not None:
                 self.sampler.close()  # puts the probes' own settings back first
                 self.sampler = None
+            for _label, _role, runner in self._watch:
+                runner.close()
             self.restored = self.controller.restore()
             restore()
             self.writer.finish(status, {"steps": self._steps_json(), **self._tables()})
@@ -326,8 +335,9 @@ class Experiment:
         writer = self.writer
         assert writer is not None
         pid, why = local_server_pid(self.target, info, transport)
-        probes = build_probes(self.spec.probes, params, self.target.name, info, pid, self._client_pids, why,
-                              pid_file=info.variables.get("pid_file"))
+        probes = build_probes(self.spec.probes, params, self.target.name, info, pid,
+                              None if self._runners else self._client_pids, why,
+                              pid_file=info.variables.get("pid_file"), remote=self._watch)
 
         def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
             writer.add_samples(t, values, kinds)

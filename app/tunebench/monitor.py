@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -21,7 +22,13 @@ import mysql.connector
 
 from tunebench.core.errors import TunebenchError
 from tunebench.core.probe import PROBE_NAMES, Probe, ProbeUnavailable, RateTracker
-from tunebench.hosts.telemetry import HostCpuProbe, ProcessCpuProbe, find_server_pids, server_pid_from
+from tunebench.hosts.telemetry import (
+    HostCpuProbe,
+    ProcessCpuProbe,
+    find_server_pids,
+    parse_proc_stat,
+    server_pid_from,
+)
 from tunebench.mysql.connect import ServerInfo, open_connection
 from tunebench.mysql.probes import MetricsProbe, StatusProbe, WaitsProbe
 from tunebench.mysql.target import ConnParams, Target
@@ -57,10 +64,43 @@ def local_server_pid(target: Target, info: ServerInfo, transport: str | None = N
     return None, "cannot tell which local mysqld/mariadbd process is the server (pid file not readable)"
 
 
+def remote_probes(names: Sequence[str], label: str, role: str, runner: Any,
+                  pid_file: str | None = None) -> list[Probe]:
+    """The cpu/proc probes of a host reached over SSH (`runner`: an SshRunner): its CPU and disks, and
+    the CPU of what runs there for us (role 'db': mysqld; 'client': sysbench). One `cat` per file read."""
+    out: list[Probe] = []
+    if "cpu" in names:
+        cpu = HostCpuProbe(label, reader=runner.read_file)
+        cpu.name = f"cpu@{label}"
+        out.append(cpu)
+    if "proc" in names:
+        binaries = "mariadbd mysqld" if role == "db" else "sysbench"
+        find = (f"cat {shlex.quote(pid_file)} 2>/dev/null || pidof {binaries}" if pid_file
+                else f"pidof {binaries}")
+
+        def pids() -> list[int]:
+            rc, out_text = runner.run(find, timeout=10)
+            return [int(p) for p in out_text.split() if p.isdigit()] if rc == 0 else []
+
+        def ncpu() -> int:
+            try:
+                return parse_proc_stat(runner.read_file("/proc/stat")).ncpu or 1
+            except (OSError, ValueError, TunebenchError):
+                return 1
+
+        proc = ProcessCpuProbe({"mysqld" if role == "db" else "sysbench": pids}, label, reader=runner.read_file,
+                               ncpu=ncpu(), hz=100, note=f"over SSH ({runner.host.url()})")
+        proc.name = f"proc@{label}"
+        out.append(proc)
+    return out
+
+
 def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name: str, info: ServerInfo,
                  server_pid: int | None, client_pids: Callable[[], Iterable[int]] | None,
-                 server_note: str = "", pid_file: str | None = None) -> list[Probe]:
-    """The probes asked for (None = all), in PROBE_NAMES order."""
+                 server_note: str = "", pid_file: str | None = None,
+                 remote: Sequence[tuple[str, str, Any]] = ()) -> list[Probe]:
+    """The probes asked for (None = all), in PROBE_NAMES order; then those of the SSH hosts in `remote`
+    ((label, role, runner): the database host, the client hosts)."""
     names = PROBE_NAMES if selected is None else tuple(selected)
 
     def connect() -> Any:
@@ -86,6 +126,8 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
             roles["tunebench"] = lambda: [os.getpid()]
             note = "" if server_pid else f"server CPU not measured: {server_note or 'server pid unknown'}"
             probes.append(ProcessCpuProbe(roles, "local", note=note))
+    for label, role, runner in remote:
+        probes += remote_probes(names, label, role, runner, pid_file if role == "db" else None)
     return probes
 
 

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import ROOT
 
 from tunebench import paths
+from tunebench.core.probe import name_part
 from tunebench.hosts.ssh import SshError, SshRunner, parse_ssh_url, tunebench_known_hosts
 from tunebench.store.repo import Store
 
@@ -46,7 +47,7 @@ def test_remote_sysbench_gives_tps_and_per_host_series(sandbox, cli, trusted):
     assert result["steps"][0]["tps"] > 0
     store = Store(paths.default_db_path())
     series = store.series(result["session_id"])
-    host = f"client.main@127.0.0.1:{trusted.port}"
+    host = f"client.main@{name_part(f'127.0.0.1:{trusted.port}')}"
     assert len(series[f"{host}.tps"].v) >= 3 and series[f"{host}.tps"].v.mean() > 0
     assert series[f"{host}.threads"].v.max() == 4
     session = store.get_session(result["session_id"])
@@ -60,8 +61,9 @@ def test_two_client_hosts_merge_into_their_sum(sandbox, cli, trusted):
     result = json.loads(out.stdout)
     series = Store(paths.default_db_path()).series(result["session_id"])
     total = series["client.main.tps"]
-    hosts = [series[f"client.main@{h}:{trusted.port}.tps"] for h in ("127.0.0.1", "localhost")]
-    assert [series[f"client.main@{h}:{trusted.port}.threads"].v.max() for h in ("127.0.0.1", "localhost")] == [2, 2]
+    names = [f"client.main@{name_part(f'{h}:{trusted.port}')}" for h in ("127.0.0.1", "localhost")]
+    hosts = [series[f"{n}.tps"] for n in names]
+    assert [series[f"{n}.threads"].v.max() for n in names] == [2, 2]
     matched = 0
     for t, v in zip(total.t, total.v, strict=True):
         parts = []
@@ -167,3 +169,26 @@ def test_dropped_connection_is_a_gap_then_the_run_recovers(sandbox, trusted):
     assert steps[1]["tps"] > 0 and not steps[1].get("incomplete")  # reconnected for step 2
     time.sleep(6)  # the watcher's TERM, then KILL 5 s later at worst
     assert _no_sysbench_left()
+
+
+def test_database_host_cpu_disks_and_mysqld_over_ssh(sandbox, cli, trusted):
+    import dataclasses
+
+    store = Store(paths.default_db_path())
+    remote = dataclasses.replace(sandbox.target(), name="sandbox-over-ssh", db_host=trusted.url())
+    store.save_target(remote)
+    out = cli("run", "--target", "sandbox-over-ssh", "--workload", "oltp_point_select", "--threads", "4",
+              "--step-seconds", "5", "--table-size", "10000", "--probes", "cpu,proc", "--ssh-key", trusted.key,
+              "--json")
+    assert out.returncode == 0, out.stderr[-1500:]
+    sid = json.loads(out.stdout)["session_id"]
+    series = store.series(sid)
+    host = name_part(f"127.0.0.1:{trusted.port}")
+    assert series[f"host.{host}.cpu.busy"].v.max() > 5
+    assert series[f"proc.{host}.mysqld.cpu"].v.max() > 5  # the sandbox's mariadbd, found over SSH
+    assert f"host.{host}.disk.writes" in series and f"host.{host}.disk.write_mb" in series
+    # the same machine seen locally and over SSH: the two CPU readings agree
+    local, over_ssh = series["host.local.cpu.busy"].v.mean(), series[f"host.{host}.cpu.busy"].v.mean()
+    assert abs(local - over_ssh) < 25
+    status = json.loads(out.stdout)["probes"]
+    assert status[f"proc@127.0.0.1:{trusted.port}"]["ok"], status

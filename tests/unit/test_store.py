@@ -153,3 +153,16 @@ def test_schema_2_store_is_migrated_and_its_raw_chunks_still_read(tmp_path):
     store = Store(path)
     d = store.series(sid)["server.questions"]
     assert list(d.t) == [10.0, 11.0] and list(d.v) == [1.5, 2.5]
+
+
+def test_schema_3_store_gains_target_db_host(tmp_path):
+    path = tmp_path / "v3.sqlite"
+    Store(path).close()
+    with sqlite3.connect(path) as c:
+        c.execute("ALTER TABLE targets DROP COLUMN db_host")
+        c.execute("INSERT INTO targets(name, host, port, user) VALUES ('prod', 'db1', 3306, 'bench')")
+        c.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    store = Store(path)
+    assert store.get_target("prod").db_host is None
+    store.save_target(Target("prod", host="db1", port=3306, user="bench", db_host="ssh://me@db1"))
+    assert store.get_target("prod").db_host == "ssh://me@db1"

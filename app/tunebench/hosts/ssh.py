@@ -217,8 +217,12 @@ class SshProcess:
         self._check_lost()
 
     def _check_lost(self) -> None:
-        # a channel that ended without an exit status (paramiko says -1), or a dead transport: dropped
-        if not self._chan.exit_status_ready() or self._chan.exit_status == -1 or not self.runner.alive():
+        """After the output ended: the exit status follows (a moment later); a dropped connection never
+        sends one (paramiko leaves -1, which no process exit status is)."""
+        deadline = time.monotonic() + 5
+        while not self._chan.exit_status_ready() and time.monotonic() < deadline and self.runner.alive():
+            time.sleep(0.02)
+        if not self._chan.exit_status_ready() or self._chan.exit_status == -1:
             self.lost = True
 
     def wait(self, timeout: float | None = None) -> ProcessOutcome:

@@ -103,6 +103,33 @@ def parse_pid_stat(text: str) -> ProcTimes:
                      rss_pages=int(rest[21]), threads=int(rest[17]))
 
 
+@dataclass(frozen=True, slots=True)
+class DiskTimes:
+    reads: int
+    writes: int
+    sectors_read: int
+    sectors_written: int
+    ms_busy: int
+
+
+VIRTUAL_DISKS = ("loop", "ram", "zram", "sr", "fd", "nbd")
+
+
+def parse_diskstats(text: str) -> dict[str, DiskTimes]:
+    """Whole disks of /proc/diskstats (partitions, loop and RAM devices left out: they would count the
+    same I/O twice, or none that reaches a disk)."""
+    rows: dict[str, DiskTimes] = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 14 or f[2].startswith(VIRTUAL_DISKS):
+            continue
+        rows[f[2]] = DiskTimes(int(f[3]), int(f[7]), int(f[5]), int(f[9]), int(f[12]))
+    names = sorted(rows, key=len)
+    partitions = {n for n in rows for d in names if d != n and n.startswith(d) and len(d) < len(n)
+                  and n[len(d):].lstrip("p").isdigit()}
+    return {n: t for n, t in rows.items() if n not in partitions}
+
+
 # ---- reading this host ---------------------------------------------------------------------------
 def read_text(path: str) -> str:
     with open(path) as f:
@@ -118,7 +145,9 @@ def page_size() -> int:
 
 
 class HostCpuProbe:
-    """`host.<host>.cpu.{user,system,iowait,steal,idle}` (% of all CPUs), run queue and context switches."""
+    """`host.<host>.cpu.{user,system,iowait,steal,idle,busy}` (% of all CPUs), run queue, context switches,
+    and the whole disks: `host.<host>.disk.{reads,writes}` (IOPS), `.disk.{read_mb,write_mb}` (MB/s) summed,
+    `host.<host>.disk.<dev>.util` (% of time busy) each."""
 
     name = "cpu"
 
@@ -146,6 +175,17 @@ class HostCpuProbe:
             for k, v in pct.items():
                 r.gauges[f"{prefix}cpu.{k}"] = v
             r.gauges[prefix + "cpu.busy"] = 100.0 - pct["idle"] - pct["iowait"]
+        try:
+            disks = parse_diskstats(self.reader("/proc/diskstats"))
+        except (OSError, ValueError, IndexError):
+            disks = {}  # no disk statistics (a container): the CPU is still worth having
+        if disks:
+            r.counters[prefix + "disk.reads"] = float(sum(d.reads for d in disks.values()))
+            r.counters[prefix + "disk.writes"] = float(sum(d.writes for d in disks.values()))
+            r.counters[prefix + "disk.read_mb"] = sum(d.sectors_read for d in disks.values()) * 512 / 1e6
+            r.counters[prefix + "disk.write_mb"] = sum(d.sectors_written for d in disks.values()) * 512 / 1e6
+            for dev, d in disks.items():
+                r.counters[f"{prefix}disk.{name_part(dev)}.util"] = d.ms_busy / 10.0  # ms/s -> % busy
         return r
 
     def close(self) -> None:

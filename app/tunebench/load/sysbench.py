@@ -15,6 +15,7 @@ from typing import Any
 from tunebench.core.errors import EngineError, TunebenchError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
+from tunebench.core.probe import name_part
 from tunebench.hosts.runner import LocalRunner
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 from tunebench.load.options import OPTIONS
@@ -294,7 +295,7 @@ class SysbenchEngine:
             if merge is None:
                 sink(iv)
                 continue
-            prefix = f"client.{group.name}@{host}"
+            prefix = f"client.{group.name}@{name_part(host)}"  # one dotted component: main@10_0_0_5
             values = {f"{prefix}.tps": iv.tps, f"{prefix}.qps": iv.qps, f"{prefix}.threads": float(iv.threads)}
             if "p95" in lat:
                 values[f"{prefix}.lat.p95"] = lat["p95"]

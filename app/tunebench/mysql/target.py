@@ -31,6 +31,8 @@ class Target:
     schema: str | None = None
     # A my.cnf-style file whose [client] section holds the password (the sandbox's client.cnf).
     password_file: str | None = None
+    # ssh://user@host[:port] of the machine the server runs on: its CPU, disks and mysqld over SSH.
+    db_host: str | None = None
 
     def address(self, transport: str | None = None) -> str:
         if (transport or self.default_transport()) == "socket":

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 3  # 2: knob_journal; 3: sample_chunks.codec
+SCHEMA_VERSION = 4  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host
 
 
 class Base(DeclarativeBase):
@@ -29,6 +29,7 @@ class TargetRow(Base):
     user: Mapped[str] = mapped_column(String(128))
     schema: Mapped[str | None] = mapped_column(String(64))
     password_file: Mapped[str | None] = mapped_column(Text)
+    db_host: Mapped[str | None] = mapped_column(Text)
 
 
 class SessionRow(Base):

@@ -123,7 +123,9 @@ class Store:
     def _migrate(self, s: OrmSession, version: int) -> None:
         # One step per version. 1 -> 2 added knob_journal, which create_all has just made.
         if version < 3:  # 2 -> 3: chunks say how they are encoded; the old ones stay raw float64 (NULL)
-            s.execute(text("ALTER TABLE sample_chunks ADD COLUMN codec VARCHAR(8)"))
+            _add_column(s, "sample_chunks", "codec", "VARCHAR(8)")
+        if version < 4:  # 3 -> 4: a target's database host over SSH
+            _add_column(s, "targets", "db_host", "TEXT")
         s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
         s.commit()
 
@@ -183,7 +185,7 @@ class Store:
     def save_target(self, t: Target) -> None:
         with OrmSession(self.engine) as s:
             s.merge(TargetRow(name=t.name, socket=t.socket, host=t.host, port=t.port, user=t.user,
-                              schema=t.schema, password_file=t.password_file))
+                              schema=t.schema, password_file=t.password_file, db_host=t.db_host))
             s.commit()
 
     def get_target(self, name: str) -> Target | None:
@@ -191,11 +193,11 @@ class Store:
             r = s.get(TargetRow, name)
             if r is None:
                 return None
-            return Target(r.name, r.socket, r.host, r.port, r.user, r.schema, r.password_file)
+            return _target(r)
 
     def list_targets(self) -> list[Target]:
         with OrmSession(self.engine) as s:
-            return [Target(r.name, r.socket, r.host, r.port, r.user, r.schema, r.password_file)
+            return [_target(r)
                     for r in s.scalars(select(TargetRow).order_by(TargetRow.name))]
 
     def delete_target(self, name: str) -> bool:
@@ -499,6 +501,16 @@ class SessionWriter:
             if summary is not None:
                 row.summary = json.dumps(summary)
             s.commit()
+
+
+def _add_column(s: OrmSession, table: str, column: str, sql_type: str) -> None:
+    have = {row[1] for row in s.execute(text(f"PRAGMA table_info({table})"))}
+    if column not in have:
+        s.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+
+
+def _target(r: TargetRow) -> Target:
+    return Target(r.name, r.socket, r.host, r.port, r.user, r.schema, r.password_file, r.db_host)
 
 
 def _session_dict(r: SessionRow) -> dict[str, Any]:

@@ -31,8 +31,7 @@ READOUT_SAMPLES = {"tps": "TPS 88,888", "qps": "QPS 888,888", "p95": "p95 88.88 
 
 
 # Every series a panel can show starts with one of these: a replay reads only those from the store.
-SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.local.cpu.",
-                  "proc.local.")
+SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.")
 
 
 def short_wait(name: str) -> str:
@@ -148,8 +147,11 @@ class Dashboard(QWidget):
             ("waits ms/s", self._select_waits),
             ("CPU %", lambda t: [(n, n.split(".")[-1]) for n in t.names("host.local.cpu.")
                                  if n.rsplit(".", 1)[1] in ("user", "system", "iowait")]
-             + [(n, f"{n.split('.')[2]} process") for n in t.names("proc.local.", ".cpu")
-                if n.split(".")[2] in ("server", "client")]),
+             + [(n, f"{n.split('.')[1]} busy") for n in t.names("host.", ".cpu.busy")
+                if not n.startswith("host.local.")]
+             + [(n, f"{n.split('.')[2]} process" if n.startswith("proc.local.") else
+                 f"{n.split('.')[2]} on {n.split('.')[1]}") for n in t.names("proc.", ".cpu")
+                if n.split(".")[2] in ("server", "client", "mysqld", "sysbench")]),
         ]
         first: pg.PlotItem | None = None
         for i, (title, select) in enumerate(specs):
@@ -387,11 +389,12 @@ class Dashboard(QWidget):
 
     def _update_readouts(self) -> None:
         tl = self.timeline
-        groups = [n for n in tl.names("client.", ".tps") if not n.startswith("client.total.")]
-        tps = sum(v for n in groups if (v := tl.last(n)) is not None)
-        qps = sum(v for n in tl.names("client.", ".qps") if not n.startswith("client.total.")
-                  and (v := tl.last(n)) is not None)
-        p95 = [v for n in tl.names("client.", ".lat.p95") if (v := tl.last(n)) is not None]
+        def groups(suffix: str) -> list[str]:  # the groups themselves: not their total, not their hosts
+            return [n for n in tl.names("client.", suffix) if not n.startswith("client.total.") and "@" not in n]
+
+        tps = sum(v for n in groups(".tps") if (v := tl.last(n)) is not None)
+        qps = sum(v for n in groups(".qps") if (v := tl.last(n)) is not None)
+        p95 = [v for n in groups(".lat.p95") if (v := tl.last(n)) is not None]
         self.tps_label.setText(f"TPS {tps:,.0f}")
         self.qps_label.setText(f"QPS {qps:,.0f}")
         self.p95_label.setText(f"p95 {max(p95):.2f} ms" if p95 else "p95 — ms")
