@@ -106,6 +106,8 @@ class Sshd:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
 
 
 @pytest.fixture(scope="session")

@@ -178,6 +178,8 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     sb = _sandbox()
     if args.action == "start":
         overrides: dict[str, str | None] = {}
+        if args.option_file:  # [mysqld] of this file: what a restart command of a remote target passes
+            overrides.update(_mysqld_options(args.option_file))
         for item in args.set or []:
             k, _, v = item.partition("=")
             overrides[k.strip()] = v.strip() if _ else None
@@ -190,6 +192,25 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             f"socket {st.socket}, port {st.port}, pid {st.pid or '-'}, datadir {st.datadir}")
     _emit(args, st.to_dict(), text)
     return 0
+
+
+def _mysqld_options(path: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    section = ""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except FileNotFoundError:
+        return out  # no overlay: the server as configured
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+        elif line and section in ("mysqld", "mariadbd", "server"):
+            k, eq, v = line.partition("=")
+            out[k.strip()] = v.strip() if eq else None
+    return out
 
 
 def cmd_target(args: argparse.Namespace) -> int:
@@ -205,10 +226,36 @@ def cmd_target(args: argparse.Namespace) -> int:
             from tunebench.hosts.ssh import parse_ssh_url
 
             parse_ssh_url(args.db_host)
+        if (args.option_file or args.restart_command) and not (args.db_host and args.option_file
+                                                                and args.restart_command):
+            raise ConfigError("a restart method needs all three: --db-host, --option-file and --restart-command")
         t = Target(args.name, socket=args.socket, host=args.host, port=args.port if args.host else None,
-                   user=args.user, schema=args.schema, db_host=args.db_host)
+                   user=args.user, schema=args.schema, db_host=args.db_host, ssh_key=args.ssh_key,
+                   option_file=args.option_file, restart_command=args.restart_command)
         store.save_target(t)
         _emit(args, t.to_dict(), f"target {t.name} saved (no password is stored)")
+    elif args.action == "restart":
+        from tunebench.hosts.remote_restart import RemoteRestart, wait_for_server
+        from tunebench.mysql.connect import open_connection
+        from tunebench.mysql.target import conn_params
+
+        target = store.get_target(args.name or "")
+        if target is None:
+            raise ConfigError(f"unknown target {args.name!r}")
+        remote = RemoteRestart(target, key_files=(args.ssh_key,) if args.ssh_key else ())
+        if args.dry_run:
+            steps = remote.plan({})
+            steps[0] = f"{remote.runner.host.url()}: {remote.path} keeps its content"
+            print("\n".join(["dry run, nothing is done:", *steps]))
+            return 0
+        try:
+            original = remote.read_original()["content"]
+            took = remote.restart(original, lambda: wait_for_server(
+                lambda: open_connection(conn_params(target, None), target.name, timeout=5)))
+        finally:
+            remote.close()
+        _emit(args, {"restarted": target.name, "seconds": round(took, 2)},
+              f"{target.name} restarted over SSH in {took:.1f} s")
     elif args.action == "remove":
         if not store.delete_target(args.name or ""):
             raise ConfigError(f"unknown target {args.name!r}")
@@ -458,7 +505,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     spec = RunSpec(groups=groups, engine=sweep.engine, step_seconds=sweep.step_seconds,
                    warmup_seconds=sweep.warmup_seconds, transport=args.transport or sweep.transport,
                    schema=args.schema or sweep.schema, workers=args.workers, seed=sweep.seed,
-                   probes=parse_probe_list(args.probes), probe_interval=args.probe_interval)
+                   probes=parse_probe_list(args.probes), probe_interval=args.probe_interval,
+                   client_hosts=tuple(args.client_host or ()), trust_host_key=args.trust_host_key,
+                   ssh_keys=tuple(args.ssh_key or ()))
     spec.validate()
     store = _store(args)
     target = resolve_target(args, store)
@@ -590,11 +639,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("action", choices=["start", "stop", "status"])
     sp.add_argument("--set", action="append", metavar="OPTION=VALUE", help="my.cnf override (start)")
     sp.add_argument("--cpus", help="bind the server to these CPUs (taskset list, e.g. 0 or 0-1)")
+    sp.add_argument("--option-file", metavar="PATH",
+                    help="start: the [mysqld] options of this file as overrides (a missing file: none)")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sandbox)
 
     sp = sub.add_parser("target", help="saved targets (passwords are never stored)")
-    sp.add_argument("action", choices=["add", "list", "remove"])
+    sp.add_argument("action", choices=["add", "list", "remove", "restart"])
     sp.add_argument("name", nargs="?")
     sp.add_argument("--socket")
     sp.add_argument("--host")
@@ -603,6 +654,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--schema")
     sp.add_argument("--db-host", metavar="ssh://USER@HOST[:PORT]",
                     help="the machine the server runs on: its CPU, disks and mysqld CPU are probed over SSH")
+    sp.add_argument("--ssh-key", metavar="FILE", help="private key for --db-host (else agent, ~/.ssh)")
+    sp.add_argument("--option-file", metavar="PATH",
+                    help="on the db host: the option file Tunebench writes static knobs to (read by the server)")
+    sp.add_argument("--restart-command", metavar="CMD",
+                    help="on the db host: restarts the server, e.g. 'sudo systemctl restart mariadb'")
+    sp.add_argument("--dry-run", action="store_true", help="restart: print what would be done, do nothing")
     common(sp, target=False)
     sp.set_defaults(func=cmd_target)
 
@@ -646,6 +703,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--workers", type=int)
     sp.add_argument("--probes", metavar="LIST")
     sp.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS")
+    ssh_options(sp)
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
     sp.add_argument("--transport", choices=["socket", "tcp"])

@@ -261,7 +261,8 @@ class Experiment:
         self._ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password))
         self.writer = self._open_session(transport, info)
         self.controller = KnobController(self.store, self.target, info, self.writer.id, self._event, self._note,
-                                         around_restart=(self._pause_probes, self._resume_probes))
+                                         around_restart=(self._pause_probes, self._resume_probes),
+                                         ssh_keys=spec.ssh_keys)
         knob_names = sorted({k for c in self.configs for k in c.knobs})
         if knob_names:
             self.controller.describe(knob_names)
@@ -494,8 +495,10 @@ def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
     plan = make_plan(sweep, knobs, info.variables, sb.status().cpus if sb else None)
     if sb is None:
         for c in plan.configs:
-            if c.static or c.cpus:
-                what = next(iter(c.static)) if c.static else "the cpus axis"
-                raise ConfigError(f"{what} needs a server restart and target {target.name} has no restart method "
-                                  "(only the sandbox can be restarted by Tunebench so far)")
+            if c.cpus:
+                raise ConfigError(f"the cpus axis binds the sandbox server; target {target.name} is not it")
+            if c.static and not target.restart_command:
+                raise ConfigError(f"{next(iter(c.static))} needs a server restart and target {target.name} has no "
+                                  "restart method: `tunebench target add` with --db-host, --option-file and "
+                                  "--restart-command gives it one")
     return plan, info

@@ -3,8 +3,9 @@
 Before the first change of a knob, its original value goes into the store's journal; the journal is
 replayed at the end of the run, on abort, on SIGTERM, and after a crash by `tunebench restore` (or
 automatically at the next start). Dynamic knobs use SET GLOBAL with a read-back; static knobs and CPU
-binding restart the sandbox with a my.cnf overlay (an external target needs a restart method, which
-Tunebench does not have yet: static knobs are refused there before anything runs).
+binding restart the sandbox with a my.cnf overlay; on an external target with a restart method (db_host,
+option_file, restart_command: hosts/remote_restart.py) static knobs go into that option file over SSH and
+the server restarts with its command; other external targets refuse static knobs before anything runs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tunebench.core.errors import ConfigError, TargetError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.core.knobs import KnobInfo, cnf_entry
 from tunebench.core.sweep import ConfigPlan
+from tunebench.hosts.remote_restart import OPTION_FILE, RemoteRestart, overlay_text, wait_for_server
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs, read_global, set_global
@@ -57,13 +59,16 @@ def sandbox_for(target: Target) -> SandboxServer | None:
 class KnobController:
     def __init__(self, store: Store, target: Target, info: ServerInfo, session_id: int | None,
                  event: Callable[[Event], None] | None = None, note: Callable[[str], None] | None = None,
-                 around_restart: tuple[Callable[[], None], Callable[[], None]] | None = None):
+                 around_restart: tuple[Callable[[], None], Callable[[], None]] | None = None,
+                 ssh_keys: tuple[str, ...] = ()):
         self.store, self.target, self.info, self.session_id = store, target, info, session_id
         # (before, after): the run pauses its probes so a planned restart is not reported as a failure
         self.around_restart = around_restart or (lambda: None, lambda: None)
         self.sandbox = sandbox_for(target)
         self.event = event or (lambda _e: None)
         self.note = note or (lambda _m: None)
+        self.remote = (RemoteRestart(target, self.note, key_files=ssh_keys)
+                       if self.sandbox is None and target.restart_command else None)
         self.owner = (os.getpid(), proc_start(os.getpid()))
         self.knobs: dict[str, KnobInfo] = {}
         self.restarts = 0
@@ -88,10 +93,11 @@ class KnobController:
         if self.sandbox is not None:
             return
         for c in configs:
-            if c.static:
+            if c.static and self.remote is None:
                 name = next(iter(c.static))
                 raise ConfigError(f"{name} is static (needs a server restart) and target {self.target.name} has no "
-                                  "restart method; only the sandbox can be restarted by Tunebench so far")
+                                  "restart method: `tunebench target add` with --db-host, --option-file and "
+                                  "--restart-command gives it one")
             if c.cpus:
                 raise ConfigError(f"the cpus axis binds the sandbox server; target {self.target.name} is not it")
 
@@ -106,6 +112,8 @@ class KnobController:
         readback: dict[str, str] = {}
         if self.sandbox is not None:
             self._restart_sandbox(cfg)  # restarts only when the overlay or the CPU binding must change
+        elif self.remote is not None and cfg.static:
+            self._restart_remote(cfg)
         conn = self.connect()
         try:
             for name, value in cfg.knobs.items():
@@ -175,11 +183,36 @@ class KnobController:
                          + (f", cpus {cfg.cpus}" if cfg.cpus else ""),
                          {"static": dict(cfg.static), "cpus": cfg.cpus, "seconds": round(time.time() - t0, 2)}))
 
-    def _original_overlay(self) -> dict[str, Any] | None:
+    def _original_overlay(self, name: str = OVERLAY) -> dict[str, Any] | None:
         for r in self.store.journal_pending():
-            if r["name"] == OVERLAY and r["target_name"] == self.target.name:
+            if r["name"] == name and r["target_name"] == self.target.name:
                 return json.loads(r["original"])  # type: ignore[no-any-return]
         return None
+
+    def _restart_remote(self, cfg: ConfigPlan) -> None:
+        """The static knobs into the target's option file on its host, then its restart command."""
+        remote = self.remote
+        assert remote is not None
+        original = self._original_overlay(OPTION_FILE)
+        if original is None:
+            original = remote.read_original()
+            self._journal(OPTION_FILE, "static", json.dumps(original))
+            self._written: str | None = original["content"]
+        changed = {k: v for k, v in cfg.static.items()
+                   if not (k in self.knobs and self.knobs[k].same(v, self.knobs[k].current))}
+        content = overlay_text(dict(cnf_entry(k, v) for k, v in changed.items())) if changed else original["content"]
+        if content == getattr(self, "_written", original["content"]):
+            return
+        self.around_restart[0]()
+        try:
+            took = remote.restart(content, lambda: wait_for_server(self.connect))
+        finally:
+            self.around_restart[1]()
+        self._written = content
+        self.restarts += 1
+        self.event(Event(time.time(), "restart", f"{self.target.name} restarted over SSH ({took:.1f} s): "
+                         + (", ".join(f"{k}={v}" for k, v in cfg.static.items()) or "original settings"),
+                         {"static": dict(cfg.static), "seconds": round(took, 2), "option_file": remote.path}))
 
     # -- restoring --
     def restore(self) -> list[dict[str, Any]]:
@@ -190,10 +223,11 @@ class KnobController:
             done = restore_rows(self.store, rows, self.note)
         finally:
             self.around_restart[1]()
-        self.restarts += sum(1 for d in done if d["name"] == OVERLAY and d.get("restarted"))
+        self.restarts += sum(1 for d in done if d["name"] in (OVERLAY, OPTION_FILE) and d.get("restarted"))
         for d in done:
-            if d["name"] == OVERLAY and d.get("restarted"):
-                self.event(Event(time.time(), "restart", "sandbox restarted: original settings", d))
+            if d["name"] in (OVERLAY, OPTION_FILE) and d.get("restarted"):
+                what = "sandbox" if d["name"] == OVERLAY else self.target.name
+                self.event(Event(time.time(), "restart", f"{what} restarted: original settings", d))
             if d["state"] == "restored":
                 self.event(Event(time.time(), "restore", f"{d['name']} restored to {d['original']}", d))
             else:
@@ -213,6 +247,11 @@ def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str],
         for r in statics:
             result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"]}
             try:
+                if r["name"] == OPTION_FILE:
+                    result.update(_restore_remote(target, json.loads(r["original"]), note))
+                    store.journal_mark(r["id"], "restored")
+                    out.append({**result, "state": "restored"})
+                    continue
                 sb = sandbox_for(target)
                 if sb is None:
                     raise TargetError("not a sandbox: restart it with its original settings by hand")
@@ -255,6 +294,19 @@ def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str],
             with contextlib.suppress(Exception):
                 conn.close()
     return out
+
+
+def _restore_remote(target: Target, original: dict[str, Any], note: Callable[[str], None]) -> dict[str, Any]:
+    """The option file as it was (or gone, if it was not there), and one restart so the server reads it."""
+    remote = RemoteRestart(target, note)
+    try:
+        def up() -> None:
+            wait_for_server(lambda: open_connection(conn_params(target, None), target.name, timeout=5))
+
+        took = remote.restart(original.get("content"), up)
+    finally:
+        remote.close()
+    return {"restarted": True, "seconds": round(took, 2)}
 
 
 def restore_pending(store: Store, force: bool = False, note: Callable[[str], None] | None = None

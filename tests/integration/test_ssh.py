@@ -192,3 +192,35 @@ def test_database_host_cpu_disks_and_mysqld_over_ssh(sandbox, cli, trusted):
     assert abs(local - over_ssh) < 25
     status = json.loads(out.stdout)["probes"]
     assert status[f"proc@127.0.0.1:{trusted.port}"]["ok"], status
+
+
+def test_static_knobs_restart_the_server_over_ssh_and_come_back(sandbox, cli, trusted, tmp_path):
+    import dataclasses
+
+    st = sandbox.status()
+    option_file = tmp_path / "99-tunebench.cnf"
+    command = (f"TUNEBENCH_HOME={paths.data_dir()} {sys.executable} -m tunebench sandbox start "
+               f"--option-file {option_file}")
+    # over TCP, not the sandbox's socket: Tunebench sees an external server with a restart method
+    remote = dataclasses.replace(sandbox.target(), name="external-over-ssh", socket=None, host="127.0.0.1",
+                                 port=st.port, db_host=trusted.url(), ssh_key=trusted.key,
+                                 option_file=str(option_file), restart_command=command)
+    Store(paths.default_db_path()).save_target(remote)
+    dry = cli("target", "restart", "external-over-ssh", "--dry-run")
+    assert dry.returncode == 0 and f"run: {command}" in dry.stdout and not option_file.exists()
+    sweep = tmp_path / "dw.toml"
+    sweep.write_text('workload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 2\n[options]\n'
+                     'table_size = 10000\n[axes]\ninnodb_doublewrite = ["OFF", "ON"]\n')
+    out = cli("sweep", str(sweep), "--target", "external-over-ssh", "--probes", "none", "--json", timeout=400)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    session = Store(paths.default_db_path()).get_session(result["session_id"])
+    restarts = [e for e in session["events"] if e["kind"] == "restart"]
+    assert any("restarted over SSH" in e["label"] and "innodb_doublewrite=OFF" in e["label"] for e in restarts)
+    applied = {c["knobs"]["innodb_doublewrite"]: c["applied"]["innodb_doublewrite"]
+               for c in result["configs"]}
+    assert applied == {"OFF": "0", "ON": "1"} or applied == {"OFF": "OFF", "ON": "ON"}  # as the server says it
+    # put back: the option file is gone again (it was not there), the server reads its own settings
+    assert not option_file.exists()
+    assert sandbox.status().overrides == {}
+    assert Store(paths.default_db_path()).journal_pending() == []

@@ -203,8 +203,9 @@ def test_static_knob_on_target_without_restart_method(sandbox, cli, tmp_path):
               env={"MYSQL_PWD": pw})
     assert out.returncode == 2
     assert out.stderr.strip() == ("tunebench: error: innodb_doublewrite needs a server restart and target "
-                                  f"mysql://tunebench@127.0.0.1:{sandbox.status().port} has no restart method "
-                                  "(only the sandbox can be restarted by Tunebench so far)")
+                                  f"mysql://tunebench@127.0.0.1:{sandbox.status().port} has no restart method: "
+                                  "`tunebench target add` with --db-host, --option-file and --restart-command "
+                                  "gives it one")
 
 
 def test_live_knob_change_splits_the_step(sandbox):

@@ -33,6 +33,11 @@ class Target:
     password_file: str | None = None
     # ssh://user@host[:port] of the machine the server runs on: its CPU, disks and mysqld over SSH.
     db_host: str | None = None
+    ssh_key: str | None = None  # a private key file for db_host (else the agent, ~/.ssh/config, ~/.ssh/id_*)
+    # Static knobs on db_host: the option file Tunebench writes its [mysqld] overlay to, and the command that
+    # restarts the server so it reads it (e.g. `sudo systemctl restart mariadb`).
+    option_file: str | None = None
+    restart_command: str | None = None
 
     def address(self, transport: str | None = None) -> str:
         if (transport or self.default_transport()) == "socket":

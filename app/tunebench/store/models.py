@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 4  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host
+SCHEMA_VERSION = 5  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method
 
 
 class Base(DeclarativeBase):
@@ -30,6 +30,9 @@ class TargetRow(Base):
     schema: Mapped[str | None] = mapped_column(String(64))
     password_file: Mapped[str | None] = mapped_column(Text)
     db_host: Mapped[str | None] = mapped_column(Text)
+    ssh_key: Mapped[str | None] = mapped_column(Text)
+    option_file: Mapped[str | None] = mapped_column(Text)
+    restart_command: Mapped[str | None] = mapped_column(Text)
 
 
 class SessionRow(Base):

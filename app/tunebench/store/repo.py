@@ -126,6 +126,9 @@ class Store:
             _add_column(s, "sample_chunks", "codec", "VARCHAR(8)")
         if version < 4:  # 3 -> 4: a target's database host over SSH
             _add_column(s, "targets", "db_host", "TEXT")
+        if version < 5:  # 4 -> 5: and how to restart its server there
+            for column in ("ssh_key", "option_file", "restart_command"):
+                _add_column(s, "targets", column, "TEXT")
         s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
         s.commit()
 
@@ -185,7 +188,8 @@ class Store:
     def save_target(self, t: Target) -> None:
         with OrmSession(self.engine) as s:
             s.merge(TargetRow(name=t.name, socket=t.socket, host=t.host, port=t.port, user=t.user,
-                              schema=t.schema, password_file=t.password_file, db_host=t.db_host))
+                              schema=t.schema, password_file=t.password_file, db_host=t.db_host,
+                              ssh_key=t.ssh_key, option_file=t.option_file, restart_command=t.restart_command))
             s.commit()
 
     def get_target(self, name: str) -> Target | None:
@@ -510,7 +514,8 @@ def _add_column(s: OrmSession, table: str, column: str, sql_type: str) -> None:
 
 
 def _target(r: TargetRow) -> Target:
-    return Target(r.name, r.socket, r.host, r.port, r.user, r.schema, r.password_file, r.db_host)
+    return Target(r.name, r.socket, r.host, r.port, r.user, r.schema, r.password_file, r.db_host, r.ssh_key,
+                  r.option_file, r.restart_command)
 
 
 def _session_dict(r: SessionRow) -> dict[str, Any]:
