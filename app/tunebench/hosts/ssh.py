@@ -31,7 +31,8 @@ from tunebench.core.errors import ConfigError, EngineError, TunebenchError
 from tunebench.hosts.runner import ProcessOutcome
 
 PID_MARK = "@tunebench-pid "
-URL_RE = re.compile(r"^ssh://(?:(?P<user>[^@/:]+)@)?(?P<host>\[[^\]]+\]|[^:/@]+)(?::(?P<port>\d+))?/?$")
+URL_RE = re.compile(r"^ssh://(?:(?P<user>[A-Za-z0-9._-]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)"
+                    r"(?::(?P<port>\d+))?/?$")
 
 
 class SshError(TunebenchError):

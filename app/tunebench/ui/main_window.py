@@ -242,12 +242,38 @@ class MainWindow(QMainWindow):
             spec = RunSpec(groups=groups, engine=self.workload.engine.currentText(),
                            step_seconds=self.workload.step_seconds.value(),
                            warmup_seconds=self.workload.warmup_seconds.value(),
-                           transport=self.workload.transport.currentText())
+                           transport=self.workload.transport.currentText(),
+                           client_hosts=self.workload.client_host_urls())
             spec.validate()
         except ConfigError as exc:
             self.show_message(str(exc))
             return
         self._start(RunRequest(str(self.store.path), target, spec, password=typed_password(target)))
+
+    def _offer_trust(self, message: str) -> None:
+        """An unknown SSH host key: show it and let the user trust it explicitly (never silently)."""
+        import re
+
+        from PySide6.QtWidgets import QMessageBox
+
+        from tunebench.hosts.ssh import SshRunner, parse_ssh_url
+
+        m = re.search(r"ssh (\S+)@(\S+?):(\d+): unknown host key", message)
+        if not m:
+            return
+        url = f"ssh://{m.group(1)}@{m.group(2)}:{m.group(3)}"
+        answer = QMessageBox.question(self, "Unknown SSH host key",
+                                      f"{url} is not in known_hosts.\n\nTrust its host key now (it is kept in "
+                                      "Tunebench's own known_hosts), then run again?")
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+
+        def trust() -> str:
+            notes: list[str] = []
+            SshRunner(parse_ssh_url(url), trust=True, note=notes.append, retries=1).connect().close()
+            return "; ".join(notes) or f"{url} trusted"
+
+        call_in_background(self, trust, self.show_message, self.show_message)
 
     def run_sweep(self) -> None:
         from tunebench.core.sweep import parse_spec
@@ -317,6 +343,8 @@ class MainWindow(QMainWindow):
     def _on_failed(self, message: str) -> None:
         self._set_running(False)
         self.show_message(message)
+        if "unknown host key" in message:
+            self._offer_trust(message)
         self.run_finished.emit({"status": "failed", "error": message})
 
     # -- knobs --

@@ -48,9 +48,18 @@ class TargetDialog(QDialog):
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("kept in memory for this session")
         self.keyring = QCheckBox("remember in the system keyring (never in Tunebench's files)")
+        self.db_host = QLineEdit()
+        self.db_host.setPlaceholderText("optional: ssh://user@dbhost — CPU, disks, mysqld over SSH")
+        self.ssh_key = QLineEdit()
+        self.ssh_key.setPlaceholderText("optional: private key file (else agent, ~/.ssh)")
+        self.option_file = QLineEdit()
+        self.option_file.setPlaceholderText("static knobs: e.g. /etc/mysql/mariadb.conf.d/99-tunebench.cnf")
+        self.restart_command = QLineEdit()
+        self.restart_command.setPlaceholderText("static knobs: e.g. sudo systemctl restart mariadb")
         for label, w in (("Name", self.name), ("Host", self.host), ("Port", self.port), ("Socket", self.socket),
                          ("User", self.user), ("Schema", self.schema), ("Password", self.password),
-                         ("", self.keyring)):
+                         ("", self.keyring), ("DB host (SSH)", self.db_host), ("SSH key", self.ssh_key),
+                         ("Option file", self.option_file), ("Restart command", self.restart_command)):
             form.addRow(label, w)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -61,9 +70,20 @@ class TargetDialog(QDialog):
         name = self.name.text().strip()
         if not name or name == SANDBOX:
             raise ConfigError("a target needs a name other than 'sandbox'")
+        db_host = self.db_host.text().strip() or None
+        option_file = self.option_file.text().strip() or None
+        restart = self.restart_command.text().strip() or None
+        if db_host:
+            from tunebench.hosts.ssh import parse_ssh_url
+
+            parse_ssh_url(db_host)
+        if (option_file or restart) and not (db_host and option_file and restart):
+            raise ConfigError("a restart method needs all three: DB host, option file and restart command")
         return Target(name=name, socket=self.socket.text().strip() or None, host=self.host.text().strip() or None,
                       port=self.port.value(), user=self.user.text().strip() or "root",
-                      schema=self.schema.text().strip() or None)
+                      schema=self.schema.text().strip() or None, db_host=db_host,
+                      ssh_key=self.ssh_key.text().strip() or None, option_file=option_file,
+                      restart_command=restart)
 
 
 class TargetsPanel(QWidget):

@@ -114,6 +114,11 @@ class WorkloadPanel(QWidget):
         self.lua = QLineEdit()
         self.lua.setPlaceholderText("optional: any sysbench Lua script (sysbench engine)")
         form.addRow("Lua script", self.lua)
+        self.client_hosts = QLineEdit()
+        self.client_hosts.setPlaceholderText("optional: ssh://user@host[:port], … (sysbench runs there)")
+        self.client_hosts.setToolTip("Client hosts over SSH: the threads are split over them, each recorded as "
+                                     "client.GROUP@HOST beside the group total (sysbench engine)")
+        form.addRow("Client hosts", self.client_hosts)
         self.threads = QLineEdit("1,4,16")
         form.addRow("Threads", threads_row(self.threads))
         self.step_seconds = seconds_box(1, 86400, 30)
@@ -174,6 +179,9 @@ class WorkloadPanel(QWidget):
         self.cleanup_button.setEnabled(text is None)
         if text is not None:
             self.progress_label.setText(text)
+
+    def client_host_urls(self) -> tuple[str, ...]:
+        return tuple(u.strip() for u in self.client_hosts.text().replace(" ", ",").split(",") if u.strip())
 
     def option_values(self) -> dict[str, Any]:
         return {k: editor_value(w) for k, w in self.editors.items()}

@@ -1,0 +1,58 @@
+"""The window with client hosts over SSH (a real sshd on 127.0.0.1), and the explicit trust dialog."""
+
+from PySide6.QtWidgets import QMessageBox
+
+from tunebench.core.probe import name_part
+from tunebench.hosts.ssh import tunebench_known_hosts
+
+
+def test_workload_on_a_client_host_from_the_window(window, qtbot, sandbox, sshd, monkeypatch):
+    kh = tunebench_known_hosts()
+    kh.unlink(missing_ok=True)
+    monkeypatch.setenv("HOME", str(sshd.root))  # no ~/.ssh here: the key comes from ~/.ssh/config below
+    (sshd.root / ".ssh").mkdir(exist_ok=True)
+    (sshd.root / ".ssh" / "config").write_text(f"Host 127.0.0.1\n  IdentityFile {sshd.key}\n")
+    window.targets.list.setCurrentRow(0)
+    w = window.workload
+    w.workload.setCurrentText("oltp_point_select")
+    w.engine.setCurrentText("sysbench")
+    w.threads.setText("2")
+    w.step_seconds.setValue(4)
+    w.editors["table_size"].setValue(10000)
+    w.client_hosts.setText(sshd.url())
+    # first: an unknown host key. The run fails with one message and the window offers to trust it.
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Yes)
+    with qtbot.waitSignal(window.run_finished, timeout=60000) as first:
+        window.run_workload()
+    assert first.args[0]["status"] == "failed" and "unknown host key" in first.args[0]["error"]
+    assert asked and sshd.url() in asked[0]
+    qtbot.waitUntil(lambda: kh.is_file() and f"[127.0.0.1]:{sshd.port}" in kh.read_text(), timeout=15000)
+    # then the run goes: the client host's own series beside the group's
+    with qtbot.waitSignal(window.run_finished, timeout=90000) as second:
+        window.run_workload()
+    assert second.args[0]["status"] == "completed", second.args[0]
+    host = f"client.main@{name_part(f'127.0.0.1:{sshd.port}')}.tps"
+    assert window.timeline.series["client.main.tps"].n >= 2 and window.timeline.series[host].n >= 2
+    kh.unlink()
+
+
+def test_target_dialog_takes_a_db_host_and_its_restart_method(qtbot):
+    import pytest
+
+    from tunebench.core.errors import ConfigError
+    from tunebench.ui.targets_panel import TargetDialog
+
+    d = TargetDialog()
+    qtbot.addWidget(d)
+    d.name.setText("prod")
+    d.db_host.setText("ssh://me@db1:2222")
+    d.option_file.setText("/etc/mysql/mariadb.conf.d/99-tunebench.cnf")
+    with pytest.raises(ConfigError, match="needs all three"):
+        d.target()
+    d.restart_command.setText("sudo systemctl restart mariadb")
+    t = d.target()
+    assert (t.db_host, t.restart_command) == ("ssh://me@db1:2222", "sudo systemctl restart mariadb")
+    d.db_host.setText("db1 with spaces")
+    with pytest.raises(ConfigError, match="not an SSH host"):
+        d.target()
