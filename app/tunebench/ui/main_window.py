@@ -105,6 +105,9 @@ class MainWindow(QMainWindow):
         self._build_status()
         self.targets.message.connect(self.show_message)
         self.targets.target_changed.connect(lambda _n: self._load_server_facts())
+        # client hosts belong to a target: kept per target, back when it is chosen again
+        self._hosts_for = self.targets.current_name()
+        self.targets.target_changed.connect(self._switch_client_hosts)
         self.knobs.flip.connect(self.flip_knob)
         self.knobs.restore_all.connect(self._on_restore_all)
         self.sweep.wants_facts.connect(self._on_wants_facts)
@@ -183,6 +186,12 @@ class MainWindow(QMainWindow):
         # the clock ticks every second: a fixed width, so it never relayouts the status bar
         self.status_elapsed.setFixedWidth(self.status_elapsed.fontMetrics().horizontalAdvance("888:88") + 8)
 
+    def _switch_client_hosts(self, name: str) -> None:
+        if self._hosts_for:
+            self.settings.setValue(f"client_hosts/{self._hosts_for}", self.workload.client_hosts.text())
+        self._hosts_for = name
+        self.workload.client_hosts.setText(str(self.settings.value(f"client_hosts/{name}", "") or ""))
+
     def _restore_settings(self) -> None:
         geometry = self.settings.value("geometry")
         if geometry is not None:
@@ -199,6 +208,8 @@ class MainWindow(QMainWindow):
         threads = self.settings.value("threads")
         if threads:
             self.workload.threads.setText(str(threads))
+        if self._hosts_for:
+            self.workload.client_hosts.setText(str(self.settings.value(f"client_hosts/{self._hosts_for}", "") or ""))
 
     def closeEvent(self, event: Any) -> None:
         self.stage.set(False)  # what is saved is the everyday layout
@@ -208,6 +219,8 @@ class MainWindow(QMainWindow):
         self.settings.setValue("workload", self.workload.workload.currentText())
         self.settings.setValue("engine", self.workload.engine.currentText())
         self.settings.setValue("threads", self.workload.threads.text())
+        if self._hosts_for:
+            self.settings.setValue(f"client_hosts/{self._hosts_for}", self.workload.client_hosts.text())
         self.stop_run()
         if self.worker is not None:
             self.worker.wait(30)
@@ -295,7 +308,10 @@ class MainWindow(QMainWindow):
 
     def _start(self, request: RunRequest) -> None:
         if self.worker is not None and self.worker.running():
-            return
+            if not self.worker.ended:
+                self.show_message("a run is in progress: stop it first")
+                return
+            self.worker.wait(10)  # the last run has ended; its process is exiting
         self.show_live()
         self.timeline.clear()
         self.dashboard.reset()

@@ -153,6 +153,11 @@ class RunWorker(QObject):
     def running(self) -> bool:
         return self._proc is not None and self._proc.is_alive()
 
+    @property
+    def ended(self) -> bool:
+        """The run reported its end (its process may still be exiting)."""
+        return self._ended
+
     def wait(self, timeout: float | None = None) -> None:
         """Until the run process has ended, and every record it sent has been handled."""
         if self._proc is not None:
