@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test demo sysdeps venv lint bench clean
+.PHONY: run test demo sysdeps venv lint bench clean package package-test
 
 sysdeps:
 	@sh packaging/ensure-system-deps.sh
@@ -24,6 +24,13 @@ run: venv
 
 test: venv
 	$(PY) -m pytest
+
+# The desktop bundle (PyInstaller, one folder: dist/tunebench/) and its smoke test.
+package: venv
+	PY=$(PY) sh packaging/build.sh
+
+package-test: package
+	sh packaging/smoke-test.sh
 
 lint: venv
 	$(VENV)/bin/ruff check app tests bench

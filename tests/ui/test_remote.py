@@ -70,3 +70,24 @@ def test_client_hosts_are_kept_per_target(window, sandbox):
     window.targets.list.setCurrentRow(0)
     assert window.workload.client_hosts.text() == "ssh://me@client1, ssh://me@client2"
     assert window.workload.client_host_urls() == ("ssh://me@client1", "ssh://me@client2")
+
+
+def test_welcome_once_on_an_empty_store_and_the_about_box(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from tunebench.store.repo import Store
+    from tunebench.ui.main_window import MainWindow
+
+    store = Store(tmp_path / "empty.sqlite")
+    w = MainWindow(store, settings=QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    dlg = w.maybe_welcome()
+    assert dlg is not None and not dlg.isModal() and "sandbox" in dlg.findChildren(type(dlg.sandbox_button))[0].text()
+    dlg._recipe()
+    assert [n for n, _ in w.sweep.axes()] == ["innodb_doublewrite", "innodb_flush_log_at_trx_commit"]
+    assert w.maybe_welcome() is None  # once
+    about = w.show_about()
+    for key in ("Tunebench", "Qt", "PySide6", "pyqtgraph", "mysql-connector-python", "server"):
+        assert f"{key}: " in about.text
+    assert "C extension" in about.info["mysql-connector-python"]
+    store.close()

@@ -47,7 +47,8 @@ def rerun_in_own_session(args: list[str]) -> int:
     it: the terminal's session is never touched. Ctrl-C here stops the window there.
     """
     env = {**os.environ, OWN_SESSION_ENV: "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "tunebench", *args], env=env, start_new_session=True)
+    me = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "tunebench"]  # the bundle
+    proc = subprocess.Popen([*me, *args], env=env, start_new_session=True)
     try:
         return proc.wait()
     except KeyboardInterrupt:
@@ -113,6 +114,8 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
     else:
         window.show()
     settle_heap()
+    if not (demo or replay is not None or screenshot):
+        window.maybe_welcome()  # first start, empty store
     if demo:
         start_demo(window, screenshot)
     if replay is not None:

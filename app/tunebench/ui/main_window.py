@@ -170,6 +170,8 @@ class MainWindow(QMainWindow):
                                      ("Sessions", "Ctrl+O", lambda: self.central.setCurrentIndex(1))):
             menu.addAction(self._action(text.rstrip("…"), shortcut, slot, text.rstrip("…")))
         self.stage = Stage(self)
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(self._action("About Tunebench", "Ctrl+F1", self.show_about, "Versions, for a bug report"))
         self._set_running(False)
 
     def _build_status(self) -> None:
@@ -387,6 +389,29 @@ class MainWindow(QMainWindow):
         if self.worker is None or not self.worker.mark(label):  # recorded by the run when there is one
             self._on_event(Event(time.time(), "mark", label))
 
+    # -- first run, about --
+    def show_about(self) -> Any:
+        from tunebench.ui.about import AboutDialog
+
+        dlg = AboutDialog(getattr(self, "server_version", None), self)
+        dlg.show()
+        return dlg
+
+    def maybe_welcome(self) -> Any:
+        """The welcome, once, when the store is empty: never modal, so nothing waits on it."""
+        from tunebench.ui.about import WelcomeDialog
+
+        try:
+            empty = not self.store.list_sessions()
+        except TunebenchError:
+            empty = False
+        if not empty or self.settings.value("welcomed", False, type=bool):
+            return None
+        self.settings.setValue("welcomed", True)
+        dlg = WelcomeDialog(self)
+        dlg.show()
+        return dlg
+
     # -- replay, compare, export --
     def open_replay(self, session_id: int) -> float:
         """Open a recorded session in the dashboard, whole (Play replays it from the start, following the
@@ -496,6 +521,7 @@ class MainWindow(QMainWindow):
 
         def done(result: tuple[dict[str, str], dict[str, Any]]) -> None:
             variables, facts = result
+            self.server_version = variables.get("version")
             self.sweep.set_server(variables, facts)
             self.knobs.show_values({n: variables.get(n, "n/a") for n in FAVOURITES})
 
