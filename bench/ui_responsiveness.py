@@ -28,7 +28,7 @@ from tunebench.ui.main_window import MainWindow
 
 
 def main() -> None:
-    from tunebench.ui.app import OWN_SESSION_ENV
+    from tunebench.ui.launch import OWN_SESSION_ENV
 
     if os.getsid(0) != os.getpid() and os.environ.get(OWN_SESSION_ENV) != "1":
         # as the window does: its own session, so its scheduler favour never touches the terminal's

@@ -578,17 +578,19 @@ def _auto_restore(args: argparse.Namespace) -> None:
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    try:
-        from tunebench.ui.app import has_display, in_own_session, rerun_in_own_session, run_gui
-    except ImportError as exc:
-        raise ConfigError(f"the GUI needs PySide6 and pyqtgraph ({exc}); `make run` installs them") from None
+    from tunebench.ui.launch import has_display, in_own_session, rerun_in_own_session
+
     if not has_display():
         print("no display: running the headless demo instead (set DISPLAY, or QT_QPA_PLATFORM=offscreen)",
               file=sys.stderr)
         ns = argparse.Namespace(**{**vars(args), "step_seconds": 5})
         return cmd_demo(ns)
     if not in_own_session():
-        return rerun_in_own_session(sys.argv[1:])
+        return rerun_in_own_session(sys.argv[1:])  # Qt is loaded there, not here
+    try:
+        from tunebench.ui.app import run_gui
+    except ImportError as exc:
+        raise ConfigError(f"the GUI needs PySide6 and pyqtgraph ({exc}); `make run` installs them") from None
     return run_gui(Path(args.db) if args.db else paths.default_db_path(), demo=args.demo,
                    screenshot=args.screenshot, full_screen=args.full_screen, theme=args.theme,
                    replay=args.replay, stage=args.stage)

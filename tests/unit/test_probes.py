@@ -92,14 +92,24 @@ def test_process_cpu_counts_new_processes_from_their_start_and_detects_pid_reuse
     assert g["proc.local.client.cpu"] == pytest.approx(100 * (20 + 20) / 200)
 
 
+DISKSTATS = ("   8       0 sda 100 0 2000 50 200 0 4000 80 0 120 130 0 0 0 0\n"
+             "   8       1 sda1 90 0 1800 40 190 0 3900 70 0 110 120 0 0 0 0\n"
+             "   7       0 loop0 1 0 2 0 0 0 0 0 0 0 0\n")
+
+
 def test_host_cpu_probe_first_sample_is_a_base():
-    texts = iter([PROC_STAT_1, PROC_STAT_1, PROC_STAT_2])
-    probe = HostCpuProbe("db1", reader=lambda _p: next(texts))
+    texts = {"/proc/stat": iter([PROC_STAT_1, PROC_STAT_1, PROC_STAT_2])}
+    probe = HostCpuProbe("db1", reader=lambda p: next(texts[p]) if p in texts else DISKSTATS)
     assert "2 CPUs" in probe.open()
     assert "host.db1.cpu.user" not in probe.read().gauges
-    g = probe.read().gauges
+    r = probe.read()
+    g = r.gauges
     assert g["host.db1.cpu.user"] == 50.0 and g["host.db1.cpu.busy"] == 85.0
     assert g["host.db1.procs_running"] == 5
+    # whole disks only (not sda1, not loop0): IOPS and MB/s counters, % busy per disk
+    assert r.counters["host.db1.disk.reads"] == 100 and r.counters["host.db1.disk.writes"] == 200
+    assert r.counters["host.db1.disk.write_mb"] == 4000 * 512 / 1e6 and r.counters["host.db1.disk.sda.util"] == 12.0
+    assert "host.db1.disk.sda1.util" not in r.counters
 
 
 # ---- framework arithmetic ---------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,40 +19,13 @@ from PySide6.QtWidgets import QApplication
 from tunebench.core.errors import ConfigError
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.store.repo import Store
+from tunebench.ui.launch import OWN_SESSION_ENV, has_display, in_own_session, rerun_in_own_session  # noqa: F401
 from tunebench.ui.main_window import MainWindow
 from tunebench.ui.theme import THEMES, apply_theme
 
 DEMO_WORKLOAD = "oltp_update_index"
 DEMO_THREADS = "4,16"
 DEMO_STEP_SECONDS = 10
-
-
-def has_display() -> bool:
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                or os.environ.get("QT_QPA_PLATFORM") in ("offscreen", "minimal", "vnc"))
-
-
-OWN_SESSION_ENV = "TUNEBENCH_OWN_SESSION"
-
-
-def in_own_session() -> bool:
-    return os.getsid(0) == os.getpid() or os.environ.get(OWN_SESSION_ENV) == "1"
-
-
-def rerun_in_own_session(args: list[str]) -> int:
-    """Run `python -m tunebench ARGS` as the leader of a new session and wait for it.
-
-    The window then has a scheduler autogroup of its own (see favour_the_window), which disappears with
-    it: the terminal's session is never touched. Ctrl-C here stops the window there.
-    """
-    env = {**os.environ, OWN_SESSION_ENV: "1"}
-    me = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "tunebench"]  # the bundle
-    proc = subprocess.Popen([*me, *args], env=env, start_new_session=True)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        return proc.wait()
 
 
 def favour_the_window() -> bool:
@@ -114,6 +86,8 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
     else:
         window.show()
     settle_heap()
+    if os.environ.get("TUNEBENCH_STARTUP_TIME"):
+        QTimer.singleShot(0, report_startup)  # runs once the shown window has had its first paint
     if not (demo or replay is not None or screenshot):
         window.maybe_welcome()  # first start, empty store
     if demo:
@@ -148,6 +122,22 @@ def start_demo(window: MainWindow, screenshot: str | None) -> None:
     window.run_finished.connect(on_finished)
     window.run_started.connect(lambda worker: worker.event.connect(on_event))
     QTimer.singleShot(300, window.run_workload)
+
+
+def seconds_since_process_start() -> float:
+    """From the kernel's start time of this process (so the interpreter's and the bundle's own start-up count)."""
+    with open("/proc/self/stat") as f:
+        start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime") as f:
+        uptime = float(f.read().split()[0])
+    return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+
+
+def report_startup() -> None:
+    import time
+
+    sys.stderr.write(f"startup: window painted {seconds_since_process_start():.2f} s after its process started "
+                     f"(epoch {time.time():.3f})\n")
 
 
 def start_replay(window: MainWindow, session_id: int, stage: bool, screenshot: str | None) -> None:

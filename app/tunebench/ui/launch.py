@@ -1,0 +1,36 @@
+"""Before Qt: is there a display, and is this process the leader of its own session (see favour_the_window
+in app.py)? Kept free of Qt imports so the launcher that re-executes itself does not load Qt twice."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def has_display() -> bool:
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("QT_QPA_PLATFORM") in ("offscreen", "minimal", "vnc"))
+
+
+OWN_SESSION_ENV = "TUNEBENCH_OWN_SESSION"
+
+
+def in_own_session() -> bool:
+    return os.getsid(0) == os.getpid() or os.environ.get(OWN_SESSION_ENV) == "1"
+
+
+def rerun_in_own_session(args: list[str]) -> int:
+    """Run `python -m tunebench ARGS` as the leader of a new session and wait for it.
+
+    The window then has a scheduler autogroup of its own (see favour_the_window), which disappears with
+    it: the terminal's session is never touched. Ctrl-C here stops the window there.
+    """
+    env = {**os.environ, OWN_SESSION_ENV: "1"}
+    me = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "tunebench"]  # the bundle
+    proc = subprocess.Popen([*me, *args], env=env, start_new_session=True)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        return proc.wait()
