@@ -4,7 +4,18 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import gc
+
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_between_tests():
+    """Collect the cycles of earlier tests (widgets, plot items) here, not in the middle of a later test's
+    paint: pyqtgraph items freed by the collector during a QGraphicsView paint crashed the full suite once."""
+    gc.collect()
+    yield
+    gc.collect()
 
 
 @pytest.fixture
