@@ -159,14 +159,16 @@ class TargetsPanel(QWidget):
                 self.message.emit(f"{t.name}: password kept for this session only: {why}")
         self.store.save_target(t)
         self.refresh()
-        self.list.setCurrentRow(self.list.count() - 1)
+        items = self.list.findItems(t.name, Qt.MatchFlag.MatchExactly)  # sorted by name: not always the last
+        self.list.setCurrentRow(self.list.row(items[0]) if items else 0)
 
     def add_target(self, t: Target, password: str | None = None) -> None:
         if password is not None:
             remember_password(t, password)
         self.store.save_target(t)
         self.refresh()
-        self.list.setCurrentRow(self.list.count() - 1)
+        items = self.list.findItems(t.name, Qt.MatchFlag.MatchExactly)  # sorted by name: not always the last
+        self.list.setCurrentRow(self.list.row(items[0]) if items else 0)
 
     def _on_delete(self) -> None:
         name = self.current_name()
