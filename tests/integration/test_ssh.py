@@ -35,9 +35,12 @@ def _run(cli, sshd, *hosts, threads="4", seconds="5", extra=()):
     return cli(*args)
 
 
-def _no_sysbench_left():
-    out = subprocess.run(["pgrep", "-x", "sysbench"], capture_output=True, text=True)
-    return out.stdout.strip() == ""
+def _no_sysbench_left(sandbox):
+    """No sysbench against this test run's sandbox (another suite on the machine may run its own)."""
+    st = sandbox.status()
+    out = subprocess.run(["pgrep", "-a", "-x", "sysbench"], capture_output=True, text=True)
+    mine = [ln for ln in out.stdout.splitlines() if f"--mysql-port={st.port}" in ln or str(st.socket) in ln]
+    return mine == []
 
 
 def test_remote_sysbench_gives_tps_and_per_host_series(sandbox, cli, trusted):
@@ -52,7 +55,7 @@ def test_remote_sysbench_gives_tps_and_per_host_series(sandbox, cli, trusted):
     assert series[f"{host}.threads"].v.max() == 4
     session = store.get_session(result["session_id"])
     assert session["transport"] == "socket" or "client hosts connect over TCP" in out.stderr
-    assert _no_sysbench_left()
+    assert _no_sysbench_left(sandbox)
 
 
 def test_two_client_hosts_merge_into_their_sum(sandbox, cli, trusted):
@@ -104,7 +107,7 @@ def test_host_key_mismatch_wrong_key_and_unknown_host_refused(sandbox, cli, sshd
     assert "Traceback" not in out.stderr
     # nothing started: no session, no sysbench
     assert len(Store(paths.default_db_path()).list_sessions()) == before
-    assert _no_sysbench_left()
+    assert _no_sysbench_left(sandbox)
     kh.unlink()
 
 
@@ -168,7 +171,7 @@ def test_dropped_connection_is_a_gap_then_the_run_recovers(sandbox, trusted):
     assert steps[0].get("incomplete") is True
     assert steps[1]["tps"] > 0 and not steps[1].get("incomplete")  # reconnected for step 2
     time.sleep(6)  # the watcher's TERM, then KILL 5 s later at worst
-    assert _no_sysbench_left()
+    assert _no_sysbench_left(sandbox)
 
 
 def test_database_host_cpu_disks_and_mysqld_over_ssh(sandbox, cli, trusted):

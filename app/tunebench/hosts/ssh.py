@@ -274,8 +274,8 @@ class SshRunner:
         return bool(t is not None and t.is_active())
 
     def client(self) -> Any:
-        """The connection, (re)made when needed: 1, 2, 4 s between attempts. Trust and key errors are
-        final (retrying would not change them)."""
+        """The connection, made when needed; a lost one is remade with 1, 2, 4 s between attempts. Trust
+        and key errors are final (retrying would not change them)."""
         with self._lock:
             if self.alive():
                 return self._client
@@ -283,7 +283,8 @@ class SshRunner:
             if had:
                 self._client.close()
             delay = 1.0
-            for attempt in range(self.retries):
+            attempts = self.retries if had else 1  # a first connection fails at once; a lost one is retried
+            for attempt in range(attempts):
                 try:
                     self._client = connect(self.host, self.trust, self.key_files, note=self.note)
                     self.trust = False  # trusted once, now in known_hosts
@@ -291,7 +292,7 @@ class SshRunner:
                         self.reconnects += 1
                     return self._client
                 except SshError as exc:
-                    if "cannot connect" not in str(exc) or attempt == self.retries - 1:
+                    if "cannot connect" not in str(exc) or attempt == attempts - 1:
                         raise
                 time.sleep(delay)
                 delay *= 2
