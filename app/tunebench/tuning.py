@@ -69,6 +69,7 @@ class KnobController:
         self.note = note or (lambda _m: None)
         self.remote = (RemoteRestart(target, self.note, key_files=ssh_keys)
                        if self.sandbox is None and target.restart_command else None)
+        self._written: str | None = None  # the option file's content as this run last wrote it
         self.owner = (os.getpid(), proc_start(os.getpid()))
         self.knobs: dict[str, KnobInfo] = {}
         self.restarts = 0
@@ -197,11 +198,11 @@ class KnobController:
         if original is None:
             original = remote.read_original()
             self._journal(OPTION_FILE, "static", json.dumps(original))
-            self._written: str | None = original["content"]
+            self._written = original["content"]
         changed = {k: v for k, v in cfg.static.items()
                    if not (k in self.knobs and self.knobs[k].same(v, self.knobs[k].current))}
         content = overlay_text(dict(cnf_entry(k, v) for k, v in changed.items())) if changed else original["content"]
-        if content == getattr(self, "_written", original["content"]):
+        if content == (self._written if self._written is not None else original["content"]):
             return
         self.around_restart[0]()
         try:
