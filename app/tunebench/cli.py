@@ -597,16 +597,17 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The headless demo `make run` starts until the GUI exists: sandbox + point selects, both engines."""
+    """The headless demo (`make run` without a display): sandbox + point selects, both engines."""
     print("Tunebench headless demo: embedded sandbox, oltp_point_select at 1 and 4 threads, both engines")
     for engine in ("builtin", "sysbench"):
-        ns = argparse.Namespace(**{**vars(args), "workload": "oltp_point_select", "threads": "1,4",
-                                   "step_seconds": args.step_seconds, "warmup_seconds": 0, "engine": engine,
-                                   "transport": None, "schema": "tunebench", "workers": None, "seed": None,
-                                   "option": [], "tables": None, "table_size": None, "group": [], "json": False,
-                                   "target": "sandbox", "lua": None, "probes": None, "probe_interval": 1.0})
+        # Parsed like a typed `run`, so every option the run command grows has its default here too.
+        argv = ["run", "--workload", "oltp_point_select", "--threads", "1,4", "--engine", engine,
+                "--step-seconds", str(args.step_seconds), "--target", "sandbox"]
+        ns = build_parser().parse_args([*(["--db", args.db] if getattr(args, "db", None) else []), *argv])
         print(f"\n=== engine: {engine}")
-        cmd_run(ns)
+        rc = cmd_run(ns)
+        if rc:
+            return rc
     print("\nSessions are in the store: tunebench sessions list")
     return 0
 

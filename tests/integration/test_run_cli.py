@@ -98,3 +98,17 @@ def test_kill_9_loses_at_most_the_last_second(sandbox, tmp_path):
     ).fetchone()
     assert status == "running"  # it never got to finish
     assert points >= seen - 1
+
+
+def test_make_run_without_display_runs_the_headless_demo(sandbox):
+    """`make run` is `.venv/bin/tunebench` with no arguments; with no display it must say so in one line and
+    run the demo to the end (it once died with AttributeError before the first step)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = subprocess.run([sys.executable, "-m", "tunebench"], capture_output=True, text=True, env=env,
+                         timeout=240, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    assert [ln for ln in out.stderr.splitlines() if ln.startswith("no display")] == [
+        "no display: running the headless demo instead (set DISPLAY, or QT_QPA_PLATFORM=offscreen)"]
+    assert out.stdout.count("(completed), engine builtin") == 1
+    assert out.stdout.count("(completed), engine sysbench") == 1
