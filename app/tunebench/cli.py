@@ -155,8 +155,11 @@ def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str,
             conn.close()
     except TunebenchError as exc:
         return {"target": getattr(args, "target", None) or "sandbox", "error": str(exc)}
+    from tunebench.tuning import KnobController
+
     pid, why = local_server_pid(target, info, args.transport)
-    sampler = ProbeSampler(build_probes(None, params, target.name, info, pid, None, why), 1.0,
+    journal = KnobController(store, target, info, None).probe_journal()  # what a probe enables is journaled
+    sampler = ProbeSampler(build_probes(None, params, target.name, info, pid, None, why, journal=journal), 1.0,
                            lambda _t, _v, _k: None, lambda _k, _p, _m: None)
     try:
         statuses = sampler.open()
@@ -553,8 +556,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _auto_restore(args: argparse.Namespace) -> None:
-    """At every start: put back knobs a crashed or killed run left changed, and say so."""
+def _auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
+    """At every start: sessions whose process died are marked interrupted, and (unless `knobs` is off) knobs
+    and probe settings a crashed or killed run left changed are put back; each said in one line."""
     path = Path(args.db) if args.db else paths.default_db_path()
     if not path.exists():
         return
@@ -563,7 +567,11 @@ def _auto_restore(args: argparse.Namespace) -> None:
 
     store = Store(path)
     try:
-        if not store.journal_pending():
+        orphans = store.mark_orphans()
+        if orphans:
+            print(f"tunebench: session {', '.join(map(str, orphans))} marked interrupted (its process is gone)",
+                  file=sys.stderr)
+        if not knobs or not store.journal_pending():
             return
         done, _live = restore_pending(store, note=lambda m: print(m, file=sys.stderr))
     finally:
@@ -753,8 +761,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "gui"])
     try:
-        if args.command not in ("restore", "doctor"):
-            _auto_restore(args)
+        _auto_restore(args, knobs=args.command not in ("restore", "doctor"))
         return int(args.func(args) or 0)
     except TunebenchError as exc:
         print(f"tunebench: error: {exc}", file=sys.stderr)

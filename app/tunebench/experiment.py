@@ -27,7 +27,7 @@ from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
 from tunebench.store.repo import SessionWriter, Store
-from tunebench.tuning import KnobController, sandbox_for
+from tunebench.tuning import KnobController, restore_pending, sandbox_for
 
 ENGINES = ("builtin", "sysbench")
 
@@ -246,6 +246,13 @@ class Experiment:
         watched = [(self.target.db_host, "db")] if self.target.db_host else []
         watched += [(u, "client") for u in spec.client_hosts]
         self._watch = [(parse_ssh_url(u).label, role, self._ssh(u)) for u, role in watched] if spec.probes != () else []
+        # A run killed earlier (kill -9 of this process or of a GUI's run child) may have left knobs or probe
+        # settings changed and its session 'running': put them right before this run reads the server.
+        self.store.mark_orphans()
+        for d in restore_pending(self.store, note=self.on_note)[0]:
+            self.on_note(f"restored {d['name']} = {d['original']} on {d['target']} (left by an interrupted run)"
+                         if d["state"] == "restored" else
+                         f"could not restore {d['name']} on {d['target']}: {d.get('message')}")
         transport = spec.transport or self.target.default_transport()
         admin_params = conn_params(self.target, transport)
         conn = open_connection(admin_params, self.target.name)
@@ -336,9 +343,11 @@ class Experiment:
         writer = self.writer
         assert writer is not None
         pid, why = local_server_pid(self.target, info, transport)
+        assert self.controller is not None
         probes = build_probes(self.spec.probes, params, self.target.name, info, pid,
                               None if self._runners else self._client_pids, why,
-                              pid_file=info.variables.get("pid_file"), remote=self._watch)
+                              pid_file=info.variables.get("pid_file"), remote=self._watch,
+                              journal=self.controller.probe_journal())
 
         def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
             writer.add_samples(t, values, kinds)

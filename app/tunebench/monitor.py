@@ -30,7 +30,7 @@ from tunebench.hosts.telemetry import (
     server_pid_from,
 )
 from tunebench.mysql.connect import ServerInfo, open_connection
-from tunebench.mysql.probes import MetricsProbe, StatusProbe, WaitsProbe
+from tunebench.mysql.probes import MetricsProbe, SettingsJournal, StatusProbe, WaitsProbe
 from tunebench.mysql.target import ConnParams, Target
 
 Sink = Callable[[float, dict[str, float], dict[str, str]], None]
@@ -98,9 +98,10 @@ def remote_probes(names: Sequence[str], label: str, role: str, runner: Any,
 def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name: str, info: ServerInfo,
                  server_pid: int | None, client_pids: Callable[[], Iterable[int]] | None,
                  server_note: str = "", pid_file: str | None = None,
-                 remote: Sequence[tuple[str, str, Any]] = ()) -> list[Probe]:
+                 remote: Sequence[tuple[str, str, Any]] = (), journal: SettingsJournal | None = None) -> list[Probe]:
     """The probes asked for (None = all), in PROBE_NAMES order; then those of the SSH hosts in `remote`
-    ((label, role, runner): the database host, the client hosts)."""
+    ((label, role, runner): the database host, the client hosts). What the SQL probes switch on at the server
+    goes into `journal` first."""
     names = PROBE_NAMES if selected is None else tuple(selected)
 
     def connect() -> Any:
@@ -111,9 +112,9 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
         if name == "status":
             probes.append(StatusProbe(connect, info))
         elif name == "waits":
-            probes.append(WaitsProbe(connect, info))
+            probes.append(WaitsProbe(connect, info, journal=journal))
         elif name == "metrics":
-            probes.append(MetricsProbe(connect, info))
+            probes.append(MetricsProbe(connect, info, journal=journal))
         elif name == "cpu":
             probes.append(HostCpuProbe("local"))
         elif name == "proc":

@@ -28,22 +28,42 @@ from tunebench.hosts.remote_restart import OPTION_FILE, RemoteRestart, overlay_t
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs, read_global, set_global
+from tunebench.mysql.probes import undo_probe_setting
 from tunebench.mysql.target import Target, conn_params
+from tunebench.store.owner import owner_alive, proc_start
 from tunebench.store.repo import Store
 
 OVERLAY = "@sandbox"  # journal name of the sandbox's my.cnf overlay + CPU binding
+NULL = "\0NULL"  # a NULL original in the journal (a real value never holds NUL: core.knobs refuses it)
 
 
-def proc_start(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
+def to_journal(value: str | None) -> str:
+    return NULL if value is None else value
 
 
-def owner_alive(pid: int, start: str) -> bool:
-    return pid > 0 and bool(start) and proc_start(pid) == start
+def from_journal(text: str) -> str | None:
+    return None if text == NULL else text
+
+
+def shown(text: str | None) -> str:
+    """An original as the user reads it."""
+    return "NULL" if text is None or text == NULL else text
+
+
+class ProbeJournal:
+    """What the probes switch on at the server (InnoDB monitor counters, performance_schema instruments and
+    consumers), journaled like knobs (kind 'probe') so a killed run's settings are put back at the next start.
+    `add` before the change; `settle` once it is undone (or was refused)."""
+
+    def __init__(self, controller: KnobController):
+        self.controller = controller
+
+    def add(self, name: str, original: str) -> int | None:
+        return self.controller._journal(name, "probe", original)
+
+    def settle(self, row: int | None, state: str = "restored") -> None:
+        if row is not None:
+            self.controller.store.journal_mark(row, state)
 
 
 def sandbox_for(target: Target) -> SandboxServer | None:
@@ -103,9 +123,13 @@ class KnobController:
                 raise ConfigError(f"the cpus axis binds the sandbox server; target {self.target.name} is not it")
 
     # -- journal --
-    def _journal(self, name: str, kind: str, original: str) -> None:
-        self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
-                               original=original, owner_pid=self.owner[0], owner_start=self.owner[1])
+    def _journal(self, name: str, kind: str, original: str | None) -> int | None:
+        return self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
+                                      original=to_journal(original), owner_pid=self.owner[0],
+                                      owner_start=self.owner[1])
+
+    def probe_journal(self) -> ProbeJournal:
+        return ProbeJournal(self)
 
     # -- applying --
     def apply_config(self, cfg: ConfigPlan) -> dict[str, str]:
@@ -130,10 +154,17 @@ class KnobController:
             conn.close()
         return readback
 
-    def _set(self, conn: Any, info: KnobInfo, value: Any) -> str:
+    def _set(self, conn: Any, info: KnobInfo, value: Any) -> str | None:
         current = read_global(conn, info.name)
-        self._journal(info.name, "dynamic", current)
-        got = set_global(conn, info, value)
+        # Journaled before the change (a kill right after the SET must not lose the original); a refused
+        # change is discarded so nothing is "restored" that was never changed.
+        row = self._journal(info.name, "dynamic", current)
+        try:
+            got = set_global(conn, info, value)
+        except (TunebenchError, mysql.connector.Error):
+            if row is not None:
+                self.store.journal_mark(row, "discarded", "the server refused the change")
+            raise
         if not info.same(got, value):
             self.note(f"{info.name}: asked for {value}, the server reads back {got}")
         if not info.same(got, current):
@@ -229,7 +260,7 @@ class KnobController:
             if d["name"] in (OVERLAY, OPTION_FILE) and d.get("restarted"):
                 what = "sandbox" if d["name"] == OVERLAY else self.target.name
                 self.event(Event(time.time(), "restart", f"{what} restarted: original settings", d))
-            if d["state"] == "restored":
+            if d["state"] == "restored" and d.get("kind") != "probe":
                 self.event(Event(time.time(), "restore", f"{d['name']} restored to {d['original']}", d))
             else:
                 self.event(Event(time.time(), "error", f"could not restore {d['name']}: {d['message']}", d))
@@ -266,34 +297,54 @@ def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str],
             except TunebenchError as exc:
                 store.journal_mark(r["id"], "failed", str(exc))
                 out.append({**result, "state": "failed", "message": str(exc)})
-        if not dynamics:
+        probes = [r for r in target_rows if r["kind"] == "probe"]
+        if not dynamics and not probes:
             continue
         try:
             conn = open_connection(conn_params(target, None), target.name)
         except TunebenchError as exc:
-            for r in dynamics:
-                out.append({"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"],
-                            "state": "failed", "message": str(exc)})
+            for r in (*dynamics, *probes):
+                out.append({"id": r["id"], "target": target.name, "name": r["name"], "original": shown(r["original"]),
+                            "kind": r["kind"], "state": "failed", "message": str(exc)})
             note(f"cannot restore knobs on {target.name}: {exc}; the journal keeps them for `tunebench restore`")
             continue
         try:
-            info = introspect(conn)
-            facts = describe_knobs(conn, info, [r["name"] for r in dynamics])
-            for r in dynamics:
-                result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"]}
+            out += _restore_dynamic(store, conn, target, dynamics)
+            for r in probes:
+                result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"],
+                          "kind": "probe"}
                 try:
-                    k = facts[r["name"]]
-                    got = set_global(conn, k, k.normalize(r["original"]) if k.type != "string" else r["original"])
-                    ok = k.same(got, r["original"])
-                    store.journal_mark(r["id"], "restored" if ok else "failed",
-                                       None if ok else f"reads back {got}")
-                    out.append({**result, "state": "restored" if ok else "failed", "now": got})
-                except (TunebenchError, KeyError, mysql.connector.Error) as exc:
+                    undo_probe_setting(conn, r["name"], r["original"])
+                    store.journal_mark(r["id"], "restored")
+                    out.append({**result, "state": "restored"})
+                except (TunebenchError, mysql.connector.Error) as exc:
                     store.journal_mark(r["id"], "failed", str(exc))
                     out.append({**result, "state": "failed", "message": str(exc)})
         finally:
             with contextlib.suppress(Exception):
                 conn.close()
+    return out
+
+
+def _restore_dynamic(store: Store, conn: Any, target: Target, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not rows:
+        return []
+    out = []
+    info = introspect(conn)
+    facts = describe_knobs(conn, info, [r["name"] for r in rows])
+    for r in rows:
+        original = from_journal(r["original"])
+        result = {"id": r["id"], "target": target.name, "name": r["name"], "original": shown(original)}
+        try:
+            k = facts[r["name"]]
+            value = original if original is None or k.type == "string" else k.normalize(original)
+            got = set_global(conn, k, value)
+            ok = k.same(got, original)
+            store.journal_mark(r["id"], "restored" if ok else "failed", None if ok else f"reads back {shown(got)}")
+            out.append({**result, "state": "restored" if ok else "failed", "now": got})
+        except (TunebenchError, KeyError, mysql.connector.Error) as exc:
+            store.journal_mark(r["id"], "failed", str(exc))
+            out.append({**result, "state": "failed", "message": str(exc)})
     return out
 
 

@@ -79,7 +79,10 @@ class KnobInfo:
         return text
 
     def same(self, a: Any, b: Any) -> bool:
-        """Whether two values mean the same for this knob (ON == 1, 1G == 1073741824, case of enums)."""
+        """Whether two values mean the same for this knob (ON == 1, 1G == 1073741824, case of enums);
+        None is SQL NULL and equals only itself."""
+        if a is None or b is None:
+            return a is None and b is None
         try:
             return _canon(self, a) == _canon(self, b)
         except ConfigError:

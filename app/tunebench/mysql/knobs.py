@@ -129,14 +129,18 @@ def mysql_knobs(conn: Any, info: ServerInfo, names: list[str]) -> dict[str, Knob
     return out
 
 
-def read_global(conn: Any, name: str) -> str:
+def read_global(conn: Any, name: str) -> str | None:
+    """The global value as text; None when it is NULL (innodb_ft_server_stopword_table, init_file, ...)."""
     name = check_name(name)
     rows = query_all(conn, f"SELECT @@GLOBAL.{name}")
-    return _text(rows[0][0]) if rows else ""
+    if not rows or rows[0][0] is None:
+        return None
+    return _text(rows[0][0])
 
 
-def set_global(conn: Any, knob: KnobInfo, value: int | float | str) -> str:
-    """SET GLOBAL (name checked by describe_knobs, value as a parameter); returns the read-back value."""
+def set_global(conn: Any, knob: KnobInfo, value: int | float | str | None) -> str | None:
+    """SET GLOBAL (name checked by describe_knobs, value as a parameter; None sets NULL); returns the
+    read-back value."""
     name = check_name(knob.name)
     try:
         query_all(conn, f"SET GLOBAL {name} = %s", (value,))

@@ -9,11 +9,12 @@ and put back by `close()`.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import mysql.connector
 
@@ -30,6 +31,23 @@ ER_NO_TABLE = (1109, 1146)
 LOST_CONNECTION = (None, -1, 2006, 2013, 2055)  # gone away, lost, "connection not available" (no errno)
 
 
+
+
+class SettingsJournal(Protocol):
+    """Where a probe records a server setting before it changes it (see tuning.ProbeJournal): a killed run's
+    settings are then put back at the next start by `undo_probe_setting`."""
+
+    def add(self, name: str, original: str) -> int | None: ...
+
+    def settle(self, row: int | None, state: str = "restored") -> None: ...
+
+
+class NoJournal:
+    def add(self, name: str, original: str) -> int | None:
+        return None
+
+    def settle(self, row: int | None, state: str = "restored") -> None:
+        pass
 
 
 class NotThisFlavor(ProbeUnavailable):
@@ -49,9 +67,10 @@ class SqlProbe:
 
     name = "sql"
 
-    def __init__(self, connect: Connector, info: ServerInfo):
+    def __init__(self, connect: Connector, info: ServerInfo, journal: SettingsJournal | None = None):
         self.connect = connect
         self.info = info
+        self.journal: SettingsJournal = journal or NoJournal()
         self._conn: Any = None
 
     def conn(self) -> Any:
@@ -246,11 +265,12 @@ class MetricsProbe(SqlProbe):
 
     name = "metrics"
 
-    def __init__(self, connect: Connector, info: ServerInfo, names: Mapping[str, str] | None = None):
-        super().__init__(connect, info)
+    def __init__(self, connect: Connector, info: ServerInfo, names: Mapping[str, str] | None = None,
+                 journal: SettingsJournal | None = None):
+        super().__init__(connect, info, journal)
         self.catalog = dict(names or METRICS)
         self.names: tuple[str, ...] = ()
-        self.enabled_by_us: list[str] = []
+        self.enabled_by_us: list[tuple[str, int | None]] = []  # (monitor, journal row)
         self.cols: MetricsColumns | None = None
 
     def open(self) -> str:
@@ -267,11 +287,13 @@ class MetricsProbe(SqlProbe):
             raise ProbeUnavailable("none of the chosen InnoDB metrics exist on this server")
         refused = []
         for name in (n for n, on in present.items() if not on):
+            row = self.journal.add(f"{MONITOR}{name}", "disabled")
             try:
                 self.query("SET GLOBAL innodb_monitor_enable = %s", (name,))
-                self.enabled_by_us.append(name)
+                self.enabled_by_us.append((name, row))
                 present[name] = True
             except mysql.connector.Error as exc:
+                self.journal.settle(row, "discarded")
                 refused.append(name)
                 if getattr(exc, "errno", None) in ER_ACCESS_DENIED:
                     refused.extend(n for n, on in present.items() if not on and n not in refused)
@@ -297,19 +319,42 @@ class MetricsProbe(SqlProbe):
         return r
 
     def close(self) -> None:
-        failed = restore_monitors(self, self.enabled_by_us)
+        failed = []
+        for name, row in self.enabled_by_us:
+            try:
+                self.query("SET GLOBAL innodb_monitor_disable = %s", (name,))
+                self.journal.settle(row)
+            except mysql.connector.Error:
+                failed.append((name, row))  # the journal keeps it for the run's end or the next start
         self.enabled_by_us = failed
         self.drop()
 
 
-def restore_monitors(probe: SqlProbe, names: list[str]) -> list[str]:
-    failed = []
-    for name in names:
-        try:
-            probe.query("SET GLOBAL innodb_monitor_disable = %s", (name,))
-        except mysql.connector.Error:
-            failed.append(name)
-    return failed
+MONITOR, CONSUMER, INSTRUMENTS = "monitor:", "pfs_consumer:", "pfs_instruments"
+
+
+def undo_probe_setting(conn: Any, name: str, original: str) -> None:
+    """Put back one journaled probe setting (written by a probe's `open`, left by a killed run)."""
+    if name.startswith(MONITOR):
+        query_all(conn, "SET GLOBAL innodb_monitor_disable = %s", (name[len(MONITOR):],))
+    elif name.startswith(CONSUMER):
+        query_all(conn, "UPDATE performance_schema.setup_consumers SET ENABLED=%s WHERE NAME=%s",
+                  (original, name[len(CONSUMER):]))
+    elif name == INSTRUMENTS:
+        set_instruments(lambda sql, args: query_all(conn, sql, args), [tuple(i) for i in json.loads(original)])
+    else:
+        raise ProbeUnavailable(f"unknown probe setting {name!r} in the journal (written by a newer Tunebench?)")
+
+
+def set_instruments(query: Callable[[str, tuple[Any, ...]], Any], instruments: list[tuple[str, ...]]) -> None:
+    """(name, ENABLED, TIMED) of each instrument as given, grouped by state, 200 names a statement."""
+    by_state: dict[tuple[str, str], list[str]] = {}
+    for name, enabled, timed in instruments:
+        by_state.setdefault((enabled, timed), []).append(name)
+    for (enabled, timed), names in by_state.items():
+        for chunk in _chunks(names, 200):
+            query(f"UPDATE performance_schema.setup_instruments SET ENABLED=%s, TIMED=%s WHERE NAME IN "
+                  f"({','.join(['%s'] * len(chunk))})", (enabled, timed, *chunk))
 
 
 # ---- waits ---------------------------------------------------------------------------------------
@@ -390,15 +435,16 @@ class WaitsProbe(SqlProbe):
 
     name = "waits"
 
-    def __init__(self, connect: Connector, info: ServerInfo, top: int = 10):
-        super().__init__(connect, info)
+    def __init__(self, connect: Connector, info: ServerInfo, top: int = 10, journal: SettingsJournal | None = None):
+        super().__init__(connect, info, journal)
         self.source = ""
         self.topn = TopN(top)
         self._prev: dict[str, dict[str, float]] = {}
         self._prev_t: float | None = None
         self.changed_instruments: list[tuple[str, str, str]] = []  # (name, ENABLED, TIMED) as found
-        self.changed_consumers: list[tuple[str, str]] = []
+        self.changed_consumers: list[tuple[str, str, int | None]] = []  # (name, ENABLED as found, journal row)
         self.latch_enabled_by_us = False
+        self._rows: dict[str, int | None] = {}  # journal rows of the instruments and the latch monitor
         self.clock: Callable[[], float] = time.monotonic
 
     # -- choosing a source --
@@ -436,8 +482,15 @@ class WaitsProbe(SqlProbe):
         note = ""
         try:
             for name, enabled in off_consumers:
-                self.query("UPDATE performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME=%s", (name,))
-                self.changed_consumers.append((name, enabled))
+                row = self.journal.add(f"{CONSUMER}{name}", enabled)
+                try:
+                    self.query("UPDATE performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME=%s", (name,))
+                except mysql.connector.Error:
+                    self.journal.settle(row, "discarded")
+                    raise
+                self.changed_consumers.append((name, enabled, row))
+            if off:
+                self._rows[INSTRUMENTS] = self.journal.add(INSTRUMENTS, json.dumps(off))
             for chunk in _chunks(off, 200):
                 self.query("UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME IN "
                            f"({','.join(['%s'] * len(chunk))})", tuple(i[0] for i in chunk))
@@ -479,6 +532,7 @@ class WaitsProbe(SqlProbe):
             rows = self.query(f"SELECT {cols.enabled_col} FROM information_schema.INNODB_METRICS "
                               "WHERE SUBSYSTEM = 'latch'")
             if not any(MetricsColumns.is_enabled(r[0]) for r in rows):
+                self._rows["latch"] = self.journal.add(f"{MONITOR}latch", "disabled")
                 self.query("SET GLOBAL innodb_monitor_enable = 'latch'")
                 self.latch_enabled_by_us = True
             self.query("SHOW ENGINE INNODB MUTEX")
@@ -555,22 +609,19 @@ class WaitsProbe(SqlProbe):
 
     # -- restoring --
     def _restore_pfs(self) -> None:
-        by_state: dict[tuple[str, str], list[str]] = {}
-        for name, enabled, timed in self.changed_instruments:
-            by_state.setdefault((enabled, timed), []).append(name)
-        for (enabled, timed), names in by_state.items():
-            for chunk in _chunks(names, 200):
-                self.query(f"UPDATE performance_schema.setup_instruments SET ENABLED=%s, TIMED=%s WHERE NAME IN "
-                           f"({','.join(['%s'] * len(chunk))})", (enabled, timed, *chunk))
+        set_instruments(self.query, list(self.changed_instruments))
         self.changed_instruments = []
-        for name, enabled in self.changed_consumers:
+        self.journal.settle(self._rows.pop(INSTRUMENTS, None))
+        for name, enabled, row in self.changed_consumers:
             self.query("UPDATE performance_schema.setup_consumers SET ENABLED=%s WHERE NAME=%s", (enabled, name))
+            self.journal.settle(row)
         self.changed_consumers = []
 
     def _restore_latch(self) -> None:
         if self.latch_enabled_by_us:
             self.query("SET GLOBAL innodb_monitor_disable = 'latch'")
             self.latch_enabled_by_us = False
+        self.journal.settle(self._rows.pop("latch", None), "restored")
 
     def pending_restore(self) -> bool:
         return bool(self.changed_instruments or self.changed_consumers or self.latch_enabled_by_us)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 5  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method
+SCHEMA_VERSION = 6  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
+# 6: sessions.owner_pid/owner_start (a running session whose process is gone is marked interrupted)
 
 
 class Base(DeclarativeBase):
@@ -52,6 +53,8 @@ class SessionRow(Base):
     name: Mapped[str | None] = mapped_column(Text)
     tags: Mapped[str | None] = mapped_column(Text)
     notes: Mapped[str | None] = mapped_column(Text)
+    owner_pid: Mapped[int | None] = mapped_column(Integer)  # the process writing it while it runs
+    owner_start: Mapped[str | None] = mapped_column(String(32))
 
 
 class StepRow(Base):

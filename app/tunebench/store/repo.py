@@ -35,6 +35,8 @@ from tunebench.store.models import (
     TargetRow,
     VariableRow,
 )
+from tunebench.store.owner import me as owner_me
+from tunebench.store.owner import owner_alive
 
 COMPACT_EVERY = 60  # merge one-second chunks into one chunk per series every minute
 # Rates are per second; gauges are instantaneous values.
@@ -129,27 +131,31 @@ class Store:
         if version < 5:  # 4 -> 5: and how to restart its server there
             for column in ("ssh_key", "option_file", "restart_command"):
                 _add_column(s, "targets", column, "TEXT")
+        if version < 6:  # 5 -> 6: who writes a running session
+            _add_column(s, "sessions", "owner_pid", "INTEGER")
+            _add_column(s, "sessions", "owner_start", "VARCHAR(32)")
         s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
         s.commit()
 
     # ---- knob journal ---------------------------------------------------------------------------
     def journal_add(self, *, session_id: int | None, target: Target, name: str, kind: str, original: str,
-                    owner_pid: int, owner_start: str) -> bool:
+                    owner_pid: int, owner_start: str) -> int | None:
         """Record an original value unless one is already pending for this target+knob (the first wins:
-        a later 'original' would be a value we set). Returns whether a row was added."""
-        def write() -> bool:
+        a later 'original' would be a value we set). Returns the new row's ID, or None."""
+        def write() -> int | None:
             with OrmSession(self.engine) as s:
                 exists = s.scalar(select(KnobJournalRow.id).where(
                     KnobJournalRow.target_name == target.name, KnobJournalRow.name == name,
                     KnobJournalRow.state == "pending"))
                 if exists is not None:
-                    return False
-                s.add(KnobJournalRow(session_id=session_id, target=json.dumps(target.to_dict()),
+                    return None
+                row = KnobJournalRow(session_id=session_id, target=json.dumps(target.to_dict()),
                                      target_name=target.name, name=name, kind=kind, original=original,
                                      state="pending", owner_pid=owner_pid, owner_start=owner_start,
-                                     created_at=time.time()))
+                                     created_at=time.time())
+                s.add(row)
                 s.commit()
-                return True
+                return row.id
         return self._guard(write)  # type: ignore[no-any-return]
 
     def journal_pending(self) -> list[dict[str, Any]]:
@@ -174,12 +180,28 @@ class Store:
             s.commit()
             return True
 
-    def journal_mark(self, row_id: int, state: str, message: str | None = None) -> None:
-        with OrmSession(self.engine) as s:
-            r = s.get(KnobJournalRow, row_id)
-            if r is not None:
-                r.state, r.message, r.restored_at = state, message, time.time()
+    def mark_orphans(self) -> list[int]:
+        """Sessions still 'running' whose writing process is gone (kill -9, crash, power cut) become
+        'interrupted'; returns their IDs. Sessions of a live process are left alone."""
+        def write() -> list[int]:
+            with OrmSession(self.engine) as s:
+                gone = [r for r in s.scalars(select(SessionRow).where(SessionRow.status == "running"))
+                        if r.owner_pid is not None and not owner_alive(r.owner_pid, r.owner_start)]
+                for r in gone:
+                    r.status = "interrupted"
                 s.commit()
+                return [r.id for r in gone]
+        return self._guard(write)  # type: ignore[no-any-return]
+
+    def journal_mark(self, row_id: int, state: str, message: str | None = None) -> None:
+        """state: restored | failed | discarded (the change was refused: nothing to put back)."""
+        def write() -> None:
+            with OrmSession(self.engine) as s:
+                r = s.get(KnobJournalRow, row_id)
+                if r is not None:
+                    r.state, r.message, r.restored_at = state, message, time.time()
+                    s.commit()
+        self._guard(write)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -382,15 +404,17 @@ class SessionWriter:
                 if old is None:
                     raise StoreError(f"no session {resume} in {store.path}")
                 old.status, old.ended_at = "running", None
+                old.owner_pid, old.owner_start = owner_me()
                 for sr in s.scalars(select(SeriesRow).where(SeriesRow.session_id == resume)):
                     self._series_ids[sr.name] = sr.id
                 s.commit()
                 self.id = resume
                 return
             started = time.time() if started_at is None else started_at
+            pid, start = owner_me()
             row = SessionRow(started_at=started, status="running", target=target, transport=transport,
                              engine=engine, workload=workload, config=json.dumps(config or {}), flavor=flavor,
-                             version=version)
+                             version=version, owner_pid=pid, owner_start=start)
             s.add(row)
             s.commit()
             self.id = row.id

@@ -1,0 +1,131 @@
+"""Issue 13: the run's promises under faults (kill -9, a lost server, a second session, odd originals).
+
+Every test here is bounded in time and leaves the shared sandbox as it found it."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.conftest import ROOT
+
+from tunebench.mysql.connect import open_connection, query_all
+from tunebench.mysql.probes import METRICS
+from tunebench.mysql.target import conn_params
+from tunebench.store.repo import Store
+
+pytestmark = pytest.mark.integration
+
+
+def sql(sandbox, statement, args=()):
+    conn = open_connection(conn_params(sandbox.target(), "socket"))
+    try:
+        return query_all(conn, statement, args)
+    finally:
+        conn.close()
+
+
+def probe_side_state(sandbox):
+    """Everything the probes may switch on: the chosen InnoDB monitors, the PFS instruments and consumers."""
+    marks = ",".join(["%s"] * len(METRICS))
+    monitors = sql(sandbox, f"SELECT NAME, ENABLED FROM information_schema.INNODB_METRICS WHERE NAME IN ({marks})",
+                   tuple(METRICS))
+    instruments = sql(sandbox, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments "
+                               "WHERE NAME LIKE 'wait/synch/%/innodb/%'")
+    consumers = sql(sandbox, "SELECT NAME, ENABLED FROM performance_schema.setup_consumers")
+    return {"monitors": sorted(monitors), "instruments": sorted(instruments), "consumers": sorted(consumers)}
+
+
+def store_of(sandbox):
+    return Store(Path(sandbox.base).parent / "sessions.sqlite")
+
+
+def start_run(*args):
+    return subprocess.Popen([sys.executable, "-m", "tunebench", "run", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def wait_for_load(proc, seconds=120, lines=2):
+    """Read the run's output until its load has reported `lines` seconds."""
+    deadline, seen, out = time.monotonic() + seconds, 0, []
+    while time.monotonic() < deadline and seen < lines:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        out.append(line)
+        seen += "thds:" in line
+    assert seen >= lines, "the run never started its load:\n" + "".join(out[-20:])
+
+
+def kill9(proc):
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    proc.stdout.close()
+
+
+def test_kill9_of_a_plain_run_is_interrupted_and_its_probe_settings_put_back(sandbox, cli):
+    """A run with no knobs: kill -9 left its session 'running' forever and the monitors the metrics probe
+    switched on stayed on (the next run took them for the server's own)."""
+    before = probe_side_state(sandbox)
+    assert any(not on for _n, on in before["monitors"]), "the metrics probe has nothing to switch on"
+    proc = start_run("--workload", "oltp_point_select", "--threads", "2", "--step-seconds", "60")
+    try:
+        wait_for_load(proc)
+        during = probe_side_state(sandbox)
+        assert during != before  # the probes switched things on
+        kill9(proc)
+    finally:
+        if proc.poll() is None:
+            kill9(proc)
+    assert probe_side_state(sandbox) == during  # nothing put them back yet
+    sid = store_of(sandbox).list_sessions()[-1]["id"]
+    out = cli("sessions", "show", str(sid), "--json")  # any next start
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["status"] == "interrupted"
+    assert f"session {sid} marked interrupted" in out.stderr
+    assert probe_side_state(sandbox) == before
+    assert store_of(sandbox).journal_pending() == []
+
+
+def test_a_finished_run_leaves_no_journal_and_no_probe_setting(sandbox, cli):
+    before = probe_side_state(sandbox)
+    out = cli("run", "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    assert probe_side_state(sandbox) == before
+    assert store_of(sandbox).journal_pending() == []
+
+
+def test_null_original_is_journaled_as_null_and_put_back(sandbox, cli, tmp_path):
+    """innodb_ft_server_stopword_table is NULL by default: it was journaled as '' and never put back."""
+    assert sql(sandbox, "SELECT @@GLOBAL.innodb_ft_server_stopword_table")[0][0] is None
+    sql(sandbox, "CREATE DATABASE IF NOT EXISTS tb_stop")
+    sql(sandbox, "CREATE TABLE IF NOT EXISTS tb_stop.words (value VARCHAR(30)) ENGINE=InnoDB")
+    spec = tmp_path / "stop.toml"
+    spec.write_text('workload = "oltp_point_select"\nthreads = [1]\nstep_seconds = 1\n[axes]\n'
+                    'innodb_ft_server_stopword_table = ["tb_stop/words"]\n')
+    try:
+        out = cli("sweep", str(spec), "--probes", "none", "--json")
+        assert out.returncode == 0, out.stderr
+        assert "could not restore" not in out.stderr
+        assert all(r["state"] == "restored" for r in json.loads(out.stdout)["restored"])
+        assert sql(sandbox, "SELECT @@GLOBAL.innodb_ft_server_stopword_table")[0][0] is None
+        assert store_of(sandbox).journal_pending() == []
+    finally:
+        sql(sandbox, "SET GLOBAL innodb_ft_server_stopword_table = NULL")
+        sql(sandbox, "DROP DATABASE tb_stop")
+
+
+def test_a_refused_change_is_not_restored(sandbox, cli, tmp_path):
+    """A SET the server refuses was journaled first and then gave a spurious 'could not restore'."""
+    spec = tmp_path / "refused.toml"
+    spec.write_text('workload = "oltp_point_select"\nthreads = [1]\nstep_seconds = 1\n[axes]\n'
+                    'innodb_ft_server_stopword_table = ["no_such_db/no_such_table"]\n')
+    out = cli("sweep", str(spec), "--probes", "none")
+    assert out.returncode != 0
+    assert "could not restore" not in out.stderr and "Traceback" not in out.stderr
+    assert "refused" in out.stderr
+    assert store_of(sandbox).journal_pending() == []
+    assert sql(sandbox, "SELECT @@GLOBAL.innodb_ft_server_stopword_table")[0][0] is None
