@@ -15,6 +15,8 @@ from tunebench.core.interval import Interval
 from tunebench.core.probe import parse_probe_list
 
 WORKLOAD_SHORTCUTS = ("tables", "table_size")
+# How a run ended -> exit status (a failed run raises, and exits 2 with its one line).
+EXIT_CODES = {"completed": 0, "incomplete": 1, "aborted": 130}
 
 
 def _threads_list(text: str) -> tuple[int, ...]:
@@ -187,6 +189,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             k, _, v = item.partition("=")
             overrides[k.strip()] = v.strip() if _ else None
         st = sb.start(overrides, cpus=args.cpus)
+        _auto_restore(args)  # what an interrupted run left changed on it
     elif args.action == "stop":
         st = sb.stop()
     else:
@@ -315,14 +318,15 @@ def _live_line(iv: Interval, t0: float, probed: dict[str, float] | None = None) 
 
 def _steps_table(steps: list[dict[str, Any]]) -> str:
     head = f"{'step':>4} {'group':10} {'threads':>7} {'tps':>11} {'qps':>11} {'p95 ms':>8} {'p99 ms':>8} " \
-           f"{'cv':>6} {'errors':>7}"
+           f"{'cv':>6} {'errors':>7} {'seconds':>7}"
     rows = [head, "-" * len(head)]
     for s in steps:
         p95 = "-" if s["lat_p95_ms"] is None else f"{s['lat_p95_ms']:.3f}"
         p99 = "-" if s["lat_p99_ms"] is None else f"{s['lat_p99_ms']:.3f}"
         cv = "-" if s["cv"] is None else f"{s['cv']:.3f}"
         rows.append(f"{s['step']:>4} {s['group']:10} {s['threads']:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
-                    f"{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f}")
+                    f"{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {s['seconds']:>7}"
+                    + ("  INCOMPLETE" if s.get("incomplete") else ""))
     return "\n".join(rows)
 
 
@@ -366,8 +370,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     text = f"\nsession {result['session_id']} ({result['status']}), engine {result['engine']}, " \
            f"target {result['target']} {result['server'].get('flavor')} {result['server'].get('version')}\n" \
            + _steps_table(result["steps"])
+    if result["status"] == "incomplete":
+        text += "\nINCOMPLETE: a step lost its server or a client host; its numbers cover the seconds measured"
     _emit(args, result, text)
-    return 0 if result["status"] == "completed" else 130
+    return EXIT_CODES.get(result["status"], 130)
 
 
 def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
@@ -539,8 +545,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         session = store.get_session(result["session_id"])
         print("\n" + markdown(session))
         if result.get("restored"):
-            print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]))
-    return 0 if result["status"] == "completed" else 130
+            print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]
+                                           if r.get("kind") != "probe"))
+    return EXIT_CODES.get(result["status"], 130)
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
@@ -563,7 +570,7 @@ def _auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
     if not path.exists():
         return
     from tunebench.store.repo import Store
-    from tunebench.tuning import restore_pending
+    from tunebench.tuning import restore_pending, restored_lines
 
     store = Store(path)
     try:
@@ -576,13 +583,8 @@ def _auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
         done, _live = restore_pending(store, note=lambda m: print(m, file=sys.stderr))
     finally:
         store.close()
-    for d in done:
-        if d["state"] == "restored":
-            print(f"tunebench: restored {d['name']} = {d['original']} on {d['target']} (left changed by an "
-                  "interrupted run)", file=sys.stderr)
-        else:
-            print(f"tunebench: could not restore {d['name']} on {d['target']}: {d.get('message')}; "
-                  "run `tunebench restore`", file=sys.stderr)
+    for line in restored_lines(done):
+        print(f"tunebench: {line}", file=sys.stderr)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -761,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "gui"])
     try:
-        _auto_restore(args, knobs=args.command not in ("restore", "doctor"))
+        # `sandbox start` restores after the server is up (see cmd_sandbox)
+        _auto_restore(args, knobs=args.command not in ("restore", "doctor", "sandbox"))
         return int(args.func(args) or 0)
     except TunebenchError as exc:
         print(f"tunebench: error: {exc}", file=sys.stderr)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tunebench.core.errors import ConfigError, EngineError, TunebenchError
+from tunebench.core.errors import ConfigError, EngineError, TargetError, TunebenchError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.results import sweep_tables
@@ -27,9 +27,11 @@ from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
 from tunebench.store.repo import SessionWriter, Store
-from tunebench.tuning import KnobController, restore_pending, sandbox_for
+from tunebench.tuning import KnobController, restore_pending, restored_lines, sandbox_for
+from tunebench.watch import Outage, ServerWatch
 
 ENGINES = ("builtin", "sysbench")
+RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering before it gives up
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +144,7 @@ class Experiment:
         self._gaps = 0
         self._runners: list[SshRunner] = []
         self._watch: list[tuple[str, str, SshRunner]] = []
+        self.server_watch: ServerWatch | None = None
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -249,10 +252,8 @@ class Experiment:
         # A run killed earlier (kill -9 of this process or of a GUI's run child) may have left knobs or probe
         # settings changed and its session 'running': put them right before this run reads the server.
         self.store.mark_orphans()
-        for d in restore_pending(self.store, note=self.on_note)[0]:
-            self.on_note(f"restored {d['name']} = {d['original']} on {d['target']} (left by an interrupted run)"
-                         if d["state"] == "restored" else
-                         f"could not restore {d['name']} on {d['target']}: {d.get('message')}")
+        for line in restored_lines(restore_pending(self.store, note=self.on_note)[0]):
+            self.on_note(line)
         transport = spec.transport or self.target.default_transport()
         admin_params = conn_params(self.target, transport)
         conn = open_connection(admin_params, self.target.name)
@@ -279,6 +280,7 @@ class Experiment:
         engine: LoadEngine | None = None
         try:
             self._start_probes(admin_params, transport, info)
+            self._start_watch(admin_params)
             for n, cfg in enumerate(self.configs):
                 if self.stop_event.is_set():
                     break
@@ -294,13 +296,16 @@ class Experiment:
                 engine = self._engine_now = None
                 if self.cooldown and n < len(self.configs) - 1 and not self.stop_event.is_set():
                     self.stop_event.wait(self.cooldown)
-            status = "aborted" if self.stop_event.is_set() else "completed"
+            status = "aborted" if self.stop_event.is_set() else \
+                "incomplete" if any(r.incomplete for r in self.results) else "completed"
         except KeyboardInterrupt:
             status = "aborted"
         except TunebenchError as exc:
             self._record(Event(time.time(), "error", str(exc)))
             raise
         finally:
+            if self.server_watch is not None:
+                self.server_watch.stop()
             if engine is not None:
                 with contextlib.suppress(Exception):
                     engine.close()
@@ -363,13 +368,36 @@ class Experiment:
         self.probe_status = status_map(self.sampler.open())
         self.sampler.start()
 
+    def _start_watch(self, params: Any) -> None:
+        name = f"{self.target.name} (watch)"
+
+        def down(o: Outage) -> None:
+            self.on_note(f"server not answering: {o.why}")
+            self._record(Event(o.start, "gap", f"server not answering: {o.why}", {"server": "down", "why": o.why}))
+
+        def up(o: Outage) -> None:
+            took = (o.end or time.time()) - o.start
+            self.on_note(f"server answering again after {took:.1f} s")
+            self._record(Event(o.end or time.time(), "note", f"server answering again after {took:.1f} s",
+                               {"server": "up", "seconds": round(took, 2)}))
+
+        self.server_watch = ServerWatch(lambda: open_connection(params, name, timeout=3, read_timeout=3), down, up)
+        self.server_watch.start()
+
     def _pause_probes(self) -> None:
+        """A planned restart: neither a probe failure nor a server outage."""
+        if self.server_watch is not None:
+            self.server_watch.stop()
         if self.sampler is not None:
             self.sampler.stop()
 
     def _resume_probes(self) -> None:
-        if self.sampler is not None and not self.stop_event.is_set():
+        if self.stop_event.is_set():
+            return
+        if self.sampler is not None:
             self.sampler.start()
+        if self.server_watch is not None:
+            self.server_watch.start()
 
     def _client_pids(self) -> list[int]:
         engine = self._engine_now
@@ -400,9 +428,27 @@ class Experiment:
             writer.flush()
             self.on_interval(iv)
 
-        hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self.stop_event,
-                                warmup=spec.warmup_seconds)
-        if not self.stop_event.is_set() and not any(collected.values()):
+        lost: TunebenchError | None = None
+        try:
+            hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self.stop_event,
+                                    warmup=spec.warmup_seconds)
+        except EngineError as exc:
+            outage = self._outage_now(grace=4.0)  # a ping's read timeout (3 s), and then some
+            if outage is None:
+                raise
+            # The engine gave up because the server went away (sysbench exits on a lost connection).
+            hists = {}
+            lost = TargetError(f"the server stopped answering during step {idx + 1} ({outage.why}); "
+                               f"the {engine.name} engine stopped: {exc}")
+        down, why = self.server_watch.down_during(started, time.time()) if self.server_watch else (0.0, "")
+        if down:
+            # Seconds without a server are not measurements: the step keeps what it measured before, and
+            # says it is incomplete (a zero-TPS second is never averaged in as load).
+            assert self.server_watch is not None
+            watch = self.server_watch
+            for g, ivs in collected.items():
+                collected[g] = [iv for iv in ivs if not watch.down_during(iv.t - 1, iv.t)[0]]
+        if not self.stop_event.is_set() and not any(collected.values()) and not down:
             raise EngineError(f"step {idx + 1} produced no intervals")
         summaries = tuple(
             summarize(g.name, threads[g.name], collected[g.name],
@@ -415,13 +461,48 @@ class Experiment:
         summary: dict[str, Any] = {s.group: s.to_dict() for s in summaries}
         if segments:
             summary["_segments"] = list(segments)
+        incomplete: dict[str, Any] = {}
         if self._gaps > gaps_before:  # a client host was lost during the step: its numbers are partial
-            summary["_incomplete"] = {"gaps": self._gaps - gaps_before}
+            incomplete["gaps"] = self._gaps - gaps_before
+        if down:
+            incomplete.update(server_down_seconds=round(down, 1), why=why)
+        if incomplete:
+            summary["_incomplete"] = incomplete
         writer.end_step(step_id, ended, summary)
-        self._record(Event(ended, "step_end", f"step {idx + 1} done"))
-        result = StepResult(idx, summaries, cfg.idx, segments, self._gaps > gaps_before)
+        verdict = f"step {idx + 1} incomplete: " + (f"the server did not answer for {down:.1f} s ({why})" if down
+                                                   else "a client host was lost") if incomplete else ""
+        self._record(Event(ended, "step_end", verdict or f"step {idx + 1} done", incomplete))
+        if verdict:
+            self.on_note(verdict)
+        result = StepResult(idx, summaries, cfg.idx, segments, bool(incomplete))
         self.results.append(result)
         self.on_step(result)
+        if lost is not None:
+            raise lost
+        if self._outage_now() is not None:
+            self._await_server(idx)
+
+    def _outage_now(self, grace: float = 0.0) -> Outage | None:
+        """The outage in progress, if any; `grace`: give the watch that long to notice one."""
+        w = self.server_watch
+        if w is None:
+            return None
+        deadline = time.monotonic() + grace
+        while w.down is None and time.monotonic() < deadline and not self.stop_event.is_set():
+            time.sleep(0.25)
+        return w.down
+
+    def _await_server(self, idx: int) -> None:
+        w = self.server_watch
+        assert w is not None
+        outage = w.down
+        if outage is None:
+            return
+        self.on_note(f"waiting up to {RECOVER_SECONDS} s for the server to answer again")
+        if w.wait_up(RECOVER_SECONDS, self.stop_event) or self.stop_event.is_set():
+            return
+        raise TargetError(f"the server has not answered for {time.time() - outage.start:.0f} s ({outage.why}): "
+                          f"the run stopped after step {idx + 1}")
 
     def _segments(self, collected: dict[str, list[Interval]], threads: dict[str, int]) -> tuple[dict[str, Any], ...]:
         """Before/after statistics around live knob changes made during the step."""

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -262,7 +263,8 @@ class KnobController:
                 self.event(Event(time.time(), "restart", f"{what} restarted: original settings", d))
             if d["state"] == "restored" and d.get("kind") != "probe":
                 self.event(Event(time.time(), "restore", f"{d['name']} restored to {d['original']}", d))
-            else:
+            elif d.get("unreachable") or d["state"] == "restored":
+                continue  # one note said it for the whole target
                 self.event(Event(time.time(), "error", f"could not restore {d['name']}: {d['message']}", d))
         return done
 
@@ -303,9 +305,9 @@ def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str],
         try:
             conn = open_connection(conn_params(target, None), target.name)
         except TunebenchError as exc:
-            for r in (*dynamics, *probes):
+            for r in (*dynamics, *probes):  # still pending: restored at the next start or `tunebench restore`
                 out.append({"id": r["id"], "target": target.name, "name": r["name"], "original": shown(r["original"]),
-                            "kind": r["kind"], "state": "failed", "message": str(exc)})
+                            "kind": r["kind"], "state": "failed", "message": str(exc), "unreachable": True})
             note(f"cannot restore knobs on {target.name}: {exc}; the journal keeps them for `tunebench restore`")
             continue
         try:
@@ -372,6 +374,25 @@ def restore_pending(store: Store, force: bool = False, note: Callable[[str], Non
     for sid in {r["session_id"] for r in todo if r["session_id"] is not None}:
         store.mark_interrupted(sid)
     return done, ([] if force else live)
+
+
+def restored_lines(done: Iterable[Mapping[str, Any]]) -> list[str]:
+    """What restoring a killed run's journal did, a line per knob and one for all probe settings of a target;
+    targets that could not be reached were said by restore_rows' note already."""
+    lines: list[str] = []
+    probes: Counter[str] = Counter()
+    for d in done:
+        if d["state"] == "restored" and d.get("kind") == "probe":
+            probes[d["target"]] += 1
+        elif d["state"] == "restored":
+            lines.append(f"restored {d['name']} = {d['original']} on {d['target']} "
+                         "(left changed by an interrupted run)")
+        elif not d.get("unreachable"):
+            lines.append(f"could not restore {d['name']} on {d['target']}: {d.get('message')}; "
+                         "run `tunebench restore`")
+    lines += [f"put back {n} probe setting(s) on {t} (InnoDB monitors, performance_schema) left by an interrupted run"
+              for t, n in probes.items()]
+    return lines
 
 
 def describe_pending(rows: Iterable[Mapping[str, Any]]) -> str:

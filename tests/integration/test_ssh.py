@@ -161,11 +161,12 @@ def test_dropped_connection_is_a_gap_then_the_run_recovers(sandbox, trusted):
     for pid in _sshd_sessions(trusted):  # the connection's sshd processes die: the connection drops
         os.kill(pid, signal.SIGKILL)
     _rest, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err[-2000:]
+    assert proc.returncode == 1, err[-2000:]  # incomplete: not a clean completed run
     assert "gap: client host 127.0.0.1" in err
     store = Store(paths.default_db_path())
     sid = store.list_sessions()[-1]["id"]
     session = store.get_session(sid)
+    assert session["status"] == "incomplete"
     assert any(e["kind"] == "gap" for e in session["events"])
     steps = session["summary"]["steps"]
     assert steps[0].get("incomplete") is True

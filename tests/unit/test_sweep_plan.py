@@ -121,6 +121,16 @@ def test_steady_state_detector_cuts_a_ramp_only():
     assert steady_start([5, 1000, 1000]) == 0  # too short to judge
 
 
+def test_steady_state_detector_never_keeps_zeros_for_load():
+    """Server killed 6 s into a 12 s step: the detector cut the six measured seconds and kept the zeros."""
+    killed = [1400.0, 1380, 1410, 1395, 1405, 1400, 0, 0, 0, 0, 0, 0]
+    assert steady_start(killed) == 0
+    half_dead = [1400.0, 1380, 1410, 1395, 1405, 1400, 1390, 30, 0, 2, 0, 1]
+    assert steady_start(half_dead) == 0
+    collapse = [1400.0, 1380, 1410, 1395, 1405, 1400, 300, 310, 290, 305, 300, 295]
+    assert steady_start(collapse) == 0  # a collapse is not a warm-up: the high seconds stay
+
+
 def _steps(config, tps_by_threads):
     return [{"config": config, "group": "main", "threads": t, "tps": v, "qps": v * 20, "lat_p95_ms": 1.0,
              "lat_p99_ms": 2.0, "cv": 0.01, "tps_median": v} for t, v in tps_by_threads.items()]

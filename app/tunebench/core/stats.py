@@ -43,18 +43,23 @@ def steady_start(values: Sequence[float], min_keep: int = 3) -> int:
     """Number of leading seconds that are not yet at the steady level.
 
     The steady level is the median of the second half of the step; a leading second is transient when
-    it differs from that level by more than 3 robust standard deviations (1.4826 x MAD) and by more than
-    5 %. At most half the step is cut; steps shorter than 2 x `min_keep` are left alone.
+    it is below that level by more than 3 robust standard deviations (1.4826 x MAD) and by more than
+    5 % (a ramp up: cold caches, connections opening). At most half the step is cut; steps shorter than
+    2 x `min_keep` are left alone. Seconds above the level are never cut, and nothing is cut when the second
+    half has a stalled (zero) second: a collapse (a server lost or frozen mid-step) is not a warm-up, and
+    cutting the measured load would leave only the zeros.
     """
     n = len(values)
     if n < 2 * min_keep:
         return 0
     tail = sorted(values[n // 2:])
     level = statistics.median(tail)
+    if tail[0] <= 0 or level <= 0:
+        return 0
     mad = statistics.median(abs(x - level) for x in tail)
     band = max(3 * 1.4826 * mad, 0.05 * abs(level))
     d = 0
-    while d < n // 2 and abs(values[d] - level) > band:
+    while d < n // 2 and level - values[d] > band:
         d += 1
     return d
 

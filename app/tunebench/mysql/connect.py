@@ -32,8 +32,9 @@ def describe_error(exc: mysql.connector.Error, where: str, user: str) -> str:
 
 
 def open_connection(params: ConnParams, name: str = "target", autocommit: bool = True,
-                    timeout: int = 10) -> Any:
-    """A mysql.connector connection (C extension when it loads). Environment failures -> TargetError."""
+                    timeout: int = 10, read_timeout: int | None = None) -> Any:
+    """A mysql.connector connection (C extension when it loads). Environment failures -> TargetError.
+    `read_timeout` bounds every reply (a frozen server then gives error 2013 instead of a hang)."""
     kwargs: dict[str, Any] = {
         "user": params.user,
         "password": params.password,
@@ -43,6 +44,8 @@ def open_connection(params: ConnParams, name: str = "target", autocommit: bool =
         "use_pure": not mysql.connector.HAVE_CEXT,
         "ssl_disabled": True,
     }
+    if read_timeout is not None:
+        kwargs["read_timeout"] = kwargs["write_timeout"] = read_timeout
     if params.socket:
         kwargs["unix_socket"] = params.socket
         where = params.socket

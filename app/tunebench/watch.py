@@ -1,0 +1,139 @@
+"""Is the server answering? One connection of its own, pinged every second with short timeouts.
+
+The load alone cannot tell: a killed server shows as zero-TPS seconds and a frozen one (SIGSTOP, a hung
+disk) as no seconds at all. The watch keeps the periods in which the server did not answer (refused, lost,
+or no reply within `timeout` s), so a step that overlaps one is reported incomplete with the reason, and
+the run can wait a bounded time for the server to come back instead of measuring zeros.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import mysql.connector
+
+from tunebench.core.errors import TunebenchError
+
+
+@dataclass(slots=True)
+class Outage:
+    start: float  # wall clock: the ping that did not get an answer was sent then
+    why: str
+    end: float | None = None
+
+    def overlap(self, t0: float, t1: float) -> float:
+        end = self.end if self.end is not None else time.time()
+        return max(0.0, min(end, t1) - max(self.start, t0))
+
+
+class ServerWatch:
+    def __init__(self, connect: Callable[[], Any], on_down: Callable[[Outage], None] | None = None,
+                 on_up: Callable[[Outage], None] | None = None, interval: float = 1.0):
+        self.connect = connect  # must open with short connect/read timeouts (they bound every ping)
+        self.on_down = on_down or (lambda _o: None)
+        self.on_up = on_up or (lambda _o: None)
+        self.interval = interval
+        self.outages: list[Outage] = []
+        self._stop = threading.Event()
+        self._up = threading.Event()
+        self._up.set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="server-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Bounded: a ping stuck on a frozen server ends by its read timeout; the thread owns its connection
+        and closes it itself, so nothing here frees a connection in use."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    @property
+    def down(self) -> Outage | None:
+        with self._lock:
+            last = self.outages[-1] if self.outages else None
+            return last if last is not None and last.end is None else None
+
+    def down_during(self, t0: float, t1: float) -> tuple[float, str]:
+        """Seconds in [t0, t1] the server did not answer, and the first reason."""
+        with self._lock:
+            hits = [(o.overlap(t0, t1), o.why) for o in self.outages]
+        hits = [h for h in hits if h[0] > 0]
+        return (sum(h[0] for h in hits), hits[0][1]) if hits else (0.0, "")
+
+    def wait_up(self, timeout: float, stop: threading.Event | None = None) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._up.wait(min(0.25, max(0.0, deadline - time.monotonic()))):
+                return True
+            if stop is not None and stop.is_set():
+                return False
+        return self._up.is_set()
+
+    def _loop(self) -> None:
+        conn: Any = None
+        try:
+            while not self._stop.is_set():
+                sent = time.time()
+                try:
+                    if conn is None:
+                        conn = self.connect()
+                    cur = conn.cursor()
+                    try:
+                        cur.execute("SELECT 1")
+                        cur.fetchall()
+                    finally:
+                        cur.close()
+                except (TunebenchError, mysql.connector.Error, OSError) as exc:
+                    why = getattr(exc, "msg", None) or str(exc)
+                    if conn is not None:
+                        with contextlib.suppress(Exception):
+                            conn.close()
+                        conn = None
+                        # A broken connection says little ("Connection not available"); a fresh attempt tells
+                        # a dead server (refused) from a dropped connection (which is no outage at all).
+                        try:
+                            conn = self.connect()
+                        except (TunebenchError, mysql.connector.Error, OSError) as again:
+                            why = getattr(again, "msg", None) or str(again)
+                        else:
+                            self._answered()
+                            continue
+                    self._failed(sent, why)
+                else:
+                    self._answered()
+                self._stop.wait(max(0.0, self.interval - (time.time() - sent)))
+        finally:
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()
+
+    def _failed(self, sent: float, why: str) -> None:
+        if self._stop.is_set():
+            return  # the run is ending: a refusal now is not an outage of the run
+        with self._lock:
+            if self.outages and self.outages[-1].end is None:
+                return
+            outage = Outage(sent, why)
+            self.outages.append(outage)
+            self._up.clear()
+        self.on_down(outage)
+
+    def _answered(self) -> None:
+        with self._lock:
+            outage = self.outages[-1] if self.outages and self.outages[-1].end is None else None
+            if outage is not None:
+                outage.end = time.time()
+            self._up.set()
+        if outage is not None:
+            self.on_up(outage)
