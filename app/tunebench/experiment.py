@@ -26,6 +26,7 @@ from tunebench.monitor import ProbeSampler, build_probes, local_server_pid, stat
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
+from tunebench.runlock import RunLock
 from tunebench.store.repo import SessionWriter, Store
 from tunebench.tuning import KnobController, restore_pending, restored_lines, sandbox_for
 from tunebench.watch import Outage, ServerWatch
@@ -145,6 +146,7 @@ class Experiment:
         self._runners: list[SshRunner] = []
         self._watch: list[tuple[str, str, SshRunner]] = []
         self.server_watch: ServerWatch | None = None
+        self.lock: RunLock | None = None
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -256,6 +258,16 @@ class Experiment:
             self.on_note(line)
         transport = spec.transport or self.target.default_transport()
         admin_params = conn_params(self.target, transport)
+        # One run at a time per server, taken before anything on it changes (see runlock.py).
+        self.lock = RunLock(admin_params, self.target.name, "sweep" if self.plan else "run")
+        self.lock.acquire()
+        try:
+            return self._run_locked(admin_params, transport)
+        finally:
+            self.lock.release()
+
+    def _run_locked(self, admin_params: Any, transport: str) -> dict[str, Any]:
+        spec = self.spec
         conn = open_connection(admin_params, self.target.name)
         try:
             info = introspect(conn)
@@ -268,6 +280,8 @@ class Experiment:
         self.server = info.summary()
         self._ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password))
         self.writer = self._open_session(transport, info)
+        if self.lock is not None:
+            self.lock.name_session(self.writer.id)
         self.controller = KnobController(self.store, self.target, info, self.writer.id, self._event, self._note,
                                          around_restart=(self._pause_probes, self._resume_probes),
                                          ssh_keys=spec.ssh_keys)
@@ -392,6 +406,8 @@ class Experiment:
             self.sampler.stop()
 
     def _resume_probes(self) -> None:
+        if self.lock is not None:
+            self.lock.after_restart()
         if self.stop_event.is_set():
             return
         if self.sampler is not None:

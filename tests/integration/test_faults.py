@@ -207,3 +207,43 @@ def test_server_back_within_the_wait_completes_the_run_as_incomplete(sandbox):
     assert result["status"] == "incomplete"
     assert result["steps"][0].get("incomplete") is True and result["steps"][0]["tps"] > 100
     assert not result["steps"][1].get("incomplete") and result["steps"][1]["tps"] > 100
+
+
+def test_a_second_run_on_a_held_server_is_refused_naming_the_holder(sandbox, cli, tmp_path):
+    """Two sweeps at once both 'completed', each under the other's knobs, with opposite conclusions."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('workload = "oltp_point_select"\nthreads = [1]\nstep_seconds = 2\n[axes]\n'
+                    'innodb_spin_wait_delay = [6, 96]\n')
+    first = start_run("--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "15", "--probes",
+                      "none")
+    try:
+        wait_for_load(first, lines=1)
+        for args in (("sweep", str(spec)), ("run", "--workload", "oltp_point_select", "--step-seconds", "2"),
+                     ("run", "--workload", "oltp_point_select", "--step-seconds", "2", "--transport", "tcp")):
+            out = cli(*args)
+            assert out.returncode == 2, out.stderr
+            errors = [ln for ln in out.stderr.splitlines() if ln.strip()]
+            assert len(errors) == 1 and errors[0].startswith("tunebench: error: target sandbox is in use by "
+                                                             "another Tunebench run"), out.stderr
+            assert f"pid {first.pid}" in errors[0] and "session" in errors[0]
+        sessions = store_of(sandbox).list_sessions()
+        assert sessions[-1]["status"] == "running"  # only the first: nothing was recorded for the refused ones
+        out, _ = first.communicate(timeout=120)
+        assert first.returncode == 0, out[-2000:]
+    finally:
+        if first.poll() is None:
+            kill9(first)
+    assert cli("run", "--workload", "oltp_point_select", "--step-seconds", "1", "--probes", "none").returncode == 0
+
+
+def test_the_server_lock_is_seen_from_another_machine(sandbox, cli):
+    """A Tunebench elsewhere holds the server's lock (no local lock file here): refused, the holder named."""
+    conn = open_connection(conn_params(sandbox.target(), "tcp"))
+    try:
+        assert query_all(conn, "SELECT GET_LOCK('tunebench.run', 0)")[0][0] == 1
+        out = cli("run", "--workload", "oltp_point_select", "--step-seconds", "1", "--probes", "none")
+        assert out.returncode == 2
+        assert "in use by a Tunebench run on another machine: connection" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    finally:
+        conn.close()
