@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tunebench.core.errors import ConfigError, EngineError, TargetError, TunebenchError
+from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.results import sweep_tables
@@ -147,6 +147,7 @@ class Experiment:
         self._watch: list[tuple[str, str, SshRunner]] = []
         self.server_watch: ServerWatch | None = None
         self.lock: RunLock | None = None
+        self._store_error: StoreError | None = None
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -185,8 +186,19 @@ class Experiment:
     def _record(self, ev: Event) -> None:
         """Every event goes to the store and to whoever watches (the GUI puts markers from these)."""
         if self.writer is not None:
-            self.writer.add_event(ev)
+            try:
+                self.writer.add_event(ev)
+            except StoreError as exc:
+                self._store_failed(exc)
         self.on_event(ev)
+
+    def _store_failed(self, exc: StoreError) -> None:
+        """The store stopped taking writes (disk full, read-only, locked too long): stop the run; what was
+        committed stays, the knobs go back, and the run ends with this one line."""
+        if self._store_error is None:
+            self._store_error = exc
+            self.on_note(f"{exc}: stopping the run")
+        self.stop_event.set()
 
     def _note(self, message: str) -> None:
         self.on_note(message)
@@ -280,6 +292,7 @@ class Experiment:
         self.server = info.summary()
         self._ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password))
         self.writer = self._open_session(transport, info)
+        self.writer.on_locked = self.on_note
         if self.lock is not None:
             self.lock.name_session(self.writer.id)
         self.controller = KnobController(self.store, self.target, info, self.writer.id, self._event, self._note,
@@ -310,6 +323,8 @@ class Experiment:
                 engine = self._engine_now = None
                 if self.cooldown and n < len(self.configs) - 1 and not self.stop_event.is_set():
                     self.stop_event.wait(self.cooldown)
+            if self._store_error is not None:
+                raise self._store_error
             status = "aborted" if self.stop_event.is_set() else \
                 "incomplete" if any(r.incomplete for r in self.results) else "completed"
         except KeyboardInterrupt:
@@ -330,7 +345,13 @@ class Experiment:
                 runner.close()
             self.restored = self.controller.restore()
             restore()
-            self.writer.finish(status, {"steps": self._steps_json(), **self._tables()})
+            try:
+                self.writer.finish(status, {"steps": self._steps_json(), **self._tables()})
+            except StoreError as exc:
+                if self._store_error is None:
+                    raise
+                self.on_note(f"the session could not be closed in the store ({exc}); what was written before is "
+                             "intact, and the next start marks it interrupted")
         return self.result(status)
 
     def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine:
@@ -370,7 +391,10 @@ class Experiment:
 
         def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
             writer.add_samples(t, values, kinds)
-            writer.maybe_flush()
+            try:
+                writer.maybe_flush()
+            except StoreError as exc:
+                self._store_failed(exc)
             self.on_samples(t, values)
 
         def report(kind: str, probe: str, message: str) -> None:
@@ -441,7 +465,10 @@ class Experiment:
             if iv.t - first_t[iv.group] >= spec.warmup_seconds:
                 collected[iv.group].append(iv)
             writer.add_interval(iv)
-            writer.flush()
+            try:
+                writer.flush()
+            except StoreError as exc:
+                self._store_failed(exc)
             self.on_interval(iv)
 
         lost: TunebenchError | None = None

@@ -21,7 +21,7 @@ from typing import Any
 
 import mysql.connector
 
-from tunebench.core.errors import ConfigError, TargetError, TunebenchError
+from tunebench.core.errors import ConfigError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.core.knobs import KnobInfo, cnf_entry
 from tunebench.core.sweep import ConfigPlan
@@ -64,7 +64,7 @@ class ProbeJournal:
 
     def settle(self, row: int | None, state: str = "restored") -> None:
         if row is not None:
-            self.controller.store.journal_mark(row, state)
+            _mark(self.controller.store, row, state)
 
 
 def sandbox_for(target: Target) -> SandboxServer | None:
@@ -164,7 +164,7 @@ class KnobController:
             got = set_global(conn, info, value)
         except (TunebenchError, mysql.connector.Error):
             if row is not None:
-                self.store.journal_mark(row, "discarded", "the server refused the change")
+                _mark(self.store, row, "discarded", "the server refused the change")
             raise
         if not info.same(got, value):
             self.note(f"{info.name}: asked for {value}, the server reads back {got}")
@@ -269,6 +269,13 @@ class KnobController:
         return done
 
 
+def _mark(store: Store, row_id: int, state: str, message: str | None = None) -> None:
+    """Journal bookkeeping never stops a restore: a store that cannot be written (disk full) leaves the row
+    pending, and putting back an original twice is harmless."""
+    with contextlib.suppress(StoreError):
+        store.journal_mark(row_id, state, message)
+
+
 def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str], None]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     by_target: dict[str, list[dict[str, Any]]] = {}
@@ -283,7 +290,7 @@ def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str],
             try:
                 if r["name"] == OPTION_FILE:
                     result.update(_restore_remote(target, json.loads(r["original"]), note))
-                    store.journal_mark(r["id"], "restored")
+                    _mark(store, r["id"], "restored")
                     out.append({**result, "state": "restored"})
                     continue
                 sb = sandbox_for(target)
@@ -294,10 +301,10 @@ def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str],
                 restarted = not (st.running and st.overrides == orig["overrides"] and st.cpus == orig["cpus"])
                 if restarted:
                     sb.start(orig["overrides"], orig["cpus"])
-                store.journal_mark(r["id"], "restored")
+                _mark(store, r["id"], "restored")
                 out.append({**result, "state": "restored", "restarted": restarted})
             except TunebenchError as exc:
-                store.journal_mark(r["id"], "failed", str(exc))
+                _mark(store, r["id"], "failed", str(exc))
                 out.append({**result, "state": "failed", "message": str(exc)})
         probes = [r for r in target_rows if r["kind"] == "probe"]
         if not dynamics and not probes:
@@ -317,10 +324,10 @@ def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str],
                           "kind": "probe"}
                 try:
                     undo_probe_setting(conn, r["name"], r["original"])
-                    store.journal_mark(r["id"], "restored")
+                    _mark(store, r["id"], "restored")
                     out.append({**result, "state": "restored"})
                 except (TunebenchError, mysql.connector.Error) as exc:
-                    store.journal_mark(r["id"], "failed", str(exc))
+                    _mark(store, r["id"], "failed", str(exc))
                     out.append({**result, "state": "failed", "message": str(exc)})
         finally:
             with contextlib.suppress(Exception):
@@ -342,10 +349,10 @@ def _restore_dynamic(store: Store, conn: Any, target: Target, rows: list[dict[st
             value = original if original is None or k.type == "string" else k.normalize(original)
             got = set_global(conn, k, value)
             ok = k.same(got, original)
-            store.journal_mark(r["id"], "restored" if ok else "failed", None if ok else f"reads back {shown(got)}")
+            _mark(store, r["id"], "restored" if ok else "failed", None if ok else f"reads back {shown(got)}")
             out.append({**result, "state": "restored" if ok else "failed", "now": got})
         except (TunebenchError, KeyError, mysql.connector.Error) as exc:
-            store.journal_mark(r["id"], "failed", str(exc))
+            _mark(store, r["id"], "failed", str(exc))
             out.append({**result, "state": "failed", "message": str(exc)})
     return out
 

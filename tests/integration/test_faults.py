@@ -247,3 +247,125 @@ def test_the_server_lock_is_seen_from_another_machine(sandbox, cli):
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
     finally:
         conn.close()
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 16 MB tmpfs of our own: filled up or made read-only mid-run, unmounted afterwards."""
+    mnt = tmp_path / "fs"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def run_on_store(db, *args, stderr=subprocess.PIPE):
+    return subprocess.Popen([sys.executable, "-m", "tunebench", "--db", str(db), "run", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=stderr, text=True)
+
+
+def wait_for_seconds(db, n, timeout=120):
+    """Until the newest session of the store at `db` has n seconds of client.main.tps (read-only peek)."""
+    import sqlite3
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
+                got = c.execute("SELECT COALESCE(SUM(n), 0) FROM sample_chunks JOIN series ON series.id = series_id "
+                                "WHERE series.name = 'client.main.tps'").fetchone()[0]
+            if got >= n:
+                return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"no {n} seconds recorded in {db}")
+
+
+def one_error_line(stderr):
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("tunebench: error:")]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr[-3000:]
+    return lines[0]
+
+
+def test_read_only_store_refuses_the_run_before_it_starts(sandbox, small_fs):
+    db = small_fs / "sessions.sqlite"
+    first = subprocess.run([sys.executable, "-m", "tunebench", "--db", str(db), "run", "--workload",
+                            "oltp_point_select", "--step-seconds", "1", "--probes", "none"], capture_output=True,
+                           text=True, cwd=ROOT, timeout=120)
+    assert first.returncode == 0, first.stderr
+    subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+    before = db.read_bytes()
+    out = subprocess.run([sys.executable, "-m", "tunebench", "--db", str(db), "run", "--workload",
+                          "oltp_point_select", "--step-seconds", "1"], capture_output=True, text=True, cwd=ROOT,
+                         timeout=120)
+    assert out.returncode == 2
+    assert "read-only" in one_error_line(out.stderr)
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("fault", ["disk_full"])
+def test_store_that_stops_taking_writes_mid_run(sandbox, small_fs, fault):
+    """Disk full mid-run: a raw SQLAlchemy traceback, the session left 'running'.
+    Now: one line, the run stops, the server is put back, what was written stays readable."""
+    db = small_fs / "sessions.sqlite"
+    before = probe_side_state(sandbox)
+    proc = run_on_store(db, "--workload", "oltp_point_select", "--threads", "2", "--step-seconds", "60")
+    try:
+        wait_for_seconds(db, 3)
+        if fault == "disk_full":
+            subprocess.run(["dd", "if=/dev/zero", f"of={small_fs / 'filler'}", "bs=1M"], capture_output=True)
+        else:
+            subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+        _out, err = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode == 2, err[-3000:]
+    line = one_error_line(err)
+    assert ("full" if fault == "disk_full" else "read-only") in line, line
+    assert probe_side_state(sandbox) == before  # the server was put back although the store was not writable
+    if fault == "disk_full":
+        (small_fs / "filler").unlink()
+    else:
+        subprocess.run(["mount", "-o", "remount,rw", str(small_fs)], check=True)
+    store = Store(db)
+    session = store.list_sessions()[-1]
+    assert session["status"] in ("failed", "running")  # 'running' when even closing it could not be written
+    assert len(store.series(session["id"], ["client.main.tps"])["client.main.tps"].v) >= 3  # intact
+    store.close()
+    out = subprocess.run([sys.executable, "-m", "tunebench", "--db", str(db), "sessions", "list", "--json"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert json.loads(out.stdout)[-1]["status"] in ("failed", "interrupted")
+    assert Store(db).journal_pending() == []  # the next start settled the journal too
+
+
+def test_store_locked_for_25_s_loses_nothing(sandbox, tmp_path):
+    """Another process holding the store's write lock for 25 s used to kill the run with a traceback."""
+    import sqlite3
+
+    db = tmp_path / "sessions.sqlite"
+    proc = run_on_store(db, "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "40",
+                        "--probes", "status", "--json")
+    try:
+        wait_for_seconds(db, 3)
+        holder = sqlite3.connect(db, timeout=10, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        time.sleep(25)
+        holder.execute("ROLLBACK")
+        holder.close()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode == 0, err[-3000:]
+    assert "locked by another process" in err and "nothing was lost" in err
+    result = json.loads(out)
+    assert result["status"] == "completed"
+    tps = Store(db).series(result["session_id"], ["client.main.tps"])["client.main.tps"]
+    assert len(tps.v) >= 40 and (tps.v > 0).all()
+    assert float(max(abs(a - b) for a, b in zip(tps.t[1:], tps.t[:-1], strict=True))) < 1.5  # no hole

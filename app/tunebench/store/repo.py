@@ -39,6 +39,8 @@ from tunebench.store.owner import me as owner_me
 from tunebench.store.owner import owner_alive
 
 COMPACT_EVERY = 60  # merge one-second chunks into one chunk per series every minute
+# A run's writes wait this long for a store another process keeps locked (samples stay in memory meanwhile).
+LOCK_PATIENCE = 60.0
 # Rates are per second; gauges are instantaneous values.
 GAUGE_SUFFIXES = (".threads", ".lat.p50", ".lat.p95", ".lat.p99", ".lat.max")
 # Variables whose values are secrets, never copied into the store.
@@ -79,6 +81,20 @@ def decode_chunk(codec: str | None, n: int, ts: bytes, vs: bytes) -> tuple[np.nd
     return t, _unshuffle(vs, "<f4", n).astype(np.float64)
 
 
+class StoreLocked(StoreError):
+    """Another process holds the store's write lock (for longer than SQLite's busy timeout)."""
+
+
+def _plain(exc: BaseException) -> str:
+    """SQLite's words, with what they mean for the user where it is not obvious."""
+    text = str(exc)
+    if "disk is full" in text:
+        return f"{text} (no space left on the store's file system)"
+    if "readonly" in text or "read-only" in text:
+        return f"{text} (the store's file or file system is read-only)"
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class SeriesData:
     name: str
@@ -103,11 +119,22 @@ class Store:
             return fn(*args)
         except OperationalError as exc:
             if "locked" in str(exc.orig):
-                raise StoreError(f"session store {self.path} is locked by another process; try again") from None
-            raise StoreError(f"session store {self.path}: {exc.orig}") from None
+                raise StoreLocked(f"session store {self.path} is locked by another process; try again") from None
+            raise StoreError(f"session store {self.path}: {_plain(exc.orig)}") from None
         except DatabaseError as exc:
             raise StoreError(f"session store {self.path} is not a valid SQLite file ({exc.orig}); "
                              "move it aside or use --db PATH") from None
+
+    def _patient(self, fn: Any, *args: Any) -> Any:
+        """`_guard`, but a store locked by another process is waited for (up to LOCK_PATIENCE s)."""
+        deadline = time.monotonic() + LOCK_PATIENCE
+        while True:
+            try:
+                return self._guard(fn, *args)
+            except StoreLocked:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def _init_schema(self) -> None:
         Base.metadata.create_all(self.engine)
@@ -156,7 +183,7 @@ class Store:
                 s.add(row)
                 s.commit()
                 return row.id
-        return self._guard(write)  # type: ignore[no-any-return]
+        return self._patient(write)  # type: ignore[no-any-return]
 
     def journal_pending(self) -> list[dict[str, Any]]:
         def read() -> list[dict[str, Any]]:
@@ -201,7 +228,7 @@ class Store:
                 if r is not None:
                     r.state, r.message, r.restored_at = state, message, time.time()
                     s.commit()
-        self._guard(write)
+        self._patient(write)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -385,7 +412,12 @@ class Store:
 
 
 class SessionWriter:
-    """Writes one session as it happens: every flush commits, so a kill loses at most ~1 s."""
+    """Writes one session as it happens: every flush commits, so a kill loses at most ~1 s.
+
+    A store locked by another process does not stop the run: samples and events stay in memory and go in
+    with the next flush (`LOCK_PATIENCE` at most). Any other store failure (disk full, read-only) raises
+    StoreError; what was committed before stays intact.
+    """
 
     def __init__(self, store: Store, *, target: str = "", transport: str = "", engine: str = "", workload: str = "",
                  config: Mapping[str, Any] | None = None, flavor: str | None = None, version: str | None = None,
@@ -393,23 +425,30 @@ class SessionWriter:
         self.store = store
         self._series_ids: dict[str, int] = {}
         self._pending: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        self._events: list[Event] = []  # events waiting for a locked store
         self._kinds: dict[str, str] = {}
         self._last_compact = time.monotonic()
         self._last_flush = time.monotonic()
+        self._locked_since: float | None = None
+        self.on_locked: Any = lambda _msg: None  # told once when the store is found locked, and when it is free
         # The engine's sink and the probe threads write concurrently; one lock orders them.
         self._lock = threading.RLock()
-        with OrmSession(store.engine) as s:
+        self.id = store._patient(self._open, target, transport, engine, workload, config, flavor, version, resume,
+                                 started_at)
+
+    def _open(self, target: str, transport: str, engine: str, workload: str, config: Mapping[str, Any] | None,
+              flavor: str | None, version: str | None, resume: int | None, started_at: float | None) -> int:
+        with OrmSession(self.store.engine) as s:
             if resume is not None:
                 old = s.get(SessionRow, resume)
                 if old is None:
-                    raise StoreError(f"no session {resume} in {store.path}")
+                    raise StoreError(f"no session {resume} in {self.store.path}")
                 old.status, old.ended_at = "running", None
                 old.owner_pid, old.owner_start = owner_me()
                 for sr in s.scalars(select(SeriesRow).where(SeriesRow.session_id == resume)):
                     self._series_ids[sr.name] = sr.id
                 s.commit()
-                self.id = resume
-                return
+                return resume
             started = time.time() if started_at is None else started_at
             pid, start = owner_me()
             row = SessionRow(started_at=started, status="running", target=target, transport=transport,
@@ -417,15 +456,17 @@ class SessionWriter:
                              version=version, owner_pid=pid, owner_start=start)
             s.add(row)
             s.commit()
-            self.id = row.id
+            return row.id
 
     def snapshot_variables(self, variables: Mapping[str, str]) -> None:
-        with OrmSession(self.store.engine) as s:
-            for name, value in variables.items():
-                if any(w in name.lower() for w in SECRET_VARIABLE_WORDS):
-                    continue
-                s.add(VariableRow(session_id=self.id, name=name, value=value))
-            s.commit()
+        def write() -> None:
+            with OrmSession(self.store.engine) as s:
+                for name, value in variables.items():
+                    if any(w in name.lower() for w in SECRET_VARIABLE_WORDS):
+                        continue
+                    s.add(VariableRow(session_id=self.id, name=name, value=value))
+                s.commit()
+        self.store._patient(write)
 
     def add_interval(self, iv: Interval) -> None:
         with self._lock:
@@ -445,62 +486,97 @@ class SessionWriter:
             self.flush()
 
     def add_event(self, ev: Event) -> None:
-        with self._lock, OrmSession(self.store.engine) as s:
-            s.add(EventRow(session_id=self.id, t=ev.t, kind=ev.kind, label=ev.label,
-                           data=json.dumps(dict(ev.data), default=str)))
-            s.commit()
+        with self._lock:
+            self._events.append(ev)
+            if self._locked_since is None:
+                self._write_pending()
 
     def start_step(self, idx: int, started_at: float, measure_from: float, config: Mapping[str, Any]) -> int:
-        with OrmSession(self.store.engine) as s:
-            row = StepRow(session_id=self.id, idx=idx, started_at=started_at, measure_from=measure_from,
-                          config=json.dumps(config))
-            s.add(row)
-            s.commit()
-            return row.id
+        def write() -> int:
+            with OrmSession(self.store.engine) as s:
+                row = StepRow(session_id=self.id, idx=idx, started_at=started_at, measure_from=measure_from,
+                              config=json.dumps(config))
+                s.add(row)
+                s.commit()
+                return row.id
+        return self.store._patient(write)  # type: ignore[no-any-return]
 
     def end_step(self, step_id: int, ended_at: float, summary: Mapping[str, Any]) -> None:
         self.flush()
-        with OrmSession(self.store.engine) as s:
-            row = s.get(StepRow, step_id)
-            assert row is not None
-            row.ended_at = ended_at
-            row.summary = json.dumps(summary)
-            s.commit()
+
+        def write() -> None:
+            with OrmSession(self.store.engine) as s:
+                row = s.get(StepRow, step_id)
+                assert row is not None
+                row.ended_at = ended_at
+                row.summary = json.dumps(summary)
+                s.commit()
+        self.store._patient(write)
 
     def flush(self) -> None:
         with self._lock:
             self._last_flush = time.monotonic()
-            if not self._pending:
+            if not self._pending and not self._events:
                 return
-            self._flush_locked()
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        try:
+            self.store._guard(self._flush_locked)
+        except StoreLocked as exc:
+            now = time.monotonic()
+            if self._locked_since is None:
+                self._locked_since = now
+                self.on_locked(f"{exc}: keeping the samples in memory meanwhile")
+            elif now - self._locked_since > LOCK_PATIENCE:
+                raise StoreLocked(f"{exc} (for {now - self._locked_since:.0f} s)") from None
+            return
+        if self._locked_since is not None:
+            self.on_locked(f"session store free again after {time.monotonic() - self._locked_since:.0f} s: "
+                           "nothing was lost")
+            self._locked_since = None
 
     def _flush_locked(self) -> None:
-        pending, self._pending = self._pending, defaultdict(list)
+        """One transaction: the pending samples and events go in together, or stay pending together."""
         with OrmSession(self.store.engine) as s:
-            for name, points in pending.items():
-                sid = self._series_id(s, name)
+            new_ids: dict[str, int] = {}
+            for name, points in self._pending.items():
+                sid = self._series_id(s, name, new_ids)
                 points.sort()
                 arr = np.asarray(points, dtype=np.float64)
                 ts, vs = encode_chunk(arr[:, 0], arr[:, 1])
                 s.add(ChunkRow(series_id=sid, t_first=points[0][0], t_last=points[-1][0], n=len(points),
                                ts=ts, vs=vs, codec=CODEC))
+            for ev in self._events:
+                s.add(EventRow(session_id=self.id, t=ev.t, kind=ev.kind, label=ev.label,
+                               data=json.dumps(dict(ev.data), default=str)))
             s.commit()
+        self._series_ids.update(new_ids)  # only once committed: a rolled-back series row is no series
+        self._pending = defaultdict(list)
+        self._events = []
         if time.monotonic() - self._last_compact >= COMPACT_EVERY:
             self.compact()
 
-    def _series_id(self, s: OrmSession, name: str) -> int:
-        sid = self._series_ids.get(name)
+    def _series_id(self, s: OrmSession, name: str, new_ids: dict[str, int]) -> int:
+        sid = self._series_ids.get(name) or new_ids.get(name)
         if sid is None:
             row = SeriesRow(session_id=self.id, name=name, kind=self._kinds.get(name) or series_kind(name))
             s.add(row)
             s.flush()
-            sid = self._series_ids[name] = row.id
+            sid = new_ids[name] = row.id
         return sid
 
     def compact(self) -> None:
         """Merge each series' small chunks into one, in one transaction (readers never see a gap)."""
-        with self._lock, OrmSession(self.store.engine) as s:
+        with self._lock:
             self._last_compact = time.monotonic()
+            try:
+                self.store._guard(self._compact)
+            except StoreLocked:
+                pass  # the next flush tries again a minute later; small chunks are only slower to read
+
+    def _compact(self) -> None:
+        with OrmSession(self.store.engine) as s:
             for sid in self._series_ids.values():
                 chunks = list(s.scalars(select(ChunkRow).where(ChunkRow.series_id == sid)
                                         .order_by(ChunkRow.t_first, ChunkRow.id)))
@@ -519,16 +595,20 @@ class SessionWriter:
             s.commit()
 
     def finish(self, status: str, summary: Mapping[str, Any] | None = None, ended_at: float | None = None) -> None:
-        self.flush()
+        with self._lock:
+            self.store._patient(self._flush_locked)
         self.compact()
-        with OrmSession(self.store.engine) as s:
-            row = s.get(SessionRow, self.id)
-            assert row is not None
-            row.status = status
-            row.ended_at = time.time() if ended_at is None else ended_at
-            if summary is not None:
-                row.summary = json.dumps(summary)
-            s.commit()
+
+        def write() -> None:
+            with OrmSession(self.store.engine) as s:
+                row = s.get(SessionRow, self.id)
+                assert row is not None
+                row.status = status
+                row.ended_at = time.time() if ended_at is None else ended_at
+                if summary is not None:
+                    row.summary = json.dumps(summary)
+                s.commit()
+        self.store._patient(write)
 
 
 def _add_column(s: OrmSession, table: str, column: str, sql_type: str) -> None:
