@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tunebench.core.histogram import LatencyHistogram
-from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, open_session
+from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
 from tunebench.load.oltp import C_TEMPLATE, INSERT_TEXT, PAD_TEMPLATE, STATEMENTS, EventProgram
 from tunebench.load.randgen import id_stream, string_stream
 from tunebench.mysql.target import ConnParams
@@ -228,6 +228,7 @@ class Slot(threading.Thread):
 
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     """Entry point of a worker process: obey ("active", {group: n}) / ("stop",); report every tick."""
+    init_client_library()  # on the main thread, before any Slot thread connects
     notes: list[str] = []
     slots: dict[str, list[Slot]] = {
         g.name: [Slot(spec, g, n, notes) for n in g.slots] for g in spec.groups
