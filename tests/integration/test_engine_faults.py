@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
+import subprocess
 import sys
 import threading
 
 import pytest
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
 
@@ -60,3 +63,52 @@ def test_first_connections_of_fresh_processes_open_at_once(sandbox, sandbox_para
                 p.join()
             outcomes[p.exitcode] = outcomes.get(p.exitcode, 0) + 1
     assert outcomes == {0: 400}
+
+
+def _children(pid: int, pattern: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid), "-f", pattern], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def _last_session():
+    from tunebench import paths
+    from tunebench.store.repo import Store
+
+    store = Store(paths.default_db_path())
+    return store.get_session(store.list_sessions()[-1]["id"])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSEGV])
+def test_a_worker_killed_mid_step_is_a_gap_and_the_run_goes_on(sandbox, sig):
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
+                             "--threads", "4,4", "--step-seconds", "6", "--workers", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=dict(os.environ), start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        seen = 0
+        for line in proc.stdout:
+            if " main thds:" in line:
+                seen += 1
+                if seen == 2:
+                    break
+        workers = _children(proc.pid, "spawn_main")
+        assert len(workers) == 2
+        os.kill(workers[0], sig)
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, err[-2000:]
+    assert f"builtin worker 0 killed by {sig.name}" in err
+    assert "2 connection(s) lost for the rest of the step" in err
+    if sig == signal.SIGSEGV:  # faulthandler's dump in the worker's stderr file gives the crash site
+        assert "Fatal Python error: Segmentation fault" in err
+    assert "thds: 2 " in rest  # the threads really running after the loss
+    session = _last_session()
+    gaps = [e for e in session["events"] if e["kind"] == "gap"]
+    assert len(gaps) == 1 and gaps[0]["data"]["signal"] == sig.name and gaps[0]["data"]["worker"] == 0
+    steps = session["summary"]["steps"]
+    assert steps[0].get("incomplete") is True
+    assert steps[1]["tps"] > 0 and not steps[1].get("incomplete")  # the worker was started again
