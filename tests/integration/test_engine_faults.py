@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from tests.conftest import ROOT
@@ -112,3 +114,58 @@ def test_a_worker_killed_mid_step_is_a_gap_and_the_run_goes_on(sandbox, sig):
     steps = session["summary"]["steps"]
     assert steps[0].get("incomplete") is True
     assert steps[1]["tps"] > 0 and not steps[1].get("incomplete")  # the worker was started again
+
+
+def _server_answers(sandbox, within: float) -> bool:
+    from tunebench.mysql.connect import open_connection
+    from tunebench.mysql.target import conn_params
+
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            open_connection(conn_params(sandbox.target(), "socket"), timeout=3).close()
+            return True
+        except Exception:
+            time.sleep(0.5)
+    return False
+
+
+def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
+    """SIGSTOP of the server 2-3 s into a 6 s step, for 35 s: the run ends while it is still frozen, says
+    the server did not answer, marks the steps incomplete, and no worker corrupts its heap on the way out."""
+    pid = sandbox.status().pid
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
+                             "--threads", "4,4", "--step-seconds", "6", "--workers", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=dict(os.environ), start_new_session=True)
+    frozen_at = None
+    try:
+        assert proc.stdout is not None
+        seen = 0
+        for line in proc.stdout:
+            if " main thds:" in line:
+                seen += 1
+                if seen == 2:
+                    break
+        os.kill(pid, signal.SIGSTOP)
+        frozen_at = time.monotonic()
+        # the run's own end: ~3 s of step 1 + step 2 (6 s), then stopping engine and probes
+        rest, err = proc.communicate(timeout=30)
+        ended_after = time.monotonic() - frozen_at
+    finally:
+        if frozen_at is not None:
+            time.sleep(max(0.0, 35 - (time.monotonic() - frozen_at)))
+        os.kill(pid, signal.SIGCONT)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert _server_answers(sandbox, 60)
+    out = rest + err
+    assert "double free" not in out and "corruption" not in out and "Fatal Python error" not in out, out[-3000:]
+    assert proc.returncode == 0, err[-2000:]
+    assert ended_after < 30
+    assert re.search(r"gap: server not answering for \d+ s", err)
+    assert re.search(r"server still not answering after \d+ s", err)
+    session = _last_session()
+    assert any(e["kind"] == "gap" and "server not answering" in e["label"] for e in session["events"])
+    assert all(s.get("incomplete") for s in session["summary"]["steps"]), session["summary"]["steps"]

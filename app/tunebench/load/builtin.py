@@ -23,8 +23,9 @@ from tunebench.load.worker import GroupPlan, WorkerSpec, worker_main
 from tunebench.mysql.target import ConnParams
 
 # Seconds in a row without one statement completed on any connection before the step is called incomplete
-# ("server not answering"): a frozen or vanished server, not a slow one.
-SILENCE_SECONDS = 3
+# ("server not answering"): a frozen or vanished server (or one stalled as badly), not a slow one. Two, so
+# that a freeze starting two seconds before a step's end still marks that step.
+SILENCE_SECONDS = 2
 GapSink = Callable[[float, str, dict[str, Any]], None]
 
 
@@ -118,6 +119,8 @@ class BuiltinEngine:
     def close(self) -> None:
         """Stop every worker within a bounded time: a worker stuck on a frozen server is killed."""
         self._closing = True
+        if self._silent >= SILENCE_SECONDS:
+            self._notes(f"server still not answering after {self._silent} s")
         for c in self._conns:
             try:
                 c.send(("stop",))
