@@ -169,3 +169,39 @@ def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
     session = _last_session()
     assert any(e["kind"] == "gap" and "server not answering" in e["label"] for e in session["events"])
     assert all(s.get("incomplete") for s in session["summary"]["steps"]), session["summary"]["steps"]
+
+
+def _our_sysbench(sandbox) -> list[int]:
+    """sysbench processes loading this test run's sandbox (another suite on the machine may run its own)."""
+    st = sandbox.status()
+    out = subprocess.run(["pgrep", "-a", "-x", "sysbench"], capture_output=True, text=True)
+    return [int(ln.split()[0]) for ln in out.stdout.splitlines()
+            if f"--mysql-port={st.port}" in ln or f"--mysql-socket={st.socket}" in ln]
+
+
+def test_kill_9_of_a_sysbench_run_takes_its_sysbench_along(sandbox):
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
+                             "--threads", "2", "--step-seconds", "60", "--engine", "sysbench"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=dict(os.environ),
+                            start_new_session=True)
+    found: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not found and time.monotonic() < deadline:
+            time.sleep(0.2)
+            found = _our_sysbench(sandbox)
+        assert found, "sysbench did not start"
+        time.sleep(1)
+        os.kill(proc.pid, signal.SIGKILL)  # the tunebench process only: sysbench has its own session
+        proc.wait(10)
+        end = time.monotonic() + 2
+        while _our_sysbench(sandbox) and time.monotonic() < end:
+            time.sleep(0.05)
+        left = _our_sysbench(sandbox)
+        assert left == [], f"sysbench {left} still loading the server after its tunebench was killed"
+    finally:
+        for pid in _our_sysbench(sandbox):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
