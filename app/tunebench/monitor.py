@@ -136,7 +136,7 @@ class ProbeSampler:
     is a daemon) rather than waited for, and its connection is never touched by another thread."""
 
     STOP_GRACE = 3.0  # seconds stop() waits for the sampling threads, in all
-    CLOSE_GRACE = 10.0  # seconds close() gives the probes to put their settings back, in all
+    CLOSE_GRACE = 6.0  # close(): more seconds for a read in progress, then as many to put settings back
 
     def __init__(self, probes: Sequence[Probe], interval: float, sink: Sink, report: Report):
         self.probes = list(probes)
@@ -229,11 +229,21 @@ class ProbeSampler:
             return [p for p in self.active if id(p) in self._threads]
 
     def close(self) -> None:
-        """Stop sampling and put back whatever the probes changed on the server, within bounded time."""
-        stuck = self.stop()
+        """Stop sampling and put back whatever the probes changed on the server, within bounded time: a
+        slow read (a loaded server) gets CLOSE_GRACE seconds to end; a probe still inside one after that
+        (a server that does not answer) is left as it is."""
+        self.stop()
+        end = time.monotonic() + self.CLOSE_GRACE
+        with self._lock:
+            threads = list(self._threads.values())
+        for th in threads:
+            th.join(timeout=max(0.0, end - time.monotonic()))
+        with self._lock:
+            stuck = [p for p in self.active if id(p) in self._threads]
         for p in stuck:
             self.report("probe_error", p.name, f"probe {p.name}: the server did not answer within "
-                        f"{self.STOP_GRACE:.0f} s; its connection is left as it is (settings not put back)")
+                        f"{self.STOP_GRACE + self.CLOSE_GRACE:.0f} s; its connection is left as it is "
+                        "(settings not put back)")
         closing = [p for p in self.active if p not in stuck]
         failures: list[tuple[Probe, str]] = []
 
@@ -247,7 +257,7 @@ class ProbeSampler:
         # close() speaks to the server; a frozen one must not hold the run's end forever
         closer = threading.Thread(target=close_all, name="probe-close", daemon=True)
         closer.start()
-        closer.join(self.CLOSE_GRACE)
+        closer.join(max(self.CLOSE_GRACE, end - time.monotonic()))
         if closer.is_alive():
             self.report("probe_error", "all", f"probes: the server did not answer within {self.CLOSE_GRACE:.0f} s "
                         "while they put their settings back; given up")

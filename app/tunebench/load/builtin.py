@@ -180,10 +180,11 @@ class BuiltinEngine:
                 kind = msg[0]
                 if kind == "tick":
                     _, widx, tick, report = msg
-                    if tick <= self._last_tick:
-                        continue  # a worker started again joins at the next second
                     with self._lock:
-                        self._since.setdefault(widx, tick)
+                        # a worker joins (at start, or started again) from the first second not merged yet
+                        self._since.setdefault(widx, max(tick, self._last_tick + 1))
+                    if tick <= self._last_tick:
+                        continue
                     pending.setdefault(tick, {})[widx] = report
                     self._emit_ready(pending)
                 elif kind == "fatal":
@@ -266,6 +267,9 @@ class BuiltinEngine:
         first = self._current_tick() + 1
         with self._lock:
             live = [c for w, c in enumerate(self._conns) if w not in self._gone]
+            for w in range(self.nworkers):  # every live worker counts in every measured second
+                if w not in self._gone:
+                    self._since.setdefault(w, first)
         for c in live:
             try:
                 c.send(("active", dict(threads)))
