@@ -99,7 +99,7 @@ class StepResult:
     summaries: tuple[StepSummary, ...]
     config: int = 0
     segments: tuple[dict[str, Any], ...] = ()
-    incomplete: bool = False  # a client host was lost during the step
+    incomplete: bool = False  # a client host or worker was lost, or the server did not answer
 
 
 def single_config(spec: RunSpec) -> ConfigPlan:
@@ -166,9 +166,10 @@ class Experiment:
             return SysbenchEngine(params, list(self.spec.groups), notes=self._note, runners=self._runners,
                                   host_sink=self._host_samples, on_gap=self._on_gap)
         if engine == "sysbench":
-            return SysbenchEngine(params, list(self.spec.groups), notes=self._note)
+            return SysbenchEngine(params, list(self.spec.groups), notes=self._note, on_gap=self._on_gap)
+        # on_gap: a worker lost mid-step or a server not answering marks the step incomplete
         return BuiltinEngine(params, list(self.spec.groups), workers=self.spec.workers, seed=self.spec.seed,
-                             notes=self._note)
+                             notes=self._note, on_gap=self._on_gap)
 
     def _ssh(self, url: str) -> SshRunner:
         return SshRunner(parse_ssh_url(url), self.spec.trust_host_key, self.spec.ssh_keys, note=self._note).connect()

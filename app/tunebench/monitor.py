@@ -133,6 +133,12 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
 
 
 class ProbeSampler:
+    """Every wait is bounded: a probe stuck on a server that does not answer is left behind (its thread
+    is a daemon) rather than waited for, and its connection is never touched by another thread."""
+
+    STOP_GRACE = 3.0  # seconds stop() waits for the sampling threads, in all
+    CLOSE_GRACE = 6.0  # close(): more seconds for a read in progress, then as many to put settings back
+
     def __init__(self, probes: Sequence[Probe], interval: float, sink: Sink, report: Report):
         self.probes = list(probes)
         self.interval = interval
@@ -141,7 +147,9 @@ class ProbeSampler:
         self.active: list[Probe] = []
         self.statuses: list[ProbeStatus] = []
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        # probe id -> its sampling thread, from start until the thread has really left its loop
+        self._threads: dict[int, threading.Thread] = {}
 
     def open(self) -> list[ProbeStatus]:
         for p in self.probes:
@@ -159,28 +167,40 @@ class ProbeSampler:
         return self.statuses
 
     def start(self) -> None:
-        self._stop.clear()
-        for p in self.active:
-            th = threading.Thread(target=self._loop, args=(p,), name=f"probe-{p.name}", daemon=True)
-            th.start()
-            self._threads.append(th)
+        with self._lock:
+            self._stop.clear()
+            for p in self.active:
+                if id(p) in self._threads:
+                    continue  # its thread, left behind by stop(), never left its loop: it goes on
+                th = threading.Thread(target=self._loop, args=(p,), name=f"probe-{p.name}", daemon=True)
+                self._threads[id(p)] = th
+                th.start()
+
+    def _stopping(self, probe: Probe) -> bool:
+        with self._lock:
+            if self._stop.is_set():
+                self._threads.pop(id(probe), None)
+                return True
+            return False
 
     def _loop(self, probe: Probe) -> None:
         rates = RateTracker()
         failing: str | None = None
         deadline = time.monotonic()
-        while not self._stop.is_set():
+        while not self._stopping(probe):
             t_start = time.time()
             try:
                 r = probe.read()
             except (TunebenchError, mysql.connector.Error, OSError, ValueError) as exc:
                 msg = getattr(exc, "msg", None) or str(exc)
-                if failing is None:
+                if failing is None and not self._stop.is_set():
                     self.report("probe_error", probe.name, f"probe {probe.name} failing: {msg}")
                 failing = msg
                 rates.reset()  # a restarted server starts its counters again
             else:
                 t = (t_start + time.time()) / 2
+                if self._stop.is_set():
+                    continue  # a read that outlived stop(): the session may be closed already
                 if failing is not None:
                     self.report("probe", probe.name, f"probe {probe.name} recovered")
                     failing = None
@@ -197,21 +217,53 @@ class ProbeSampler:
                 deadline = now + self.interval - ((now - deadline) % self.interval)
             self._stop.wait(deadline - now)
 
-    def stop(self) -> None:
+    def stop(self) -> list[Probe]:
+        """Stop sampling within STOP_GRACE seconds; returns the probes whose thread is still inside a read
+        (a server that does not answer), left behind."""
         self._stop.set()
-        for th in self._threads:
-            th.join(timeout=self.interval + 15)
-        self._threads = []
+        end = time.monotonic() + self.STOP_GRACE
+        with self._lock:
+            threads = list(self._threads.values())
+        for th in threads:
+            th.join(timeout=max(0.0, end - time.monotonic()))
+        with self._lock:
+            return [p for p in self.active if id(p) in self._threads]
 
     def close(self) -> None:
-        """Stop sampling and put back whatever the probes changed on the server."""
+        """Stop sampling and put back whatever the probes changed on the server, within bounded time: a
+        slow read (a loaded server) gets CLOSE_GRACE seconds to end; a probe still inside one after that
+        (a server that does not answer) is left as it is."""
         self.stop()
-        for p in self.active:
-            try:
-                p.close()
-            except (TunebenchError, mysql.connector.Error, OSError) as exc:
-                msg = getattr(exc, "msg", None) or str(exc)
-                self.report("probe_error", p.name, f"probe {p.name} could not put its settings back: {msg}")
+        end = time.monotonic() + self.CLOSE_GRACE
+        with self._lock:
+            threads = list(self._threads.values())
+        for th in threads:
+            th.join(timeout=max(0.0, end - time.monotonic()))
+        with self._lock:
+            stuck = [p for p in self.active if id(p) in self._threads]
+        for p in stuck:
+            self.report("probe_error", p.name, f"probe {p.name}: the server did not answer within "
+                        f"{self.STOP_GRACE + self.CLOSE_GRACE:.0f} s; its connection is left as it is "
+                        "(settings not put back)")
+        closing = [p for p in self.active if p not in stuck]
+        failures: list[tuple[Probe, str]] = []
+
+        def close_all() -> None:
+            for p in closing:
+                try:
+                    p.close()
+                except (TunebenchError, mysql.connector.Error, OSError) as exc:
+                    failures.append((p, getattr(exc, "msg", None) or str(exc)))
+
+        # close() speaks to the server; a frozen one must not hold the run's end forever
+        closer = threading.Thread(target=close_all, name="probe-close", daemon=True)
+        closer.start()
+        closer.join(max(self.CLOSE_GRACE, end - time.monotonic()))
+        if closer.is_alive():
+            self.report("probe_error", "all", f"probes: the server did not answer within {self.CLOSE_GRACE:.0f} s "
+                        "while they put their settings back; given up")
+        for p, msg in list(failures):
+            self.report("probe_error", p.name, f"probe {p.name} could not put its settings back: {msg}")
         self.active = []
 
 

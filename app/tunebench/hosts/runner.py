@@ -2,14 +2,41 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tunebench.core.errors import EngineError
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_us() -> Callable[[], None] | None:
+    """A preexec_fn that makes the kernel SIGKILL the child when the thread that started it dies (for us:
+    the process running the engine, killed -9 or crashed), so no load keeps running behind a dead run.
+    Resolved here, in the parent: the child between fork and exec only makes one libc call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # we died before the line above: nobody would ever send it
+            os._exit(1)
+
+    return preexec
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +48,8 @@ class ProcessOutcome:
 
 
 class LocalProcess:
-    """One child process in its own process group, so a stop never leaves orphans behind."""
+    """One child process in its own process group, so a stop never leaves orphans behind, and tied to our
+    life (PR_SET_PDEATHSIG), so a kill -9 of us does not either."""
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None, display: Sequence[str] = ()):
         self.argv = tuple(argv)
@@ -42,6 +70,7 @@ class LocalProcess:
                 text=True,
                 bufsize=1,
                 start_new_session=True,
+                preexec_fn=_die_with_us(),  # noqa: PLW1509 - one prctl call, resolved in the parent
             )
         except OSError as exc:
             raise EngineError(f"cannot start {self.display[0]}: {exc.strerror}") from None

@@ -5,18 +5,28 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 from tunebench.core.errors import EngineError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
+from tunebench.load.postmortem import examine, read_tail
 from tunebench.load.worker import GroupPlan, WorkerSpec, worker_main
 from tunebench.mysql.target import ConnParams
+
+# Seconds in a row without one statement completed on any connection before the step is called incomplete
+# ("server not answering"): a frozen or vanished server (or one stalled as badly), not a slow one. Two, so
+# that a freeze starting two seconds before a step's end still marks that step.
+SILENCE_SECONDS = 2
+GapSink = Callable[[float, str, dict[str, Any]], None]
 
 
 def default_workers(max_threads: int) -> int:
@@ -27,96 +37,172 @@ def default_workers(max_threads: int) -> int:
 
 
 class BuiltinEngine:
+    """Worker processes, each with its own stderr file. A worker that dies mid-step is reported with its
+    exit status and last stderr lines as a gap (the step goes on, incomplete, on the other workers) and is
+    started again for the next step."""
+
     name = "builtin"
 
     def __init__(self, params: ConnParams, groups: list[ClientGroup], workers: int | None = None,
-                 seed: int | None = None, notes: NoteSink | None = None):
+                 seed: int | None = None, notes: NoteSink | None = None, on_gap: GapSink | None = None):
         self.params = params
         self.groups = groups
         total = sum(max(g.schedule) for g in groups)
         self.nworkers = workers or default_workers(total)
         self.seed = seed if seed is not None else time.time_ns() & 0xFFFFFFFF
         self._notes = notes or (lambda _m: None)
+        self._on_gap = on_gap or (lambda _t, _label, _data: None)
         self._procs: list[Any] = []
         self._conns: list[Connection] = []
+        self._specs: list[WorkerSpec] = []
         self._ticks: queue.Queue[tuple[int, dict[str, list[Any]]]] = queue.Queue()
+        self._deaths: queue.Queue[int] = queue.Queue()
+        self._lock = threading.Lock()
+        self._gone: set[int] = set()  # workers whose pipe closed (dead), until started again
+        self._since: dict[int, int] = {}  # live worker -> its first tick: ticks from then on wait for it
+        self._reported: set[int] = set()  # workers whose death was told (not again at close)
+        self._last_tick = -1
         self._fatal: str | None = None
         self._reader: threading.Thread | None = None
         self._closing = False
+        self._stderr_dir: Path | None = None
+        self._silent = 0  # seconds in a row in which no connection completed a statement
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
-        ctx = mp.get_context("spawn")  # the parent has threads; fork would copy their locks
+        self._ctx = mp.get_context("spawn")  # the parent has threads; fork would copy their locks
         self.t0_mono = time.monotonic()
         self.t0_wall = time.time()
+        self._stderr_dir = Path(tempfile.mkdtemp(prefix="tunebench-workers-"))
         for w in range(self.nworkers):
             plans = tuple(
                 GroupPlan(g.name, g.workload.program(g.options),
                           tuple(n for n in range(max(g.schedule)) if n % self.nworkers == w))
                 for g in self.groups
             )
-            parent, child = ctx.Pipe()
-            spec = WorkerSpec(w, self.params, plans, self.t0_mono, self.seed)
-            p = ctx.Process(target=worker_main, args=(child, spec), name=f"tunebench-worker-{w}", daemon=True)
-            p.start()
-            child.close()
-            self._procs.append(p)
-            self._conns.append(parent)
-        for c, p in zip(self._conns, self._procs, strict=True):
-            try:
-                ok = c.poll(60) and c.recv()[0] == "ready"
-            except (EOFError, OSError):
-                ok = False
-            if not ok:
+            self._specs.append(WorkerSpec(w, self.params, plans, self.t0_mono, self.seed))
+            self._procs.append(None)
+            self._conns.append(None)  # type: ignore[arg-type]
+            self._spawn(w)
+        for w in range(self.nworkers):
+            if not self._await_ready(w):
+                why = examine(self._procs[w].exitcode, read_tail(self._stderr_path(w))).describe()
                 self.close()
-                raise EngineError(f"builtin worker {p.name} did not start (exit code {p.exitcode})")
+                raise EngineError(f"builtin worker {w} did not start: {why}")
         self._reader = threading.Thread(target=self._read, name="builtin-reader", daemon=True)
         self._reader.start()
 
+    def _stderr_path(self, w: int) -> Path | None:
+        return self._stderr_dir / f"worker-{w}.stderr" if self._stderr_dir else None
+
+    def _spawn(self, w: int) -> None:
+        parent, child = self._ctx.Pipe()
+        path = self._stderr_path(w)
+        if path is not None:
+            path.unlink(missing_ok=True)  # a restarted worker's stderr is its own
+        spec = self._specs[w]
+        spec = WorkerSpec(spec.index, spec.params, spec.groups, spec.t0_mono, spec.seed, str(path or ""))
+        p = self._ctx.Process(target=worker_main, args=(child, spec), name=f"tunebench-worker-{w}", daemon=True)
+        p.start()
+        child.close()
+        self._procs[w], self._conns[w] = p, parent
+
+    def _await_ready(self, w: int) -> bool:
+        try:
+            return bool(self._conns[w].poll(60) and self._conns[w].recv()[0] == "ready")
+        except (EOFError, OSError):
+            return False
+
     def client_pids(self) -> list[int]:
-        return [p.pid for p in self._procs if p.pid]
+        return [p.pid for p in self._procs if p is not None and p.pid]
 
     def close(self) -> None:
+        """Stop every worker within a bounded time: a worker stuck on a frozen server is killed."""
         self._closing = True
+        if self._silent >= SILENCE_SECONDS:
+            self._notes(f"server still not answering after {self._silent} s")
         for c in self._conns:
             try:
                 c.send(("stop",))
-            except (BrokenPipeError, OSError):
+            except (BrokenPipeError, OSError, AttributeError):
                 pass
-        for p in self._procs:
-            p.join(timeout=10)
+        deadline = time.monotonic() + 8
+        killed = set()
+        for w, p in enumerate(self._procs):
+            if p is None:
+                continue
+            p.join(timeout=max(0.0, deadline - time.monotonic()))
             if p.is_alive():
                 p.kill()
                 p.join(timeout=5)
+                killed.add(w)
+        # What the workers left on stderr is shown, not swallowed (a crash at exit must not pass unseen).
+        for w, p in enumerate(self._procs):
+            if p is None or w in self._reported:
+                continue
+            pm = examine(p.exitcode, read_tail(self._stderr_path(w)))
+            if w in killed:
+                self._notes(f"builtin worker {w} did not stop within 8 s (stuck on the server?): killed")
+            elif p.exitcode != 0:
+                self._notes(f"builtin worker {w} {pm.describe()}")
+            elif pm.stderr_tail:
+                self._notes(f"builtin worker {w} wrote on stderr: {' | '.join(pm.stderr_tail[-3:])}")
         for c in self._conns:
-            c.close()
+            if c is not None:
+                c.close()
         self._procs, self._conns = [], []
+        if self._stderr_dir is not None:
+            shutil.rmtree(self._stderr_dir, ignore_errors=True)
+            self._stderr_dir = None
 
     # ---- tick merging ------------------------------------------------------------------------
     def _read(self) -> None:
         pending: dict[int, dict[int, Any]] = {}
-        alive = list(self._conns)
-        while alive and not self._closing:
-            for c in wait(alive, timeout=1.0):
+        while not self._closing:
+            with self._lock:
+                live = {c: w for w, c in enumerate(self._conns) if w not in self._gone}
+            if not live:
+                time.sleep(0.1)
+                continue
+            for ready in wait(list(live), timeout=0.5):
+                c = cast(Connection, ready)
+                w = live[c]
                 try:
                     msg = c.recv()
                 except (EOFError, OSError):
-                    alive.remove(c)
+                    with self._lock:
+                        self._gone.add(w)
+                        self._since.pop(w, None)
                     if not self._closing:
-                        self._fatal = self._fatal or "a builtin worker process died"
-                        self._ticks.put((-1, {}))
+                        self._deaths.put(w)
+                    self._emit_ready(pending)
                     continue
                 kind = msg[0]
                 if kind == "tick":
                     _, widx, tick, report = msg
+                    with self._lock:
+                        # a worker joins (at start, or started again) from the first second not merged yet
+                        self._since.setdefault(widx, max(tick, self._last_tick + 1))
+                    if tick <= self._last_tick:
+                        continue
                     pending.setdefault(tick, {})[widx] = report
-                    if len(pending[tick]) == self.nworkers:
-                        self._ticks.put((tick, self._merge(pending.pop(tick))))
+                    self._emit_ready(pending)
                 elif kind == "fatal":
                     self._fatal = msg[2].strip().splitlines()[-1]
                     self._ticks.put((-1, {}))
                 elif kind == "note":
                     self._notes(msg[2])
+
+    def _emit_ready(self, pending: dict[int, dict[int, Any]]) -> None:
+        """Merge every second that each live worker (running since then) has reported, in order."""
+        with self._lock:
+            since = dict(self._since)
+        for tick in sorted(pending):
+            need = {w for w, first in since.items() if first <= tick}
+            if not need <= pending[tick].keys():
+                break
+            self._ticks.put((tick, self._merge(pending.pop(tick))))
+            self._last_tick = tick
 
     def _merge(self, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
         merged: dict[str, list[Any]] = {}
@@ -132,21 +218,73 @@ class BuiltinEngine:
     def _current_tick(self) -> int:
         return int(time.monotonic() - self.t0_mono)
 
+    # ---- dead workers ------------------------------------------------------------------------
+    def _lost_worker(self, w: int, threads: Mapping[str, int] | None) -> None:
+        """Say why worker `w` died. Mid-step (`threads` given) it is a gap: the step goes on without it."""
+        p = self._procs[w]
+        p.join(timeout=2)
+        pm = examine(p.exitcode, read_tail(self._stderr_path(w)))
+        what = f"builtin worker {w} {pm.describe()}"
+        data: dict[str, Any] = {"worker": w, "pid": p.pid, "exitcode": p.exitcode, "signal": pm.signal,
+                                "where": pm.where, "stderr": list(pm.stderr_tail)}
+        self._reported.add(w)
+        with self._lock:
+            alive = self.nworkers - len(self._gone)
+        if alive == 0 and threads is not None:
+            raise EngineError(f"every builtin worker died; the last: {what}")
+        if threads is None:
+            self._notes(f"{what} (between steps; started again)")
+            return
+        lost = {g.name: sum(1 for n in plan.slots if n < threads.get(g.name, 0))
+                for g, plan in zip(self.groups, self._specs[w].groups, strict=True)}
+        data["lost_threads"] = lost
+        label = f"gap: {what}; {sum(lost.values())} connection(s) lost for the rest of the step"
+        self._notes(label)
+        self._on_gap(time.time(), label, data)
+
+    def _revive(self) -> None:
+        """Before a step: report deaths not reported yet, start dead workers again."""
+        while not self._deaths.empty():
+            self._lost_worker(self._deaths.get(), None)
+        with self._lock:
+            gone = sorted(self._gone)
+        for w in gone:
+            self._conns[w].close()
+            self._spawn(w)
+            if self._await_ready(w):
+                self._reported.discard(w)
+                with self._lock:
+                    self._gone.discard(w)
+            else:
+                why = examine(self._procs[w].exitcode, read_tail(self._stderr_path(w))).describe()
+                self._notes(f"builtin worker {w} could not be started again: {why}")
+
+    # ---- steps -------------------------------------------------------------------------------
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
                  stop: threading.Event, warmup: int = 0) -> dict[str, LatencyHistogram | None]:
+        self._revive()
         # The tick in progress mixes the old and new concurrency: measure from the next full one.
         first = self._current_tick() + 1
-        for c in self._conns:
-            c.send(("active", dict(threads)))
+        with self._lock:
+            live = [c for w, c in enumerate(self._conns) if w not in self._gone]
+            for w in range(self.nworkers):  # every live worker counts in every measured second
+                if w not in self._gone:
+                    self._since.setdefault(w, first)
+        for c in live:
+            try:
+                c.send(("active", dict(threads)))
+            except (BrokenPipeError, OSError):
+                pass  # a worker that died now: the reader reports it
         step_hist: dict[str, LatencyHistogram | None] = {g.name: LatencyHistogram() for g in self.groups}
         last = first + seconds - 1
         got = first - 1
+        silence_reported = False
         while got < last and not stop.is_set():
+            while not self._deaths.empty():
+                self._lost_worker(self._deaths.get(), threads)
             try:
                 tick, merged = self._ticks.get(timeout=0.25)
             except queue.Empty:
-                if any(not p.is_alive() for p in self._procs):
-                    raise EngineError("a builtin worker process died") from None
                 continue
             if tick < 0 or self._fatal:
                 raise EngineError(f"builtin engine stopped: {self._fatal}")
@@ -154,13 +292,35 @@ class BuiltinEngine:
                 continue
             got = tick
             t = self.t0_wall + tick + 1
+            running = statements = 0
             for g in self.groups:
                 (ev, r, w, o, err, rc), hist, nthreads = merged.get(g.name, [[0] * 6, LatencyHistogram(), 0])
+                running += nthreads
+                statements += r + w + o
                 lat = hist.summary_ms()
                 h = step_hist[g.name]
                 if h is not None and tick >= first + warmup:
                     h.merge(hist)
-                sink(Interval(t=t, group=g.name, threads=threads.get(g.name, nthreads), tps=float(ev),
+                # the threads really running: a dead worker's connections are not
+                sink(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
                               qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
                               lat_ms=lat, errors=float(err), reconnects=float(rc)))
+            silence_reported = self._watch_silence(running, statements, silence_reported)
         return step_hist
+
+    def _watch_silence(self, running: int, statements: int, reported: bool) -> bool:
+        """A second in which no connection completed a statement; SILENCE_SECONDS of them in a row make
+        the step incomplete (a frozen server is not a step with 0 TPS)."""
+        if running and not statements:
+            self._silent += 1
+        else:
+            if self._silent >= SILENCE_SECONDS:
+                self._notes(f"server answering again after {self._silent} s")
+            self._silent = 0
+        if self._silent >= SILENCE_SECONDS and not reported:
+            label = (f"gap: server not answering for {self._silent} s "
+                     f"(no statement completed on any of {running} connections)")
+            self._notes(label)
+            self._on_gap(time.time(), label, {"reason": "server not answering", "seconds": self._silent})
+            return True
+        return reported

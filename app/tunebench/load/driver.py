@@ -6,7 +6,9 @@ instead of ~60 us through cursors, which is what keeps the builtin engine close 
 
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
 from typing import Any
 
 import mysql.connector
@@ -28,6 +30,12 @@ RECONNECT_ERRNOS = frozenset({2006, 2013, 2055, 2011})
 # Prepared-statement protocol not supported for this statement: sysbench falls back to a plain query.
 ER_UNSUPPORTED_PS = 1295
 _NO_ATTRS: list[Any] = []
+# libmysqlclient's mysql_init() runs mysql_library_init() on first use, and the extension calls it with
+# the GIL released: two threads opening the first connections of a process at once could both go in,
+# one of them using the half-initialised library (a SIGSEGV at address 0, or "Authentication plugin
+# cannot be loaded: not initialized"). Opening is serialised per process; queries are not.
+_CONNECT_LOCK = threading.Lock()
+_library_ready = threading.Event()
 
 
 class DriverError(Exception):
@@ -49,6 +57,26 @@ def _plugin_dir() -> str:
     return "/usr/lib/mysql/plugin"
 
 
+def init_client_library() -> None:
+    """Initialise the C client library of this process once; call it on the main thread before any
+    connection thread starts (mysql_library_init is not thread-safe)."""
+    if _library_ready.is_set() or not HAVE_RAW:
+        return
+    with _CONNECT_LOCK:
+        if _library_ready.is_set():
+            return
+        try:
+            # The extension carries libmysqlclient and exports mysql_server_init (mysql_library_init).
+            init = ctypes.CDLL(_mysql_connector.__file__).mysql_server_init
+            init.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+            init.restype = ctypes.c_int
+            if init(0, None, None) != 0:
+                raise DriverError(None, "the MySQL client library did not initialise")
+        except (OSError, AttributeError):
+            pass  # a build without the symbol: the connect lock alone keeps the first init single-file
+        _library_ready.set()
+
+
 class RawSession:
     """One connection through the C extension; statements are MySQLPrepStmt handles."""
 
@@ -62,7 +90,8 @@ class RawSession:
         else:
             kwargs["host"], kwargs["port"] = params.host, params.port
         try:
-            self._m.connect(**kwargs)
+            with _CONNECT_LOCK:
+                self._m.connect(**kwargs)
             self._m.autocommit(True)
         except _mysql_connector.MySQLInterfaceError as exc:
             raise DriverError(getattr(exc, "errno", None), getattr(exc, "msg", str(exc))) from None

@@ -8,7 +8,9 @@ histogram and sends them to the parent, which merges workers into one Interval p
 
 from __future__ import annotations
 
+import faulthandler
 import itertools
+import os
 import threading
 import time
 import traceback
@@ -19,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from tunebench.core.histogram import LatencyHistogram
-from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, open_session
+from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
 from tunebench.load.oltp import C_TEMPLATE, INSERT_TEXT, PAD_TEMPLATE, STATEMENTS, EventProgram
 from tunebench.load.randgen import id_stream, string_stream
 from tunebench.mysql.target import ConnParams
@@ -39,6 +41,7 @@ class WorkerSpec:
     groups: tuple[GroupPlan, ...]
     t0_mono: float
     seed: int
+    stderr_path: str = ""  # the parent reads it when the worker dies
 
 
 class Slot(threading.Thread):
@@ -226,8 +229,42 @@ class Slot(threading.Thread):
         return (self.events, self.reads, self.writes, self.other, self.errors, self.reconnects)
 
 
+def _capture_stderr(path: str) -> None:
+    """fd 2 to the worker's own file (glibc and the C extension write there too); a crash dumps every
+    thread's Python stack into it."""
+    if path:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(fd, 2)
+        os.close(fd)
+    faulthandler.enable(all_threads=True)
+
+
+def _stop_slots(slots: dict[str, list[Slot]], grace: float = 2.0) -> bool:
+    """Tell every Slot to stop and close the sessions of those that did within `grace` seconds in all.
+    A Slot still inside the driver (a frozen server) keeps its session: freeing a connection another
+    thread is using corrupts the heap. True when every Slot stopped."""
+    every = [s for ss in slots.values() for s in ss]
+    for s in every:
+        s.shutdown = True
+        s.active = False
+        s.gate.set()
+    deadline = time.monotonic() + grace
+    stuck = False
+    for s in every:
+        if s.is_alive():
+            s.join(timeout=max(0.0, deadline - time.monotonic()))
+        if s.is_alive():
+            stuck = True
+        elif s.session is not None:
+            s.session.close()
+            s.session = None
+    return not stuck
+
+
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     """Entry point of a worker process: obey ("active", {group: n}) / ("stop",); report every tick."""
+    _capture_stderr(spec.stderr_path)
+    init_client_library()  # on the main thread, before any Slot thread connects
     notes: list[str] = []
     slots: dict[str, list[Slot]] = {
         g.name: [Slot(spec, g, n, notes) for n in g.slots] for g in spec.groups
@@ -293,14 +330,8 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return
     finally:
-        for ss in slots.values():
-            for s in ss:
-                s.shutdown = True
-                s.active = False
-                s.gate.set()
-        for ss in slots.values():
-            for s in ss:
-                if s.is_alive():
-                    s.join(timeout=2)
-                if s.session is not None:
-                    s.session.close()
+        if not _stop_slots(slots):
+            # Connection threads blocked on a server that does not answer: leave now, before the
+            # interpreter's shutdown frees objects they still use. The kernel closes their sockets.
+            conn.close()
+            os._exit(0)

@@ -1,0 +1,93 @@
+"""Without a server: a probe stuck on a frozen server is left behind in bounded time; a dead worker's
+stderr says where and why it died."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tunebench.core.probe import Reading
+from tunebench.load.postmortem import examine
+from tunebench.monitor import ProbeSampler
+
+
+class FrozenProbe:
+    """read() blocks like a query on a SIGSTOPped server, until `thaw` is set."""
+
+    name = "frozen"
+
+    def __init__(self) -> None:
+        self.thaw = threading.Event()
+        self.reading = threading.Event()
+        self.closed = False
+        self.reads = 0
+
+    def open(self) -> str:
+        return "frozen"
+
+    def read(self) -> Reading:
+        self.reads += 1
+        self.reading.set()
+        self.thaw.wait(30)
+        return Reading(gauges={"x": 1.0})
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class QuickProbe(FrozenProbe):
+    name = "quick"
+
+    def read(self) -> Reading:
+        return Reading(gauges={"y": 1.0})
+
+
+def test_stop_and_close_leave_a_stuck_probe_behind_in_bounded_time():
+    frozen, quick = FrozenProbe(), QuickProbe()
+    reports: list[str] = []
+    samples: list[dict[str, float]] = []
+    sampler = ProbeSampler([frozen, quick], 0.1, lambda _t, v, _k: samples.append(v),
+                           lambda _kind, _p, msg: reports.append(msg))
+    sampler.open()
+    sampler.start()
+    assert frozen.reading.wait(5)
+    t0 = time.monotonic()
+    assert sampler.stop() == [frozen]
+    assert time.monotonic() - t0 < ProbeSampler.STOP_GRACE + 1
+    sampler.start()  # a server restart's resume: the stuck thread goes on, no second reader of its connection
+    assert sum(1 for th in threading.enumerate() if th.name == "probe-frozen") == 1
+    t0 = time.monotonic()
+    sampler.close()
+    assert time.monotonic() - t0 < ProbeSampler.STOP_GRACE + ProbeSampler.CLOSE_GRACE + 1
+    assert quick.closed and not frozen.closed  # never closed under the thread still using it
+    assert any("frozen: the server did not answer" in m for m in reports)
+    n = len(samples)
+    frozen.thaw.set()
+    time.sleep(0.3)
+    assert len(samples) == n  # the late read is dropped, not written after the session ended
+    assert frozen.reads == 1
+
+
+FAULTHANDLER_SEGV = """\
+Fatal Python error: Segmentation fault
+
+Thread 0x00007f0000000001 (most recent call first):
+  File "/venv/lib/python3.11/site-packages/tunebench/load/worker.py", line 248 in _run
+  File "/usr/lib/python3.11/threading.py", line 1038 in _bootstrap_inner
+
+Current thread 0x00007f0000000002 (most recent call first):
+  File "/venv/lib/python3.11/site-packages/tunebench/load/driver.py", line 96 in execute
+  File "/venv/lib/python3.11/site-packages/tunebench/load/worker.py", line 121 in run
+
+Extension modules: numpy.core._multiarray_umath, _mysql_connector (total: 2)
+"""
+
+
+def test_postmortem_names_the_signal_the_crash_site_and_the_c_library_message():
+    pm = examine(-11, FAULTHANDLER_SEGV)
+    assert pm.describe() == "killed by SIGSEGV in the driver: Fatal Python error: Segmentation fault"
+    glibc = "double free or corruption (out)\n" + FAULTHANDLER_SEGV.replace("Segmentation fault", "Aborted")
+    assert examine(-6, glibc).describe() == "killed by SIGABRT in the driver: double free or corruption (out)"
+    assert examine(-9, "").describe() == "killed by SIGKILL: no output"
+    tb = "Traceback (most recent call last):\n  File \"x.py\", line 1 in <module>\nMemoryError\n"
+    assert examine(1, tb).describe() == "exited with code 1: MemoryError"
