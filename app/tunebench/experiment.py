@@ -484,6 +484,8 @@ class Experiment:
             hists = {}
             lost = TargetError(f"the server stopped answering during step {idx + 1} ({outage.why}); "
                                f"the {engine.name} engine stopped: {exc}")
+        if self.server_watch is not None:
+            self.server_watch.settle(time.time())
         down, why = self.server_watch.down_during(started, time.time()) if self.server_watch else (0.0, "")
         if down:
             # Seconds without a server are not measurements: the step keeps what it measured before, and

@@ -40,13 +40,17 @@ class ServerWatch:
         self.interval = interval
         self.outages: list[Outage] = []
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a ping now (settle), not at the next interval
         self._up = threading.Event()
         self._up.set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._last_sent_ok = 0.0  # when the last ping that got its answer was sent
+        self._last_answer = 0.0  # and when it was answered: the last moment the server is known to be up
 
     def start(self) -> None:
         self._stop.clear()
+        self._wake.clear()
         self._thread = threading.Thread(target=self._loop, name="server-watch", daemon=True)
         self._thread.start()
 
@@ -54,6 +58,7 @@ class ServerWatch:
         """Bounded: a ping stuck on a frozen server ends by its read timeout; the thread owns its connection
         and closes it itself, so nothing here frees a connection in use."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
@@ -70,6 +75,18 @@ class ServerWatch:
             hits = [(o.overlap(t0, t1), o.why) for o in self.outages]
         hits = [h for h in hits if h[0] > 0]
         return (sum(h[0] for h in hits), hits[0][1]) if hits else (0.0, "")
+
+    def settle(self, at: float, timeout: float = 8.0) -> None:
+        """Wait until the watch knows whether the server answered at `at` (a ping sent after it answered,
+        or an outage called): a step that ends during a freeze must not pass before the freeze is seen. The
+        ping's own timeouts bound this."""
+        deadline = time.monotonic() + timeout
+        self._wake.set()
+        while time.monotonic() < deadline and self._thread is not None:
+            with self._lock:
+                if self._last_sent_ok >= at or (self.outages and self.outages[-1].end is None):
+                    return
+            time.sleep(0.02)
 
     def wait_up(self, timeout: float, stop: threading.Event | None = None) -> bool:
         deadline = time.monotonic() + timeout
@@ -107,12 +124,13 @@ class ServerWatch:
                         except (TunebenchError, mysql.connector.Error, OSError) as again:
                             why = getattr(again, "msg", None) or str(again)
                         else:
-                            self._answered()
+                            self._answered(time.time())
                             continue
                     self._failed(sent, why)
                 else:
-                    self._answered()
-                self._stop.wait(max(0.0, self.interval - (time.time() - sent)))
+                    self._answered(sent)
+                self._wake.wait(max(0.0, self.interval - (time.time() - sent)))
+                self._wake.clear()
         finally:
             if conn is not None:
                 with contextlib.suppress(Exception):
@@ -124,13 +142,15 @@ class ServerWatch:
         with self._lock:
             if self.outages and self.outages[-1].end is None:
                 return
-            outage = Outage(sent, why)
+            # from the last moment it was known to answer: the seconds after that are not measurements
+            outage = Outage(self._last_answer or sent, why)
             self.outages.append(outage)
             self._up.clear()
         self.on_down(outage)
 
-    def _answered(self) -> None:
+    def _answered(self, sent: float) -> None:
         with self._lock:
+            self._last_sent_ok, self._last_answer = sent, time.time()
             outage = self.outages[-1] if self.outages and self.outages[-1].end is None else None
             if outage is not None:
                 outage.end = time.time()

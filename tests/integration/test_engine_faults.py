@@ -102,7 +102,7 @@ def test_a_worker_killed_mid_step_is_a_gap_and_the_run_goes_on(sandbox, sig):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    assert proc.returncode == 0, err[-2000:]
+    assert proc.returncode == 1, err[-2000:]  # a step lost a worker: the run is 'incomplete'
     assert f"builtin worker 0 killed by {sig.name}" in err
     assert "2 connection(s) lost for the rest of the step" in err
     if sig == signal.SIGSEGV:  # faulthandler's dump in the worker's stderr file gives the crash site
@@ -131,8 +131,9 @@ def _server_answers(sandbox, within: float) -> bool:
 
 
 def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
-    """SIGSTOP of the server 2-3 s into a 6 s step, for 35 s: the run ends while it is still frozen, says
-    the server did not answer, marks the steps incomplete, and no worker corrupts its heap on the way out."""
+    """SIGSTOP of the server 2-3 s into a 6 s step, and not resumed: the run used to hang until the server
+    resumed and workers printed `double free or corruption`. Now the watch calls the outage, the step is
+    incomplete, the run waits its 30 s for the server and stops with one line while it is still frozen."""
     pid = sandbox.status().pid
     proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
                              "--threads", "4,4", "--step-seconds", "6", "--workers", "2"],
@@ -149,12 +150,10 @@ def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
                     break
         os.kill(pid, signal.SIGSTOP)
         frozen_at = time.monotonic()
-        # the run's own end: ~3 s of step 1 + step 2 (6 s), then stopping engine and probes
-        rest, err = proc.communicate(timeout=30)
+        # step 1's end (~4 s), the 30 s wait for the server, then bounded stops of engine, probes, restore
+        rest, err = proc.communicate(timeout=100)
         ended_after = time.monotonic() - frozen_at
     finally:
-        if frozen_at is not None:
-            time.sleep(max(0.0, 35 - (time.monotonic() - frozen_at)))
         os.kill(pid, signal.SIGCONT)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -162,13 +161,15 @@ def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
     assert _server_answers(sandbox, 60)
     out = rest + err
     assert "double free" not in out and "corruption" not in out and "Fatal Python error" not in out, out[-3000:]
-    assert proc.returncode == 0, err[-2000:]
-    assert ended_after < 30, ended_after
-    assert re.search(r"gap: server not answering for \d+ s", err)
-    assert re.search(r"server still not answering after \d+ s", err)
+    assert proc.returncode == 2, err[-2000:]
+    assert ended_after < 90, ended_after
+    errors = [ln for ln in err.splitlines() if ln.startswith("tunebench: error:")]
+    assert len(errors) == 1 and re.search(r"the server has not answered for \d+ s", errors[0]), err[-2000:]
+    assert "step 1 incomplete: the server did not answer" in err
     session = _last_session()
+    assert session["status"] == "failed"
     assert any(e["kind"] == "gap" and "server not answering" in e["label"] for e in session["events"])
-    assert all(s.get("incomplete") for s in session["summary"]["steps"]), session["summary"]["steps"]
+    assert session["steps"][0]["summary"]["_incomplete"]["server_down_seconds"] > 0
 
 
 def _our_sysbench(sandbox) -> list[int]:
