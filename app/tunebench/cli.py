@@ -486,7 +486,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.action == "delete":
         store.get_session(sid)
         store.delete_session(sid)
-        print(f"deleted session {sid}")
+        shrunk = store.shrink()
+        print(f"deleted session {sid}" + (" (store file compacted)" if shrunk else ""))
         return 0
     if args.action == "export":
         if args.format == "sqlite" and not args.output:

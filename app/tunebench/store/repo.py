@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 import zlib
@@ -85,9 +86,56 @@ class SeriesData:
     v: np.ndarray
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+VACUUM_SHARE = 0.25  # sessions delete shrinks the file when this share of it is free pages
+
+
+def _readonly_uri(path: Path) -> str:
+    """Opens without writing a byte: no journal, no -wal/-shm beside the file (immutable), unless a
+    -wal file with content is there (then read-only, which reads it)."""
+    wal = Path(str(path) + "-wal")
+    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "mode=ro&immutable=1"
+    return f"{path.resolve().as_uri()}?{mode}"
+
+
+def sqlite_tables(path: Path) -> set[str] | None:
+    """The tables of an existing SQLite file, read without changing it; None: not a SQLite file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    if not head:
+        return set()
+    if head != SQLITE_MAGIC:
+        return None
+    try:
+        conn = sqlite3.connect(_readonly_uri(path), uri=True)
+        try:
+            return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is a damaged SQLite file ({exc})") from None
+
+
 class Store:
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, readonly: bool = False):
         self.path = Path(path)
+        if readonly:  # a file to read from (import): never created, migrated or switched to WAL
+            self.engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(
+                _readonly_uri(self.path), uri=True, check_same_thread=False))
+            return
+        if self.path.is_dir():
+            raise StoreError(f"session store {self.path} is a directory; give a file with --db")
+        if self.path.is_file():
+            tables = sqlite_tables(self.path)
+            if tables is None:
+                raise StoreError(f"session store {self.path} is not a valid SQLite file; "
+                                 "move it aside or use --db PATH")
+            if tables and "meta" not in tables:  # someone else's database: not a byte is written to it
+                raise StoreError(f"{self.path} is a SQLite file of another application (tables: "
+                                 f"{', '.join(sorted(tables)[:5])}); not a Tunebench session store")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -327,24 +375,41 @@ class Store:
         return dest
 
     def import_sessions(self, path: Path | str) -> list[int]:
-        """Every session of an exported file, copied in under new IDs. A file that is not a session
-        store (or is corrupt, or newer) raises StoreError and changes nothing here."""
+        """Every session of an exported file, copied in under new IDs, all or none. The file is only
+        read (never migrated, switched to WAL or given tables); a file that is not a session store (or
+        is damaged, or newer) raises StoreError and changes nothing, here or there."""
         src_path = Path(path)
+        if src_path.is_dir():
+            raise StoreError(f"cannot import {src_path}: it is a directory")
         if not src_path.is_file():
             raise StoreError(f"no such file: {src_path}")
-        try:
-            src = Store(src_path)
-        except StoreError as exc:
-            text = str(exc)
-            if "not a valid SQLite file" in text:  # say it in the words of an import
-                detail = text.split(" (", 1)[-1].split(")", 1)[0]
-                text = f"not a Tunebench session file ({detail})"
-            raise StoreError(f"cannot import {src_path}: {text}") from None
-        try:
-            ids = [s["id"] for s in src.list_sessions()]
-            return [self._guard(_copy_session, src.engine, self.engine, sid) for sid in ids]
-        finally:
-            src.close()
+        if src_path.resolve() == self.path.resolve():
+            raise StoreError(f"cannot import {src_path}: it is the session store itself")
+        what = f"cannot import {src_path}: not a Tunebench session file"
+        tables = sqlite_tables(src_path)
+        if tables is None:
+            raise StoreError(f"{what} (not SQLite)")
+        if not tables:
+            raise StoreError(f"{what} (empty)")
+        missing = {"meta", "sessions", "steps", "events", "variables", "series", "sample_chunks"} - tables
+        if missing:
+            raise StoreError(f"{what} (a SQLite file without {', '.join(sorted(missing))})")
+        with tempfile.TemporaryDirectory(prefix="tunebench-import-") as tmp:
+            src = Store(src_path, readonly=True)
+            try:
+                version = self._guard(_schema_version, src.engine)
+                if version > SCHEMA_VERSION:
+                    raise StoreError(f"cannot import {src_path}: written by a newer Tunebench "
+                                     f"(schema {version} > {SCHEMA_VERSION})")
+                if version < SCHEMA_VERSION:  # migrate a copy, never the user's file
+                    src.close()
+                    copy = Path(tmp) / "import.sqlite"
+                    shutil.copyfile(src_path, copy)
+                    src = Store(copy)
+                ids = _readable_sessions(src, src_path)
+                return self._guard(_copy_sessions, src.engine, self.engine, ids)  # type: ignore[no-any-return]
+            finally:
+                src.close()
 
     def delete_session(self, session_id: int) -> None:
         def write() -> None:
@@ -352,6 +417,23 @@ class Store:
                 s.execute(delete(SessionRow).where(SessionRow.id == session_id))
                 s.commit()
         self._guard(write)
+
+    def shrink(self) -> bool:
+        """VACUUM when deleted sessions left more than VACUUM_SHARE of the file as free pages, and no
+        run is writing (a session 'running', or the file busy). Returns whether the file shrank."""
+        try:
+            with self.engine.connect() as c:
+                pages = int(c.exec_driver_sql("PRAGMA page_count").scalar() or 0)
+                free = int(c.exec_driver_sql("PRAGMA freelist_count").scalar() or 0)
+                running = c.execute(select(SessionRow.id).where(SessionRow.status == "running")).first()
+            if not pages or free / pages <= VACUUM_SHARE or running is not None:
+                return False
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                c.exec_driver_sql("VACUUM")
+                c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            return True
+        except OperationalError:  # locked: someone writes; the space is reused anyway
+            return False
 
     # ---- writing ------------------------------------------------------------------------------
     def new_session(self, **fields: Any) -> SessionWriter:
@@ -528,32 +610,70 @@ def _session_dict(r: SessionRow) -> dict[str, Any]:
     }
 
 
+def _schema_version(engine: Engine) -> int:
+    with engine.connect() as c:
+        value = c.execute(text("SELECT value FROM meta WHERE key='schema_version'")).scalar()
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise StoreError(f"not a Tunebench session file (schema version {value!r})") from None
+
+
+def _readable_sessions(src: Store, path: Path) -> list[int]:
+    """Every session of `src`, read in full (JSON, samples) before one is copied: a damaged file is
+    refused as a whole instead of half imported."""
+    try:
+        ids = [s["id"] for s in src.list_sessions()]
+        for sid in ids:
+            src.get_session(sid)
+            src.series(sid)
+    except StoreError as exc:
+        raise StoreError(f"cannot import {path}: {exc}") from None
+    except (ValueError, zlib.error, KeyError, TypeError) as exc:  # bad JSON, bad UTF-8, bad sample chunk
+        raise StoreError(f"cannot import {path}: the file is damaged ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:120] if str(exc) else 'no detail'})") from None
+    if not ids:
+        raise StoreError(f"cannot import {path}: it holds no session")
+    return ids
+
+
+def _copy_sessions(src: Engine, dst: Engine, ids: list[int]) -> list[int]:
+    """Several sessions in one transaction: all are imported or none."""
+    with src.connect() as a, dst.begin() as b:
+        return [_copy_rows(a, b, sid) for sid in ids]
+
+
 def _copy_session(src: Engine, dst: Engine, session_id: int) -> int:
     """One session and everything under it from one store to another; returns its ID there."""
+    with src.connect() as a, dst.begin() as b:
+        return _copy_rows(a, b, session_id)
+
+
+def _copy_rows(a: Any, b: Any, session_id: int) -> int:
+    """One session and everything under it, from connection `a` into transaction `b`; its ID there."""
     tables = Base.metadata.tables
     sessions, series, chunks = tables["sessions"], tables["series"], tables["sample_chunks"]
-    with src.connect() as a, dst.begin() as b:
-        row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
-        if row is None:
-            raise StoreError(f"no session {session_id} to copy")
-        new_id = int(b.execute(insert(sessions).values({k: v for k, v in row.items() if k != "id"})
-                               ).inserted_primary_key[0])  # type: ignore[index]
-        for table in (tables["steps"], tables["events"], tables["variables"]):
-            rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]
-            for r in rows:
-                r.pop("id", None)
-                r["session_id"] = new_id
-            if rows:
-                b.execute(insert(table), rows)
-        for sr in a.execute(select(series).where(series.c.session_id == session_id)).mappings().all():
-            sid = b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])
-                            ).inserted_primary_key[0]  # type: ignore[index]
-            rows = [dict(c) for c in a.execute(select(chunks).where(chunks.c.series_id == sr["id"])).mappings()]
-            for c in rows:
-                c.pop("id")
-                c["series_id"] = sid
-            if rows:
-                b.execute(insert(chunks), rows)
+    row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
+    if row is None:
+        raise StoreError(f"no session {session_id} to copy")
+    new_id = int(b.execute(insert(sessions).values({k: v for k, v in row.items() if k != "id"})
+                           ).inserted_primary_key[0])  # type: ignore[index]
+    for table in (tables["steps"], tables["events"], tables["variables"]):
+        rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]
+        for r in rows:
+            r.pop("id", None)
+            r["session_id"] = new_id
+        if rows:
+            b.execute(insert(table), rows)
+    for sr in a.execute(select(series).where(series.c.session_id == session_id)).mappings().all():
+        sid = b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])
+                        ).inserted_primary_key[0]  # type: ignore[index]
+        rows = [dict(c) for c in a.execute(select(chunks).where(chunks.c.series_id == sr["id"])).mappings()]
+        for c in rows:
+            c.pop("id")
+            c["series_id"] = sid
+        if rows:
+            b.execute(insert(chunks), rows)
     return new_id
 
 
