@@ -136,6 +136,15 @@ class Store:
             if tables and "meta" not in tables:  # someone else's database: not a byte is written to it
                 raise StoreError(f"{self.path} is a SQLite file of another application (tables: "
                                  f"{', '.join(sorted(tables)[:5])}); not a Tunebench session store")
+            if tables:  # a newer one is refused before create_all or the WAL switch touch it
+                ro = create_engine("sqlite://", creator=lambda: sqlite3.connect(_readonly_uri(self.path), uri=True))
+                try:
+                    version = self._guard(_schema_version, ro)
+                finally:
+                    ro.dispose()
+                if version > SCHEMA_VERSION:
+                    raise StoreError(f"session store {self.path} was written by a newer Tunebench "
+                                     f"(schema {version} > {SCHEMA_VERSION})")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -386,7 +395,10 @@ class Store:
         if src_path.resolve() == self.path.resolve():
             raise StoreError(f"cannot import {src_path}: it is the session store itself")
         what = f"cannot import {src_path}: not a Tunebench session file"
-        tables = sqlite_tables(src_path)
+        try:
+            tables = sqlite_tables(src_path)
+        except StoreError as exc:
+            raise StoreError(f"cannot import: {exc}") from None
         if tables is None:
             raise StoreError(f"{what} (not SQLite)")
         if not tables:
