@@ -596,3 +596,54 @@ def _check_case(request, monkeypatch, run, files, tmp_path, argv, needle, server
 
 def test_the_table_is_the_issues_size():
     assert len(CASES) >= 150
+
+
+# ---- the fixes that are not refusals, against the real sandbox ---------------------------------------
+@pytest.mark.integration
+def test_plan_reflects_the_threads_override(sandbox, cli, files):
+    import json
+
+    plan = json.loads(cli("sweep", str(files / "ok.toml"), "--plan", "--json", "--threads", "4,16").stdout)
+    assert plan["threads"] == {"main": [4, 16]} and plan["steps_per_config"] == 2
+    text = cli("sweep", str(files / "ok.toml"), "--plan", "--threads", "4,16").stdout
+    assert "2 step(s) (threads main: [4, 16])" in text.splitlines()[0]
+
+
+@pytest.mark.integration
+def test_cleanup_removes_its_bookkeeping_with_the_last_table(sandbox, cli):
+    from tunebench.mysql.connect import admin_connect
+
+    def tables(schema):
+        cur = conn.cursor()
+        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema=%s ORDER BY 1", (schema,))
+        return [r[0] for r in cur.fetchall()]
+
+    conn = admin_connect(sandbox.target())
+    cur = conn.cursor()
+    # what an older Tunebench left in `mysql` (prepare --schema mysql is refused now)
+    cur.execute("CREATE TABLE mysql.tunebench_tables (table_name VARCHAR(64) PRIMARY KEY, shape TEXT NOT NULL, "
+                "created_at DOUBLE NOT NULL)")
+    cur.execute("CREATE TABLE mysql.sbtest1 (id INT PRIMARY KEY)")
+    cur.execute("INSERT INTO mysql.tunebench_tables VALUES ('sbtest1', '{}', 0)")
+    mysql_before = tables("mysql")
+    out = cli("cleanup", "--schema", "mysql")
+    assert out.returncode == 0, out.stderr
+    assert tables("mysql") == [t for t in mysql_before if t not in ("sbtest1", "tunebench_tables")]
+    # a schema that also holds someone else's table: ours go, registry included; theirs stays
+    out = cli("prepare", "--workload", "oltp_point_select", "--schema", "tb_mixed", "--table-size", "10")
+    assert out.returncode == 0, out.stderr
+    cur.execute("CREATE TABLE tb_mixed.keepme (id INT PRIMARY KEY)")
+    out = cli("cleanup", "--schema", "tb_mixed")
+    assert out.returncode == 0 and "left alone (not created by Tunebench): keepme" in out.stdout, out.stderr
+    assert tables("tb_mixed") == ["keepme"]
+    cur.execute("DROP DATABASE tb_mixed")
+    conn.close()
+
+
+@pytest.mark.integration
+def test_a_big_sweep_runs_only_with_yes(sandbox, cli, files):
+    out = cli("sweep", str(files / "confirm_count.toml"), "--plan")
+    assert out.returncode == 0, out.stderr
+    assert "225 configuration(s)" in out.stdout and len(out.stdout.splitlines()) < 30
+    refused = cli("sweep", str(files / "confirm_count.toml"))
+    assert refused.returncode == 2 and "run it with --yes" in refused.stderr
