@@ -417,9 +417,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
-    from tunebench.load.prepare import check_schema_name
+    from tunebench.load.prepare import check_schema_name, prepare
     from tunebench.load.prepare import cleanup as do_cleanup
-    from tunebench.load.prepare import prepare
     from tunebench.load.workload import load_workload
     from tunebench.mysql.connect import open_connection
     from tunebench.mysql.target import conn_params
@@ -566,7 +565,7 @@ PLAN_HEAD, PLAN_TAIL = 20, 5  # a long plan prints its first and last configurat
 
 
 def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     days, rest = divmod(seconds, 86400)
     hours, rest = divmod(rest, 3600)
     return (f"{days} d {hours} h" if days else f"{hours} h {rest // 60} min" if hours
@@ -850,7 +849,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("gui", help="the workbench window (also: tunebench with no arguments)")
     sp.add_argument("--demo", action="store_true", help="run a short demo on the sandbox with one knob flip")
-    sp.add_argument("--replay", type=_int_in(1, MAX_ID), metavar="SESSION", help="open a recorded session in the dashboard")
+    sp.add_argument("--replay", type=_int_in(1, MAX_ID), metavar="SESSION",
+                    help="open a recorded session in the dashboard")
     sp.add_argument("--stage", action="store_true",
                     help="stage mode: full screen, big, high contrast, chosen plots, F1-F8 hotkeys")
     sp.add_argument("--screenshot", metavar="FILE.png",

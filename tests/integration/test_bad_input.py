@@ -568,10 +568,10 @@ def _check_case(request, monkeypatch, run, files, tmp_path, argv, needle, server
         if any("{port}" in a for a in argv):  # a URL target: its password comes from $MYSQL_PWD
             env["MYSQL_PWD"] = "wrong-password"
     args = []
-    for a in argv:
+    for raw in argv:
         for k, v in subst.items():
-            a = a.replace(k, v)
-        args.append(a)
+            raw = raw.replace(k, v)  # noqa: PLW2901
+        args.append(raw)
     if "--db" not in args:
         args = ["--db", str(db), *args]
     before = (_files_state(files), _store_dump(db), _sandbox_state(),
