@@ -90,11 +90,12 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 VACUUM_SHARE = 0.25  # sessions delete shrinks the file when this share of it is free pages
 
 
-def _readonly_uri(path: Path) -> str:
-    """Opens without writing a byte: no journal, no -wal/-shm beside the file (immutable), unless a
-    -wal file with content is there (then read-only, which reads it)."""
-    wal = Path(str(path) + "-wal")
-    mode = "mode=ro" if wal.exists() and wal.stat().st_size else "mode=ro&immutable=1"
+def _readonly_uri(path: Path, immutable: bool = True) -> str:
+    """Opens without writing a byte: no journal, no -wal/-shm beside the file (immutable). A file with a
+    -wal beside it is in use (or not checkpointed): read-only then, which takes the locks and reads
+    the -wal (immutable would read pages a writer is changing)."""
+    in_use = Path(str(path) + "-wal").exists()
+    mode = "mode=ro&immutable=1" if immutable and not in_use else "mode=ro"
     return f"{path.resolve().as_uri()}?{mode}"
 
 
@@ -109,14 +110,19 @@ def sqlite_tables(path: Path) -> set[str] | None:
         return set()
     if head != SQLITE_MAGIC:
         return None
-    try:
-        conn = sqlite3.connect(_readonly_uri(path), uri=True)
+    error: sqlite3.DatabaseError | None = None
+    for immutable in (True, False):  # a writer that started after the look at -wal: read with locks
         try:
-            return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path} is a damaged SQLite file ({exc})") from None
+            conn = sqlite3.connect(_readonly_uri(path, immutable), uri=True)
+            try:
+                return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            error = exc
+            if not Path(str(path) + "-wal").exists():
+                break  # damaged, not busy: reading it with locks would only add -wal/-shm beside it
+    raise StoreError(f"{path} is a damaged SQLite file ({error})") from None
 
 
 class Store:
@@ -137,7 +143,8 @@ class Store:
                 raise StoreError(f"{self.path} is a SQLite file of another application (tables: "
                                  f"{', '.join(sorted(tables)[:5])}); not a Tunebench session store")
             if tables:  # a newer one is refused before create_all or the WAL switch touch it
-                ro = create_engine("sqlite://", creator=lambda: sqlite3.connect(_readonly_uri(self.path), uri=True))
+                ro = create_engine("sqlite://", creator=lambda: sqlite3.connect(
+                    _readonly_uri(self.path, immutable=False), uri=True))
                 try:
                     version = self._guard(_schema_version, ro)
                 finally:
@@ -400,7 +407,7 @@ class Store:
         except StoreError as exc:
             raise StoreError(f"cannot import: {exc}") from None
         if tables is None:
-            raise StoreError(f"{what} (not SQLite)")
+            raise StoreError(f"{what} (file is not a database)")
         if not tables:
             raise StoreError(f"{what} (empty)")
         missing = {"meta", "sessions", "steps", "events", "variables", "series", "sample_chunks"} - tables
