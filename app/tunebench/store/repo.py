@@ -90,37 +90,64 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 VACUUM_SHARE = 0.25  # sessions delete shrinks the file when this share of it is free pages
 
 
-def _readonly_uri(path: Path, immutable: bool = True) -> str:
+def _readonly_uri(path: Path) -> str:
     """Opens without writing a byte: no journal, no -wal/-shm beside the file (immutable). A file with a
     -wal beside it is in use (or not checkpointed): read-only then, which takes the locks and reads
     the -wal (immutable would read pages a writer is changing)."""
     in_use = Path(str(path) + "-wal").exists()
-    mode = "mode=ro&immutable=1" if immutable and not in_use else "mode=ro"
-    return f"{path.resolve().as_uri()}?{mode}"
+    return f"{path.resolve().as_uri()}?{'mode=ro' if in_use else 'mode=ro&immutable=1'}"
 
 
-def sqlite_tables(path: Path) -> set[str] | None:
-    """The tables of an existing SQLite file, read without changing it; None: not a SQLite file."""
+def sqlite_tables(path: Path, in_use_ok: bool = False) -> tuple[set[str], int | None] | None:
+    """The tables of an existing SQLite file and, when it has Tunebench's `meta`, its schema version,
+    read without changing it; None: not a SQLite file.
+
+    An idle file (no -wal beside it) is read immutable: not a byte, not a lock file. A file in use is
+    read read-only with locks. `in_use_ok` (the store about to be opened anyway, maybe live in this
+    process) reads it through an ordinary connection: a read there writes nothing to a rollback-mode
+    file, and a WAL-mode one is locked and recovered as SQLite always does."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_MAGIC))
+        if path.stat().st_size == 0:
+            return set(), None
+        if not in_use_ok:
+            # Never for a store this process may have open: closing any descriptor of the file drops the
+            # process's POSIX locks on it, SQLite's included (another process then checkpoints under us).
+            with open(path, "rb") as f:
+                if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                    return None
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror}") from None
-    if not head:
-        return set()
-    if head != SQLITE_MAGIC:
-        return None
     error: sqlite3.DatabaseError | None = None
-    for immutable in (True, False):  # a writer that started after the look at -wal: read with locks
+    for attempt in range(2):  # again if a writer appeared between the look at -wal and the read
+        in_use = Path(str(path) + "-wal").exists()
+        if in_use_ok:
+            # an ordinary connection (no pragma, only a read): it locks like every other one. Immutable
+            # here broke a live store: closing its descriptor drops this process's POSIX locks on the file.
+            target, uri = str(path), False
+        else:
+            target, uri = _readonly_uri(path), True
         try:
-            conn = sqlite3.connect(_readonly_uri(path, immutable), uri=True)
+            conn = sqlite3.connect(target, uri=uri, timeout=5)
             try:
-                return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                version = None
+                if "meta" in tables:
+                    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                    version = int(row[0]) if row and str(row[0]).isdigit() else None
+                return tables, version
             finally:
                 conn.close()
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise StoreError(f"session store {path} is locked by another process; try again") from None
             error = exc
-            if not Path(str(path) + "-wal").exists():
+            if attempt or in_use or not Path(str(path) + "-wal").exists():
+                break
+        except sqlite3.DatabaseError as exc:
+            if in_use_ok and "not a database" in str(exc):
+                return None
+            error = exc
+            if attempt or in_use or not Path(str(path) + "-wal").exists():
                 break  # damaged, not busy: reading it with locks would only add -wal/-shm beside it
     raise StoreError(f"{path} is a damaged SQLite file ({error})") from None
 
@@ -135,23 +162,17 @@ class Store:
         if self.path.is_dir():
             raise StoreError(f"session store {self.path} is a directory; give a file with --db")
         if self.path.is_file():
-            tables = sqlite_tables(self.path)
-            if tables is None:
+            found = sqlite_tables(self.path, in_use_ok=True)
+            if found is None:
                 raise StoreError(f"session store {self.path} is not a valid SQLite file; "
                                  "move it aside or use --db PATH")
+            tables, version = found
             if tables and "meta" not in tables:  # someone else's database: not a byte is written to it
                 raise StoreError(f"{self.path} is a SQLite file of another application (tables: "
                                  f"{', '.join(sorted(tables)[:5])}); not a Tunebench session store")
-            if tables:  # a newer one is refused before create_all or the WAL switch touch it
-                ro = create_engine("sqlite://", creator=lambda: sqlite3.connect(
-                    _readonly_uri(self.path, immutable=False), uri=True))
-                try:
-                    version = self._guard(_schema_version, ro)
-                finally:
-                    ro.dispose()
-                if version > SCHEMA_VERSION:
-                    raise StoreError(f"session store {self.path} was written by a newer Tunebench "
-                                     f"(schema {version} > {SCHEMA_VERSION})")
+            if version is not None and version > SCHEMA_VERSION:  # before create_all or the WAL switch
+                raise StoreError(f"session store {self.path} was written by a newer Tunebench "
+                                 f"(schema {version} > {SCHEMA_VERSION})")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -403,11 +424,12 @@ class Store:
             raise StoreError(f"cannot import {src_path}: it is the session store itself")
         what = f"cannot import {src_path}: not a Tunebench session file"
         try:
-            tables = sqlite_tables(src_path)
+            found = sqlite_tables(src_path)
         except StoreError as exc:
             raise StoreError(f"cannot import: {exc}") from None
-        if tables is None:
+        if found is None:
             raise StoreError(f"{what} (file is not a database)")
+        tables = found[0]
         if not tables:
             raise StoreError(f"{what} (empty)")
         missing = {"meta", "sessions", "steps", "events", "variables", "series", "sample_chunks"} - tables
