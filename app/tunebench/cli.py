@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from tunebench import __version__, paths
 from tunebench.core.errors import ConfigError, TunebenchError
@@ -17,6 +17,42 @@ from tunebench.core.probe import parse_probe_list
 WORKLOAD_SHORTCUTS = ("tables", "table_size")
 # How a run ended -> exit status (a failed run raises, and exits 2 with its one line).
 EXIT_CODES = {"completed": 0, "incomplete": 1, "aborted": 130}
+MAX_ID = 2**63 - 1  # SQLite's INTEGER
+# A sweep beyond either needs --yes on the command line (the plan is printed first either way).
+CONFIRM_CONFIGS = 200
+CONFIRM_SECONDS = 24 * 3600
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error (the usage is in --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"tunebench: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _int_in(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def _number(text: str) -> float:
+    """A float; its range (nan included) is checked where the GUI's values are checked too."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+SECONDS = 86_400
+PORT = _int_in(1, 65535)
 
 
 def _threads_list(text: str) -> tuple[int, ...]:
@@ -26,6 +62,8 @@ def _threads_list(text: str) -> tuple[int, ...]:
         raise ConfigError(f"--threads wants a comma-separated list of integers, got {text!r}") from None
     if not values or any(v < 1 for v in values):
         raise ConfigError(f"--threads values must be >= 1, got {text!r}")
+    if any(v > 100_000 for v in values):
+        raise ConfigError(f"--threads values must be <= 100000, got {text!r}")
     return values
 
 
@@ -187,6 +225,8 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             overrides.update(_mysqld_options(args.option_file))
         for item in args.set or []:
             k, _, v = item.partition("=")
+            if not k.strip():
+                raise ConfigError(f"--set wants OPTION=VALUE (or OPTION), got {item!r}")
             overrides[k.strip()] = v.strip() if _ else None
         st = sb.start(overrides, cpus=args.cpus)
         _auto_restore(args)  # what an interrupted run left changed on it
@@ -204,11 +244,13 @@ def _mysqld_options(path: str) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     section = ""
     try:
-        lines = Path(path).read_text().splitlines()
+        lines = Path(path).read_bytes().decode("utf-8").splitlines()
     except FileNotFoundError:
         return out  # no overlay: the server as configured
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a text option file (not UTF-8)") from None
     for raw in lines:
         line = raw.split("#", 1)[0].strip()
         if line.startswith("["):
@@ -235,6 +277,8 @@ def cmd_target(args: argparse.Namespace) -> int:
         if (args.option_file or args.restart_command) and not (args.db_host and args.option_file
                                                                 and args.restart_command):
             raise ConfigError("a restart method needs all three: --db-host, --option-file and --restart-command")
+        if store.get_target(args.name) is not None and not args.replace:
+            raise ConfigError(f"target {args.name!r} exists; give --replace to overwrite it")
         t = Target(args.name, socket=args.socket, host=args.host, port=args.port if args.host else None,
                    user=args.user, schema=args.schema, db_host=args.db_host, ssh_key=args.ssh_key,
                    option_file=args.option_file, restart_command=args.restart_command)
@@ -377,12 +421,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
+    from tunebench.load.prepare import check_schema_name, prepare
     from tunebench.load.prepare import cleanup as do_cleanup
-    from tunebench.load.prepare import prepare
     from tunebench.load.workload import load_workload
     from tunebench.mysql.connect import open_connection
     from tunebench.mysql.target import conn_params
 
+    # Everything the command line says is checked before the server is touched (or started).
+    check_schema_name(args.schema, allow_system=cleanup)
+    if not cleanup:
+        if not args.workload:
+            raise ConfigError("prepare needs --workload NAME (a workloads/*.toml name or a .toml path)")
+        wl = load_workload(args.workload)
+        opts = wl.options(_options(args))
     store = _store(args)
     target = resolve_target(args, store)
     params = conn_params(target, args.transport)
@@ -393,8 +444,6 @@ def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
             if result["left_alone"] else "")
         _emit(args, result, text)
         return 0
-    wl = load_workload(args.workload)
-    opts = wl.options(_options(args))
     open_connection(params, target.name).close()
     say = (lambda _m: None) if args.json else print
     result = prepare(params, args.schema, opts, wl.prepare_rows(opts), threads=args.prepare_threads, progress=say)
@@ -429,6 +478,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         sid = int(args.id)
     except ValueError:
         raise ConfigError(f"a session ID is a number, not {args.id!r}") from None
+    if not 1 <= sid <= MAX_ID:
+        raise ConfigError(f"no session {args.id} (IDs are from 1 to {MAX_ID})")
     if args.action in ("rename", "tag", "note"):
         if args.text is None:
             raise ConfigError(f"sessions {args.action} {sid} needs the text ('' clears)")
@@ -438,11 +489,16 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.action == "delete":
         store.get_session(sid)
         store.delete_session(sid)
-        print(f"deleted session {sid}")
+        shrunk = store.shrink()
+        print(f"deleted session {sid}" + (" (store file compacted)" if shrunk else ""))
         return 0
-    if args.action == "export" and args.format == "sqlite":
-        if not args.output:
+    if args.action == "export":
+        if args.format == "sqlite" and not args.output:
             raise ConfigError("--format sqlite writes a file: give it with --output FILE.tbsession")
+        if args.output:
+            _check_output(Path(args.output), overwrite=args.format != "sqlite")
+        store.get_session(sid)
+    if args.action == "export" and args.format == "sqlite":
         out_path = store.export_session(sid, args.output)
         print(f"wrote {out_path}: import it with `tunebench sessions import {out_path}`", file=sys.stderr)
         return 0
@@ -473,11 +529,28 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
         out = to_csv(session, series)
     if args.output:
-        Path(args.output).write_text(out)
+        try:
+            Path(args.output).write_text(out)
+        except OSError as exc:
+            raise ConfigError(f"cannot write {args.output}: {exc.strerror}") from None
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(out)
     return 0
+
+
+def _check_output(path: Path, overwrite: bool) -> None:
+    """An export's destination, checked before anything is computed or written."""
+    if path.is_dir():
+        raise ConfigError(f"--output {path} is a directory; give a file name")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--output {path}: the directory {path.parent} does not exist")
+    if path.exists() and not overwrite:
+        raise ConfigError(f"--output {path} exists; choose another name")
+    import os
+
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise ConfigError(f"--output {path}: not writable")
 
 
 def _sweep_groups(spec: Any, threads: str | None) -> tuple[Any, ...]:
@@ -492,25 +565,51 @@ def _sweep_groups(spec: Any, threads: str | None) -> tuple[Any, ...]:
     return tuple(groups)
 
 
+PLAN_HEAD, PLAN_TAIL = 20, 5  # a long plan prints its first and last configurations
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    return (f"{days} d {hours} h" if days else f"{hours} h {rest // 60} min" if hours
+            else f"{rest // 60} min {rest % 60} s")
+
+
 def _plan_text(plan: Any) -> str:
     d = plan.to_dict()
-    lines = [f"sweep {d['name']}: {len(d['configs'])} configuration(s) x {d['steps_per_config']} step(s) "
+    n = len(d["configs"])
+    lines = [f"sweep {d['name']}: {n} configuration(s) x {d['steps_per_config']} step(s) "
              f"(threads {', '.join(f'{g}: {t}' for g, t in d['threads'].items())}), {d['restarts']} restart(s), "
-             f"about {d['estimated_seconds'] // 60} min {d['estimated_seconds'] % 60} s"]
-    for c in d["configs"]:
-        lines.append(f"  {c['idx'] + 1:>3}. {'[restart] ' if c['restart'] else ''}{c['label']}"
-                     + ("   (baseline)" if c["idx"] == d["baseline"] else ""))
+             f"about {_duration(d['estimated_seconds'])}"]
+
+    def line(c: dict[str, Any]) -> str:
+        return (f"  {c['idx'] + 1:>3}. {'[restart] ' if c['restart'] else ''}{c['label']}"
+                + ("   (baseline)" if c["idx"] == d["baseline"] else ""))
+
+    if n <= PLAN_HEAD + PLAN_TAIL + 1:
+        lines += [line(c) for c in d["configs"]]
+    else:
+        lines += [line(c) for c in d["configs"][:PLAN_HEAD]]
+        lines.append(f"  ... {n - PLAN_HEAD - PLAN_TAIL} more configuration(s) (--plan --json lists them all) ...")
+        lines += [line(c) for c in d["configs"][-PLAN_TAIL:]]
     return "\n".join(lines)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from tunebench.core.results import markdown
     from tunebench.core.sweep import load_spec
     from tunebench.experiment import Experiment, RunSpec, plan_sweep
 
-    sweep = load_spec(args.file).with_overrides(step_seconds=args.step_seconds, warmup_seconds=args.warmup_seconds,
-                                                cooldown_seconds=args.cooldown_seconds)
-    groups = _sweep_groups(sweep, args.threads)
+    sweep = load_spec(args.file)
+    if args.threads:  # in the spec itself: the plan, its time estimate and the session say so
+        schedule = _threads_list(args.threads)
+        sweep = sweep.with_overrides(groups=tuple(replace(g, threads=schedule) for g in sweep.groups))
+    sweep = sweep.with_overrides(step_seconds=args.step_seconds, warmup_seconds=args.warmup_seconds,
+                                 cooldown_seconds=args.cooldown_seconds)
+    groups = _sweep_groups(sweep, None)
     spec = RunSpec(groups=groups, engine=sweep.engine, step_seconds=sweep.step_seconds,
                    warmup_seconds=sweep.warmup_seconds, transport=args.transport or sweep.transport,
                    schema=args.schema or sweep.schema, workers=args.workers, seed=sweep.seed,
@@ -519,6 +618,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                    ssh_keys=tuple(args.ssh_key or ()))
     spec.validate()
     store = _store(args)
+    if args.resume is not None:
+        old = store.get_session(args.resume)
+        if not sweep.optional and old["config"].get("sweep_fingerprint") != sweep.fingerprint():
+            raise ConfigError(f"session {args.resume} was not recorded from this sweep spec; cannot resume it")
+    big = sweep.config_count > CONFIRM_CONFIGS or sweep.estimated_seconds > CONFIRM_SECONDS
+    if big and not args.plan and not args.yes:  # refused before the server is touched
+        raise ConfigError(f"sweep {sweep.name}: {sweep.config_count:,} configurations, about "
+                          f"{_duration(sweep.estimated_seconds)} of load; look at it with --plan, then run it "
+                          "with --yes")
     target = resolve_target(args, store)
     plan, _info = plan_sweep(sweep, target, spec.transport, note=lambda m: print(m, file=sys.stderr))
     if args.plan:
@@ -624,7 +732,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # ---- parser ------------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tunebench", description="MySQL-family tuning workbench (headless CLI)")
+    p = Parser(prog="tunebench", description="MySQL-family tuning workbench (headless CLI)")
     p.add_argument("--version", action="version", version=f"tunebench {__version__}")
     p.add_argument("--db", help="session store file (default: under the user data dir)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -638,8 +746,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def workload_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--workload", help="workload name (workloads/*.toml) or path to a .toml file")
-        sp.add_argument("--tables", type=int, help="number of sbtest tables")
-        sp.add_argument("--table-size", type=int, help="rows per table")
+        sp.add_argument("--tables", type=_int_in(1, 100_000), help="number of sbtest tables")
+        sp.add_argument("--table-size", type=_int_in(0, 2**31 - 1), help="rows per table")
         sp.add_argument("-o", "--option", action="append", metavar="NAME=VALUE", help="any sysbench OLTP option")
 
     sp = sub.add_parser("doctor", help="what this machine has: driver, sysbench, servers, keyring, sandbox, probes")
@@ -662,7 +770,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("name", nargs="?")
     sp.add_argument("--socket")
     sp.add_argument("--host")
-    sp.add_argument("--port", type=int, default=3306)
+    sp.add_argument("--port", type=PORT, default=3306)
     sp.add_argument("--user", default="root")
     sp.add_argument("--schema")
     sp.add_argument("--db-host", metavar="ssh://USER@HOST[:PORT]",
@@ -673,12 +781,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--restart-command", metavar="CMD",
                     help="on the db host: restarts the server, e.g. 'sudo systemctl restart mariadb'")
     sp.add_argument("--dry-run", action="store_true", help="restart: print what would be done, do nothing")
+    sp.add_argument("--replace", action="store_true", help="add: overwrite a saved target of that name")
     common(sp, target=False)
     sp.set_defaults(func=cmd_target)
 
     sp = sub.add_parser("prepare", help="create and load the sbtest tables for a workload")
     workload_opts(sp)
-    sp.add_argument("--prepare-threads", type=int, default=4)
+    sp.add_argument("--prepare-threads", type=_int_in(1, 256), default=4)
     common(sp)
     sp.set_defaults(func=cmd_prepare)
 
@@ -691,15 +800,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--threads", default="1", help="concurrency steps, e.g. 1,4,16")
     sp.add_argument("--group", action="append", metavar="NAME=WORKLOAD:T1,T2",
                     help="an extra client group running at the same time")
-    sp.add_argument("--step-seconds", type=int, default=10)
-    sp.add_argument("--warmup-seconds", type=int, default=0)
+    sp.add_argument("--step-seconds", type=_int_in(1, SECONDS), default=10)
+    sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=0)
     sp.add_argument("--engine", default="builtin", help="builtin or sysbench")
     sp.add_argument("--lua", help="sysbench engine: run this Lua script instead of the workload's")
-    sp.add_argument("--workers", type=int, help="builtin engine worker processes (default: CPUs)")
-    sp.add_argument("--seed", type=int, help="random seed of the builtin engine")
+    sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
+    sp.add_argument("--seed", type=_int_in(0, 2**32 - 1), help="random seed of the builtin engine")
     sp.add_argument("--probes", metavar="LIST",
                     help="probes to record: status,waits,metrics,cpu,proc (default: all that work here), or none")
-    sp.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS",
+    sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS",
                     help="probe sampling interval, 0.25-60 s (default 1)")
     ssh_options(sp)
     common(sp)
@@ -709,13 +818,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("file", help="sweep TOML file, or a recipe name from workloads/recipes")
     sp.add_argument("--plan", action="store_true", help="print the plan (configurations, restarts, time) and stop")
     sp.add_argument("--threads", help="override the concurrency steps, e.g. 4,16")
-    sp.add_argument("--step-seconds", type=int)
-    sp.add_argument("--warmup-seconds", type=int)
-    sp.add_argument("--cooldown-seconds", type=int)
-    sp.add_argument("--resume", type=int, metavar="SESSION", help="continue this session after its last done step")
-    sp.add_argument("--workers", type=int)
+    sp.add_argument("--step-seconds", type=_int_in(1, SECONDS))
+    sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS))
+    sp.add_argument("--cooldown-seconds", type=_int_in(0, SECONDS))
+    sp.add_argument("--resume", type=_int_in(1, MAX_ID), metavar="SESSION",
+                    help="continue this session after its last done step")
+    sp.add_argument("--yes", action="store_true",
+                    help=f"run a sweep of more than {CONFIRM_CONFIGS} configurations or "
+                         f"{CONFIRM_SECONDS // 3600} h without asking")
+    sp.add_argument("--workers", type=_int_in(1, 1024))
     sp.add_argument("--probes", metavar="LIST")
-    sp.add_argument("--probe-interval", type=float, default=1.0, metavar="SECONDS")
+    sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS")
     ssh_options(sp)
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
@@ -742,7 +855,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("gui", help="the workbench window (also: tunebench with no arguments)")
     sp.add_argument("--demo", action="store_true", help="run a short demo on the sandbox with one knob flip")
-    sp.add_argument("--replay", type=int, metavar="SESSION", help="open a recorded session in the dashboard")
+    sp.add_argument("--replay", type=_int_in(1, MAX_ID), metavar="SESSION",
+                    help="open a recorded session in the dashboard")
     sp.add_argument("--stage", action="store_true",
                     help="stage mode: full screen, big, high contrast, chosen plots, F1-F8 hotkeys")
     sp.add_argument("--screenshot", metavar="FILE.png",
@@ -752,7 +866,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_gui)
 
     sp = sub.add_parser("demo", help="short headless demo on the sandbox")
-    sp.add_argument("--step-seconds", type=int, default=5)
+    sp.add_argument("--step-seconds", type=_int_in(1, SECONDS), default=5)
     sp.set_defaults(func=cmd_demo)
     return p
 

@@ -15,14 +15,15 @@ from tunebench.core.interval import Event, Interval
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.results import sweep_tables
 from tunebench.core.stats import StepSummary, summarize
-from tunebench.core.sweep import ConfigPlan, Plan, SweepSpec, make_plan
+from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
-from tunebench.load.builtin import BuiltinEngine
+from tunebench.load.builtin import BuiltinEngine, default_workers
+from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
 from tunebench.load.driver import driver_mode
 from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.prepare import check_schema_name, cleanup, prepare, tables_ready
 from tunebench.load.sysbench import SysbenchEngine
-from tunebench.monitor import ProbeSampler, build_probes, local_server_pid, status_map
+from tunebench.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, status_map
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
@@ -33,6 +34,7 @@ from tunebench.watch import Outage, ServerWatch
 
 ENGINES = ("builtin", "sysbench")
 RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering before it gives up
+MAX_WORKERS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +72,14 @@ class RunSpec:
                 raise ConfigError(f"group {g.name}: thread counts must be >= 1, got {list(g.schedule)}")
             if max(g.schedule) > 100_000:
                 raise ConfigError(f"group {g.name}: {max(g.schedule)} threads is beyond reason")
-        if self.step_seconds < 1:
-            raise ConfigError("--step-seconds must be >= 1")
-        if self.warmup_seconds < 0:
-            raise ConfigError("--warmup-seconds must be >= 0")
+        if not 1 <= self.step_seconds <= MAX_SECONDS:
+            raise ConfigError(f"--step-seconds must be from 1 to {MAX_SECONDS}, got {self.step_seconds}")
+        if not 0 <= self.warmup_seconds <= MAX_SECONDS:
+            raise ConfigError(f"--warmup-seconds must be from 0 to {MAX_SECONDS}, got {self.warmup_seconds}")
+        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
+            raise ConfigError(f"--workers must be from 1 to {MAX_WORKERS}, got {self.workers}")
+        if self.seed is not None and not 0 <= self.seed < 2**32:
+            raise ConfigError(f"--seed must be from 0 to {2**32 - 1}, got {self.seed}")
         check_schema_name(self.schema)
         check_interval(self.probe_interval)
         for url in self.client_hosts:
@@ -230,7 +236,11 @@ class Experiment:
             "driver": driver_mode(), "workers": spec.workers,
             "probes": list(spec.probes) if spec.probes is not None else "all",
             "probe_interval": spec.probe_interval,
-            **({"sweep": self.plan.to_dict(), "sweep_fingerprint": self.plan.spec.fingerprint()} if self.plan else {}),
+            # the spec as written, not its expansion (a big product made this a 482 MB blob); the configurations
+            # that ran are in the steps and in the summary's sweep tables
+            **({"sweep": {**self.plan.spec.to_dict(), "restarts_planned": self.plan.restarts,
+                          "estimated_seconds": round(self.plan.seconds), "baseline_config": self.plan.baseline},
+                "sweep_fingerprint": self.plan.spec.fingerprint()} if self.plan else {}),
         }
 
     def _open_session(self, transport: str, info: ServerInfo) -> SessionWriter:
@@ -284,6 +294,7 @@ class Experiment:
         conn = open_connection(admin_params, self.target.name)
         try:
             info = introspect(conn)
+            self._check_capacity(conn, info, transport)  # before anything on the server changes
             cur = conn.cursor()
             cur.execute(f"CREATE DATABASE IF NOT EXISTS `{spec.schema}`")
             cur.close()
@@ -354,6 +365,22 @@ class Experiment:
                 self.on_note(f"the session could not be closed in the store ({exc}); what was written before is "
                              "intact, and the next start marks it interrupted")
         return self.result(status)
+
+    def _check_capacity(self, conn: Any, info: ServerInfo, transport: str) -> None:
+        cur = conn.cursor()
+        cur.execute("SHOW GLOBAL STATUS LIKE 'Threads_connected'")
+        row = cur.fetchone()
+        cur.close()
+        in_use = int(row[1]) if row else 0
+        limits = [int(info.variables.get("max_connections", "151"))]
+        # a sweep may raise the limit itself
+        limits += [int(c.knobs["max_connections"]) for c in self.configs if "max_connections" in c.knobs]
+        peak = peak_connections([g.schedule for g in self.spec.groups])
+        engines = {c.engine for c in self.configs} | {self.spec.engine}
+        workers = self.spec.workers or default_workers(peak)
+        memory = max(estimate_mb(peak, e, workers, server_is_local(self.target, transport) and not self._runners,
+                                 info.variables) for e in engines)
+        check_capacity(Capacity(peak, max(limits), in_use, memory, mem_available_mb()))
 
     def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine:
         assert self.controller is not None and self.writer is not None
@@ -629,6 +656,11 @@ def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
         conn.close()
     sb = sandbox_for(target)
     plan = make_plan(sweep, knobs, info.variables, sb.status().cpus if sb else None)
+    if sb is not None:
+        from tunebench.hosts.sandbox import check_cpus
+
+        for cpus in sorted({c.cpus for c in plan.configs if c.cpus}):
+            check_cpus(cpus)
     if sb is None:
         for c in plan.configs:
             if c.cpus:

@@ -174,6 +174,10 @@ innodb_spin_wait_delay = [4, 50]
     assert result["restarts"] == plan["restarts"]
     show = json.loads(cli("sessions", "show", str(result["session_id"]), "--json").stdout)
     assert len([e for e in show["events"] if e["kind"] == "restart"]) == plan["restarts"]
+    # the session keeps the spec as written, not its expansion (issue 13: a 482 MB blob for 10^6)
+    kept = show["config"]["sweep"]
+    assert "configs" not in kept and kept["configurations"] == 8 and kept["repeats"] == 1
+    assert kept["axes"]["innodb_spin_wait_delay"] == [4, 50] and kept["restarts_planned"] == plan["restarts"]
 
 
 def test_bad_specs_never_reach_the_server(sandbox, cli, tmp_path):

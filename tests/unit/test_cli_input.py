@@ -47,3 +47,15 @@ def test_sessions_file_export_import_and_edits(cli, tmp_path):
     assert bad.returncode == 2 and "no such file" in bad.stderr and "Traceback" not in bad.stderr
     assert cli("--db", str(b), "sessions", "delete", "1").returncode == 0
     assert "no session 1" in cli("--db", str(b), "sessions", "show", "1").stderr
+
+
+def test_target_add_refuses_to_overwrite_without_replace(cli, tmp_path):
+    db = str(tmp_path / "s.sqlite")
+    assert cli("--db", db, "target", "add", "prod", "--host", "db1").returncode == 0
+    again = cli("--db", db, "target", "add", "prod", "--host", "db2", "--port", "3307")
+    assert again.returncode == 2 and "exists; give --replace" in again.stderr
+    assert "db1" in cli("--db", db, "target", "list").stdout
+    assert cli("--db", db, "target", "add", "prod", "--host", "db2", "--replace").returncode == 0
+    assert "db2" in cli("--db", db, "target", "list").stdout
+    bad_port = cli("--db", db, "target", "add", "x", "--host", "h", "--port", "99999")
+    assert bad_port.returncode == 2 and bad_port.stderr.count("\n") == 1 and "1 to 65535" in bad_port.stderr

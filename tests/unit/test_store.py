@@ -166,3 +166,101 @@ def test_schema_3_store_gains_target_db_host(tmp_path):
     assert store.get_target("prod").db_host is None
     store.save_target(Target("prod", host="db1", port=3306, user="bench", db_host="ssh://me@db1"))
     assert store.get_target("prod").db_host == "ssh://me@db1"
+
+
+def _file_state(path):
+    import hashlib
+
+    siblings = sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name))
+    return path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest(), siblings
+
+
+@pytest.mark.parametrize("wal", [False, True])
+def test_import_of_another_applications_file_writes_nothing_into_it(tmp_path, wal):
+    other = tmp_path / "contacts.sqlite"
+    with sqlite3.connect(other) as c:
+        if wal:
+            c.execute("PRAGMA journal_mode=WAL")
+        c.execute("CREATE TABLE contacts (id INTEGER PRIMARY KEY, name TEXT)")
+    before = _file_state(other)
+    b = Store(tmp_path / "b.sqlite")
+    with pytest.raises(StoreError, match="not a Tunebench session file"):
+        b.import_sessions(other)
+    with pytest.raises(StoreError, match="another application"):
+        Store(other)  # nor as --db
+    assert _file_state(other) == before
+
+
+def test_import_of_an_empty_file_writes_nothing_into_it(tmp_path):
+    empty = tmp_path / "empty.tbsession"
+    empty.write_bytes(b"")
+    before = _file_state(empty)
+    with pytest.raises(StoreError, match=r"not a Tunebench session file \(empty\)"):
+        Store(tmp_path / "b.sqlite").import_sessions(empty)
+    assert _file_state(empty) == before and empty.stat().st_size == 0
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("UPDATE sessions SET config = '{not json'", "damaged"),  # JSONDecodeError before
+    ("UPDATE events SET data = CAST(X'7B22FF22' AS TEXT)", "cannot import"),  # flipped bytes: bad UTF-8
+    ("UPDATE sample_chunks SET vs = X'00FF00FF'", "damaged"),  # zlib.error
+])
+def test_import_of_a_damaged_session_file_is_all_or_nothing(tmp_path, sql, message):
+    src = tmp_path / "two.tbsession"
+    a = Store(src)
+    _recorded(a, seconds=5)
+    _recorded(a, seconds=5)
+    a.close()
+    with sqlite3.connect(src) as c:  # the second session is the damaged one; the file leaves WAL mode
+        c.execute("PRAGMA journal_mode=DELETE")
+        table = sql.split()[1]
+        c.execute(f"{sql} WHERE rowid IN (SELECT max(rowid) FROM {table})")
+    c.close()
+    before = _file_state(src)
+    b = Store(tmp_path / "b.sqlite")
+    with pytest.raises(StoreError, match=message):
+        b.import_sessions(src)
+    assert b.list_sessions() == []  # not the first session either
+    assert _file_state(src) == before
+
+
+def test_import_of_an_older_schema_migrates_a_copy_not_the_file(tmp_path):
+    a = Store(tmp_path / "a.sqlite")
+    out = a.export_session(_recorded(a, seconds=3), tmp_path / "old.tbsession")
+    with sqlite3.connect(out) as c:
+        c.execute("ALTER TABLE targets DROP COLUMN restart_command")
+        c.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+        c.execute("PRAGMA journal_mode=DELETE")
+    before = _file_state(out)
+    b = Store(tmp_path / "b.sqlite")
+    assert len(b.import_sessions(out)) == 1
+    assert _file_state(out) == before
+
+
+def test_deleting_sessions_shrinks_the_file(tmp_path, cli):
+    from tunebench.store.synthetic import record
+
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    keep = record(store, 60, 40)
+    gone = [record(store, 600, 100, seed=i) for i in range(3)]
+    store.close()
+    size = path.stat().st_size
+    for sid in gone:
+        out = cli("--db", str(path), "sessions", "delete", str(sid))
+        assert out.returncode == 0, out.stderr
+    assert "compacted" in out.stdout
+    assert path.stat().st_size < size / 2
+    assert [s["id"] for s in Store(path).list_sessions()] == [keep]
+
+
+def test_no_shrink_while_a_run_writes(tmp_path):
+    from tunebench.store.synthetic import record
+
+    store = Store(tmp_path / "s.sqlite")
+    sid = record(store, 600, 100)
+    writer = store.new_session(target="sandbox", engine="builtin", workload="w")  # 'running'
+    store.delete_session(sid)
+    assert store.shrink() is False
+    writer.finish("completed")
+    assert store.shrink() is True

@@ -198,3 +198,105 @@ def test_timeline_total_line_for_several_groups():
         tl.add_interval(Interval(t, "writes", 2, 30.0, 60.0, 0.0, 60.0, 0.0))
     _x, y = tl.series["client.total.tps"].view()
     assert list(y) == [130.0, 130.0] and tl.series["client.total.qps"].view()[1][0] == 1460.0
+
+
+def test_a_huge_product_is_refused_before_it_is_expanded():
+    import time
+
+    axes = "".join(f"innodb_{n} = [{', '.join(map(str, range(10)))}]\n" for n in (
+        "spin_wait_delay", "sync_spin_loops", "io_capacity", "read_ahead_threshold", "max_dirty_pages_pct",
+        "old_blocks_pct"))
+    t0 = time.monotonic()
+    with pytest.raises(ConfigError, match=r"1,000,000 configurations \(10 x 10 x 10 x 10 x 10 x 10\); the limit"):
+        parse_spec(spec(axes))
+    assert time.monotonic() - t0 < 1.0
+    s = parse_spec(spec("innodb_spin_wait_delay = [1, 2, 3]", "repeats = 2"))
+    assert s.config_count == 6 and s.estimated_seconds == 6 * 2 * 10
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('seed = "abc"', "seed must be an integer"),
+    ('repeats = "x"', "repeats must be an integer"),
+    ('cooldown_seconds = "x"', "cooldown_seconds must be an integer"),
+    ("repeats = true", "repeats must be an integer"),
+    ('reset_data = "no"', "reset_data must be true or false"),
+    ("order = 3", "order must be a string"),
+    ("optional_axes = \"innodb_x\"", "optional_axes must be a list"),
+    ("name = 7", "name must be a string"),
+])
+def test_every_typed_field_is_checked(extra, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_spec(spec("innodb_spin_wait_delay = [1]", extra))
+    with pytest.raises(ConfigError, match="warmup_seconds must be an integer"):
+        parse_spec('workload = "oltp_point_select"\nwarmup_seconds = "x"\n')
+    with pytest.raises(ConfigError, match="step_seconds must be from 1"):
+        parse_spec(spec("innodb_spin_wait_delay = [1]")).with_overrides(step_seconds=0)
+
+
+def test_a_sweep_file_that_is_not_utf8_is_one_clear_error(tmp_path):
+    from tunebench.core.sweep import load_spec
+
+    p = tmp_path / "s.toml"
+    p.write_bytes(b'workload = "oltp_point_select"\nname = "\xff"\n')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_spec(p)
+
+
+def test_plan_text_is_capped_and_lists_both_ends():
+    from tunebench.cli import PLAN_HEAD, PLAN_TAIL, _plan_text
+
+    s = parse_spec(spec("innodb_spin_wait_delay = [" + ", ".join(map(str, range(300))) + "]"))
+    knobs = {"innodb_spin_wait_delay": KnobInfo("innodb_spin_wait_delay", "int", True, 0, 6000, current="4")}
+    text = _plan_text(make_plan(s, knobs))
+    lines = text.splitlines()
+    assert lines[0].startswith("sweep ") and "300 configuration(s)" in lines[0]
+    assert len(lines) == 1 + PLAN_HEAD + 1 + PLAN_TAIL
+    assert "275 more configuration(s)" in text and "innodb_spin_wait_delay=299" in lines[-1]
+
+
+def test_sweep_tables_list_only_configurations_that_ran():
+    s = parse_spec(spec("innodb_spin_wait_delay = [4, 6, 8]", "baseline = { innodb_spin_wait_delay = 6 }"))
+    knobs = {"innodb_spin_wait_delay": KnobInfo("innodb_spin_wait_delay", "int", True, 0, 6000, current="4")}
+    plan = make_plan(s, knobs)
+    step = {"group": "main", "threads": 1, "tps": 10.0, "qps": 10.0, "lat_p95_ms": 1.0, "lat_p99_ms": 1.0, "cv": 0.1,
+            "tps_median": 10.0, "qps_median": 10.0}
+    tables = sweep_tables(plan, [{**step, "config": 0}], {})
+    assert [c["idx"] for c in tables["configs"]] == [0, 1]  # config 2 never ran; 1 is the baseline
+
+
+def test_capacity_refuses_with_the_numbers():
+    from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb
+
+    with pytest.raises(ConfigError, match=r"100,000 client connections do not fit: the server allows "
+                                          r"max_connections=4,000 and 3 are in use"):
+        check_capacity(Capacity(100_000, 4000, 3, 1.0, 20_000.0))
+    need = estimate_mb(3000, "builtin", 64, True, {})
+    with pytest.raises(ConfigError, match=r"3,000 client connections need about [\d,]+ MB here and 1,000 MB"):
+        check_capacity(Capacity(3000, 10_000, 1, need, 1000.0))
+    check_capacity(Capacity(64, 151, 1, estimate_mb(64, "builtin", 2, True, {}), 4000.0))
+    assert mem_available_mb() and mem_available_mb("/nonexistent") is None
+
+
+def test_cpus_are_checked_against_this_machine():
+    import os
+
+    from tunebench.core.errors import SandboxError
+    from tunebench.hosts.sandbox import check_cpus
+
+    mine = sorted(os.sched_getaffinity(0))
+    assert check_cpus(str(mine[0])) == str(mine[0])
+    for bad, message in (("abc", "CPU list"), ("0-99999", "no CPU"), (f"0-{max(mine) + 1}", "not available"),
+                         ("1-0", "backwards"), ("", "CPU list")):
+        with pytest.raises(SandboxError, match=message):
+            check_cpus(bad)
+
+
+def test_system_schemas_are_refused():
+    from tunebench.load.prepare import check_schema_name
+
+    for name in ("mysql", "sys", "information_schema", "PERFORMANCE_SCHEMA"):
+        with pytest.raises(ConfigError, match="system schema"):
+            check_schema_name(name)
+    assert check_schema_name("mysql", allow_system=True) == "mysql"  # cleanup of what an old version left
+    with pytest.raises(ConfigError, match="system schema"):
+        check_schema_name("performance_schema", allow_system=True)

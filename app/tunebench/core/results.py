@@ -12,11 +12,14 @@ from tunebench.core.sweep import Plan
 
 def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]]
                  ) -> dict[str, Any]:
-    """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables."""
+    """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables.
+    Only configurations that ran (and the baseline) are listed."""
     main = plan.spec.groups[0].name if plan.spec.groups else "main"
     configs: list[dict[str, Any]] = []
     for c in plan.configs:
         mine = [s for s in steps if s.get("config") == c.idx and s["group"] == main]
+        if not mine and c.idx != plan.baseline:
+            continue  # not run (an aborted sweep): the plan is in the session's config, not here
         best = max(mine, key=lambda s: s["tps"], default=None)
         configs.append({
             "idx": c.idx, "label": c.label(), "knobs": dict(c.knobs), "transport": c.transport, "engine": c.engine,

@@ -82,18 +82,98 @@ class SweepSpec:
     def with_overrides(self, **kw: Any) -> SweepSpec:
         data = {f: getattr(self, f) for f in self.__dataclass_fields__}
         data.update({k: v for k, v in kw.items() if v is not None})
-        return SweepSpec(**data)
+        spec = SweepSpec(**data)
+        spec.check()
+        return spec
+
+    @property
+    def config_count(self) -> int:
+        return config_count(self.axes, self.repeats)
+
+    @property
+    def estimated_seconds(self) -> float:
+        """The load time alone (restarts are known only from the plan)."""
+        return self.config_count * (self.steps * (self.warmup_seconds + self.step_seconds) + self.cooldown_seconds)
+
+    def check(self) -> None:
+        """Ranges of the numbers (also after command-line overrides) and the size of the product."""
+        src = self.source or "<sweep>"
+        for key, low in (("step_seconds", 1), ("warmup_seconds", 0), ("cooldown_seconds", 0)):
+            value = getattr(self, key)
+            if not _is_int(value) or not low <= value <= MAX_SECONDS:
+                raise ConfigError(f"{src}: {key} must be from {low} to {MAX_SECONDS}, got {value!r}")
+        if not _is_int(self.repeats) or not 1 <= self.repeats <= MAX_REPEATS:
+            raise ConfigError(f"{src}: repeats must be from 1 to {MAX_REPEATS}, got {self.repeats!r}")
+        n = self.config_count
+        if n > MAX_CONFIGS:
+            sizes = " x ".join(str(len(v)) for v in self.axes.values())
+            raise ConfigError(f"{src}: the axes expand to {n:,} configurations ({sizes}"
+                              f"{f' x {self.repeats} repeats' if self.repeats > 1 else ''}); "
+                              f"the limit is {MAX_CONFIGS:,}: use fewer values")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as written (what a session keeps instead of the expanded plan)."""
+        return {"name": self.name, "description": self.description, "source": self.source,
+                "groups": [{"name": g.name, "workload": g.workload, "threads": list(g.threads),
+                            "options": dict(g.options)} for g in self.groups],
+                "axes": {k: list(v) for k, v in self.axes.items()}, "step_seconds": self.step_seconds,
+                "warmup_seconds": self.warmup_seconds, "cooldown_seconds": self.cooldown_seconds,
+                "repeats": self.repeats, "order": self.order, "seed": self.seed, "reset_data": self.reset_data,
+                "engine": self.engine, "transport": self.transport, "baseline": dict(self.baseline),
+                "schema": self.schema, "optional_axes": list(self.optional), "configurations": self.config_count}
+
+
+MAX_SECONDS = 86_400  # a step, warm-up or cool-down longer than a day is a typo
+MAX_REPEATS = 1_000
+MAX_THREADS = 100_000
+# Beyond this many configurations a sweep is refused outright (planning it would cost minutes and
+# gigabytes, running it months); the count is known from the axes before anything is expanded.
+MAX_CONFIGS = 10_000
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _int_list(value: Any, what: str) -> tuple[int, ...]:
     items = value if isinstance(value, list) else [value]
-    try:
-        out = tuple(int(x) for x in items)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{what} must be a list of integers, got {value!r}") from None
-    if not out or any(x < 1 for x in out):
-        raise ConfigError(f"{what} must be integers >= 1, got {value!r}")
+    if not items or not all(_is_int(x) for x in items):
+        raise ConfigError(f"{what} must be a list of integers, got {value!r}")
+    out = tuple(items)
+    if any(x < 1 or x > MAX_THREADS for x in out):
+        raise ConfigError(f"{what} must be integers from 1 to {MAX_THREADS}, got {value!r}")
     return out
+
+
+def _int(data: Mapping[str, Any], key: str, default: int, low: int, high: int, source: str) -> int:
+    value = data.get(key, default)
+    if not _is_int(value):
+        raise ConfigError(f"{source}: {key} must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise ConfigError(f"{source}: {key} must be from {low} to {high}, got {value}")
+    return int(value)
+
+
+def _str(data: Mapping[str, Any], key: str, default: str | None, source: str) -> Any:
+    value = data.get(key, default)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{source}: {key} must be a string, got {value!r}")
+    return value
+
+
+def _table(data: Mapping[str, Any], key: str, source: str, what: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{source}: {what} must be a table, got {value!r}")
+    return value
+
+
+def config_count(axes: Mapping[str, tuple[Any, ...]], repeats: int) -> int:
+    """How many configurations the axes expand to, without expanding them."""
+    n = repeats
+    for values in axes.values():
+        n *= len(values)
+    return n
 
 
 def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
@@ -104,24 +184,31 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
     unknown = set(data) - TOP_KEYS
     if unknown:
         raise ConfigError(f"{source}: unknown key {sorted(unknown)[0]!r}; known: {', '.join(sorted(TOP_KEYS))}")
-    options = data.get("options", {})
-    if not isinstance(options, dict):
-        raise ConfigError(f"{source}: [options] must be a table")
+    options = _table(data, "options", source, "[options]")
     groups: list[GroupSpec] = []
-    for g in data.get("group", []):
+    raw_groups = data.get("group", [])
+    if not isinstance(raw_groups, list):
+        raise ConfigError(f"{source}: group must be [[group]] tables, got {raw_groups!r}")
+    for g in raw_groups:
         if not isinstance(g, dict) or "workload" not in g:
             raise ConfigError(f"{source}: each [[group]] needs a workload")
-        groups.append(GroupSpec(str(g.get("name", g["workload"])), str(g["workload"]),
+        unknown_g = set(g) - {"name", "workload", "threads", "options"}
+        if unknown_g:
+            raise ConfigError(f"{source}: [[group]] has an unknown key {sorted(unknown_g)[0]!r}; "
+                              "known: name, workload, threads, options")
+        gname = _str(g, "name", _str(g, "workload", None, f"{source}: [[group]]"), f"{source}: [[group]]")
+        groups.append(GroupSpec(gname, g["workload"],
                                 _int_list(g.get("threads", data.get("threads", 1)), f"{source}: group threads"),
-                                {**options, **g.get("options", {})}))
+                                {**options, **_table(g, "options", source, "[group.options]")}))
     if "workload" in data:
-        groups.insert(0, GroupSpec("main", str(data["workload"]),
+        groups.insert(0, GroupSpec("main", _str(data, "workload", None, source),
                                    _int_list(data.get("threads", 1), f"{source}: threads"), options))
     if not groups:
         raise ConfigError(f"{source}: give a workload (or [[group]] tables)")
-    axes_raw = data.get("axes", {})
-    if not isinstance(axes_raw, dict):
-        raise ConfigError(f"{source}: [axes] must be a table of name = [values]")
+    names = [g.name for g in groups]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{source}: client group names must be unique: {', '.join(names)}")
+    axes_raw = _table(data, "axes", source, "[axes] (name = [values])")
     axes: dict[str, tuple[Any, ...]] = {}
     for key, values in axes_raw.items():
         vals = tuple(values) if isinstance(values, list) else (values,)
@@ -137,32 +224,42 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
             for v in vals:
                 if isinstance(v, (dict, list)) or any(c in str(v) for c in "\n\r\0;"):
                     raise ConfigError(f"{source}: axis {name}: invalid value {v!r}")
+            if name in axes:
+                raise ConfigError(f"{source}: axis {name} is given twice")
             axes[name] = vals
-    order = str(data.get("order", "listed"))
+    order = _str(data, "order", "listed", source)
     if order not in ("listed", "random"):
         raise ConfigError(f"{source}: order must be 'listed' or 'random'")
-    engine = str(data.get("engine", "builtin"))
+    engine = _str(data, "engine", "builtin", source)
     if engine not in ENGINES:
         raise ConfigError(f"{source}: engine must be one of {', '.join(ENGINES)}")
-    transport = data.get("transport")
+    transport = _str(data, "transport", None, source)
     if transport is not None and transport not in TRANSPORTS:
         raise ConfigError(f"{source}: transport must be socket or tcp")
-    baseline = data.get("baseline", {})
-    if not isinstance(baseline, dict):
-        raise ConfigError(f"{source}: baseline must be a table of axis = value")
+    baseline = _table(data, "baseline", source, "baseline (axis = value)")
     for k in baseline:
         if k not in axes:
             raise ConfigError(f"{source}: baseline names {k!r}, which is not an axis")
+    reset_data = data.get("reset_data", False)
+    if not isinstance(reset_data, bool):
+        raise ConfigError(f"{source}: reset_data must be true or false, got {reset_data!r}")
+    optional = data.get("optional_axes", [])
+    if not isinstance(optional, list) or not all(isinstance(x, str) for x in optional):
+        raise ConfigError(f"{source}: optional_axes must be a list of variable names, got {optional!r}")
+    try:
+        optional_names = tuple(check_name(x) for x in optional)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: optional_axes: {exc}") from None
     spec = SweepSpec(
-        name=str(data.get("name", Path(source).stem)), groups=tuple(groups), axes=axes,
-        step_seconds=int(data.get("step_seconds", 30)), warmup_seconds=int(data.get("warmup_seconds", 5)),
-        cooldown_seconds=int(data.get("cooldown_seconds", 0)), repeats=int(data.get("repeats", 1)), order=order,
-        seed=int(data.get("seed", 1)), reset_data=bool(data.get("reset_data", False)), engine=engine,
-        transport=transport, baseline=baseline, description=str(data.get("description", "")),
-        schema=str(data.get("schema", "tunebench")), source=source,
-        optional=tuple(check_name(x) for x in data.get("optional_axes", [])))
-    if spec.step_seconds < 1 or spec.warmup_seconds < 0 or spec.cooldown_seconds < 0 or spec.repeats < 1:
-        raise ConfigError(f"{source}: step_seconds >= 1, warmup/cooldown >= 0, repeats >= 1")
+        name=_str(data, "name", Path(source).stem, source), groups=tuple(groups), axes=axes,
+        step_seconds=_int(data, "step_seconds", 30, 1, MAX_SECONDS, source),
+        warmup_seconds=_int(data, "warmup_seconds", 5, 0, MAX_SECONDS, source),
+        cooldown_seconds=_int(data, "cooldown_seconds", 0, 0, MAX_SECONDS, source),
+        repeats=_int(data, "repeats", 1, 1, MAX_REPEATS, source), order=order,
+        seed=_int(data, "seed", 1, 0, 2**32 - 1, source), reset_data=reset_data, engine=engine,
+        transport=transport, baseline=baseline, description=_str(data, "description", "", source),
+        schema=_str(data, "schema", "tunebench", source), source=source, optional=optional_names)
+    spec.check()
     return spec
 
 
@@ -172,11 +269,19 @@ def load_spec(path: str | Path) -> SweepSpec:
         from tunebench.paths import workloads_dir
 
         alt = workloads_dir() / "recipes" / f"{path}.toml"
+        if p.is_dir():
+            raise ConfigError(f"sweep file {path} is a directory")
         if alt.is_file():
             p = alt
         else:
             raise ConfigError(f"sweep file {path} not found")
-    return parse_spec(p.read_text(), str(p))
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read sweep file {p}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"sweep file {p} is not UTF-8 text (byte {exc.start})") from None
+    return parse_spec(text, str(p))
 
 
 def _special(axis: str, value: Any, source: str) -> Any:

@@ -17,6 +17,7 @@ import signal
 import socket
 import string
 import subprocess
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -82,6 +83,41 @@ def probe_binary(path: str) -> ServerBinary:
         raise SandboxError(f"cannot run {path}: {exc.strerror}") from None
     flavor, version = parse_server_version(out.stdout + out.stderr)
     return ServerBinary(path, flavor, version)
+
+
+def check_cpus(cpus: str) -> str:
+    """A taskset list whose every CPU this process may use (else the server would not start, or start
+    bound to something else than asked)."""
+    text = cpus.strip()
+    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", text):
+        raise SandboxError(f"--cpus wants a CPU list like 0 or 0-1 or 0,2, got {cpus!r}")
+    wanted: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        lo, hi = int(first), int(last or first)
+        if lo > hi:
+            raise SandboxError(f"--cpus {cpus}: the range {part} runs backwards")
+        if hi > 65535:
+            raise SandboxError(f"--cpus {cpus}: there is no CPU {hi}")
+        wanted.update(range(lo, hi + 1))
+    usable = os.sched_getaffinity(0)
+    missing = sorted(wanted - usable)
+    if missing:
+        raise SandboxError(f"--cpus {cpus}: CPU {missing[0]}{' and more' if len(missing) > 1 else ''} not "
+                           f"available; this machine lets us use {_cpu_list(usable)}")
+    return text
+
+
+def _cpu_list(cpus: set[int]) -> str:
+    out, run = [], []
+    for c in sorted(cpus):
+        if run and c != run[-1] + 1:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        run.append(c)
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
 
 
 def port_is_free(port: int) -> bool:
@@ -247,6 +283,31 @@ class SandboxServer:
         }
         self.cnf.write_text(render_cnf(template, values, server.flavor, overrides))
 
+    def check_options(self, server: ServerBinary, overrides: dict[str, str | None]) -> None:
+        """Ask the server binary itself whether it accepts the my.cnf these overrides make: `--help
+        --verbose` parses every option (and the plugins') and exits without touching a datadir."""
+        if not overrides:
+            return
+        template = (paths.resources_dir() / "sandbox.cnf.in").read_text()
+        values = {"user": "root" if os.geteuid() == 0 else getpass.getuser(),
+                  "basedir": str(Path(os.path.realpath(server.path)).parent.parent), "datadir": str(self.datadir),
+                  "socket": str(self.socket), "port": "3306", "pidfile": str(self.pidfile),
+                  "errlog": "/dev/null", "tmpdir": str(self.tmpdir)}
+        text = render_cnf(template, values, server.flavor, overrides)
+        with tempfile.TemporaryDirectory(prefix="tunebench-cnf-") as tmp:
+            cnf = Path(tmp) / "my.cnf"
+            cnf.write_text(text.replace("log-error ", "# log-error ", 1))
+            try:
+                out = subprocess.run([server.path, f"--defaults-file={cnf}", "--help", "--verbose"],
+                                     capture_output=True, text=True, timeout=60)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise SandboxError(f"cannot check the server options with {server.path}: {exc}") from None
+        errors = [ln.split("[ERROR]", 1)[1].strip() for ln in out.stderr.splitlines() if "[ERROR]" in ln]
+        if out.returncode != 0 or errors:
+            detail = errors[0] if errors else (out.stderr.strip().splitlines() or ["exit code"])[-1]
+            raise SandboxError(f"the server refuses these options ({', '.join(overrides)}): {detail}; "
+                               "the sandbox is left as it was")
+
     def _initialize(self, server: ServerBinary) -> None:
         self.datadir.mkdir(parents=True, exist_ok=True)
         if server.flavor == "mariadb":
@@ -297,11 +358,15 @@ class SandboxServer:
         """Start (initialising on first use). A running sandbox is left alone unless options differ."""
         state = self._load_state()
         wanted = dict(overrides or {})
-        if self._our_pid():
-            if wanted == state.overrides and cpus == state.cpus:
-                return self.status()
-            self.stop()
+        if self._our_pid() and wanted == state.overrides and cpus == state.cpus:
+            return self.status()
+        # Everything is checked before a running server is stopped: a bad option leaves it running.
+        if cpus is not None:
+            cpus = check_cpus(cpus)
         server = self.binary()
+        self.check_options(server, wanted)
+        if self._our_pid():
+            self.stop()
         self.base.mkdir(parents=True, exist_ok=True)
         os.chmod(self.base, 0o700)
         self.tmpdir.mkdir(exist_ok=True)
@@ -384,6 +449,9 @@ class SandboxServer:
         return self.status()
 
     def restart(self, overrides: dict[str, str | None] | None = None, cpus: str | None = None) -> SandboxStatus:
+        if cpus is not None:
+            check_cpus(cpus)
+        self.check_options(self.binary(), dict(overrides or {}))
         self.stop()
         return self.start(overrides, cpus)
 

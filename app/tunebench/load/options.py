@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ class OptionSpec:
         elif self.kind is float:
             try:
                 out = float(value)
+                if not math.isfinite(out):
+                    raise ValueError
             except (TypeError, ValueError):
                 raise ConfigError(f"{label}: expected a number, got {value!r}") from None
         else:

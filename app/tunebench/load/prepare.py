@@ -32,9 +32,18 @@ SHAPE_KEYS = ("table_size", "auto_inc", "secondary", "create_secondary", "mysql_
 Progress = Callable[[str], None]
 
 
-def check_schema_name(schema: str) -> str:
+SYSTEM_SCHEMAS = ("mysql", "sys", "information_schema", "performance_schema")
+
+
+def check_schema_name(schema: str, allow_system: bool = False) -> str:
+    """A schema Tunebench may create tables in. `allow_system`: only cleanup, which removes what an
+    older Tunebench left in a system schema and refuses there otherwise."""
     if not re.fullmatch(r"[A-Za-z0-9_]{1,64}", schema):
         raise ConfigError(f"invalid schema name {schema!r}: letters, digits and _ only")
+    # information_schema and performance_schema cannot even hold a table of ours: refused always
+    if schema.lower() in SYSTEM_SCHEMAS and not (allow_system and schema.lower() in ("mysql", "sys")):
+        raise ConfigError(f"{schema} is a system schema; Tunebench keeps its tables out of "
+                          f"{', '.join(SYSTEM_SCHEMAS)} (use e.g. --schema tunebench)")
     return schema
 
 
@@ -178,12 +187,15 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
 
 
 def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:
-    """Drop the tables Tunebench created in `schema`; leave anything else (and say so)."""
-    check_schema_name(schema)
+    """Drop the tables Tunebench created in `schema`; leave anything else (and say so). Its own
+    bookkeeping table goes with the last of them."""
+    check_schema_name(schema, allow_system=True)
     params = _server(params)
     conn = open_connection(params)
     try:
         tables, registered = _existing(conn, schema)
+        if schema.lower() in SYSTEM_SCHEMAS and REGISTRY not in tables:
+            check_schema_name(schema)  # nothing of ours there: refused like prepare
         cur = conn.cursor()
         dropped = []
         for name in sorted(registered):
@@ -191,7 +203,7 @@ def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:
             cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (name,))
             dropped.append(name)
         foreign = sorted(t for t in tables if t not in registered and t != REGISTRY)
-        if REGISTRY in tables and not foreign:
+        if REGISTRY in tables:  # every registered table is gone: so is the registry
             cur.execute(f"DROP TABLE `{schema}`.{REGISTRY}")
         cur.close()
     finally:

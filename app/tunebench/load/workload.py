@@ -44,7 +44,9 @@ class Workload:
 def _parse(path: Path) -> Workload:
     where = f"workload file {path}"
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise WorkloadError(f"{where}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise WorkloadError(f"{where}: not valid TOML ({exc})") from None
     except OSError as exc:
@@ -94,8 +96,10 @@ def available(directory: Path | None = None) -> dict[str, Path]:
 def load_workload(name_or_path: str, directory: Path | None = None) -> Workload:
     """A workload by name (workloads/NAME.toml) or by path to a .toml file."""
     candidate = Path(name_or_path)
-    if candidate.suffix == ".toml" and candidate.exists():
+    if candidate.suffix == ".toml" and candidate.is_file():
         return _parse(candidate)
+    if candidate.suffix == ".toml" and ("/" in name_or_path or candidate.exists()):
+        raise WorkloadError(f"workload file {name_or_path} {'is not a file' if candidate.exists() else 'not found'}")
     found = available(directory)
     if name_or_path not in found:
         raise WorkloadError(

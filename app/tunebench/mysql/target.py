@@ -88,6 +88,10 @@ def parse_target_url(url: str) -> Target:
         port = parsed.port
     except ValueError:
         raise ConfigError(f"invalid port in target URL {url!r}") from None
+    if port == 0:
+        raise ConfigError(f"invalid port in target URL {url!r}: 1-65535")
+    if not parsed.hostname and not sock:
+        raise ConfigError(f"target URL {url!r} names no host (mysql://USER@HOST[:PORT]) or socket (?socket=PATH)")
     host = parsed.hostname
     return Target(
         name=url,

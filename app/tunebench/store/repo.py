@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 import zlib
@@ -103,9 +104,93 @@ class SeriesData:
     v: np.ndarray
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+VACUUM_SHARE = 0.25  # sessions delete shrinks the file when this share of it is free pages
+
+
+def _readonly_uri(path: Path) -> str:
+    """Opens without writing a byte: no journal, no -wal/-shm beside the file (immutable). A file with a
+    -wal beside it is in use (or not checkpointed): read-only then, which takes the locks and reads
+    the -wal (immutable would read pages a writer is changing)."""
+    in_use = Path(str(path) + "-wal").exists()
+    return f"{path.resolve().as_uri()}?{'mode=ro' if in_use else 'mode=ro&immutable=1'}"
+
+
+def sqlite_tables(path: Path, in_use_ok: bool = False) -> tuple[set[str], int | None] | None:
+    """The tables of an existing SQLite file and, when it has Tunebench's `meta`, its schema version,
+    read without changing it; None: not a SQLite file.
+
+    An idle file (no -wal beside it) is read immutable: not a byte, not a lock file. A file in use is
+    read read-only with locks. `in_use_ok` (the store about to be opened anyway, maybe live in this
+    process) reads it through an ordinary connection: a read there writes nothing to a rollback-mode
+    file, and a WAL-mode one is locked and recovered as SQLite always does."""
+    try:
+        if path.stat().st_size == 0:
+            return set(), None
+        if not in_use_ok:
+            # Never for a store this process may have open: closing any descriptor of the file drops the
+            # process's POSIX locks on it, SQLite's included (another process then checkpoints under us).
+            with open(path, "rb") as f:
+                if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                    return None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    error: sqlite3.DatabaseError | None = None
+    for attempt in range(2):  # again if a writer appeared between the look at -wal and the read
+        in_use = Path(str(path) + "-wal").exists()
+        if in_use_ok:
+            # an ordinary connection (no pragma, only a read): it locks like every other one. Immutable
+            # here broke a live store: closing its descriptor drops this process's POSIX locks on the file.
+            target, uri = str(path), False
+        else:
+            target, uri = _readonly_uri(path), True
+        try:
+            conn = sqlite3.connect(target, uri=uri, timeout=5)
+            try:
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                version = None
+                if "meta" in tables:
+                    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                    version = int(row[0]) if row and str(row[0]).isdigit() else None
+                return tables, version
+            finally:
+                conn.close()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc):
+                raise StoreError(f"session store {path} is locked by another process; try again") from None
+            error = exc
+            if attempt or in_use or not Path(str(path) + "-wal").exists():
+                break
+        except sqlite3.DatabaseError as exc:
+            if in_use_ok and "not a database" in str(exc):
+                return None
+            error = exc
+            if attempt or in_use or not Path(str(path) + "-wal").exists():
+                break  # damaged, not busy: reading it with locks would only add -wal/-shm beside it
+    raise StoreError(f"{path} is a damaged SQLite file ({error})") from None
+
+
 class Store:
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, readonly: bool = False):
         self.path = Path(path)
+        if readonly:  # a file to read from (import): never created, migrated or switched to WAL
+            self.engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(
+                _readonly_uri(self.path), uri=True, check_same_thread=False))
+            return
+        if self.path.is_dir():
+            raise StoreError(f"session store {self.path} is a directory; give a file with --db")
+        if self.path.is_file():
+            found = sqlite_tables(self.path, in_use_ok=True)
+            if found is None:
+                raise StoreError(f"session store {self.path} is not a valid SQLite file; "
+                                 "move it aside or use --db PATH")
+            tables, version = found
+            if tables and "meta" not in tables:  # someone else's database: not a byte is written to it
+                raise StoreError(f"{self.path} is a SQLite file of another application (tables: "
+                                 f"{', '.join(sorted(tables)[:5])}); not a Tunebench session store")
+            if version is not None and version > SCHEMA_VERSION:  # before create_all or the WAL switch
+                raise StoreError(f"session store {self.path} was written by a newer Tunebench "
+                                 f"(schema {version} > {SCHEMA_VERSION})")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -376,24 +461,45 @@ class Store:
         return dest
 
     def import_sessions(self, path: Path | str) -> list[int]:
-        """Every session of an exported file, copied in under new IDs. A file that is not a session
-        store (or is corrupt, or newer) raises StoreError and changes nothing here."""
+        """Every session of an exported file, copied in under new IDs, all or none. The file is only
+        read (never migrated, switched to WAL or given tables); a file that is not a session store (or
+        is damaged, or newer) raises StoreError and changes nothing, here or there."""
         src_path = Path(path)
+        if src_path.is_dir():
+            raise StoreError(f"cannot import {src_path}: it is a directory")
         if not src_path.is_file():
             raise StoreError(f"no such file: {src_path}")
+        if src_path.resolve() == self.path.resolve():
+            raise StoreError(f"cannot import {src_path}: it is the session store itself")
+        what = f"cannot import {src_path}: not a Tunebench session file"
         try:
-            src = Store(src_path)
+            found = sqlite_tables(src_path)
         except StoreError as exc:
-            text = str(exc)
-            if "not a valid SQLite file" in text:  # say it in the words of an import
-                detail = text.split(" (", 1)[-1].split(")", 1)[0]
-                text = f"not a Tunebench session file ({detail})"
-            raise StoreError(f"cannot import {src_path}: {text}") from None
-        try:
-            ids = [s["id"] for s in src.list_sessions()]
-            return [self._guard(_copy_session, src.engine, self.engine, sid) for sid in ids]
-        finally:
-            src.close()
+            raise StoreError(f"cannot import: {exc}") from None
+        if found is None:
+            raise StoreError(f"{what} (file is not a database)")
+        tables = found[0]
+        if not tables:
+            raise StoreError(f"{what} (empty)")
+        missing = {"meta", "sessions", "steps", "events", "variables", "series", "sample_chunks"} - tables
+        if missing:
+            raise StoreError(f"{what} (a SQLite file without {', '.join(sorted(missing))})")
+        with tempfile.TemporaryDirectory(prefix="tunebench-import-") as tmp:
+            src = Store(src_path, readonly=True)
+            try:
+                version = self._guard(_schema_version, src.engine)
+                if version > SCHEMA_VERSION:
+                    raise StoreError(f"cannot import {src_path}: written by a newer Tunebench "
+                                     f"(schema {version} > {SCHEMA_VERSION})")
+                if version < SCHEMA_VERSION:  # migrate a copy, never the user's file
+                    src.close()
+                    copy = Path(tmp) / "import.sqlite"
+                    shutil.copyfile(src_path, copy)
+                    src = Store(copy)
+                ids = _readable_sessions(src, src_path)
+                return self._guard(_copy_sessions, src.engine, self.engine, ids)  # type: ignore[no-any-return]
+            finally:
+                src.close()
 
     def delete_session(self, session_id: int) -> None:
         def write() -> None:
@@ -401,6 +507,23 @@ class Store:
                 s.execute(delete(SessionRow).where(SessionRow.id == session_id))
                 s.commit()
         self._guard(write)
+
+    def shrink(self) -> bool:
+        """VACUUM when deleted sessions left more than VACUUM_SHARE of the file as free pages, and no
+        run is writing (a session 'running', or the file busy). Returns whether the file shrank."""
+        try:
+            with self.engine.connect() as c:
+                pages = int(c.exec_driver_sql("PRAGMA page_count").scalar() or 0)
+                free = int(c.exec_driver_sql("PRAGMA freelist_count").scalar() or 0)
+                running = c.execute(select(SessionRow.id).where(SessionRow.status == "running")).first()
+            if not pages or free / pages <= VACUUM_SHARE or running is not None:
+                return False
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                c.exec_driver_sql("VACUUM")
+                c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            return True
+        except OperationalError:  # locked: someone writes; the space is reused anyway
+            return False
 
     # ---- writing ------------------------------------------------------------------------------
     def new_session(self, **fields: Any) -> SessionWriter:
@@ -632,32 +755,70 @@ def _session_dict(r: SessionRow) -> dict[str, Any]:
     }
 
 
+def _schema_version(engine: Engine) -> int:
+    with engine.connect() as c:
+        value = c.execute(text("SELECT value FROM meta WHERE key='schema_version'")).scalar()
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise StoreError(f"not a Tunebench session file (schema version {value!r})") from None
+
+
+def _readable_sessions(src: Store, path: Path) -> list[int]:
+    """Every session of `src`, read in full (JSON, samples) before one is copied: a damaged file is
+    refused as a whole instead of half imported."""
+    try:
+        ids = [s["id"] for s in src.list_sessions()]
+        for sid in ids:
+            src.get_session(sid)
+            src.series(sid)
+    except StoreError as exc:
+        raise StoreError(f"cannot import {path}: {exc}") from None
+    except (ValueError, zlib.error, KeyError, TypeError) as exc:  # bad JSON, bad UTF-8, bad sample chunk
+        raise StoreError(f"cannot import {path}: the file is damaged ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:120] if str(exc) else 'no detail'})") from None
+    if not ids:
+        raise StoreError(f"cannot import {path}: it holds no session")
+    return ids
+
+
+def _copy_sessions(src: Engine, dst: Engine, ids: list[int]) -> list[int]:
+    """Several sessions in one transaction: all are imported or none."""
+    with src.connect() as a, dst.begin() as b:
+        return [_copy_rows(a, b, sid) for sid in ids]
+
+
 def _copy_session(src: Engine, dst: Engine, session_id: int) -> int:
     """One session and everything under it from one store to another; returns its ID there."""
+    with src.connect() as a, dst.begin() as b:
+        return _copy_rows(a, b, session_id)
+
+
+def _copy_rows(a: Any, b: Any, session_id: int) -> int:
+    """One session and everything under it, from connection `a` into transaction `b`; its ID there."""
     tables = Base.metadata.tables
     sessions, series, chunks = tables["sessions"], tables["series"], tables["sample_chunks"]
-    with src.connect() as a, dst.begin() as b:
-        row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
-        if row is None:
-            raise StoreError(f"no session {session_id} to copy")
-        new_id = int(b.execute(insert(sessions).values({k: v for k, v in row.items() if k != "id"})
-                               ).inserted_primary_key[0])  # type: ignore[index]
-        for table in (tables["steps"], tables["events"], tables["variables"]):
-            rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]
-            for r in rows:
-                r.pop("id", None)
-                r["session_id"] = new_id
-            if rows:
-                b.execute(insert(table), rows)
-        for sr in a.execute(select(series).where(series.c.session_id == session_id)).mappings().all():
-            sid = b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])
-                            ).inserted_primary_key[0]  # type: ignore[index]
-            rows = [dict(c) for c in a.execute(select(chunks).where(chunks.c.series_id == sr["id"])).mappings()]
-            for c in rows:
-                c.pop("id")
-                c["series_id"] = sid
-            if rows:
-                b.execute(insert(chunks), rows)
+    row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
+    if row is None:
+        raise StoreError(f"no session {session_id} to copy")
+    new_id = int(b.execute(insert(sessions).values({k: v for k, v in row.items() if k != "id"})
+                           ).inserted_primary_key[0])  # type: ignore[index]
+    for table in (tables["steps"], tables["events"], tables["variables"]):
+        rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]
+        for r in rows:
+            r.pop("id", None)
+            r["session_id"] = new_id
+        if rows:
+            b.execute(insert(table), rows)
+    for sr in a.execute(select(series).where(series.c.session_id == session_id)).mappings().all():
+        sid = b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])
+                        ).inserted_primary_key[0]  # type: ignore[index]
+        rows = [dict(c) for c in a.execute(select(chunks).where(chunks.c.series_id == sr["id"])).mappings()]
+        for c in rows:
+            c.pop("id")
+            c["series_id"] = sid
+        if rows:
+            b.execute(insert(chunks), rows)
     return new_id
 
 
