@@ -87,3 +87,17 @@ def test_a_step_that_ends_in_a_freeze_waits_for_the_watch_to_see_it():
     finally:
         server.thaw.set()
         w.stop()
+
+
+def test_connection_notes_are_said_once_per_window_with_a_count():
+    from tunebench.load.builtin import NoteThrottle
+
+    said = []
+    throttle = NoteThrottle(said.append, window=0.2)
+    for n in range(512):
+        throttle(f"connection {n}: cannot connect (2002: no socket)")
+    throttle("builtin worker 3 killed by SIGKILL")
+    assert said == ["connection 0: cannot connect (2002: no socket)", "builtin worker 3 killed by SIGKILL"]
+    time.sleep(0.25)
+    throttle("connection 9: cannot connect (2002: no socket)")
+    assert said[2].startswith("511 more time(s) on 511 connection(s)") and said[3].startswith("connection 9:")

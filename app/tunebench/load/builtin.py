@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import re
 import shutil
 import tempfile
 import threading
@@ -27,6 +28,33 @@ from tunebench.mysql.target import ConnParams
 # not answer at all is the run's ServerWatch's to call, see watch.py).
 SILENCE_SECONDS = 2
 GapSink = Callable[[float, str, dict[str, Any]], None]
+
+
+class NoteThrottle:
+    """A connection's note ("connection 7: cannot connect (2002: ...)") is said once per `window` seconds per
+    message, with how many more there were: 512 connections retrying a dead server every second would be 512
+    lines (and 512 events in the session) a second."""
+
+    def __init__(self, sink: NoteSink, window: float = 10.0):
+        self.sink, self.window = sink, window
+        self._since: dict[str, tuple[float, int, set[int]]] = {}
+
+    def __call__(self, message: str) -> None:
+        m = re.match(r"connection (\d+): (.*)$", message, re.S)
+        if m is None:
+            self.sink(message)
+            return
+        conn, what = int(m.group(1)), m.group(2)
+        now = time.monotonic()
+        first, more, conns = self._since.get(what, (0.0, 0, set()))
+        if first and now - first < self.window:
+            conns.add(conn)
+            self._since[what] = (first, more + 1, conns)
+            return
+        if more:
+            self.sink(f"{more} more time(s) on {len(conns)} connection(s) in {now - first:.0f} s: {what}")
+        self.sink(message)
+        self._since[what] = (now, 0, set())
 
 
 def default_workers(max_threads: int) -> int:
@@ -52,6 +80,7 @@ class BuiltinEngine:
         self.seed = seed if seed is not None else time.time_ns() & 0xFFFFFFFF
         self._notes = notes or (lambda _m: None)
         self._on_gap = on_gap or (lambda _t, _label, _data: None)
+        self._conn_notes = NoteThrottle(self._notes)
         self._procs: list[Any] = []
         self._conns: list[Connection] = []
         self._specs: list[WorkerSpec] = []
@@ -191,7 +220,7 @@ class BuiltinEngine:
                     self._fatal = msg[2].strip().splitlines()[-1]
                     self._ticks.put((-1, {}))
                 elif kind == "note":
-                    self._notes(msg[2])
+                    self._conn_notes(msg[2])
 
     def _emit_ready(self, pending: dict[int, dict[int, Any]]) -> None:
         """Merge every second that each live worker (running since then) has reported, in order."""
