@@ -136,7 +136,10 @@ def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
     incomplete, the run waits its 30 s for the server and stops with one line while it is still frozen."""
     pid = sandbox.status().pid
     proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
-                             "--threads", "4,4", "--step-seconds", "6", "--workers", "2"],
+                             "--threads", "4,4", "--step-seconds", "6", "--workers", "2",
+                             # probes that change nothing on the shared server: a stuck probe cannot
+                             # put its settings back, and the next tests would find them changed
+                             "--probes", "status,cpu,proc"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=dict(os.environ), start_new_session=True)
     frozen_at = None
