@@ -70,6 +70,7 @@ def kill9(proc):
 def test_kill9_of_a_plain_run_is_interrupted_and_its_probe_settings_put_back(sandbox, cli):
     """A run with no knobs: kill -9 left its session 'running' forever and the monitors the metrics probe
     switched on stayed on (the next run took them for the server's own)."""
+    assert cli("restore").returncode == 0  # what an earlier test's killed run may have left
     before = probe_side_state(sandbox)
     assert any(not on for _n, on in before["monitors"]), "the metrics probe has nothing to switch on"
     proc = start_run("--workload", "oltp_point_select", "--threads", "2", "--step-seconds", "60")
