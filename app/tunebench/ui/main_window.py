@@ -366,11 +366,23 @@ class MainWindow(QMainWindow):
         self.run_finished.emit({"status": "failed", "error": message})
 
     # -- knobs --
-    def flip_knob(self, name: str, value: str) -> None:
+    def flip_knob(self, name: str, value: str, on_done: Any = None, on_failed: Any = None) -> None:
+        """`on_done(change)` / `on_failed(message)` in addition to the knob panel and the Events log (stage mode
+        shows them on its overlay: the log is hidden there)."""
+        def failed(message: str) -> None:
+            self.show_message(message)
+            if on_failed is not None:
+                on_failed(message)
+
+        def done(change: Any) -> None:
+            self.knobs.show_change(change)
+            if on_done is not None:
+                on_done(change)
+
         if self.worker is None or not self.worker.running():
-            self.show_message("knobs change during a run")
+            failed("knobs change during a run")
             return
-        self.worker.change_knob(name, value, self.knobs.show_change, self.show_message)
+        self.worker.change_knob(name, value, done, failed)
 
     def flip_favourite(self) -> None:
         name = "innodb_flush_log_at_trx_commit"
