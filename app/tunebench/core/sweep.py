@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import random
 import re
 import tomllib
@@ -151,8 +152,9 @@ def toml_value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return "nan" if value != value else "inf" if value == float("inf") else "-inf" if value == float(
-            "-inf") else repr(value)
+        if math.isnan(value):
+            return "nan"
+        return ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
     if isinstance(value, str):
         return _toml_str(value)
     if isinstance(value, (list, tuple)):
@@ -493,3 +495,40 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
         else:
             raise ConfigError(f"{spec.source}: the baseline {dict(spec.baseline)} matches no configuration")
     return Plan(spec, tuple(configs), restarts, seconds, baseline)
+
+
+PLAN_HEAD, PLAN_TAIL = 20, 5  # a long plan prints its first and last configurations
+
+
+def duration_text(seconds: float) -> str:
+    seconds = round(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    return (f"{days} d {hours} h" if days else f"{hours} h {rest // 60} min" if hours
+            else f"{rest // 60} min {rest % 60} s")
+
+
+def plan_headline(plan: Plan) -> str:
+    d = plan.to_dict()
+    return (f"sweep {d['name']}: {len(d['configs'])} configuration(s) x {d['steps_per_config']} step(s) "
+            f"(threads {', '.join(f'{g}: {t}' for g, t in d['threads'].items())}), {d['restarts']} restart(s), "
+            f"about {duration_text(d['estimated_seconds'])}")
+
+
+def plan_text(plan: Plan) -> str:
+    """What `tunebench sweep --plan` prints and the window's sweep panel shows."""
+    d = plan.to_dict()
+    n = len(d["configs"])
+    lines = [plan_headline(plan)]
+
+    def line(c: dict[str, Any]) -> str:
+        return (f"  {c['idx'] + 1:>3}. {'[restart] ' if c['restart'] else ''}{c['label']}"
+                + ("   (baseline)" if c["idx"] == d["baseline"] else ""))
+
+    if n <= PLAN_HEAD + PLAN_TAIL + 1:
+        lines += [line(c) for c in d["configs"]]
+    else:
+        lines += [line(c) for c in d["configs"][:PLAN_HEAD]]
+        lines.append(f"  ... {n - PLAN_HEAD - PLAN_TAIL} more configuration(s) (--plan --json lists them all) ...")
+        lines += [line(c) for c in d["configs"][-PLAN_TAIL:]]
+    return "\n".join(lines)

@@ -111,6 +111,8 @@ class MainWindow(QMainWindow):
         self.knobs.flip.connect(self.flip_knob)
         self.knobs.restore_all.connect(self._on_restore_all)
         self.sweep.wants_facts.connect(self._on_wants_facts)
+        self.sweep.plan_wanted.connect(self._on_plan_wanted)
+        self.sweep.message.connect(self.show_message)
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
@@ -291,17 +293,13 @@ class MainWindow(QMainWindow):
         call_in_background(self, trust, self.show_message, self.show_message)
 
     def run_sweep(self) -> None:
-        from tunebench.core.sweep import parse_spec
-        from tunebench.load.engine import ClientGroup
-        from tunebench.load.workload import load_workload
+        from tunebench.experiment import sweep_run_spec
 
         try:
             target = self.targets.current_target()
-            sweep = parse_spec(self.sweep.to_toml())
-            groups = tuple(ClientGroup(g.name, (wl := load_workload(g.workload)), wl.options(dict(g.options)),
-                                       g.threads) for g in sweep.groups)
-            spec = RunSpec(groups=groups, engine=sweep.engine, step_seconds=sweep.step_seconds,
-                           warmup_seconds=sweep.warmup_seconds, transport=sweep.transport)
+            sweep = self.sweep.current_spec()  # the panel's SweepSpec: what `tunebench sweep` would run
+            spec = sweep_run_spec(sweep)
+            spec.validate()
         except ConfigError as exc:
             self.show_message(str(exc))
             return
@@ -520,7 +518,7 @@ class MainWindow(QMainWindow):
             target = self.targets.current_target()
         except ConfigError:
             return
-        names = [n for n, _v in self.sweep.axes()]
+        names = list(self.sweep.spec.knob_axes)
 
         def fetch() -> tuple[dict[str, str], dict[str, Any]]:
             conn = open_connection(conn_params(target, None), target.name)
@@ -555,10 +553,31 @@ class MainWindow(QMainWindow):
 
         call_in_background(self, fetch, self.sweep.add_facts, self.show_message)
 
+    def _on_plan_wanted(self, spec: Any) -> None:
+        """The sweep panel's plan, from the planner `tunebench sweep --plan` uses, against the current target."""
+        from tunebench.experiment import plan_sweep
+
+        try:
+            target = self.targets.current_target()
+        except ConfigError as exc:
+            self.sweep.show_plan_error(spec, str(exc))
+            return
+        notes: list[str] = []
+
+        def work() -> Any:
+            plan, _info = plan_sweep(spec, target, spec.transport, note=notes.append)
+            return plan
+
+        call_in_background(self, work, lambda plan: self.sweep.show_plan(spec, plan, notes),
+                           lambda message: self.sweep.show_plan_error(spec, message))
+
     def _on_save_sweep(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", "sweep.toml", "TOML (*.toml)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", f"{self.sweep.spec.name}.toml", "TOML (*.toml)")
         if path:
-            self.sweep.save(path)
+            try:
+                self.sweep.save(path)
+            except (OSError, ConfigError) as exc:
+                self.show_message(str(exc))
 
     def _on_load_sweep(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Load sweep", "", "TOML (*.toml)")

@@ -20,8 +20,9 @@ class StageHelp(QLabel):
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-        self.setStyleSheet("QLabel#stage-help { background: rgba(0, 0, 0, 215); color: #ffffff; "
-                           "border: 2px solid #ffd400; border-radius: 10px; padding: 14px 22px; }")
+        self.setStyleSheet("QLabel#stage-help { background: rgba(0, 0, 0, 240); color: #ffffff; "
+                           "border: 3px solid #ffd400; border-radius: 12px; padding: 16px 26px; "
+                           "font-size: 30px; }")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.hide)
