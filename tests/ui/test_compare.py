@@ -2,8 +2,8 @@
 merely names the knob; one colour per configuration on the TPS-vs-threads curves and the best-to-best bars."""
 
 import numpy as np
-import pytest
 import pyqtgraph as pg
+import pytest
 from pyqtgraph import BarGraphItem, PlotDataItem
 
 from tunebench.core.sessions import align_offset

@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
         self._build_status()
         self.targets.message.connect(self.show_message)
         self.targets.target_changed.connect(lambda _n: self._load_server_facts())
+        self.targets.target_ready.connect(lambda _n: self._load_server_facts())
         # client hosts belong to a target: kept per target, back when it is chosen again
         self._hosts_for = self.targets.current_name()
         self.targets.target_changed.connect(self._switch_client_hosts)
@@ -514,11 +515,16 @@ class MainWindow(QMainWindow):
 
     # -- server facts for the sweep builder --
     def _load_server_facts(self) -> None:
+        """The current target's variables, read off the GUI thread whenever it changes or becomes ready: the
+        knob panel's current values and the sweep panel's facts. An answer about another target is dropped."""
+        self.knobs.clear_values()
         try:
             target = self.targets.current_target()
-        except ConfigError:
+        except ConfigError as exc:
+            self.knobs.result.setText(str(exc))
             return
         names = list(self.sweep.spec.knob_axes)
+        name = target.name
 
         def fetch() -> tuple[dict[str, str], dict[str, Any]]:
             conn = open_connection(conn_params(target, None), target.name)
@@ -530,12 +536,20 @@ class MainWindow(QMainWindow):
                 conn.close()
 
         def done(result: tuple[dict[str, str], dict[str, Any]]) -> None:
+            if self.targets.current_name() != name:
+                return
             variables, facts = result
             self.server_version = variables.get("version")
             self.sweep.set_server(variables, facts)
-            self.knobs.show_values({n: variables.get(n, "n/a") for n in FAVOURITES})
+            self.knobs.show_values({n: variables[n] for n in FAVOURITES if n in variables})
+            self.knobs.result.setText(f"{name}: {variables.get('version', '')}".rstrip(": "))
 
-        call_in_background(self, fetch, done, self.show_message)
+        def failed(message: str) -> None:
+            if self.targets.current_name() == name:
+                self.knobs.result.setText(message)
+            self.show_message(message)
+
+        call_in_background(self, fetch, done, failed)
 
     def _on_wants_facts(self, names: list[str]) -> None:
         try:
