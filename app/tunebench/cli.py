@@ -14,6 +14,11 @@ from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Interval
 from tunebench.core.probe import parse_probe_list
 
+# The plan's text lives in core.sweep: the window's sweep panel shows the same lines as `--plan`.
+from tunebench.core.sweep import PLAN_HEAD, PLAN_TAIL  # noqa: F401
+from tunebench.core.sweep import duration_text as _duration
+from tunebench.core.sweep import plan_text as _plan_text
+
 WORKLOAD_SHORTCUTS = ("tables", "table_size")
 # How a run ended -> exit status (a failed run raises, and exits 2 with its one line).
 EXIT_CODES = {"completed": 0, "incomplete": 1, "aborted": 130}
@@ -553,55 +558,12 @@ def _check_output(path: Path, overwrite: bool) -> None:
         raise ConfigError(f"--output {path}: not writable")
 
 
-def _sweep_groups(spec: Any, threads: str | None) -> tuple[Any, ...]:
-    from tunebench.load.engine import ClientGroup
-    from tunebench.load.workload import load_workload
-
-    groups = []
-    for g in spec.groups:
-        wl = load_workload(g.workload)
-        schedule = _threads_list(threads) if threads else g.threads
-        groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), schedule))
-    return tuple(groups)
-
-
-PLAN_HEAD, PLAN_TAIL = 20, 5  # a long plan prints its first and last configurations
-
-
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    return (f"{days} d {hours} h" if days else f"{hours} h {rest // 60} min" if hours
-            else f"{rest // 60} min {rest % 60} s")
-
-
-def _plan_text(plan: Any) -> str:
-    d = plan.to_dict()
-    n = len(d["configs"])
-    lines = [f"sweep {d['name']}: {n} configuration(s) x {d['steps_per_config']} step(s) "
-             f"(threads {', '.join(f'{g}: {t}' for g, t in d['threads'].items())}), {d['restarts']} restart(s), "
-             f"about {_duration(d['estimated_seconds'])}"]
-
-    def line(c: dict[str, Any]) -> str:
-        return (f"  {c['idx'] + 1:>3}. {'[restart] ' if c['restart'] else ''}{c['label']}"
-                + ("   (baseline)" if c["idx"] == d["baseline"] else ""))
-
-    if n <= PLAN_HEAD + PLAN_TAIL + 1:
-        lines += [line(c) for c in d["configs"]]
-    else:
-        lines += [line(c) for c in d["configs"][:PLAN_HEAD]]
-        lines.append(f"  ... {n - PLAN_HEAD - PLAN_TAIL} more configuration(s) (--plan --json lists them all) ...")
-        lines += [line(c) for c in d["configs"][-PLAN_TAIL:]]
-    return "\n".join(lines)
-
-
 def cmd_sweep(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from tunebench.core.results import markdown
     from tunebench.core.sweep import load_spec
-    from tunebench.experiment import Experiment, RunSpec, plan_sweep
+    from tunebench.experiment import Experiment, plan_sweep, sweep_run_spec
 
     sweep = load_spec(args.file)
     if args.threads:  # in the spec itself: the plan, its time estimate and the session say so
@@ -609,13 +571,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sweep = sweep.with_overrides(groups=tuple(replace(g, threads=schedule) for g in sweep.groups))
     sweep = sweep.with_overrides(step_seconds=args.step_seconds, warmup_seconds=args.warmup_seconds,
                                  cooldown_seconds=args.cooldown_seconds)
-    groups = _sweep_groups(sweep, None)
-    spec = RunSpec(groups=groups, engine=sweep.engine, step_seconds=sweep.step_seconds,
-                   warmup_seconds=sweep.warmup_seconds, transport=args.transport or sweep.transport,
-                   schema=args.schema or sweep.schema, workers=args.workers, seed=sweep.seed,
-                   probes=parse_probe_list(args.probes), probe_interval=args.probe_interval,
-                   client_hosts=tuple(args.client_host or ()), trust_host_key=args.trust_host_key,
-                   ssh_keys=tuple(args.ssh_key or ()))
+    spec = sweep_run_spec(sweep, transport=args.transport, schema=args.schema, workers=args.workers,
+                          probes=parse_probe_list(args.probes), probe_interval=args.probe_interval,
+                          client_hosts=tuple(args.client_host or ()), trust_host_key=args.trust_host_key,
+                          ssh_keys=tuple(args.ssh_key or ()))
     spec.validate()
     store = _store(args)
     if args.resume is not None:

@@ -640,6 +640,22 @@ class Experiment:
         }
 
 
+def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
+    """The RunSpec a sweep runs with (groups, engine, times, transport, schema, seed from the spec), for the
+    CLI and the window alike; `overrides` are the caller's own settings (probes, client hosts, ...)."""
+    from tunebench.load.workload import load_workload
+
+    groups = []
+    for g in sweep.groups:
+        wl = load_workload(g.workload)
+        groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), g.threads))
+    fields: dict[str, Any] = {"groups": tuple(groups), "engine": sweep.engine, "step_seconds": sweep.step_seconds,
+                              "warmup_seconds": sweep.warmup_seconds, "transport": sweep.transport,
+                              "schema": sweep.schema, "seed": sweep.seed}
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    return RunSpec(**fields)
+
+
 def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
                note: Callable[[str], None] | None = None) -> tuple[Plan, ServerInfo]:
     """Validate a sweep against the target's own variable list and expand it; nothing is changed."""

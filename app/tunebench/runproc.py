@@ -61,7 +61,10 @@ def child_main(req: RunRequest, conn: Connection) -> None:
         plan = None
         if req.sweep is not None:
             plan, _info = plan_sweep(req.sweep, req.target, req.spec.transport, note=lambda m: send("note", m))
+        sweep = req.sweep
         exp = Experiment(store, req.target, req.spec, plan=plan,
+                         reset_data=sweep.reset_data if sweep else False,
+                         cooldown_seconds=sweep.cooldown_seconds if sweep else 0,
                          on_interval=lambda iv: send("interval", iv), on_note=lambda m: send("note", m),
                          on_samples=lambda t, v: send("samples", t, v), on_event=lambda e: send("event", e),
                          on_step=lambda s: send("step", s))

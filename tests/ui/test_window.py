@@ -81,8 +81,9 @@ def test_sweep_grid_plan_and_saved_toml(window, qtbot, tmp_path, sandbox):
     sweep.warmup_seconds.setValue(5)
     sweep.add_axis("innodb_flush_log_at_trx_commit", "1, 2")
     sweep.add_axis("innodb_doublewrite", "ON, OFF")
-    qtbot.waitUntil(lambda: "configurations" in sweep.summary.text(), timeout=15000)
-    assert sweep.summary.text().startswith("4 configurations x 3 steps, 2 restarts")
+    qtbot.waitUntil(lambda: sweep.plan is not None and len(sweep.plan.configs) == 4, timeout=15000)
+    assert sweep.summary.text().startswith("sweep sweep: 4 configuration(s) x 3 step(s)")
+    assert ", 2 restart(s)," in sweep.summary.text().splitlines()[0]
     kinds = {sweep.grid.item(r, 0).text(): sweep.grid.item(r, 2).text() for r in range(sweep.grid.rowCount())}
     assert kinds == {"innodb_flush_log_at_trx_commit": "dynamic", "innodb_doublewrite": "restart"}
     path = tmp_path / "grid.toml"
@@ -102,7 +103,8 @@ def test_recipe_loads_into_the_grid(window, qtbot):
     sweep.recipes.setCurrentIndex(idx)
     sweep._on_recipe(idx)
     assert [n for n, _ in sweep.axes()] == ["innodb_doublewrite", "innodb_flush_log_at_trx_commit"]
-    qtbot.waitUntil(lambda: sweep.summary.text().startswith("4 configurations"), timeout=15000)
+    qtbot.waitUntil(lambda: sweep.summary.text().startswith("sweep trx-commit-doublewrite: 4 configuration(s)"),
+                    timeout=15000)
 
 
 def test_presentation_actions(window):

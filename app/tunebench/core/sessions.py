@@ -98,13 +98,16 @@ def diff_settings(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str,
 
 
 ALIGN_MODES = ("start", "step", "marker")
+ALIGN_MARKER_KINDS = ("knob", "mark")  # what "align at marker" looks at
 
 
 def align_offset(session: Mapping[str, Any], mode: str, which: str = "") -> float:
     """The wall-clock time (s) a session's overlay puts at x = 0.
 
-    start: the session start; step N: the start of step N (1-based); marker TEXT: the first event whose
-    label contains TEXT (e.g. 'flush_log_at_trx_commit'), or of that kind ('knob', 'mark', 'restart').
+    start: the session start; step N: the start of step N (1-based); marker TEXT: the first knob change or
+    user mark whose label contains TEXT (e.g. 'flush_log_at_trx_commit'), or of that kind ('knob', 'mark').
+    Only those: a sweep's "configuration 1: innodb_flush_log_at_trx_commit=1, ..." event names every knob
+    of the configuration and comes before the change itself.
     """
     if mode == "start":
         return float(session["started_at"])
@@ -119,7 +122,7 @@ def align_offset(session: Mapping[str, Any], mode: str, which: str = "") -> floa
         return float(steps[n - 1]["started_at"])
     if mode == "marker":
         for ev in session.get("events") or []:
-            if ev["kind"] in ("knob", "mark", "restart", "config") and (
+            if ev["kind"] in ALIGN_MARKER_KINDS and (
                     not which or which == ev["kind"] or which.lower() in ev["label"].lower()):
                 return float(ev["t"])
         raise ConfigError(f"session {session['id']} has no marker matching {which or 'any'!r}")
@@ -145,8 +148,8 @@ def best_to_best(sessions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for label, points in tps_by_threads(s).items():
             if points:
                 threads, tps = max(points, key=lambda p: p[1])
-                rows.append({"session": s["id"], "label": f"{title} {label}".strip(), "threads": threads,
-                             "tps": tps})
+                rows.append({"session": s["id"], "config": label, "label": f"{title} {label}".strip(),
+                             "threads": threads, "tps": tps})
     base = rows[0]["tps"] if rows else None
     for r in rows:
         r["ratio"] = round(r["tps"] / base, 3) if base else None

@@ -36,6 +36,8 @@ class CompareView(QWidget):
         self.session_ids: list[int] = []
         self.sessions: dict[int, dict[str, Any]] = {}
         self.curves: dict[int, pg.PlotDataItem] = {}
+        # one colour per configuration (session, label), the same on the curves and the bars
+        self.colors: dict[tuple[int, str], str] = {}
         self.metric_box = QComboBox()
         self.metric_box.addItems([*METRICS, "server.questions", "server.threads_running"])
         self.metric_box.setEditable(True)  # any series name
@@ -98,7 +100,14 @@ class CompareView(QWidget):
         s = self.sessions[sid]
         return s.get("name") or f"#{sid} {s['workload']} {s.get('flavor') or ''} {s.get('version') or ''}".strip()
 
+    def _assign_colors(self) -> None:
+        self.colors = {}
+        for sid in self.session_ids:
+            for label in tps_by_threads(self.sessions[sid]):
+                self.colors[(sid, label)] = PALETTE[len(self.colors) % len(PALETTE)]
+
     def redraw(self) -> None:
+        self._assign_colors()
         try:
             self._draw_overlay()
         except TunebenchError as exc:
@@ -135,7 +144,6 @@ class CompareView(QWidget):
         plot.clear()
         if plot.legend is not None:
             plot.legend.clear()
-        k = 0
         for sid in self.session_ids:
             for label, points in tps_by_threads(self.sessions[sid]).items():
                 if not points:
@@ -143,10 +151,9 @@ class CompareView(QWidget):
                 ordered = sorted(points)
                 x = np.log2([p[0] for p in ordered])
                 y = [p[1] for p in ordered]
-                color = PALETTE[k % len(PALETTE)]
+                color = self.colors[(sid, label)]
                 plot.plot(x, y, pen=pg.mkPen(color, width=3), symbol="o", symbolBrush=color,
                           name=f"{self._title(sid)} {label}".strip())
-                k += 1
         ticks = sorted({p[0] for sid in self.session_ids for pts in tps_by_threads(self.sessions[sid]).values()
                         for p in pts})
         plot.getAxis("bottom").setTicks([[(float(np.log2(t)), str(t)) for t in ticks]])
@@ -158,7 +165,7 @@ class CompareView(QWidget):
         if rows:
             x = np.arange(len(rows))
             plot.addItem(pg.BarGraphItem(x=x, height=[r["tps"] for r in rows], width=0.7,
-                                         brushes=[PALETTE[i % len(PALETTE)] for i in range(len(rows))]))
+                                         brushes=[self.colors[(r["session"], r["config"])] for r in rows]))
             # numbered bars: the table under them names each configuration in full
             plot.getAxis("bottom").setTicks([[(float(i), str(i + 1)) for i in range(len(rows))]])
         self.table.setRowCount(len(rows))

@@ -87,9 +87,21 @@ class KnobPanel(QWidget):
         self.restore_button.setEnabled(running)
 
     def show_values(self, values: dict[str, Any]) -> None:
+        """The target's present values: in the "current" column and as each combo's current entry (so Set
+        without a choice changes nothing). Names missing from `values` are "n/a" (not on this server)."""
         for name, label in self.current.items():
+            value = str(values.get(name, "n/a"))
+            label.setText(value)
             if name in values:
-                label.setText(str(values[name]))
+                combo = self.editors[name]
+                if combo.findText(value) < 0:
+                    combo.insertItem(0, value)
+                combo.setCurrentIndex(combo.findText(value))
+
+    def clear_values(self, why: str = "—") -> None:
+        """Another target, or the server went away: nothing shown is known about it any more."""
+        for label in self.current.values():
+            label.setText(why)
 
     def show_change(self, change: dict[str, Any]) -> None:
         if change["name"] in self.current:

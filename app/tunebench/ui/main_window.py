@@ -105,12 +105,15 @@ class MainWindow(QMainWindow):
         self._build_status()
         self.targets.message.connect(self.show_message)
         self.targets.target_changed.connect(lambda _n: self._load_server_facts())
+        self.targets.target_ready.connect(lambda _n: self._load_server_facts())
         # client hosts belong to a target: kept per target, back when it is chosen again
         self._hosts_for = self.targets.current_name()
         self.targets.target_changed.connect(self._switch_client_hosts)
         self.knobs.flip.connect(self.flip_knob)
         self.knobs.restore_all.connect(self._on_restore_all)
         self.sweep.wants_facts.connect(self._on_wants_facts)
+        self.sweep.plan_wanted.connect(self._on_plan_wanted)
+        self.sweep.message.connect(self.show_message)
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
@@ -291,17 +294,13 @@ class MainWindow(QMainWindow):
         call_in_background(self, trust, self.show_message, self.show_message)
 
     def run_sweep(self) -> None:
-        from tunebench.core.sweep import parse_spec
-        from tunebench.load.engine import ClientGroup
-        from tunebench.load.workload import load_workload
+        from tunebench.experiment import sweep_run_spec
 
         try:
             target = self.targets.current_target()
-            sweep = parse_spec(self.sweep.to_toml())
-            groups = tuple(ClientGroup(g.name, (wl := load_workload(g.workload)), wl.options(dict(g.options)),
-                                       g.threads) for g in sweep.groups)
-            spec = RunSpec(groups=groups, engine=sweep.engine, step_seconds=sweep.step_seconds,
-                           warmup_seconds=sweep.warmup_seconds, transport=sweep.transport)
+            sweep = self.sweep.current_spec()  # the panel's SweepSpec: what `tunebench sweep` would run
+            spec = sweep_run_spec(sweep)
+            spec.validate()
         except ConfigError as exc:
             self.show_message(str(exc))
             return
@@ -366,11 +365,23 @@ class MainWindow(QMainWindow):
         self.run_finished.emit({"status": "failed", "error": message})
 
     # -- knobs --
-    def flip_knob(self, name: str, value: str) -> None:
+    def flip_knob(self, name: str, value: str, on_done: Any = None, on_failed: Any = None) -> None:
+        """`on_done(change)` / `on_failed(message)` in addition to the knob panel and the Events log (stage mode
+        shows them on its overlay: the log is hidden there)."""
+        def failed(message: str) -> None:
+            self.show_message(message)
+            if on_failed is not None:
+                on_failed(message)
+
+        def done(change: Any) -> None:
+            self.knobs.show_change(change)
+            if on_done is not None:
+                on_done(change)
+
         if self.worker is None or not self.worker.running():
-            self.show_message("knobs change during a run")
+            failed("knobs change during a run")
             return
-        self.worker.change_knob(name, value, self.knobs.show_change, self.show_message)
+        self.worker.change_knob(name, value, done, failed)
 
     def flip_favourite(self) -> None:
         name = "innodb_flush_log_at_trx_commit"
@@ -504,11 +515,16 @@ class MainWindow(QMainWindow):
 
     # -- server facts for the sweep builder --
     def _load_server_facts(self) -> None:
+        """The current target's variables, read off the GUI thread whenever it changes or becomes ready: the
+        knob panel's current values and the sweep panel's facts. An answer about another target is dropped."""
+        self.knobs.clear_values()
         try:
             target = self.targets.current_target()
-        except ConfigError:
+        except ConfigError as exc:
+            self.knobs.result.setText(str(exc))
             return
-        names = [n for n, _v in self.sweep.axes()]
+        names = list(self.sweep.spec.knob_axes)
+        name = target.name
 
         def fetch() -> tuple[dict[str, str], dict[str, Any]]:
             conn = open_connection(conn_params(target, None), target.name)
@@ -520,12 +536,20 @@ class MainWindow(QMainWindow):
                 conn.close()
 
         def done(result: tuple[dict[str, str], dict[str, Any]]) -> None:
+            if self.targets.current_name() != name:
+                return
             variables, facts = result
             self.server_version = variables.get("version")
             self.sweep.set_server(variables, facts)
-            self.knobs.show_values({n: variables.get(n, "n/a") for n in FAVOURITES})
+            self.knobs.show_values({n: variables[n] for n in FAVOURITES if n in variables})
+            self.knobs.result.setText(f"{name}: {variables.get('version', '')}".rstrip(": "))
 
-        call_in_background(self, fetch, done, self.show_message)
+        def failed(message: str) -> None:
+            if self.targets.current_name() == name:
+                self.knobs.result.setText(message)
+            self.show_message(message)
+
+        call_in_background(self, fetch, done, failed)
 
     def _on_wants_facts(self, names: list[str]) -> None:
         try:
@@ -543,10 +567,31 @@ class MainWindow(QMainWindow):
 
         call_in_background(self, fetch, self.sweep.add_facts, self.show_message)
 
+    def _on_plan_wanted(self, spec: Any) -> None:
+        """The sweep panel's plan, from the planner `tunebench sweep --plan` uses, against the current target."""
+        from tunebench.experiment import plan_sweep
+
+        try:
+            target = self.targets.current_target()
+        except ConfigError as exc:
+            self.sweep.show_plan_error(spec, str(exc))
+            return
+        notes: list[str] = []
+
+        def work() -> Any:
+            plan, _info = plan_sweep(spec, target, spec.transport, note=notes.append)
+            return plan
+
+        call_in_background(self, work, lambda plan: self.sweep.show_plan(spec, plan, notes),
+                           lambda message: self.sweep.show_plan_error(spec, message))
+
     def _on_save_sweep(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", "sweep.toml", "TOML (*.toml)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", f"{self.sweep.spec.name}.toml", "TOML (*.toml)")
         if path:
-            self.sweep.save(path)
+            try:
+                self.sweep.save(path)
+            except (OSError, ConfigError) as exc:
+                self.show_message(str(exc))
 
     def _on_load_sweep(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Load sweep", "", "TOML (*.toml)")

@@ -4,6 +4,7 @@ theme, only the chosen plots, the big TPS/p95 readouts, the REPLAY badge when no
     F1-F6  knob presets (settings key stage/presets, "name=value" each; defaults below)
     F7     a marker on the timeline
     F8     replay: play / pause
+    H      the hotkey card (also shown for a few seconds on entering)
     Esc    leave stage mode (F12 toggles)
 
 Run and Flip keep working through Ctrl+F5 and Ctrl+F6 while F5 and F6 are presets.
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray
+from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QDockWidget
 
+from tunebench.ui.stage_help import StageHelp
 from tunebench.ui.theme import THEMES, apply_theme
 
 if TYPE_CHECKING:
@@ -30,13 +32,27 @@ FONT_SCALE = 1.8
 LINE_SCALE = 2.0
 
 
-def parse_presets(items: list[str]) -> list[tuple[str, str]]:
+def parse_presets(items: object) -> list[tuple[str, str]]:
+    """"name=value" items as QSettings hands them back: a list, or one string when the file has a single
+    entry or was edited by hand (`a=1, b=2`)."""
+    if items is None:
+        return []
+    if isinstance(items, str):
+        items = items.split(",")
     out = []
-    for item in items[:6]:
+    for item in list(items)[:6]:  # type: ignore[call-overload]
         name, sep, value = str(item).partition("=")
         if sep and name.strip() and value.strip():
             out.append((name.strip(), value.strip()))
     return out
+
+
+def read_presets(settings: QSettings) -> list[tuple[str, str]]:
+    return parse_presets(settings.value("stage/presets", DEFAULT_PRESETS))
+
+
+def write_presets(settings: QSettings, presets: list[tuple[str, str]]) -> None:
+    settings.setValue("stage/presets", [f"{n}={v}" for n, v in presets])
 
 
 class Stage:
@@ -44,15 +60,30 @@ class Stage:
         self.w = window
         self.on = False
         self._saved: dict[str, Any] = {}
-        self.presets = parse_presets(list(window.settings.value("stage/presets", DEFAULT_PRESETS) or []))
+        self.presets = read_presets(window.settings)
         plots = window.settings.value("stage/plots", DEFAULT_PLOTS)
         self.plots = [str(p) for p in (plots if isinstance(plots, list) else [plots])]
         self.actions: list[QAction] = []
+        self.help = StageHelp(window)
         for i, (name, value) in enumerate(self.presets):
-            self._key(f"F{i + 1}", f"{name} = {value}", lambda n=name, v=value: window.flip_knob(n, v))
+            self._key(f"F{i + 1}", f"{name} = {value}", self._preset(f"F{i + 1}", name, value))
         self._key("F7", "mark", window.mark)
         self._key("F8", "play/pause", lambda: window.replay_bar.play(not window.replay_bar.play_button.isChecked()))
+        self._key("H", "show these keys", self.help.toggle_keys)
         self._key("Esc", "leave stage mode", lambda: self.set(False))
+        self.help.set_keys([(a.shortcut().toString(), a.text()) for a in self.actions])
+
+    def _preset(self, key: str, name: str, value: str) -> Any:
+        # A slot that takes no arguments: QAction.triggered passes `checked` (False), which a lambda with
+        # default arguments (`lambda n=name, v=value: ...`) took as the knob's name ("unknown server
+        # variable 'false'").
+        def slot() -> None:
+            self.help.flash(f"{key}: {name} = {value} …")
+            self.w.flip_knob(name, value, on_done=lambda c: self.help.flash(f"{key}: {c['name']} {c['from']} → "
+                                                                              f"{c['to']}"),
+                             on_failed=lambda m: self.help.flash(f"{key}: {m}"))
+
+        return slot
 
     def _key(self, key: str, text: str, slot: Any) -> None:
         a = QAction(text, self.w)
@@ -90,8 +121,10 @@ class Stage:
             if full_screen:
                 w.showFullScreen()
             w.show_message("stage mode: " + ", ".join(f"F{i + 1} {n}={v}" for i, (n, v) in enumerate(self.presets))
-                           + ", F7 mark, F8 play/pause, Esc leaves")
+                           + ", F7 mark, F8 play/pause, H keys, Esc leaves")
+            self.help.show_keys()
             return
+        self.help.hide()
         for a in self.actions:
             a.setEnabled(False)
         w.run_action.setShortcut(QKeySequence("F5"))

@@ -1,18 +1,23 @@
-"""Sweep builder: a grid of knob axes and their values, concurrency steps, the live plan summary, and the
-same TOML the CLI runs (save, load, recipes)."""
+"""Sweep builder: a view of one SweepSpec (the CLI's own model). Every widget edits a field of it with
+dataclasses.replace; Save writes `spec.to_toml()` (every field); the plan line is the CLI's `--plan` text,
+computed by the window with the same planner (`experiment.plan_sweep`) against the target."""
 
 from __future__ import annotations
 
-import tomllib
+import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QCompleter,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -25,72 +30,128 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
-from tunebench.core.sweep import SPECIAL_AXES, make_plan, parse_spec
+from tunebench.core.sweep import (
+    MAX_REPEATS,
+    MAX_SECONDS,
+    SPECIAL_AXES,
+    GroupSpec,
+    Plan,
+    SweepSpec,
+    parse_spec,
+    plan_text,
+)
 from tunebench.paths import workloads_dir
 from tunebench.ui.workload_panel import parse_threads, seconds_box, threads_row
 
+PLAN_DELAY_MS = 300  # typing in a field asks for one plan when it pauses, not one per key
+NAME, VALUES, KIND, OPTIONAL = range(4)
 
-def toml_value(v: Any) -> str:
+
+def default_spec() -> SweepSpec:
+    return SweepSpec(name="sweep", groups=(GroupSpec("main", "oltp_read_write", (4, 16, 64)),), axes={},
+                     step_seconds=60, warmup_seconds=5)
+
+
+def show_value(v: Any) -> str:
+    if v is None:
+        return "all"  # the cpus axis: the whole machine
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return str(v)
-    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(v)
 
 
-def axis_values(text: str) -> list[Any]:
-    out: list[Any] = []
+def typed_value(text: str) -> Any:
+    """A value typed into the grid: integers and decimals as numbers (as in a TOML file), the rest as text."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def show_values(values: tuple[Any, ...]) -> str:
+    return ", ".join(show_value(v) for v in values)
+
+
+def parse_values(text: str) -> tuple[Any, ...]:
+    return tuple(typed_value(p) for p in (p.strip() for p in text.split(",")) if p)
+
+
+def show_pairs(pairs: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={show_value(v)}" for k, v in pairs.items())
+
+
+def parse_pairs(text: str, what: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        try:
-            out.append(int(part))
-        except ValueError:
-            out.append(part)
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"{what}: write name=value, separated by commas (got {part!r})")
+        v = value.strip()
+        out[name.strip()] = v == "true" if v in ("true", "false") else typed_value(v)
     return out
 
 
 class SweepPanel(QWidget):
-    """`knob_facts` (name -> KnobInfo) come from the connected server via `set_server_knobs`."""
+    """Holds `spec` (the last valid one) and `error` (why the fields do not make a spec, or None)."""
 
     message = Signal(str)
-    wants_facts = Signal(list)  # knob names the plan needs facts for
+    wants_facts = Signal(list)  # knob names the grid needs facts for (dynamic or restart)
+    plan_wanted = Signal(object)  # SweepSpec: the window plans it against the target and calls show_plan
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, spec: SweepSpec | None = None, parent: QWidget | None = None):
         super().__init__(parent)
+        self.spec = spec or default_spec()
+        self.error: str | None = None
+        self.plan: Plan | None = None
         self.facts: dict[str, KnobInfo] = {}
-        self.current: dict[str, str] = {}
-        self.variables: list[str] = []
+        self.variables: set[str] = set()
+        self._filling = False
         layout = QVBoxLayout(self)
-        top = QHBoxLayout()
         self.recipes = QComboBox()
         self.recipes.addItem("recipes…")
         for p in sorted((workloads_dir() / "recipes").glob("*.toml")):
             self.recipes.addItem(p.stem, str(p))
         self.recipes.activated.connect(self._on_recipe)
-        top.addWidget(self.recipes, 1)
-        layout.addLayout(top)
+        layout.addWidget(self.recipes)
         form = QFormLayout()
-        self.workload = QLineEdit("oltp_read_write")
+        self.name = QLineEdit()
+        form.addRow("Name", self.name)
+        self.workload = QLineEdit()
         form.addRow("Workload", self.workload)
-        self.threads = QLineEdit("4,16,64")
+        self.threads = QLineEdit()
         form.addRow("Threads", threads_row(self.threads))
-        self.step_seconds = seconds_box(1, 86400, 60)
-        self.warmup_seconds = seconds_box(0, 3600, 5)
+        self.options = QLineEdit()
+        self.options.setPlaceholderText("workload options: tables=1, table_size=10000")
+        form.addRow("Options", self.options)
+        self.more_groups = QLabel()
+        form.addRow("", self.more_groups)
+        self.step_seconds = seconds_box(1, MAX_SECONDS, 60)
+        self.warmup_seconds = seconds_box(0, MAX_SECONDS, 5)
+        self.cooldown_seconds = seconds_box(0, MAX_SECONDS, 0)
         self.repeats = QSpinBox()
-        self.repeats.setRange(1, 100)
+        self.repeats.setRange(1, MAX_REPEATS)
         self.order = QComboBox()
         self.order.addItems(["listed", "random"])
-        form.addRow("Step", self.step_seconds)
-        form.addRow("Warm-up", self.warmup_seconds)
-        form.addRow("Repeats", self.repeats)
-        form.addRow("Order", self.order)
+        self.reset_data = QCheckBox("reload the tables before each configuration")
+        for label, w in (("Step", self.step_seconds), ("Warm-up", self.warmup_seconds),
+                         ("Cool-down", self.cooldown_seconds), ("Repeats", self.repeats), ("Order", self.order),
+                         ("Reset data", self.reset_data)):
+            form.addRow(label, w)
         layout.addLayout(form)
-        self.grid = QTableWidget(0, 3)
-        self.grid.setHorizontalHeaderLabels(["knob / axis", "values (comma separated)", "kind"])
-        self.grid.horizontalHeader().setStretchLastSection(True)
-        self.grid.setColumnWidth(0, 230)
-        self.grid.setColumnWidth(1, 170)
+        self.grid = QTableWidget(0, 4)
+        self.grid.setHorizontalHeaderLabels(["knob / axis", "values", "kind", "optional"])
+        header = self.grid.horizontalHeader()
+        header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(VALUES, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(KIND, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(OPTIONAL, QHeaderView.ResizeMode.ResizeToContents)
+        self.grid.setColumnWidth(VALUES, 110)
+        self.grid.setWordWrap(False)
+        self.grid.setToolTip("optional: on a server without the variable the axis is left out (with a note)")
         layout.addWidget(self.grid, 1)
         row = QHBoxLayout()
         self.axis_name = QLineEdit()
@@ -98,7 +159,7 @@ class SweepPanel(QWidget):
         self.completer = QCompleter([])
         self.axis_name.setCompleter(self.completer)
         self.axis_values = QLineEdit()
-        self.axis_values.setPlaceholderText("1, 2")
+        self.axis_values.setPlaceholderText("values: 1, 2")
         add = QPushButton("Add axis")
         remove = QPushButton("Remove")
         add.clicked.connect(self._on_add_axis)
@@ -106,8 +167,17 @@ class SweepPanel(QWidget):
         for w in (self.axis_name, self.axis_values, add, remove):
             row.addWidget(w)
         layout.addLayout(row)
-        self.summary = QLabel("add axes to see the plan")
+        self.baseline = QLineEdit()
+        self.baseline.setPlaceholderText("axis=value, … (the configuration ratios are to)")
+        base_row = QFormLayout()
+        base_row.addRow("Baseline", self.baseline)
+        layout.addLayout(base_row)
+        self.summary = QLabel("")
         self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.TypeWriter)
+        self.summary.setFont(mono)
         layout.addWidget(self.summary)
         buttons = QHBoxLayout()
         self.save_button = QPushButton("Save TOML…")
@@ -116,44 +186,161 @@ class SweepPanel(QWidget):
         for b in (self.load_button, self.save_button, self.run_button):
             buttons.addWidget(b)
         layout.addLayout(buttons)
-        for w in (self.workload, self.threads):
-            w.textChanged.connect(self.update_plan)
-        for s in (self.step_seconds, self.warmup_seconds, self.repeats):
-            s.valueChanged.connect(self.update_plan)
-        self.order.currentTextChanged.connect(self.update_plan)
-        self.grid.itemChanged.connect(self.update_plan)
+        self._plan_timer = QTimer(self)
+        self._plan_timer.setSingleShot(True)
+        self._plan_timer.setInterval(PLAN_DELAY_MS)
+        self._plan_timer.timeout.connect(self._ask_plan)
+        for e in (self.name, self.workload, self.threads, self.options, self.baseline):
+            e.textChanged.connect(self._on_edited)
+        for s in (self.step_seconds, self.warmup_seconds, self.cooldown_seconds, self.repeats):
+            s.valueChanged.connect(self._on_edited)
+        self.order.currentTextChanged.connect(self._on_edited)
+        self.reset_data.toggled.connect(self._on_edited)
+        self.grid.itemChanged.connect(self._on_edited)
+        self.set_spec(self.spec)
 
-    # -- server facts --
-    def set_server(self, variables: dict[str, str], facts: dict[str, KnobInfo]) -> None:
-        self.current = dict(variables)
-        self.variables = sorted(variables)
-        self.completer.model().setStringList(self.variables + list(SPECIAL_AXES))  # type: ignore[attr-defined]
+    # -- the model in, the model out --
+    def set_spec(self, spec: SweepSpec) -> None:
+        self._filling = True
+        try:
+            first = spec.groups[0]
+            self.name.setText(spec.name)
+            self.workload.setText(first.workload)
+            self.threads.setText(",".join(str(t) for t in first.threads))
+            self.options.setText(show_pairs(first.options))
+            others = spec.groups[1:]
+            listed = ", ".join(f"{g.name} ({g.workload}, threads {list(g.threads)})" for g in others)
+            self.more_groups.setText(f"and {len(others)} more client group(s): {listed}" if others else "")
+            self.more_groups.setVisible(bool(others))
+            self.step_seconds.setValue(spec.step_seconds)
+            self.warmup_seconds.setValue(spec.warmup_seconds)
+            self.cooldown_seconds.setValue(spec.cooldown_seconds)
+            self.repeats.setValue(spec.repeats)
+            self.order.setCurrentText(spec.order)
+            self.reset_data.setChecked(spec.reset_data)
+            self.baseline.setText(show_pairs(spec.baseline))
+            self.grid.blockSignals(True)
+            self.grid.setRowCount(0)
+            for name, values in spec.axes.items():
+                self._insert_row(name, show_values(values), name in spec.optional)
+            self.grid.blockSignals(False)
+        finally:
+            self._filling = False
+        self.spec, self.error, self.plan = spec, None, None
+        self._after_change()
+        wanted = [n for n in spec.knob_axes if n not in self.facts]
+        if wanted:
+            self.wants_facts.emit(wanted)
+
+    def current_spec(self) -> SweepSpec:
+        """The spec the fields make; raises ConfigError when they do not make one."""
+        if self.error:
+            raise ConfigError(self.error)
+        return self.spec
+
+    def _read_fields(self) -> SweepSpec:
+        old = self.spec
+        first = old.groups[0]
+        options = first.options if self.options.text() == show_pairs(first.options) else \
+            parse_pairs(self.options.text(), "options")
+        group = dataclasses.replace(first, workload=self.workload.text().strip(),
+                                    threads=parse_threads(self.threads.text()), options=options)
+        axes: dict[str, tuple[Any, ...]] = {}
+        optional = []
+        for r in range(self.grid.rowCount()):
+            name = self.grid.item(r, NAME).text().strip().lower()
+            text = self.grid.item(r, VALUES).text()
+            if not name:
+                continue
+            # an untouched row keeps its values as typed in the file (true, 0.5, "all")
+            axes[name] = old.axes[name] if name in old.axes and text == show_values(old.axes[name]) else \
+                parse_values(text)
+            if self.grid.item(r, OPTIONAL).checkState() == Qt.CheckState.Checked:
+                optional.append(name)
+        baseline = old.baseline if self.baseline.text() == show_pairs(old.baseline) else \
+            parse_pairs(self.baseline.text(), "baseline")
+        spec = dataclasses.replace(
+            old, name=self.name.text().strip() or "sweep", groups=(group, *old.groups[1:]), axes=axes,
+            optional=tuple(optional), baseline=baseline, step_seconds=self.step_seconds.value(),
+            warmup_seconds=self.warmup_seconds.value(), cooldown_seconds=self.cooldown_seconds.value(),
+            repeats=self.repeats.value(), order=self.order.currentText(), reset_data=self.reset_data.isChecked())
+        # The CLI's own parser is the judge: what the panel holds is what a saved file would give back.
+        return parse_spec(spec.to_toml(), spec.source or "<sweep panel>")
+
+    def _on_edited(self, *_args: object) -> None:
+        if self._filling:
+            return
+        try:
+            spec = self._read_fields()
+        except ConfigError as exc:
+            self.error = str(exc)
+            self.plan = None
+            self._plan_timer.stop()
+            self.summary.setText(f"⚠ {exc}")
+            self._update_kinds()
+            return
+        changed = spec != self.spec or self.error is not None
+        self.spec, self.error = spec, None
+        if changed:
+            self.plan = None
+            self._after_change()
+
+    def _after_change(self) -> None:
+        self._update_kinds()
+        self.summary.setText("planning against the target …")
+        self._plan_timer.start()
+
+    def _ask_plan(self) -> None:
+        if self.error is None:
+            self.plan_wanted.emit(self.spec)
+
+    def show_plan(self, spec: SweepSpec, plan: Plan, notes: list[str]) -> None:
+        if spec != self.spec or self.error is not None:
+            return  # an answer for an older edit
+        self.plan = plan
+        self.summary.setText("\n".join([plan_text(plan), *notes]))
+
+    def show_plan_error(self, spec: SweepSpec, message: str) -> None:
+        if spec == self.spec and self.error is None:
+            self.plan = None
+            self.summary.setText(f"⚠ {message}")
+
+    # -- server facts (the grid's kind column) --
+    def set_server(self, variables: Mapping[str, str], facts: Mapping[str, KnobInfo]) -> None:
+        self.variables = set(variables)
+        self.completer.model().setStringList(sorted(variables) + list(SPECIAL_AXES))  # type: ignore[attr-defined]
         self.facts.update(facts)
         self._update_kinds()
-        self.update_plan()
+        self._plan_timer.start()  # another server: another plan
 
-    def add_facts(self, facts: dict[str, KnobInfo]) -> None:
+    def add_facts(self, facts: Mapping[str, KnobInfo]) -> None:
         self.facts.update(facts)
         self._update_kinds()
-        self.update_plan()
 
     # -- grid --
+    def _insert_row(self, name: str, values: str, optional: bool) -> None:
+        r = self.grid.rowCount()
+        self.grid.insertRow(r)
+        self.grid.setItem(r, NAME, QTableWidgetItem(name))
+        self.grid.setItem(r, VALUES, QTableWidgetItem(values))
+        kind = QTableWidgetItem("")
+        kind.setFlags(kind.flags() & ~Qt.ItemFlag.ItemIsEditable)
+        self.grid.setItem(r, KIND, kind)
+        check = QTableWidgetItem("")
+        check.setFlags((check.flags() | Qt.ItemFlag.ItemIsUserCheckable) & ~Qt.ItemFlag.ItemIsEditable)
+        check.setCheckState(Qt.CheckState.Checked if optional else Qt.CheckState.Unchecked)
+        self.grid.setItem(r, OPTIONAL, check)
+
     def add_axis(self, name: str, values: str) -> None:
         name = name.strip().lower()
         if not name:
             return
         self.grid.blockSignals(True)
-        r = self.grid.rowCount()
-        self.grid.insertRow(r)
-        self.grid.setItem(r, 0, QTableWidgetItem(name))
-        self.grid.setItem(r, 1, QTableWidgetItem(values))
-        kind = QTableWidgetItem("")
-        self.grid.setItem(r, 2, kind)
+        self._insert_row(name, values, False)
         self.grid.blockSignals(False)
         if name not in SPECIAL_AXES and name not in self.facts:
             self.wants_facts.emit([name])
-        self._update_kinds()
-        self.update_plan()
+        self._on_edited()
 
     def _on_add_axis(self) -> None:
         self.add_axis(self.axis_name.text(), self.axis_values.text())
@@ -162,82 +349,51 @@ class SweepPanel(QWidget):
 
     def _on_remove_axis(self) -> None:
         r = self.grid.currentRow()
-        if r >= 0:
-            self.grid.removeRow(r)
-            self.update_plan()
+        if r < 0:
+            return
+        name = self.grid.item(r, NAME).text().strip().lower()
+        self.grid.removeRow(r)
+        if name in self.spec.baseline:  # the baseline names axes: a removed axis leaves it too
+            self.baseline.blockSignals(True)
+            self.baseline.setText(show_pairs({k: v for k, v in self.spec.baseline.items() if k != name}))
+            self.baseline.blockSignals(False)
+        self._on_edited()
 
     def axes(self) -> list[tuple[str, str]]:
-        out = []
-        for r in range(self.grid.rowCount()):
-            name, values = self.grid.item(r, 0), self.grid.item(r, 1)
-            if name and values and name.text().strip():
-                out.append((name.text().strip(), values.text()))
-        return out
+        return [(self.grid.item(r, NAME).text().strip(), self.grid.item(r, VALUES).text())
+                for r in range(self.grid.rowCount()) if self.grid.item(r, NAME).text().strip()]
 
     def _update_kinds(self) -> None:
         self.grid.blockSignals(True)
         for r in range(self.grid.rowCount()):
-            name = self.grid.item(r, 0).text().strip()
+            name = self.grid.item(r, NAME).text().strip().lower()
+            optional = self.grid.item(r, OPTIONAL).checkState() == Qt.CheckState.Checked
             if name in SPECIAL_AXES:
                 kind = "restart" if name == "cpus" else "run setting"
             elif name in self.facts:
                 kind = "dynamic" if self.facts[name].dynamic else "restart"
-            elif self.variables and name not in self.current:
-                kind = "unknown variable"
+            elif self.variables and name not in self.variables:
+                kind = "absent: left out" if optional else "unknown variable"
             else:
                 kind = "…"
-            self.grid.item(r, 2).setText(kind)
+            self.grid.item(r, KIND).setText(kind)
         self.grid.blockSignals(False)
 
-    # -- TOML --
+    # -- files --
     def to_toml(self) -> str:
-        lines = [f"workload = {toml_value(self.workload.text().strip())}",
-                 f"threads = [{', '.join(str(t) for t in parse_threads(self.threads.text()))}]",
-                 f"step_seconds = {self.step_seconds.value()}", f"warmup_seconds = {self.warmup_seconds.value()}",
-                 f"repeats = {self.repeats.value()}", f"order = {toml_value(self.order.currentText())}", "",
-                 "[axes]"]
-        for name, values in self.axes():
-            lines.append(f"{name} = [{', '.join(toml_value(v) for v in axis_values(values))}]")
-        return "\n".join(lines) + "\n"
+        return self.current_spec().to_toml()
 
     def load_toml(self, text: str, source: str = "<sweep>") -> None:
-        spec = parse_spec(text, source)
-        data = tomllib.loads(text)
-        self.grid.blockSignals(True)
-        self.grid.setRowCount(0)
-        self.grid.blockSignals(False)
-        self.workload.setText(spec.groups[0].workload)
-        self.threads.setText(",".join(str(t) for t in spec.groups[0].threads))
-        self.step_seconds.setValue(spec.step_seconds)
-        self.warmup_seconds.setValue(spec.warmup_seconds)
-        self.repeats.setValue(spec.repeats)
-        self.order.setCurrentText(spec.order)
-        for name, values in data.get("axes", {}).items():
-            vals = values if isinstance(values, list) else [values]
-            self.add_axis(name, ", ".join(str(v) for v in vals))
+        self.set_spec(parse_spec(text, source))
 
     def save(self, path: str) -> None:
-        Path(path).write_text(self.to_toml())
+        text = self.to_toml()  # refuses fields that do not make a spec
+        Path(path).write_text(text)
 
     def _on_recipe(self, index: int) -> None:
         path = self.recipes.itemData(index)
         if path:
-            self.load_toml(Path(path).read_text(), path)
-
-    # -- plan --
-    def update_plan(self) -> None:
-        try:
-            spec = parse_spec(self.to_toml())
-            missing = [k for k in spec.knob_axes if k not in self.facts]
-            if missing:
-                self.summary.setText(f"waiting for the server's facts on {', '.join(missing)} "
-                                     "(connect a target)")
-                return
-            plan = make_plan(spec, self.facts, self.current)
-        except ConfigError as exc:
-            self.summary.setText(f"⚠ {exc}")
-            return
-        d = plan.to_dict()
-        minutes, seconds = divmod(d["estimated_seconds"], 60)
-        self.summary.setText(f"{len(d['configs'])} configurations x {d['steps_per_config']} steps, "
-                             f"{d['restarts']} restarts, about {minutes} min {seconds} s")
+            try:
+                self.load_toml(Path(path).read_text(), path)
+            except (OSError, ConfigError) as exc:
+                self.message.emit(str(exc))

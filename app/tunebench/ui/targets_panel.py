@@ -88,6 +88,7 @@ class TargetDialog(QDialog):
 
 class TargetsPanel(QWidget):
     target_changed = Signal(str)
+    target_ready = Signal(str)  # the sandbox started or stopped: what the target answers has changed
     message = Signal(str)
 
     def __init__(self, store: Store, sandbox: SandboxServer, parent: QWidget | None = None):
@@ -211,6 +212,9 @@ class TargetsPanel(QWidget):
         running = self.sandbox.status().running
         self.sandbox_button.setEnabled(False)
         self.sandbox_label.setText("sandbox: stopping …" if running else "sandbox: starting …")
-        call_in_background(self, self.sandbox.stop if running else self.sandbox.start,
-                           lambda _r: self._update_sandbox(),
+        def done(_r: object) -> None:
+            self._update_sandbox()
+            self.target_ready.emit(SANDBOX)
+
+        call_in_background(self, self.sandbox.stop if running else self.sandbox.start, done,
                            lambda m: (self.message.emit(m), self._update_sandbox()))

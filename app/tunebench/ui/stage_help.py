@@ -1,0 +1,73 @@
+"""The stage hotkey card: a large overlay over the window, shown for a while on entering stage mode and on H,
+so the speaker sees F1-F8 where the audience's window is (the Events dock is hidden on stage). It also
+flashes what a preset key did, and why it failed."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QLabel, QWidget
+
+SHOW_MS = 8000  # long enough to read six presets aloud
+FLASH_MS = 4000
+
+
+class StageHelp(QLabel):
+    """A child of the window, kept at its bottom centre; transparent to the mouse."""
+
+    def __init__(self, window: QWidget):
+        super().__init__(window)
+        self.setObjectName("stage-help")
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.setStyleSheet("QLabel#stage-help { background: rgba(0, 0, 0, 240); color: #ffffff; "
+                           "border: 3px solid #ffd400; border-radius: 12px; padding: 16px 26px; "
+                           "font-size: 30px; }")
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self.hide)
+        self._keys: list[tuple[str, str]] = []
+        window.installEventFilter(self)
+        self.hide()
+
+    def set_keys(self, keys: list[tuple[str, str]]) -> None:
+        self._keys = list(keys)
+
+    def card_text(self) -> str:
+        rows = "".join(f"<tr><td style='color:#ffd400; padding-right:18px'><b>{k}</b></td><td>{_esc(t)}</td></tr>"
+                       for k, t in self._keys)
+        return f"<table>{rows}</table>"
+
+    def show_keys(self, ms: int = SHOW_MS) -> None:
+        self._show(self.card_text(), ms)
+
+    def toggle_keys(self) -> None:
+        if self.isVisible() and self.text() == self.card_text():
+            self.hide()
+        else:
+            self.show_keys()
+
+    def flash(self, text: str, ms: int = FLASH_MS) -> None:
+        self._show(f"<span>{_esc(text)}</span>", ms)
+
+    def _show(self, html: str, ms: int) -> None:
+        self.setText(html)
+        self.adjustSize()
+        self._place()
+        self.show()
+        self.raise_()
+        self._timer.start(ms)
+
+    def _place(self) -> None:
+        parent = self.parentWidget()
+        if parent is not None:
+            self.move(max(0, (parent.width() - self.width()) // 2), max(0, parent.height() - self.height() - 40))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and self.isVisible():
+            self._place()
+        return False
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

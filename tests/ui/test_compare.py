@@ -1,0 +1,71 @@
+"""Compare: "align at marker" finds the knob change (or a mark), never a sweep's configuration event that
+merely names the knob; one colour per configuration on the TPS-vs-threads curves and the best-to-best bars."""
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from pyqtgraph import BarGraphItem, PlotDataItem
+
+from tunebench.core.sessions import align_offset
+from tunebench.ui.compare import CompareView
+from tunebench.ui.theme import THEMES
+
+
+def sweep_session(sid, t0, configs):
+    """A recorded sweep as the store returns it: config events before the knob changes they lead to."""
+    events, cfgs, t = [], [], t0
+    for i, (value, tps) in enumerate(configs):
+        events.append({"t": t + 1, "kind": "config", "label": f"configuration {i + 1}: "
+                       f"innodb_flush_log_at_trx_commit={value}, innodb_doublewrite=ON", "data": {}})
+        events.append({"t": t + 3, "kind": "knob", "label": f"innodb_flush_log_at_trx_commit = {value}",
+                       "data": {"name": "innodb_flush_log_at_trx_commit", "to": str(value)}})
+        events.append({"t": t + 4, "kind": "restart", "label": "sandbox restarted: innodb_flush_log_at_trx_commit",
+                       "data": {}})
+        cfgs.append({"label": f"innodb_flush_log_at_trx_commit={value}",
+                     "steps": [{"threads": n, "tps": tps * k} for k, n in ((1, 4), (2, 16), (3, 64))]})
+        t += 100
+    return {"id": sid, "name": f"sweep {sid}", "workload": "oltp_read_write", "started_at": t0, "events": events,
+            "steps": [], "summary": {"configs": cfgs}}
+
+
+def test_align_at_marker_is_the_knob_change_not_the_configuration_event():
+    s = sweep_session(1, 1000.0, [(1, 100), (2, 300)])
+    assert align_offset(s, "marker", "flush_log") == 1003.0  # the knob event, not "configuration 1: ..."
+    assert align_offset(s, "marker", "knob") == 1003.0
+    assert align_offset(s, "marker", "= 2") == 1103.0
+    s["events"].append({"t": 1050.0, "kind": "mark", "label": "mark 1", "data": {}})
+    assert align_offset(s, "marker", "mark") == 1050.0
+    with pytest.raises(Exception, match="no marker"):
+        align_offset(s, "marker", "configuration")  # config and restart events are not markers to align at
+    with pytest.raises(Exception, match="no marker"):
+        align_offset(s, "marker", "restarted")
+
+
+class FakeStore:
+    def __init__(self, sessions):
+        self.sessions = {s["id"]: s for s in sessions}
+
+    def get_session(self, sid):
+        return self.sessions[sid]
+
+    def series_names(self, _sid):
+        return []
+
+
+def test_bars_have_the_colour_of_their_configuration_curve(qtbot):
+    # best-first order of the bars differs from the curves' order: 1 < 2 in a, 4 > 3 in b
+    a = sweep_session(1, 1000.0, [(1, 100), (2, 300)])
+    b = sweep_session(2, 5000.0, [(1, 400), (2, 200)])
+    view = CompareView(FakeStore([a, b]), THEMES["light"])
+    qtbot.addWidget(view)
+    view.set_sessions([1, 2])
+    curves = {item.name(): item.opts["pen"].color().name() for item in view.curve_plot.getPlotItem().items
+              if isinstance(item, PlotDataItem)}
+    assert len(curves) == 4 and len(set(curves.values())) == 4
+    bars = next(i for i in view.bars.getPlotItem().items if isinstance(i, BarGraphItem))
+    brushes = [pg.mkBrush(b).color().name() for b in bars.opts["brushes"]]
+    labels = [view.table.item(r, 0).text().split(". ", 1)[1] for r in range(view.table.rowCount())]
+    heights = list(bars.opts["height"])
+    assert heights == sorted(heights, reverse=True)
+    assert [curves[label] for label in labels] == brushes
+    assert np.isclose(heights[0], 1200)  # b, flush=1, 64 threads

@@ -1,0 +1,91 @@
+"""The sweep panel edits the CLI's own SweepSpec: a recipe loaded and saved is the spec `tunebench sweep` runs,
+field for field, and the plan it shows is `tunebench sweep --plan` (same planner, same target)."""
+
+import dataclasses
+import json
+
+import pytest
+from tests.conftest import run_cli
+
+from tunebench.core.sweep import load_spec, parse_spec
+from tunebench.paths import workloads_dir
+from tunebench.ui.sweep_panel import SweepPanel
+
+RECIPES = sorted((workloads_dir() / "recipes").glob("*.toml"))
+
+
+@pytest.fixture
+def panel(qtbot):
+    p = SweepPanel()
+    qtbot.addWidget(p)
+    return p
+
+
+def load_recipe(panel, name):
+    idx = panel.recipes.findText(name)
+    panel.recipes.setCurrentIndex(idx)
+    panel._on_recipe(idx)
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=[p.stem for p in RECIPES])
+def test_a_recipe_saved_from_the_panel_is_the_cli_spec(panel, path, tmp_path):
+    cli_spec = load_spec(path.stem)  # what `tunebench sweep NAME` loads
+    load_recipe(panel, path.stem)
+    assert panel.current_spec() == cli_spec
+    out = tmp_path / f"{path.stem}.toml"
+    panel.save(str(out))
+    assert parse_spec(out.read_text(), cli_spec.source) == cli_spec
+
+
+def test_editing_a_field_keeps_every_other_field(panel, tmp_path):
+    load_recipe(panel, "spin-delay-concurrency")
+    cli_spec = load_spec("spin-delay-concurrency")
+    assert cli_spec.baseline and cli_spec.optional and cli_spec.groups[0].options  # what the old panel dropped
+    panel.step_seconds.setValue(10)
+    panel.threads.setText("8,32")
+    want = dataclasses.replace(cli_spec, step_seconds=10,
+                               groups=(dataclasses.replace(cli_spec.groups[0], threads=(8, 32)),))
+    assert panel.current_spec() == want
+    out = tmp_path / "edited.toml"
+    panel.save(str(out))
+    assert parse_spec(out.read_text(), cli_spec.source) == want
+    # a field that does not make a spec: said, and nothing saved or run from it
+    panel.threads.setText("8,x")
+    assert panel.error and "⚠" in panel.summary.text()
+    with pytest.raises(Exception, match="concurrency steps"):
+        panel.save(str(out))
+    panel.threads.setText("8,32")
+    assert panel.error is None and panel.current_spec() == want
+
+
+def test_removing_an_axis_takes_it_out_of_the_baseline(panel):
+    load_recipe(panel, "spin-delay-concurrency")
+    row = next(r for r in range(panel.grid.rowCount()) if panel.grid.item(r, 0).text() == "innodb_spin_wait_delay")
+    panel.grid.setCurrentCell(row, 0)
+    panel._on_remove_axis()
+    spec = panel.current_spec()
+    assert "innodb_spin_wait_delay" not in spec.axes and not spec.baseline
+    assert spec.optional == ("innodb_thread_concurrency",)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("recipe", ["spin-delay-concurrency", "trx-commit-doublewrite"])
+def test_the_panel_plan_is_the_cli_plan(window, qtbot, recipe):
+    sweep = window.sweep
+    load_recipe(sweep, recipe)
+    qtbot.waitUntil(lambda: sweep.plan is not None, timeout=30000)
+    cli_json = run_cli("sweep", recipe, "--plan", "--json")
+    assert cli_json.returncode == 0, cli_json.stderr[-2000:]
+    cli = json.loads(cli_json.stdout)
+    ours = sweep.plan.to_dict()
+    assert len(ours["configs"]) == len(cli["configs"]) and ours["restarts"] == cli["restarts"]
+    assert [c["label"] for c in ours["configs"]] == [c["label"] for c in cli["configs"]]
+    assert ours["baseline"] == cli["baseline"]
+    # the words on the panel are the CLI's words, line for line
+    cli_text = run_cli("sweep", recipe, "--plan")
+    assert cli_text.returncode == 0
+    shown = sweep.summary.text().splitlines()
+    assert shown[:len(cli_text.stdout.splitlines())] == cli_text.stdout.splitlines()
+    if recipe == "spin-delay-concurrency":  # MariaDB 10.6+ has no innodb_thread_concurrency: left out, said
+        assert "no innodb_thread_concurrency" in sweep.summary.text()
+        assert "no innodb_thread_concurrency" in cli_text.stderr
