@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,18 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 180)
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "tunebench", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=ROOT)
+
+
+def wait_for_load(proc: subprocess.Popen, seconds: float = 120, lines: int = 2, marker: str = " main thds:") -> None:
+    """Read a `tunebench run` child's stdout until its load has reported `lines` seconds (bounded)."""
+    deadline, seen, out = time.monotonic() + seconds, 0, []
+    while time.monotonic() < deadline and seen < lines:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        out.append(line)
+        seen += marker in line
+    assert seen >= lines, "the run never started its load:\n" + "".join(out[-20:])
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import threading
 import time
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_for_load
 
 pytestmark = pytest.mark.integration
 
@@ -87,13 +87,7 @@ def test_a_worker_killed_mid_step_is_a_gap_and_the_run_goes_on(sandbox, sig):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=dict(os.environ), start_new_session=True)
     try:
-        assert proc.stdout is not None
-        seen = 0
-        for line in proc.stdout:
-            if " main thds:" in line:
-                seen += 1
-                if seen == 2:
-                    break
+        wait_for_load(proc)
         workers = _children(proc.pid, "spawn_main")
         assert len(workers) == 2
         os.kill(workers[0], sig)
@@ -144,13 +138,7 @@ def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
                             env=dict(os.environ), start_new_session=True)
     frozen_at = None
     try:
-        assert proc.stdout is not None
-        seen = 0
-        for line in proc.stdout:
-            if " main thds:" in line:
-                seen += 1
-                if seen == 2:
-                    break
+        wait_for_load(proc)
         os.kill(pid, signal.SIGSTOP)
         frozen_at = time.monotonic()
         # step 1's end (~4 s), the 30 s wait for the server, then bounded stops of engine, probes, restore

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_for_load
 
 from tunebench.mysql.connect import open_connection, query_all
 from tunebench.mysql.probes import METRICS
@@ -47,18 +47,6 @@ def store_of(sandbox):
 def start_run(*args, stderr=subprocess.STDOUT):
     return subprocess.Popen([sys.executable, "-m", "tunebench", "run", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=stderr, text=True)
-
-
-def wait_for_load(proc, seconds=120, lines=2):
-    """Read the run's output until its load has reported `lines` seconds."""
-    deadline, seen, out = time.monotonic() + seconds, 0, []
-    while time.monotonic() < deadline and seen < lines:
-        line = proc.stdout.readline()
-        if not line and proc.poll() is not None:
-            break
-        out.append(line)
-        seen += "thds:" in line
-    assert seen >= lines, "the run never started its load:\n" + "".join(out[-20:])
 
 
 def kill9(proc):

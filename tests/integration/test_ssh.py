@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_for_load
 
 from tunebench import paths
 from tunebench.core.probe import name_part
@@ -151,13 +151,7 @@ def test_dropped_connection_is_a_gap_then_the_run_recovers(sandbox, trusted):
                              "--threads", "2,2", "--step-seconds", "6", "--engine", "sysbench", "--table-size",
                              "10000", "--ssh-key", trusted.key, "--client-host", trusted.url()],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-    assert proc.stdout is not None
-    seen = 0
-    for line in proc.stdout:
-        if " main thds:" in line:
-            seen += 1
-            if seen == 2:
-                break
+    wait_for_load(proc)
     for pid in _sshd_sessions(trusted):  # the connection's sshd processes die: the connection drops
         os.kill(pid, signal.SIGKILL)
     _rest, err = proc.communicate(timeout=120)
