@@ -3,10 +3,11 @@
 Data go into a Timeline as they arrive; a timer redraws what changed (setData with peak downsampling and
 clip-to-view), so a 1024-thread run with every probe never floods the event loop.
 
-A redraw is spread over the timer's ticks, one panel per tick: its new markers, its data and, while the view
-follows the run, its own scroll. The x links between the plots are blocked while following (otherwise one
-scroll repaints all six plots in one event-loop turn, the longest stall the window had); any manual pan or
-zoom stops following and links them again, so they pan and zoom together.
+Every plot shows one x range at every moment (live, replay, stage): while the view follows the run, the
+window is decided once per tick from the timeline and set on every plot, with their x links blocked (a
+link would set each plot again from each of the others). Only the data redraw is spread over the ticks,
+one panel per tick (its new markers and its curves), so no single event-loop turn holds the whole redraw.
+Any manual pan or zoom stops following and links the plots again, so they pan and zoom together.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class Dashboard(QWidget):
         self.panels: list[Panel] = []
         self._waits_shown: list[str] = []
         self._leader: pg.ViewBox | None = None
+        self._x_window: tuple[float, float] | None = None  # the x range every plot shows while following
         self._build_plots()
         # One panel per tick, a full round about every second (data arrive every second, every 0.25 s at the
         # fastest probe rate): no single event-loop turn holds the whole redraw.
@@ -247,9 +249,7 @@ class Dashboard(QWidget):
         for p in self.panels:
             p.view.blockLink(on)
         if on:
-            self._scrolled_to: dict[int, tuple[float, float]] = {}
-            for p in self.panels:
-                p.version = -1  # each panel scrolls on its next tick
+            self._x_window = None  # every plot scrolls to the run's window on the next tick
         else:  # line the others up with the one the user moved (else the first): from here on they move together
             leader, self._leader = self._leader or self.panels[0].view, None
             for p in self.panels:
@@ -303,17 +303,37 @@ class Dashboard(QWidget):
             if p.plot.legend is not None:
                 p.plot.legend.clear()
         self._next_panel = 0
-        self._scrolled_to = {}
+        self._x_window = None
         self._waits_shown = []
+
+    def set_x_range(self, lo: float, hi: float) -> None:
+        """Show [lo, hi] on every plot (with following off, the links keep them together afterwards)."""
+        for p in self.panels:
+            p.view.blockLink(True)  # each plot is set here: a link would set the others again, five times over
+            p.plot.setXRange(lo, hi, padding=0)
+        for p in self.panels:
+            p.view.blockLink(self.follow_box.isChecked())
+
+    def _follow(self) -> None:
+        """While following: the run's window, decided once, on every plot (only when it moved)."""
+        if not self.follow_box.isChecked():
+            return
+        x_max = self.timeline.x_max
+        window = (max(0.0, x_max - self.follow_seconds), x_max + 1)
+        if window != self._x_window:
+            self._x_window = window
+            self.set_x_range(*window)
 
     def _update_plots(self) -> None:
         """Everything at once (screenshots, tests); the timer spreads the same work over its ticks."""
+        self._follow()
         for p in self.panels:
             while not self._update_panel(p, budget=1000):
                 pass
         self._update_readouts()
 
     def _update_step(self) -> None:
+        self._follow()
         p = self.panels[self._next_panel]
         if self._next_panel == 0 and p.version != self.timeline.version:
             self._update_readouts()
@@ -362,12 +382,6 @@ class Dashboard(QWidget):
             x, y = tl.series[name].view()
             curve.setData(x, y)
         p.version = tl.version
-        if self.follow_box.isChecked():
-            xmin = max(0.0, tl.x_max - self.follow_seconds)
-            window = (xmin, tl.x_max + 1)
-            if self._scrolled_to.get(id(p)) != window:
-                self._scrolled_to[id(p)] = window
-                p.plot.setXRange(*window, padding=0)
         return True
 
     def _add_marker(self, p: Panel, m: Marker) -> None:

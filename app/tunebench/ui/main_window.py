@@ -428,7 +428,8 @@ class MainWindow(QMainWindow):
         self.central.setCurrentIndex(0)
         self.dashboard.follow_box.setChecked(False)
         self.dashboard._update_plots()
-        self.dashboard.panels[0].plot.setXRange(0, max(1.0, self.replay_timeline.end), padding=0.01)
+        end = max(1.0, self.replay_timeline.end)
+        self.dashboard.set_x_range(-0.01 * end, 1.01 * end)
         took = time.perf_counter() - t
         s = self.replay_session
         self.show_message(f"replaying session {session_id} ({s['workload']}, {len(self.replay_timeline.series)} "
