@@ -121,7 +121,7 @@ def test_every_plot_shows_the_same_x_range_at_every_tick_while_following(qtbot):
         for _ in range(3):
             d._update_step()
             assert len(_x_ranges(d)) == 1, _x_ranges(d)
-    lo, hi = next(iter(_x_ranges(d)))
+    _lo, hi = next(iter(_x_ranges(d)))
     assert hi == tl.x_max + 1
     assert len(_marker_scene_x(d, 0)) == 1, _marker_scene_x(d, 0)
     # stage: three plots, the same rule

@@ -60,7 +60,7 @@ def test_a_60x_replay_keeps_one_x_range_on_every_plot(win, qtbot, stage):
                     timeout=5000)
     assert seen and all(len(r) == 1 for r in seen), [r for r in seen if len(r) != 1][:3]
     assert len(x_ranges(win)) == 1
-    lo, hi = next(iter(x_ranges(win)))
+    _lo, hi = next(iter(x_ranges(win)))
     assert hi == pytest.approx(win.replay_timeline.end + 1)
     assert len(marker_scene_x(win, 2)) == 1, marker_scene_x(win, 2)  # the knob line
 
@@ -93,16 +93,24 @@ def drawn_color(html: str) -> QColor:
     return QColor(found[-1])
 
 
+def marker_label(m) -> tuple | None:
+    label = getattr(m, "label", None)
+    if label is None:
+        return None
+    return label.fill.color().name(QColor.NameFormat.HexArgb), label.color.name(), label.textItem.font().pointSizeF()
+
+
+ROLES = (QPalette.ColorRole.Window, QPalette.ColorRole.WindowText, QPalette.ColorRole.Base, QPalette.ColorRole.Text,
+         QPalette.ColorRole.Button, QPalette.ColorRole.ButtonText, QPalette.ColorRole.PlaceholderText)
+
+
 def appearance(win) -> dict:
     """Everything theme and font scale decide, as plain values."""
     app = QApplication.instance()
     pal = app.palette()
     d = win.dashboard
     out: dict = {"font": app.font().pointSizeF(),
-                 "palette": {r.name: pal.color(r).name() for r in (QPalette.ColorRole.Window, QPalette.ColorRole.WindowText,
-                                                                   QPalette.ColorRole.Base, QPalette.ColorRole.Text,
-                                                                   QPalette.ColorRole.Button, QPalette.ColorRole.ButtonText,
-                                                                   QPalette.ColorRole.PlaceholderText)},
+                 "palette": {r.name: pal.color(r).name() for r in ROLES},
                  "background": d.graphics.backgroundBrush().color().name(),
                  "readouts": [lab.font().pointSizeF() for lab in (d.tps_label, d.qps_label, d.p95_label, d.badge)],
                  "sheets": {w.objectName() or f"{type(w).__name__}#{i}": w.styleSheet()
@@ -117,10 +125,7 @@ def appearance(win) -> dict:
                        [(drawn_color(lab.item.toHtml()).name(), lab.item.font().pointSizeF(), lab.opts.get("size"))
                         for _s, lab in legend.items]),
             "curves": [(c.opts["pen"].color().name(), c.opts["pen"].widthF()) for c in p.curves.values()],
-            "markers": [(m.pen.color().name(), m.pen.widthF(),
-                         None if getattr(m, "label", None) is None else (m.label.fill.color().name(QColor.NameFormat.HexArgb),
-                                                       m.label.color.name(), m.label.textItem.font().pointSizeF()))
-                        for m in p.markers]}
+            "markers": [(m.pen.color().name(), m.pen.widthF(), marker_label(m)) for m in p.markers]}
     return out
 
 
@@ -157,7 +162,7 @@ def test_theme_and_font_scale_in_any_order_end_as_applied_directly(win, qtbot):
             for _s, lab in legend.items:
                 assert contrast(drawn_color(lab.item.toHtml()), fill) >= 4.5, (name, p.title, lab.text)
         edit = win.workload.lua  # has a placeholder
-        qtbot.waitUntil(lambda: edit.palette().color(QPalette.ColorRole.Base)
+        qtbot.waitUntil(lambda e=edit: e.palette().color(QPalette.ColorRole.Base)
                         == QApplication.palette().color(QPalette.ColorRole.Base), timeout=2000)
         pal = edit.palette()
         assert contrast(pal.color(QPalette.ColorRole.PlaceholderText), pal.color(QPalette.ColorRole.Base)) >= 3.0, name
@@ -197,6 +202,10 @@ def test_readouts_never_overlap_after_a_plus_and_in_replay(win, qtbot):
 
 # -- stage: a view state, entered and left without residue --
 
+def docks(win) -> list:
+    return [(dk.objectName(), dk.isVisible(), dk.geometry().getRect()) for dk in win.findChildren(QDockWidget)]
+
+
 def saved_settings(win) -> dict:
     win.save_settings()
     win.settings.sync()
@@ -215,7 +224,7 @@ def test_leaving_stage_leaves_nothing_behind(win, qtbot, theme):
     qtbot.waitExposed(win)
     QApplication.processEvents()  # the layout of the new font size done
     before = {"appearance": appearance(win), "geometry": win.geometry().getRect(),
-              "docks": [(dk.objectName(), dk.isVisible(), dk.geometry().getRect()) for dk in win.findChildren(QDockWidget)],
+              "docks": docks(win),
               "state": bytes(win.saveState()), "plots": [p.plot.isVisible() for p in win.dashboard.panels]}
     settings = saved_settings(win)
     win.stage.set(True)  # full screen, as F12 does
@@ -236,8 +245,7 @@ def test_leaving_stage_leaves_nothing_behind(win, qtbot, theme):
             assert width == 2
             assert label is None or (label[0], label[2]) == (label_look[0], label_look[2]), (p.title, label)
     assert after == before["appearance"]
-    assert [(dk.objectName(), dk.isVisible(), dk.geometry().getRect()) for dk in win.findChildren(QDockWidget)] \
-        == before["docks"]
+    assert docks(win) == before["docks"]
     assert bytes(win.saveState()) == before["state"]
     assert [p.plot.isVisible() for p in win.dashboard.panels] == before["plots"]
     assert saved_settings(win) == settings

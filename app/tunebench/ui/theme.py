@@ -27,16 +27,13 @@ STAGE = Theme("stage", "#000000", "#ffffff", (0, 0, 0, 220),
 THEMES = {"light": LIGHT, "dark": DARK, "stage": STAGE}
 
 
-_BASE_FONT: QFont | None = None  # the application's own font: scale 1.0
+_BASE_FONT: dict[str, QFont] = {}  # the application's own font: scale 1.0
 
 
 def base_font(app: QApplication) -> QFont:
     """The font the application started with (the platform's), kept the first time it is asked for: a
     scale is always relative to it, never to a font an earlier scale left behind."""
-    global _BASE_FONT
-    if _BASE_FONT is None:
-        _BASE_FONT = QFont(app.font())
-    return QFont(_BASE_FONT)
+    return QFont(_BASE_FONT.setdefault("font", QFont(app.font())))
 
 
 def apply_appearance(app: QApplication, theme: Theme, scale: float) -> None:
