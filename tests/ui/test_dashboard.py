@@ -94,3 +94,38 @@ def test_the_x_links_are_pyqtgraph_links(qtbot):
     d = _dashboard(qtbot)
     first = d.panels[0].view
     assert all(p.view.linkedView(pg.ViewBox.XAxis) is first for p in d.panels[1:])
+
+
+def _x_ranges(d: Dashboard) -> set[tuple[float, float]]:
+    return {tuple(round(v, 9) for v in p.view.viewRange()[0]) for p in d.panels if p.plot.isVisible()}
+
+
+def _marker_scene_x(d: Dashboard, index: int) -> set[float]:
+    """Where a marker's line is drawn on each plot (scene pixels): one timeline, one x."""
+    out = set()
+    for p in d.panels:
+        if p.plot.isVisible() and len(p.markers) > index:
+            line = p.markers[index]
+            out.add(round(p.view.mapViewToScene(pg.Point(line.value(), 0)).x(), 1))
+    return out
+
+
+def test_every_plot_shows_the_same_x_range_at_every_tick_while_following(qtbot):
+    d = _dashboard(qtbot)
+    tl = d.timeline
+    _fill(tl, 20)
+    tl.add_event(Event(1012.5, "knob", "innodb_spin_wait_delay 6 -> 24"))
+    d._update_plots()
+    for s in range(20, 60):  # live: a second of data arrives between ticks, one panel redraws per tick
+        tl.add(1000.0 + s, {"client.main.tps": 100.0, "client.main.lat.p95": 1.5, "waits.mutex/m1.ms": 2.0})
+        for _ in range(3):
+            d._update_step()
+            assert len(_x_ranges(d)) == 1, _x_ranges(d)
+    _lo, hi = next(iter(_x_ranges(d)))
+    assert hi == tl.x_max + 1
+    assert len(_marker_scene_x(d, 0)) == 1, _marker_scene_x(d, 0)
+    # stage: three plots, the same rule
+    d.show_only(["TPS", "latency ms", "waits ms/s"], 2.0)
+    tl.add(1060.0, {"client.main.tps": 100.0})
+    d._update_step()
+    assert len(_x_ranges(d)) == 1 and len(_marker_scene_x(d, 0)) == 1

@@ -21,7 +21,7 @@ from tunebench.hosts.sandbox import SandboxServer
 from tunebench.store.repo import Store
 from tunebench.ui.launch import OWN_SESSION_ENV, has_display, in_own_session, rerun_in_own_session  # noqa: F401
 from tunebench.ui.main_window import MainWindow
-from tunebench.ui.theme import THEMES, apply_theme
+from tunebench.ui.theme import THEMES
 
 DEMO_WORKLOAD = "oltp_update_index"
 DEMO_THREADS = "4,16"
@@ -78,9 +78,7 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
     if screenshot and not theme and not stage:
         theme = "light"  # a reproducible picture, whatever the last session chose
     if theme:
-        window.theme = THEMES[theme]
-        window.dashboard.apply_theme(window.theme)
-    apply_theme(app, window.theme)
+        window.set_appearance(THEMES[theme], 1.0 if screenshot else window.font_scale)
     if full_screen:
         window.showFullScreen()
     else:

@@ -3,10 +3,11 @@
 Data go into a Timeline as they arrive; a timer redraws what changed (setData with peak downsampling and
 clip-to-view), so a 1024-thread run with every probe never floods the event loop.
 
-A redraw is spread over the timer's ticks, one panel per tick: its new markers, its data and, while the view
-follows the run, its own scroll. The x links between the plots are blocked while following (otherwise one
-scroll repaints all six plots in one event-loop turn, the longest stall the window had); any manual pan or
-zoom stops following and links them again, so they pan and zoom together.
+Every plot shows one x range at every moment (live, replay, stage): while the view follows the run, the
+window is decided once per tick from the timeline and set on every plot, with their x links blocked (a
+link would set each plot again from each of the others). Only the data redraw is spread over the ticks,
+one panel per tick (its new markers and its curves), so no single event-loop turn holds the whole redraw.
+Any manual pan or zoom stops following and links the plots again, so they pan and zoom together.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tunebench.ui.theme import Theme
@@ -28,6 +29,7 @@ TOP_WAITS = 6
 # A readout's width only ever grows (to fit the widest value it has shown): the readouts do not jump sideways
 # whenever p95 goes from 9 to 10 ms and back.
 READOUT_SAMPLES = {"tps": "TPS 88,888", "qps": "QPS 888,888", "p95": "p95 88.88 ms", "state": "running"}
+READOUT_GAP = 24
 
 
 # Every series a panel can show starts with one of these: a replay reads only those from the store.
@@ -57,6 +59,19 @@ class Panel:
         return self.plot.getViewBox()
 
 
+class ReadoutBar(QWidget):
+    """The row of readouts: refits them whenever its width changes."""
+
+    def __init__(self, on_resize: Callable[[], None]):
+        super().__init__()
+        self._on_resize = on_resize
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._on_resize()
+
+
 class Dashboard(QWidget):
     def __init__(self, timeline: Timeline, theme: Theme, parent: QWidget | None = None):
         super().__init__(parent)
@@ -69,7 +84,10 @@ class Dashboard(QWidget):
         # The readouts sit in a bar whose size never asks the window for room: whatever they read, the docks
         # and plots keep their geometry (a readout that widened the dashboard resized, and fully repainted,
         # the whole window).
-        bar = QWidget()
+        self.font_scale = 1.0
+        self._readout_size, self._badge_size = 22.0, 16.0
+        self._widest: dict[str, str] = {}  # per readout: the widest text it has shown
+        self.bar = bar = ReadoutBar(self._fit_readouts)
         bar.setLayout(self._readouts())
         bar.layout().setContentsMargins(0, 0, 0, 0)
         bar.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
@@ -79,6 +97,7 @@ class Dashboard(QWidget):
         self.panels: list[Panel] = []
         self._waits_shown: list[str] = []
         self._leader: pg.ViewBox | None = None
+        self._x_window: tuple[float, float] | None = None  # the x range every plot shows while following
         self._build_plots()
         # One panel per tick, a full round about every second (data arrive every second, every 0.25 s at the
         # fastest probe rate): no single event-loop turn holds the whole redraw.
@@ -87,7 +106,7 @@ class Dashboard(QWidget):
         self.timer.setInterval(160)  # 6 panels: one full round a second, the rate the data come at
         self.timer.timeout.connect(self._update_step)
         self.timer.start()
-        self.apply_theme(theme)
+        self.set_appearance(theme, 1.0)
 
     # -- layout --
     def _readouts(self) -> QHBoxLayout:
@@ -98,40 +117,65 @@ class Dashboard(QWidget):
         self.state_label = QLabel("idle")
         self.badge = QLabel(" REPLAY ")  # shown whenever what is on the plots is not live
         self.badge.setStyleSheet("background: #d62728; color: white; font-weight: bold; border-radius: 4px;")
-        f = QFont()
-        f.setPointSize(16)
-        f.setBold(True)
-        self.badge.setFont(f)
         self.badge.hide()
         for lab in (self.tps_label, self.qps_label, self.p95_label):
-            f = QFont()
-            f.setPointSize(22)
-            f.setBold(True)
-            lab.setFont(f)
             row.addWidget(lab)
-            row.addSpacing(24)
+            row.addSpacing(READOUT_GAP)
         row.addStretch(1)
         self.state_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         row.addWidget(self.badge)
         row.addWidget(self.state_label)
-        self._fix_readout_widths()
         self.follow_box = QCheckBox("follow")
         self.follow_box.setChecked(True)
         self.follow_box.toggled.connect(self._set_following)
         row.addWidget(self.follow_box)
         return row
 
-    def _fix_readout_widths(self) -> None:
-        labels = {"tps": self.tps_label, "qps": self.qps_label, "p95": self.p95_label, "state": self.state_label}
-        for key, lab in labels.items():
-            lab.setMinimumWidth(lab.fontMetrics().horizontalAdvance(READOUT_SAMPLES[key]) + 8)
-            self._fit(lab)
+    def _fit_readouts(self) -> None:
+        """Fonts and widths of the readouts so that all of them fit the bar, side by side, never on top of
+        each other: at their size (22 pt, 16 pt for the badge, times the font scale) when the bar is wide
+        enough, else smaller until they fit. Each reserves room for its widest value so far (at least the
+        sample), so a value changing width does not move the others. The bar's height is that of the full
+        size: shrinking to fit never changes the dashboard's size hints."""
+        readouts = {"tps": self.tps_label, "qps": self.qps_label, "p95": self.p95_label}
+        for k, lab in readouts.items():  # the widest value so far, measured at one size
+            nominal = QFontMetrics(self._font(22, bold=True))
+            if nominal.horizontalAdvance(lab.text()) > nominal.horizontalAdvance(self._widest.get(k, "")):
+                self._widest[k] = lab.text()
+        row = self.bar.layout()
+        m = row.contentsMargins()
+        state_need = max(self.state_label.fontMetrics().horizontalAdvance(t)
+                         for t in (READOUT_SAMPLES["state"], self.state_label.text())) + 8
+        badge_shown = not self.badge.isHidden()
+        items = 2 * len(readouts) + 1 + 2 + badge_shown  # labels, gaps, the stretch, state, follow, badge
+        fixed = m.left() + m.right() + READOUT_GAP * len(readouts) + row.spacing() * (items - 1) \
+            + state_need + self.follow_box.sizeHint().width()
+        avail = self.bar.width() if self.bar.isVisible() and self.bar.width() > 0 else 10 ** 6
 
-    @staticmethod
-    def _fit(label: QLabel) -> None:
-        need = label.sizeHint().width()
-        if need > label.minimumWidth():
-            label.setMinimumWidth(need + label.fontMetrics().horizontalAdvance("88"))  # room for more digits
+        def widths(points: float) -> tuple[dict[str, int], int]:
+            fm = QFontMetrics(self._font(points, bold=True))
+            out = {k: max(fm.horizontalAdvance(t) for t in (READOUT_SAMPLES[k], lab.text(), self._widest[k])) + 8
+                   for k, lab in readouts.items()}
+            badge = 0
+            if badge_shown:
+                badge = QFontMetrics(self._font(points * self._badge_size / self._readout_size, bold=True)
+                                     ).horizontalAdvance(self.badge.text()) + 8
+            return out, badge
+
+        points = self._readout_size
+        need, badge = widths(points)
+        while points > 6 and fixed + sum(need.values()) + badge > avail:
+            points = max(6.0, points * 0.95)
+            need, badge = widths(points)
+        for k, lab in readouts.items():
+            lab.setFont(self._font(points, bold=True))
+            lab.setMinimumWidth(need[k])
+        self.state_label.setMinimumWidth(state_need)
+        self.badge.setFont(self._font(points * self._badge_size / self._readout_size, bold=True))
+        self.badge.setMinimumWidth(badge)
+        full = QFontMetrics(self._font(self._readout_size, bold=True)).height()
+        self.bar.setFixedHeight(max(full, QFontMetrics(self._font(self._badge_size, bold=True)).height(),
+                                    self.follow_box.sizeHint().height()) + m.top() + m.bottom())
 
     def _build_plots(self) -> None:
         tl = self.timeline
@@ -205,51 +249,62 @@ class Dashboard(QWidget):
             out.append((f"waits.other{suffix}", "other"))
         return out
 
-    def apply_theme(self, theme: Theme) -> None:
-        self.theme = theme
+    def set_appearance(self, theme: Theme, scale: float) -> None:
+        """Theme and font scale, both, onto everything the dashboard draws: set from the two inputs alone,
+        never from what an earlier call left, so any order of changes ends as the last (theme, scale) says."""
+        self.theme, self.font_scale = theme, scale
         self.graphics.setBackground(theme.plot_background)
+        fg = QColor(theme.plot_foreground)
+        tick_font = self._font(9 * scale)
+        size = f"{9 * scale:.4g}pt"
+        palette = list(theme.palette or PALETTE)
         for p in self.panels:
             for axis in ("left", "bottom"):
-                ax = p.plot.getAxis(axis)  # (hidden bottom axes are themed too: harmless)
-                ax.setPen(pg.mkPen(theme.plot_foreground))
-                ax.setTextPen(pg.mkPen(theme.plot_foreground))
-            if p.plot.legend is not None:
-                p.plot.legend.setBrush(pg.mkBrush(theme.label_fill))
-                p.plot.legend.setLabelTextColor(theme.plot_foreground)
-            palette = list(theme.palette or PALETTE)
+                ax = p.plot.getAxis(axis)  # (hidden bottom axes too: shown again after stage)
+                ax.setPen(pg.mkPen(fg))
+                ax.setTextPen(pg.mkPen(fg))
+                ax.setTickFont(tick_font)
+                ax.label.setFont(tick_font)
+                ax.setLabel(ax.labelText, color=theme.plot_foreground)
+            p.plot.getAxis("left").setWidth(int(70 * scale))  # room for "25000" at the bigger size
+            legend = p.plot.legend
+            if legend is not None:
+                legend.setBrush(pg.mkBrush(theme.label_fill))
+                legend.setLabelTextColor(fg)
+                legend.setLabelTextSize(size)
+                for _sample, label in legend.items:  # pyqtgraph keeps the new colour, draws the old: redraw
+                    label.setText(label.text, color=fg, size=size)
+                legend.layout.invalidate()
+                legend.updateSize()
             for i, curve in enumerate(p.curves.values()):
                 curve.setPen(pg.mkPen(palette[i % len(palette)], width=(3 if i == 0 else 2) * self.line_scale))
-            p.version = -1
+            for line in p.markers:
+                self._style_marker(line)
+        self._readout_size = 22 * scale
+        self._badge_size = 16 * scale
+        self._fit_readouts()
 
-    def set_font_scale(self, scale: float) -> None:
-        for lab in (self.tps_label, self.qps_label, self.p95_label):
-            f = lab.font()
-            f.setPointSize(int(22 * scale))
-            lab.setFont(f)
-        self._fix_readout_widths()
-        for p in self.panels:
-            f = QFont()
-            f.setPointSize(int(9 * scale))
-            for axis in ("left", "bottom"):
-                p.plot.getAxis(axis).setTickFont(f)
-                p.plot.getAxis(axis).label.setFont(f)
-            p.plot.getAxis("left").setWidth(int(70 * scale))  # room for "25000" at the bigger size
-            if p.plot.legend is not None:
-                size = f"{int(9 * scale)}pt"
-                p.plot.legend.setLabelTextSize(size)
-                for _sample, label in p.plot.legend.items:  # the entries already there too
-                    label.setText(label.text, size=size)
-                p.plot.legend.layout.invalidate()
-                p.plot.legend.updateSize()
+    @staticmethod
+    def _font(points: float, bold: bool = False) -> QFont:
+        f = QFont()
+        f.setPointSizeF(points)
+        f.setBold(bold)
+        return f
+
+    def _style_marker(self, line: pg.InfiniteLine) -> None:
+        """A marker's label in the current appearance (its line keeps its kind's colour)."""
+        label = getattr(line, "label", None)  # (pyqtgraph sets it only on lines with a label)
+        if label is not None:
+            label.fill = pg.mkBrush(self.theme.label_fill)
+            label.setFont(self._font(9 * self.font_scale))
+            label.update()
 
     # -- following and linking --
     def _set_following(self, on: bool) -> None:
         for p in self.panels:
             p.view.blockLink(on)
         if on:
-            self._scrolled_to: dict[int, tuple[float, float]] = {}
-            for p in self.panels:
-                p.version = -1  # each panel scrolls on its next tick
+            self._x_window = None  # every plot scrolls to the run's window on the next tick
         else:  # line the others up with the one the user moved (else the first): from here on they move together
             leader, self._leader = self._leader or self.panels[0].view, None
             for p in self.panels:
@@ -269,6 +324,7 @@ class Dashboard(QWidget):
         self.reset()
         self.timeline = timeline
         self.badge.setVisible(replay)
+        self._fit_readouts()
 
     def show_only(self, titles: list[str] | None, line_scale: float = 1.0) -> None:
         """Stage mode: only the named plots (None: all), lines `line_scale` times thicker."""
@@ -303,17 +359,38 @@ class Dashboard(QWidget):
             if p.plot.legend is not None:
                 p.plot.legend.clear()
         self._next_panel = 0
-        self._scrolled_to = {}
+        self._x_window = None
         self._waits_shown = []
+        self._widest = {}
+
+    def set_x_range(self, lo: float, hi: float) -> None:
+        """Show [lo, hi] on every plot (with following off, the links keep them together afterwards)."""
+        for p in self.panels:
+            p.view.blockLink(True)  # each plot is set here: a link would set the others again, five times over
+            p.plot.setXRange(lo, hi, padding=0)
+        for p in self.panels:
+            p.view.blockLink(self.follow_box.isChecked())
+
+    def _follow(self) -> None:
+        """While following: the run's window, decided once, on every plot (only when it moved)."""
+        if not self.follow_box.isChecked():
+            return
+        x_max = self.timeline.x_max
+        window = (max(0.0, x_max - self.follow_seconds), x_max + 1)
+        if window != self._x_window:
+            self._x_window = window
+            self.set_x_range(*window)
 
     def _update_plots(self) -> None:
         """Everything at once (screenshots, tests); the timer spreads the same work over its ticks."""
+        self._follow()
         for p in self.panels:
             while not self._update_panel(p, budget=1000):
                 pass
         self._update_readouts()
 
     def _update_step(self) -> None:
+        self._follow()
         p = self.panels[self._next_panel]
         if self._next_panel == 0 and p.version != self.timeline.version:
             self._update_readouts()
@@ -362,12 +439,6 @@ class Dashboard(QWidget):
             x, y = tl.series[name].view()
             curve.setData(x, y)
         p.version = tl.version
-        if self.follow_box.isChecked():
-            xmin = max(0.0, tl.x_max - self.follow_seconds)
-            window = (xmin, tl.x_max + 1)
-            if self._scrolled_to.get(id(p)) != window:
-                self._scrolled_to[id(p)] = window
-                p.plot.setXRange(*window, padding=0)
         return True
 
     def _add_marker(self, p: Panel, m: Marker) -> None:
@@ -398,5 +469,6 @@ class Dashboard(QWidget):
         self.tps_label.setText(f"TPS {tps:,.0f}")
         self.qps_label.setText(f"QPS {qps:,.0f}")
         self.p95_label.setText(f"p95 {max(p95):.2f} ms" if p95 else "p95 — ms")
-        for lab in (self.tps_label, self.qps_label, self.p95_label):
-            self._fit(lab)
+        if any(lab.fontMetrics().horizontalAdvance(lab.text()) > lab.minimumWidth() - 8
+               for lab in (self.tps_label, self.qps_label, self.p95_label)):
+            self._fit_readouts()  # rare: a value wider than any before

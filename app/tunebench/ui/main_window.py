@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -42,7 +42,7 @@ from tunebench.ui.sessions_panel import SessionsPanel
 from tunebench.ui.stage import Stage
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.targets_panel import TargetsPanel
-from tunebench.ui.theme import THEMES, apply_theme
+from tunebench.ui.theme import THEMES, Theme, apply_appearance
 from tunebench.ui.timeline import Timeline
 from tunebench.ui.workload_panel import WorkloadPanel
 
@@ -60,7 +60,12 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Tunebench")
         self.timeline = Timeline()
         self.theme = THEMES.get(str(self.settings.value("theme", "light")), THEMES["light"])
-        self.font_scale = 1.0
+        if self.theme.name == "stage":  # stage is a view state, never the everyday theme
+            self.theme = THEMES["light"]
+        try:
+            self.font_scale = float(self.settings.value("font_scale", 1.0))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            self.font_scale = 1.0
         self.worker: RunWorker | None = None
         self.started_at: float | None = None
         self.last_result: dict[str, Any] | None = None
@@ -127,6 +132,7 @@ class MainWindow(QMainWindow):
         self.clock.timeout.connect(self._update_status)
         self.clock.start()
         self._restore_settings()
+        self.set_appearance(self.theme, self.font_scale)
         self._load_server_facts()
 
     # -- construction --
@@ -216,16 +222,21 @@ class MainWindow(QMainWindow):
         if self._hosts_for:
             self.workload.client_hosts.setText(str(self.settings.value(f"client_hosts/{self._hosts_for}", "") or ""))
 
-    def closeEvent(self, event: Any) -> None:
-        self.stage.set(False)  # what is saved is the everyday layout
+    def save_settings(self) -> None:
+        """The everyday layout and choices: never stage mode's (it is left first)."""
+        self.stage.set(False)
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("state", self.saveState())
         self.settings.setValue("theme", self.theme.name)
+        self.settings.setValue("font_scale", round(self.font_scale, 4))
         self.settings.setValue("workload", self.workload.workload.currentText())
         self.settings.setValue("engine", self.workload.engine.currentText())
         self.settings.setValue("threads", self.workload.threads.text())
         if self._hosts_for:
             self.settings.setValue(f"client_hosts/{self._hosts_for}", self.workload.client_hosts.text())
+
+    def closeEvent(self, event: Any) -> None:
+        self.save_settings()
         self.stop_run()
         if self.worker is not None:
             self.worker.wait(30)
@@ -439,7 +450,8 @@ class MainWindow(QMainWindow):
         self.central.setCurrentIndex(0)
         self.dashboard.follow_box.setChecked(False)
         self.dashboard._update_plots()
-        self.dashboard.panels[0].plot.setXRange(0, max(1.0, self.replay_timeline.end), padding=0.01)
+        end = max(1.0, self.replay_timeline.end)
+        self.dashboard.set_x_range(-0.01 * end, 1.01 * end)
         took = time.perf_counter() - t
         s = self.replay_session
         self.show_message(f"replaying session {session_id} ({s['workload']}, {len(self.replay_timeline.series)} "
@@ -496,22 +508,34 @@ class MainWindow(QMainWindow):
         else:
             self.showFullScreen()
 
-    def toggle_theme(self) -> None:
-        self.theme = THEMES["dark" if self.theme.name == "light" else "light"]
+    def set_appearance(self, theme: Theme, scale: float) -> None:
+        """The window's look from its two inputs, theme and font scale, whatever the order they change in:
+        the application (font, then palette), the dashboard, the compare view."""
+        self.theme, self.font_scale = theme, max(0.6, min(3.0, scale))
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            apply_theme(app, self.theme)
-        self.dashboard.apply_theme(self.theme)
+            apply_appearance(app, theme, self.font_scale)
+            # Qt passes the new font and palette on to widgets through posted events: deliver them now, so
+            # every size computed from here on (leaving stage: the window's minimum size, from docks still
+            # hidden) is of the new fonts, not of the ones before
+            for kind in (QEvent.Type.ApplicationFontChange, QEvent.Type.FontChange,
+                         QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange):
+                QApplication.sendPostedEvents(None, kind)
+        self._fix_clock_width()
+        self.dashboard.set_appearance(theme, self.font_scale)
+        self.compare.apply_theme(theme)
+
+    def set_theme(self, name: str) -> None:
+        self.set_appearance(THEMES[name], self.font_scale)
+
+    def toggle_theme(self) -> None:
+        self.set_theme("dark" if self.theme.name == "light" else "light")
 
     def scale_fonts(self, factor: float) -> None:
-        self.font_scale = max(0.6, min(3.0, self.font_scale * factor))
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            f = app.font()
-            f.setPointSizeF(10 * self.font_scale)
-            app.setFont(f)
-        self._fix_clock_width()
-        self.dashboard.set_font_scale(self.font_scale)
+        scale = self.font_scale * factor
+        if abs(scale - round(scale)) < 1e-9:
+            scale = round(scale)  # A+ then A- is 1.0 again, not 0.9999999
+        self.set_appearance(self.theme, scale)
 
     # -- server facts for the sweep builder --
     def _load_server_facts(self) -> None:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QDockWidget
+from PySide6.QtWidgets import QDockWidget
 
 from tunebench.ui.stage_help import StageHelp
-from tunebench.ui.theme import THEMES, apply_theme
+from tunebench.ui.theme import THEMES
 
 if TYPE_CHECKING:
     from tunebench.ui.main_window import MainWindow
@@ -55,9 +55,11 @@ def write_presets(settings: QSettings, presets: list[tuple[str, str]]) -> None:
     settings.setValue("stage/presets", [f"{n}={v}" for n, v in presets])
 
 
-class Stage:
+class Stage(QObject):
     def __init__(self, window: MainWindow):
+        super().__init__(window)
         self.w = window
+        self._pending: tuple[QByteArray, Any] | None = None  # dock state to restore once the size is back
         self.on = False
         self._saved: dict[str, Any] = {}
         self.presets = read_presets(window.settings)
@@ -97,13 +99,16 @@ class Stage:
         self.set(not self.on)
 
     def set(self, on: bool, full_screen: bool = True) -> None:
+        """Enter or leave stage mode. A view state: leaving puts back exactly what entering found (theme and
+        font scale through the window's one appearance function, geometry, full screen or not, docks)."""
         if on == self.on:
             return
         w = self.w
         self.on = on
         if on:
-            self._saved = {"state": w.saveState(), "theme": w.theme.name, "font_scale": w.font_scale,
-                           "full": w.isFullScreen(), "geometry": w.saveGeometry()}
+            self._saved = {"state": w.saveState(), "geometry": w.geometry(), "theme": w.theme.name,
+                           "font_scale": w.font_scale, "window_state": w.windowState(),
+                           "tab": w.central.currentIndex()}
             w.run_action.setShortcut(QKeySequence("Ctrl+F5"))
             w.flip_action.setShortcut(QKeySequence("Ctrl+F6"))
             for a in self.actions:
@@ -115,9 +120,8 @@ class Stage:
             w.statusBar().hide()
             w.central.tabBar().hide()
             w.central.setCurrentIndex(0)
-            self._set_theme("stage")
-            w.scale_fonts(FONT_SCALE / w.font_scale)
             w.dashboard.show_only(self.plots, LINE_SCALE)
+            w.set_appearance(THEMES["stage"], FONT_SCALE)
             if full_screen:
                 w.showFullScreen()
             w.show_message("stage mode: " + ", ".join(f"F{i + 1} {n}={v}" for i, (n, v) in enumerate(self.presets))
@@ -125,28 +129,57 @@ class Stage:
             self.help.show_keys()
             return
         self.help.hide()
+        saved = self._saved
         for a in self.actions:
             a.setEnabled(False)
         w.run_action.setShortcut(QKeySequence("F5"))
         w.flip_action.setShortcut(QKeySequence("F6"))
+        # fonts and theme back first: the window's minimum size is computed from them, and a window left
+        # full screen while the stage fonts were still in place grew to fit them
+        w.dashboard.show_only(None, 1.0)
+        w.set_appearance(THEMES[saved.get("theme", "light")], float(saved.get("font_scale", 1.0)))
         w.toolbar.show()
         w.menuBar().show()
         w.statusBar().show()
         w.central.tabBar().show()
-        w.dashboard.show_only(None, 1.0)
-        self._set_theme(self._saved.get("theme", "light"))
-        w.scale_fonts(self._saved.get("font_scale", 1.0) / w.font_scale)
-        if not self._saved.get("full"):
-            w.showNormal()
-        state = self._saved.get("state")
+        w.central.setCurrentIndex(int(saved.get("tab", 0)))
+        state = saved.get("state")
         if isinstance(state, QByteArray):
-            w.restoreState(state)
+            w.restoreState(state)  # the docks, shown as they were
+        window_state = saved.get("window_state", Qt.WindowState.WindowNoState)
+        w.setWindowState(window_state)
+        geometry = saved.get("geometry")
+        if isinstance(geometry, QRect) and not window_state & (Qt.WindowState.WindowFullScreen
+                                                             | Qt.WindowState.WindowMaximized):
+            # the rectangle itself: restoreGeometry() after full screen kept a grown size (2224x1167 on a
+            # 1920x1080 screen)
+            w.setGeometry(geometry)
+            if w.geometry() != geometry:
+                # Leaving full screen is carried out later by the window system, and its idea of the normal
+                # size can overrule ours: set ours again when it is done, then the docks once more (their
+                # sizes were restored into the full-screen window and would keep its proportions).
+                self._pending = (state, geometry, 5)
+                w.installEventFilter(self)
+                QTimer.singleShot(3000, self._drop_pending)
 
-    def _set_theme(self, name: str) -> None:
-        w = self.w
-        w.theme = THEMES[name]
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            apply_theme(app, w.theme)
-        w.dashboard.apply_theme(w.theme)
-        w.compare.apply_theme(w.theme)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.w and self._pending is not None and event.type() in (QEvent.Type.Resize, QEvent.Type.Move,
+                                                                             QEvent.Type.WindowStateChange):
+            QTimer.singleShot(0, self._settle)
+        return False
+
+    def _settle(self) -> None:
+        if self._pending is None:
+            return
+        state, geometry, tries = self._pending
+        if self.w.geometry() != geometry and tries > 0:
+            self._pending = (state, geometry, tries - 1)
+            self.w.setGeometry(geometry)
+            return
+        self._drop_pending()
+        if isinstance(state, QByteArray):
+            self.w.restoreState(state)
+
+    def _drop_pending(self) -> None:
+        self._pending = None
+        self.w.removeEventFilter(self)

@@ -1,10 +1,12 @@
-"""Light and dark themes: the Qt palette (Fusion) and the plot colours that go with it."""
+"""Light and dark themes: the Qt palette (Fusion) and the plot colours that go with it, and the one function
+that applies a theme and a font scale to the application together (the window's appearance is those two
+inputs, nothing else: applying them in any order, or again, ends in the same state)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 
@@ -25,11 +27,36 @@ STAGE = Theme("stage", "#000000", "#ffffff", (0, 0, 0, 220),
 THEMES = {"light": LIGHT, "dark": DARK, "stage": STAGE}
 
 
+_BASE_FONT: dict[str, QFont] = {}  # the application's own font: scale 1.0
+
+
+def base_font(app: QApplication) -> QFont:
+    """The font the application started with (the platform's), kept the first time it is asked for: a
+    scale is always relative to it, never to a font an earlier scale left behind."""
+    return QFont(_BASE_FONT.setdefault("font", QFont(app.font())))
+
+
+def apply_appearance(app: QApplication, theme: Theme, scale: float) -> None:
+    """The application's font (its own size times `scale`) and then its palette: the palette last, so a
+    font change that re-polishes widgets never leaves another palette behind."""
+    f = base_font(app)
+    size = f.pointSizeF() if f.pointSizeF() > 0 else 9.0
+    f.setPointSizeF(round(size * scale, 2))
+    app.setFont(f)
+    apply_theme(app, theme)
+
+
 def apply_theme(app: QApplication, theme: Theme) -> None:
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")
+    app.setPalette(palette(app, theme))
+
+
+def palette(app: QApplication, theme: Theme) -> QPalette:
     if theme.name == "light":
-        app.setPalette(app.style().standardPalette())
-        return
+        pal = QPalette(app.style().standardPalette())
+        pal.setColor(QPalette.ColorRole.PlaceholderText, QColor("#767676"))  # 4.5:1 on white
+        return pal
     pal = QPalette()
     base, window, text = QColor("#1e2227"), QColor("#262a30"), QColor("#e0e0e0")
     if theme.name == "stage":
@@ -43,4 +70,6 @@ def apply_theme(app: QApplication, theme: Theme) -> None:
         pal.setColor(role, color)
     pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#808080"))
     pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#808080"))
-    app.setPalette(pal)
+    # QPalette() leaves placeholder text black: invisible on a dark line edit
+    pal.setColor(QPalette.ColorRole.PlaceholderText, QColor("#9aa0a6") if theme.name == "dark" else QColor("#b0b0b0"))
+    return pal
