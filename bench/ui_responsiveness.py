@@ -41,6 +41,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=512)
     ap.add_argument("--seconds", type=int, default=30)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--follow-step", type=int, default=None,
+                    help="seconds the followed window moves at a time (default: the dashboard's own); 1 = every second")
     args = ap.parse_args()
     app = QApplication([])
     from tunebench.ui.app import favour_the_window, settle_heap
@@ -56,6 +58,10 @@ def main() -> None:
     settle_heap()  # as run_gui does
     w = window.workload
     w.workload.setCurrentText("oltp_point_select")
+    if args.follow_step is not None:
+        from tunebench.ui import dashboard
+
+        dashboard.FOLLOW_STEP = args.follow_step
     w.threads.setText(str(args.threads))
     w.step_seconds.setValue(args.seconds)
     w.editors["table_size"].setValue(10000)
@@ -91,6 +97,7 @@ def main() -> None:
     heart.stop()
     points = sum(b.n for b in window.timeline.series.values())
     out = {"threads": args.threads, "seconds": args.seconds, "status": result.get("status"),
+           "follow_step": args.follow_step,
            "error": result.get("error"), "window_favoured": favoured,
            "series": len(window.timeline.series), "points": points, "beats": len(lateness),
            "max_stall_ms": round(max(lateness, default=0.0), 1),
