@@ -221,7 +221,11 @@ class ProbeSampler:
         """Stop sampling within STOP_GRACE seconds; returns the probes whose thread is still inside a read
         (a server that does not answer), left behind."""
         self._stop.set()
-        end = time.monotonic() + self.STOP_GRACE
+        return self._join(self.STOP_GRACE)
+
+    def _join(self, grace: float) -> list[Probe]:
+        """Wait up to `grace` seconds in all for the sampling threads; the probes still inside a read."""
+        end = time.monotonic() + grace
         with self._lock:
             threads = list(self._threads.values())
         for th in threads:
@@ -235,12 +239,7 @@ class ProbeSampler:
         (a server that does not answer) is left as it is."""
         self.stop()
         end = time.monotonic() + self.CLOSE_GRACE
-        with self._lock:
-            threads = list(self._threads.values())
-        for th in threads:
-            th.join(timeout=max(0.0, end - time.monotonic()))
-        with self._lock:
-            stuck = [p for p in self.active if id(p) in self._threads]
+        stuck = self._join(self.CLOSE_GRACE)
         for p in stuck:
             self.report("probe_error", p.name, f"probe {p.name}: the server did not answer within "
                         f"{self.STOP_GRACE + self.CLOSE_GRACE:.0f} s; its connection is left as it is "

@@ -36,3 +36,21 @@ def window(qtbot, sandbox, tmp_path):
     if w.worker is not None:
         w.worker.wait(60)
     store.close()
+
+
+@pytest.fixture
+def win(qtbot, tmp_path):
+    """The window on a private store and settings file, no server (replay, compare, stage, appearance)."""
+    from PySide6.QtCore import QSettings
+
+    from tunebench.store.repo import Store
+    from tunebench.ui.main_window import MainWindow
+
+    store = Store(tmp_path / "sessions.sqlite")
+    w = MainWindow(store, settings=QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    yield w
+    w.stage.set(False)
+    store.close()

@@ -9,27 +9,12 @@ import re
 
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QDockWidget, QWidget
 
-from tunebench.store.repo import Store
 from tunebench.store.synthetic import record
 from tunebench.ui.dashboard import FOLLOW_STEP
-
-
-@pytest.fixture
-def win(qtbot, tmp_path):
-    from tunebench.ui.main_window import MainWindow
-
-    store = Store(tmp_path / "sessions.sqlite")
-    w = MainWindow(store, settings=QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(w)
-    w.resize(1600, 1000)
-    w.show()
-    yield w
-    w.stage.set(False)
-    store.close()
 
 
 def x_ranges(win) -> set[tuple[float, float]]:

@@ -18,20 +18,6 @@ from tunebench.store.repo import Store
 from tunebench.store.synthetic import record
 
 
-@pytest.fixture
-def win(qtbot, tmp_path):
-    from tunebench.ui.main_window import MainWindow
-
-    store = Store(tmp_path / "sessions.sqlite")
-    w = MainWindow(store, settings=QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(w)
-    w.resize(1600, 1000)
-    w.show()
-    yield w
-    w.stage.set(False)
-    store.close()
-
-
 def test_replay_at_10x_reaches_the_end(win, qtbot):
     sid = record(win.store, 40, 60, knob_at=25)
     win.sessions.refresh()
