@@ -183,7 +183,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str, Any]:
     """Which probes work against the target (the sandbox when it runs); opened and closed, nothing kept."""
-    from tunebench.monitor import ProbeSampler, build_probes, local_server_pid, status_map
+    from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, status_map
     from tunebench.mysql.connect import introspect, open_connection
     from tunebench.mysql.target import conn_params
 
@@ -200,7 +200,7 @@ def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str,
             conn.close()
     except TunebenchError as exc:
         return {"target": getattr(args, "target", None) or "sandbox", "error": str(exc)}
-    from tunebench.tuning import KnobController
+    from tunebench.run.tuning import KnobController
 
     pid, why = local_server_pid(target, info, args.transport)
     journal = KnobController(store, target, info, None).probe_journal()  # what a probe enables is journaled
@@ -389,7 +389,7 @@ def ssh_options(sp: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tunebench.experiment import Experiment, RunSpec
+    from tunebench.run.experiment import Experiment, RunSpec
 
     groups = _group_from_args(args)
     spec = RunSpec(groups=tuple(groups), engine=args.engine, step_seconds=args.step_seconds,
@@ -563,7 +563,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from tunebench.core.results import markdown
     from tunebench.core.sweep import load_spec
-    from tunebench.experiment import Experiment, plan_sweep, sweep_run_spec
+    from tunebench.run.experiment import Experiment, plan_sweep, sweep_run_spec
 
     sweep = load_spec(args.file)
     if args.threads:  # in the spec itself: the plan, its time estimate and the session say so
@@ -618,7 +618,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from tunebench.tuning import restore_pending
+    from tunebench.run.tuning import restore_pending
 
     store = _store(args)
     done, live = restore_pending(store, force=args.force, note=lambda m: print(m, file=sys.stderr))
@@ -637,7 +637,7 @@ def _auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
     if not path.exists():
         return
     from tunebench.store.repo import Store
-    from tunebench.tuning import restore_pending, restored_lines
+    from tunebench.run.tuning import restore_pending, restored_lines
 
     store = Store(path)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import ROOT
 
-from tunebench.experiment import Experiment, RunSpec
+from tunebench.run.experiment import Experiment, RunSpec
 from tunebench.load.engine import ClientGroup
 from tunebench.load.workload import load_workload
 from tunebench.mysql.connect import open_connection, query_all

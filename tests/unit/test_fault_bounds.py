@@ -8,7 +8,7 @@ import time
 
 from tunebench.core.probe import Reading
 from tunebench.load.postmortem import examine
-from tunebench.monitor import ProbeSampler
+from tunebench.run.monitor import ProbeSampler
 
 
 class FrozenProbe:

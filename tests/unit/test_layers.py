@@ -10,10 +10,10 @@ class Block:
         if name.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6'):
             raise ImportError('Qt is blocked below ui/: ' + name)
 sys.meta_path.insert(0, Block())
-import tunebench.cli, tunebench.experiment, tunebench.core.stats, tunebench.load.builtin
+import tunebench.cli, tunebench.run.experiment, tunebench.core.stats, tunebench.load.builtin
 import tunebench.load.sysbench, tunebench.load.prepare, tunebench.hosts.sandbox, tunebench.store.repo
-import tunebench.mysql.connect, tunebench.mysql.probes, tunebench.mysql.knobs, tunebench.monitor
-import tunebench.tuning, tunebench.runproc, tunebench.core.sweep, tunebench.core.results, tunebench.store.export
+import tunebench.mysql.connect, tunebench.mysql.probes, tunebench.mysql.knobs, tunebench.run.monitor
+import tunebench.run.tuning, tunebench.run.child, tunebench.core.sweep, tunebench.core.results, tunebench.store.export
 print('ok')
 """
 

@@ -4,7 +4,7 @@ import threading
 import time
 
 from tunebench.core.errors import TargetError
-from tunebench.watch import ServerWatch
+from tunebench.run.watch import ServerWatch
 
 
 class FakeServer:

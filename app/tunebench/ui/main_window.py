@@ -24,14 +24,14 @@ from PySide6.QtWidgets import (
 from tunebench import paths
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Event
-from tunebench.experiment import RunSpec
+from tunebench.run.experiment import RunSpec
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.load.driver import driver_mode
 from tunebench.load.prepare import cleanup, prepare
 from tunebench.mysql.connect import introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import conn_params, typed_password
-from tunebench.runproc import RunRequest
+from tunebench.run.child import RunRequest
 from tunebench.store.repo import Store
 from tunebench.ui.compare import CompareView
 from tunebench.ui.dashboard import SHOWN_PREFIXES, Dashboard
@@ -305,7 +305,7 @@ class MainWindow(QMainWindow):
         call_in_background(self, trust, self.show_message, self.show_message)
 
     def run_sweep(self) -> None:
-        from tunebench.experiment import sweep_run_spec
+        from tunebench.run.experiment import sweep_run_spec
 
         try:
             target = self.targets.current_target()
@@ -593,7 +593,7 @@ class MainWindow(QMainWindow):
 
     def _on_plan_wanted(self, spec: Any) -> None:
         """The sweep panel's plan, from the planner `tunebench sweep --plan` uses, against the current target."""
-        from tunebench.experiment import plan_sweep
+        from tunebench.run.experiment import plan_sweep
 
         try:
             target = self.targets.current_target()

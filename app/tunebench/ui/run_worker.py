@@ -19,7 +19,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
 
 from tunebench.core.errors import TunebenchError
-from tunebench.runproc import RunRequest, child_main
+from tunebench.run.child import RunRequest, child_main
 
 
 class Inbox(QObject):
@@ -49,7 +49,7 @@ class Inbox(QObject):
 
 
 class RunWorker(QObject):
-    """A run in a child process (see runproc.py); its records arrive here as signals on the GUI thread."""
+    """A run in a child process (see run/child.py); its records arrive here as signals on the GUI thread."""
 
     interval = Signal(object)  # Interval
     samples = Signal(float, object)  # t, {series: value}

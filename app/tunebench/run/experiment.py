@@ -23,14 +23,14 @@ from tunebench.load.driver import driver_mode
 from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.prepare import check_schema_name, cleanup, prepare, tables_ready
 from tunebench.load.sysbench import SysbenchEngine
-from tunebench.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, status_map
+from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, status_map
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
-from tunebench.runlock import RunLock
+from tunebench.run.runlock import RunLock
 from tunebench.store.repo import SessionWriter, Store
-from tunebench.tuning import KnobController, restore_pending, restored_lines, sandbox_for
-from tunebench.watch import Outage, ServerWatch
+from tunebench.run.tuning import KnobController, restore_pending, restored_lines, sandbox_for
+from tunebench.run.watch import Outage, ServerWatch
 
 ENGINES = ("builtin", "sysbench")
 RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering before it gives up

@@ -37,7 +37,7 @@ class RunRequest:
 
 
 def child_main(req: RunRequest, conn: Connection) -> None:
-    from tunebench.experiment import Experiment, plan_sweep
+    from tunebench.run.experiment import Experiment, plan_sweep
     from tunebench.store.repo import Store
 
     # A session of its own: with the kernel's autogroup scheduling (the default on desktop Linux), the load
