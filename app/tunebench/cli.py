@@ -183,9 +183,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str, Any]:
     """Which probes work against the target (the sandbox when it runs); opened and closed, nothing kept."""
-    from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, status_map
     from tunebench.mysql.connect import introspect, open_connection
     from tunebench.mysql.target import conn_params
+    from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, status_map
 
     if not args.target and not sandbox_running:
         return {"target": None, "skipped": "no target: start the sandbox or pass --target"}
@@ -389,7 +389,8 @@ def ssh_options(sp: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tunebench.run.experiment import Experiment, RunSpec
+    from tunebench.run.experiment import Experiment
+    from tunebench.run.spec import RunSpec
 
     groups = _group_from_args(args)
     spec = RunSpec(groups=tuple(groups), engine=args.engine, step_seconds=args.step_seconds,
@@ -415,7 +416,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, on_samples=on_samples)
-    result = exp.run()
+    result = exp.run().to_dict()
     text = f"\nsession {result['session_id']} ({result['status']}), engine {result['engine']}, " \
            f"target {result['target']} {result['server'].get('flavor')} {result['server'].get('version')}\n" \
            + _steps_table(result["steps"])
@@ -563,7 +564,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from tunebench.core.results import markdown
     from tunebench.core.sweep import load_spec
-    from tunebench.run.experiment import Experiment, plan_sweep, sweep_run_spec
+    from tunebench.run.experiment import Experiment
+    from tunebench.run.spec import plan_sweep, sweep_run_spec
 
     sweep = load_spec(args.file)
     if args.threads:  # in the spec itself: the plan, its time estimate and the session say so
@@ -605,7 +607,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, plan=plan, resume=args.resume,
                      reset_data=sweep.reset_data, cooldown_seconds=sweep.cooldown_seconds)
-    result = exp.run()
+    result = exp.run().to_dict()
     if args.json:
         _emit(args, result, "")
     else:
@@ -636,8 +638,8 @@ def _auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
     path = Path(args.db) if args.db else paths.default_db_path()
     if not path.exists():
         return
-    from tunebench.store.repo import Store
     from tunebench.run.tuning import restore_pending, restored_lines
+    from tunebench.store.repo import Store
 
     store = Store(path)
     try:

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from tests.conftest import ROOT
 
-from tunebench.run.experiment import Experiment, RunSpec
 from tunebench.load.engine import ClientGroup
 from tunebench.load.workload import load_workload
 from tunebench.mysql.connect import open_connection, query_all
 from tunebench.mysql.target import conn_params
+from tunebench.run.experiment import Experiment
+from tunebench.run.spec import RunSpec
 from tunebench.store.repo import Store
 
 pytestmark = pytest.mark.integration
@@ -229,7 +230,7 @@ def test_live_knob_change_splits_the_step(sandbox):
     import threading
     th = threading.Thread(target=flip)
     th.start()
-    result = exp.run()
+    result = exp.run().to_dict()
     th.join()
     assert changes and changes[0]["from"] == "1" and changes[0]["to"] == "0"
     seg = result["steps"][0]["segments"]

@@ -25,7 +25,9 @@ def test_workload_on_a_client_host_from_the_window(window, qtbot, sandbox, sshd,
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Yes)
     with qtbot.waitSignal(window.run_finished, timeout=60000) as first:
         window.run_workload()
-    assert first.args[0]["status"] == "failed" and "unknown host key" in first.args[0]["error"]
+    outcome = first.args[0]  # a RunOutcome whose error says what and where, as data
+    assert outcome.status == "failed" and outcome.error.kind == "host_key_unknown"
+    assert outcome.error.host.startswith("ssh://") and outcome.error.host.endswith(f"@127.0.0.1:{sshd.port}")
     assert asked and sshd.url() in asked[0]
     qtbot.waitUntil(lambda: kh.is_file() and f"[127.0.0.1]:{sshd.port}" in kh.read_text(), timeout=15000)
     # then the run goes: the client host's own series beside the group's
@@ -33,7 +35,7 @@ def test_workload_on_a_client_host_from_the_window(window, qtbot, sandbox, sshd,
         window.run_workload()
     if not second.signal_triggered:
         raise AssertionError([window.log.item(i).text() for i in range(window.log.count())])
-    assert second.args[0]["status"] == "completed", second.args[0]
+    assert second.args[0].status == "completed", second.args[0]
     host = f"client.main@{name_part(f'127.0.0.1:{sshd.port}')}.tps"
     assert window.timeline.series["client.main.tps"].n >= 2 and window.timeline.series[host].n >= 2
     kh.unlink()

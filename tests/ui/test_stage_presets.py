@@ -15,6 +15,8 @@ class FakeWorker:
         self.calls: list[tuple[str, str]] = []
         self.values = {"innodb_flush_log_at_trx_commit": "1", "innodb_spin_wait_delay": "4"}
 
+    ended = False
+
     def running(self) -> bool:
         return True
 
@@ -46,7 +48,7 @@ def win(qtbot, tmp_path):
     w.resize(1600, 1000)
     w.show()
     yield w
-    w.worker = None
+    w.controller.worker = None
     w.stage.set(False)
     store.close()
 
@@ -71,7 +73,7 @@ def test_presets_round_trip_through_a_fresh_qsettings(tmp_path):
 
 def test_f1_f2_flip_the_presets_and_the_keys_are_on_screen(win, qtbot):
     fake = FakeWorker()
-    win.worker = fake
+    win.controller.worker = fake
     win.stage.set(True, full_screen=False)
     help_card = win.stage.help
     assert help_card.isVisible()

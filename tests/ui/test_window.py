@@ -65,9 +65,9 @@ def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
     assert window.knobs.current["innodb_spin_wait_delay"].text() == "24"
     with qtbot.waitSignal(window.run_finished, timeout=60000) as finished:
         window.stop_run()
-    result = finished.args[0]
-    assert result["status"] in ("aborted", "completed")
-    session = window.store.get_session(result["session_id"])
+    outcome = finished.args[0]
+    assert outcome.status in ("aborted", "completed")
+    session = window.store.get_session(outcome.session_id)
     knob = [e for e in session["events"] if e["kind"] == "knob"]
     assert knob and knob[0]["data"]["to"] == "24"
     assert spin_wait_delay(sandbox) == before  # the journal put it back

@@ -36,9 +36,15 @@ URL_RE = re.compile(r"^ssh://(?:(?P<user>[A-Za-z0-9._-]+)@)?(?P<host>\[[0-9A-Fa-
 
 
 class SshError(TunebenchError):
-    """Cannot reach, authenticate to, or trust an SSH host: one line that says which and why."""
+    """Cannot reach, authenticate to, or trust an SSH host: one line that says which and why; `kind` says
+    which as data (host_key_unknown, host_key_mismatch, auth, unreachable, ssh) and `host` is the ssh:// URL."""
 
     exit_code = 2
+
+    def __init__(self, message: str, kind: str = "ssh", host: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.host = host
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +125,7 @@ def connect(host: SshHost, trust: bool = False, key_files: Sequence[str] = (), t
     keys = [os.path.expanduser(k) for k in (*key_files, *cfg.get("identityfile", []))]
     keys = [k for k in keys if os.path.isfile(k)]
     where = f"{user}@{hostname}:{port}"
+    url = f"ssh://{where}"
     client = paramiko.SSHClient()
     try:
         client.load_system_host_keys()
@@ -141,22 +148,22 @@ def connect(host: SshHost, trust: bool = False, key_files: Sequence[str] = (), t
         raise SshError(f"ssh {where}: host key mismatch (got {exc.key.get_name()} "
                        f"SHA256:{_fingerprint(exc.key)}, known_hosts has another): refusing to connect. If the "
                        f"host was reinstalled, remove the old key: ssh-keygen -R '{known}' "
-                       f"(and from {mine})") from None
+                       f"(and from {mine})", "host_key_mismatch", url) from None
     except paramiko.AuthenticationException:
         client.close()
         tried = ", ".join(keys) if keys else "the agent and ~/.ssh/id_*"
         raise SshError(f"ssh {where}: authentication failed (tried {tried}); give a key with --ssh-key FILE "
-                       "or IdentityFile in ~/.ssh/config") from None
+                       "or IdentityFile in ~/.ssh/config", "auth", url) from None
     except paramiko.SSHException as exc:
         client.close()
         if "not found in known_hosts" in str(exc):
             raise SshError(f"ssh {where}: unknown host key; check it and trust it explicitly with "
-                           f"--trust-host-key (it is then kept in {mine})") from None
-        raise SshError(f"ssh {where}: {exc}") from None
+                           f"--trust-host-key (it is then kept in {mine})", "host_key_unknown", url) from None
+        raise SshError(f"ssh {where}: {exc}", host=url) from None
     except (TimeoutError, OSError) as exc:
         client.close()
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
-        raise SshError(f"ssh {where}: cannot connect: {reason}") from None
+        raise SshError(f"ssh {where}: cannot connect: {reason}", "unreachable", url) from None
     if isinstance(policy, _TrustOnce):
         for line in policy.added:
             (note or (lambda m: sys.stderr.write(f"tunebench: {m}\n")))(f"trusted new host key {line}")
@@ -292,11 +299,11 @@ class SshRunner:
                         self.reconnects += 1
                     return self._client
                 except SshError as exc:
-                    if "cannot connect" not in str(exc) or attempt == attempts - 1:
+                    if exc.kind != "unreachable" or attempt == attempts - 1:
                         raise
                 time.sleep(delay)
                 delay *= 2
-            raise SshError(f"ssh {self.host.url()}: cannot connect")
+            raise SshError(f"ssh {self.host.url()}: cannot connect", "unreachable", self.host.url())
 
     def connect(self) -> SshRunner:
         self.client()

@@ -1,11 +1,10 @@
 """An Experiment in a child process, talking to its parent over one pipe (no Qt here).
 
 The GUI process only draws: the engine, the probes and the SQLite writes run in this child, so they never
-take the GUI's interpreter lock. Records go up as tuples: ("interval", Interval), ("samples", t, values),
-("event", Event), ("note", text), ("step", StepResult), then ("finished", result) or ("failed", message).
-Commands come down: ("stop",), ("knob", id, name, value), ("restore", id), ("mark", label); knob and
-restore are answered with ("reply", id, ok, payload). If the parent goes away, the run stops (and, as
-always, puts every knob back).
+take the GUI's interpreter lock. Up the pipe go typed records (run/records.py): Interval, Samples, Event,
+Note, StepResult, then exactly one RunOutcome (a failure is an outcome with a RunError, never text to
+parse). Down come commands: Stop, Mark, ChangeKnob, RestoreKnobs; the last two are answered with a Reply.
+If the parent goes away, the run stops (and, as always, puts every knob back).
 """
 
 from __future__ import annotations
@@ -13,22 +12,23 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from tunebench.core.errors import TunebenchError
-from tunebench.core.interval import Event
 from tunebench.core.sweep import SweepSpec
 from tunebench.mysql.target import Target, remember_password
+from tunebench.run.records import ChangeKnob, Mark, Note, Reply, RestoreKnobs, RunError, RunOutcome, Samples, Stop
+from tunebench.run.spec import RunSpec, plan_sweep
 
 
 @dataclass(frozen=True)
 class RunRequest:
     store_path: str
     target: Target
-    spec: Any  # RunSpec
+    spec: RunSpec
     sweep: SweepSpec | None = None
     password: str | None = None  # typed in the GUI for this target; travels through the pipe only
 
@@ -37,7 +37,7 @@ class RunRequest:
 
 
 def child_main(req: RunRequest, conn: Connection) -> None:
-    from tunebench.run.experiment import Experiment, plan_sweep
+    from tunebench.run.experiment import Experiment
     from tunebench.store.repo import Store
 
     # A session of its own: with the kernel's autogroup scheduling (the default on desktop Linux), the load
@@ -46,57 +46,60 @@ def child_main(req: RunRequest, conn: Connection) -> None:
         os.setsid()
     lock = threading.Lock()
 
-    def send(*msg: Any) -> None:
+    def send(record: object) -> None:
         with lock:
             try:
-                conn.send(msg)
+                conn.send(record)
             except (BrokenPipeError, OSError):
                 pass
 
     if req.password is not None:
         remember_password(req.target, req.password)
-    store = Store(req.store_path)
-    exp: Any = None
+    exp: Experiment | None = None
+    try:
+        store = Store(req.store_path)
+    except TunebenchError as exc:
+        send(RunOutcome("failed", None, error=RunError.from_exception(exc)))
+        return
     try:
         plan = None
         if req.sweep is not None:
-            plan, _info = plan_sweep(req.sweep, req.target, req.spec.transport, note=lambda m: send("note", m))
+            plan, _info = plan_sweep(req.sweep, req.target, req.spec.transport, note=lambda m: send(Note(m)))
         sweep = req.sweep
         exp = Experiment(store, req.target, req.spec, plan=plan,
                          reset_data=sweep.reset_data if sweep else False,
                          cooldown_seconds=sweep.cooldown_seconds if sweep else 0,
-                         on_interval=lambda iv: send("interval", iv), on_note=lambda m: send("note", m),
-                         on_samples=lambda t, v: send("samples", t, v), on_event=lambda e: send("event", e),
-                         on_step=lambda s: send("step", s))
+                         on_interval=send, on_note=lambda m: send(Note(m)),
+                         on_samples=lambda t, v: send(Samples(t, v)), on_event=send, on_step=send)
         threading.Thread(target=_commands, args=(conn, exp, send), daemon=True).start()
-        result = exp.run()
+        outcome = exp.run()
     except TunebenchError as exc:
-        send("failed", str(exc))
+        error = RunError.from_exception(exc)
+        send(exp.outcome("failed", error) if exp is not None else RunOutcome("failed", None, error=error))
         return
+    except BaseException as exc:  # a bug: the window hears of it as one outcome; the traceback goes to stderr
+        send(RunOutcome("failed", exp.writer.id if exp and exp.writer else None,
+                        error=RunError.from_exception(exc)))
+        raise
     finally:
         store.close()
-    send("finished", result)
+    send(outcome)
 
 
-def _commands(conn: Connection, exp: Any, send: Any) -> None:
+def _commands(conn: Connection, exp: Any, send: Callable[[object], None]) -> None:
     while True:
         try:
-            msg = conn.recv()
+            cmd = conn.recv()
         except (EOFError, OSError):
             exp.request_stop()  # the window went away: stop, and put the knobs back
             return
-        kind = msg[0]
-        if kind == "stop":
+        if isinstance(cmd, Stop):
             exp.request_stop()
-        elif kind == "mark":
-            exp._record(Event(time.time(), "mark", msg[1]))
-        elif kind in ("knob", "restore"):
-            rid = msg[1]
+        elif isinstance(cmd, Mark):
+            exp.mark(cmd.label)
+        elif isinstance(cmd, ChangeKnob | RestoreKnobs):
             try:
-                if kind == "knob":
-                    payload: Any = exp.change_knob(msg[2], msg[3])
-                else:
-                    payload = exp.controller.restore() if exp.controller is not None else []
-                send("reply", rid, True, payload)
+                payload = exp.change_knob(cmd.name, cmd.value) if isinstance(cmd, ChangeKnob) else exp.restore_knobs()
+                send(Reply(cmd.rid, payload))
             except TunebenchError as exc:
-                send("reply", rid, False, str(exc))
+                send(Reply(cmd.rid, error=RunError.from_exception(exc)))

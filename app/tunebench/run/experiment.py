@@ -3,113 +3,33 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event, Interval
-from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.results import sweep_tables
-from tunebench.core.stats import StepSummary, summarize
-from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
+from tunebench.core.stats import summarize
+from tunebench.core.sweep import ConfigPlan, Plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
-from tunebench.load.builtin import BuiltinEngine, default_workers
-from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
-from tunebench.load.driver import driver_mode
-from tunebench.load.engine import ClientGroup, LoadEngine
-from tunebench.load.prepare import check_schema_name, cleanup, prepare, tables_ready
+from tunebench.load.builtin import BuiltinEngine
+from tunebench.load.engine import LoadEngine
+from tunebench.load.prepare import cleanup, prepare, tables_ready
 from tunebench.load.sysbench import SysbenchEngine
-from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, status_map
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
-from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
+from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, status_map
+from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.runlock import RunLock
+from tunebench.run.session import live_segments, open_session, steps_json
+from tunebench.run.spec import RunSpec, check_run_capacity, single_config
+from tunebench.run.tuning import KnobController, restore_pending, restored_lines
+from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
 from tunebench.store.repo import SessionWriter, Store
-from tunebench.run.tuning import KnobController, restore_pending, restored_lines, sandbox_for
-from tunebench.run.watch import Outage, ServerWatch
 
-ENGINES = ("builtin", "sysbench")
 RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering before it gives up
-MAX_WORKERS = 1024
-
-
-@dataclass(frozen=True, slots=True)
-class RunSpec:
-    groups: tuple[ClientGroup, ...]
-    engine: str = "builtin"
-    step_seconds: int = 10
-    warmup_seconds: int = 0
-    transport: str | None = None
-    schema: str = "tunebench"
-    workers: int | None = None
-    prepare_threads: int = 4
-    seed: int | None = None
-    probes: tuple[str, ...] | None = None  # None: every probe that works here; (): none
-    probe_interval: float = 1.0
-    extra: dict[str, Any] = field(default_factory=dict)
-    client_hosts: tuple[str, ...] = ()  # ssh://user@host[:port]: sysbench runs there (split threads)
-    trust_host_key: bool = False  # accept (and remember) a client host's unknown host key
-    ssh_keys: tuple[str, ...] = ()
-
-    @property
-    def steps(self) -> int:
-        return max(len(g.schedule) for g in self.groups)
-
-    def validate(self) -> None:
-        if self.engine not in ENGINES:
-            raise ConfigError(f"unknown engine {self.engine!r}; use {' or '.join(ENGINES)}")
-        if not self.groups:
-            raise ConfigError("a run needs at least one client group")
-        names = [g.name for g in self.groups]
-        if len(set(names)) != len(names):
-            raise ConfigError(f"client group names must be unique: {', '.join(names)}")
-        for g in self.groups:
-            if not g.schedule or any(n < 1 for n in g.schedule):
-                raise ConfigError(f"group {g.name}: thread counts must be >= 1, got {list(g.schedule)}")
-            if max(g.schedule) > 100_000:
-                raise ConfigError(f"group {g.name}: {max(g.schedule)} threads is beyond reason")
-        if not 1 <= self.step_seconds <= MAX_SECONDS:
-            raise ConfigError(f"--step-seconds must be from 1 to {MAX_SECONDS}, got {self.step_seconds}")
-        if not 0 <= self.warmup_seconds <= MAX_SECONDS:
-            raise ConfigError(f"--warmup-seconds must be from 0 to {MAX_SECONDS}, got {self.warmup_seconds}")
-        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
-            raise ConfigError(f"--workers must be from 1 to {MAX_WORKERS}, got {self.workers}")
-        if self.seed is not None and not 0 <= self.seed < 2**32:
-            raise ConfigError(f"--seed must be from 0 to {2**32 - 1}, got {self.seed}")
-        check_schema_name(self.schema)
-        check_interval(self.probe_interval)
-        for url in self.client_hosts:
-            parse_ssh_url(url)
-        if len(set(self.client_hosts)) != len(self.client_hosts):
-            raise ConfigError("each --client-host once (two names for one machine are two hosts)")
-        if self.client_hosts and self.engine != "sysbench":
-            raise ConfigError("client hosts run the sysbench engine (--engine sysbench); the builtin engine "
-                              "runs on this machine only so far")
-        unknown = [p for p in self.probes or () if p not in PROBE_NAMES]
-        if unknown:
-            raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}")
-        shapes = {(g.options["tables"], g.options["table_size"], g.options["secondary"], g.options["auto_inc"])
-                  for g in self.groups}
-        if len(shapes) > 1:
-            raise ConfigError("client groups share the sbtest tables: tables/table_size/secondary/auto_inc "
-                              "must be the same in every group")
-
-
-@dataclass(frozen=True, slots=True)
-class StepResult:
-    idx: int
-    summaries: tuple[StepSummary, ...]
-    config: int = 0
-    segments: tuple[dict[str, Any], ...] = ()
-    incomplete: bool = False  # a client host or worker was lost, or the server did not answer
-
-
-def single_config(spec: RunSpec) -> ConfigPlan:
-    return ConfigPlan(0, {}, {}, spec.transport, spec.engine, None)
 
 
 class Experiment:
@@ -166,6 +86,14 @@ class Experiment:
         change = self.controller.set_live(name, value)
         self._live_marks.append((time.time(), change))
         return change
+
+    def mark(self, label: str) -> None:
+        """A user's mark on the timeline, recorded with the session."""
+        self._record(Event(time.time(), "mark", label))
+
+    def restore_knobs(self) -> list[dict[str, Any]]:
+        """Every knob this run changed, back to its original value now (the run goes on)."""
+        return self.controller.restore() if self.controller is not None else []
 
     def _engine(self, params: Any, engine: str) -> LoadEngine:
         if engine == "sysbench" and self._runners:
@@ -227,45 +155,7 @@ class Experiment:
             self.on_note(f"preparing {opts['tables']} table(s) x {rows} rows in schema {self.spec.schema}")
             prepare(params, self.spec.schema, opts, rows, threads=self.spec.prepare_threads, progress=self.on_note)
 
-    def _session_config(self) -> dict[str, Any]:
-        spec = self.spec
-        return {
-            "groups": [{"name": g.name, "workload": g.workload.name, "options": dict(g.options),
-                        "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
-            "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
-            "driver": driver_mode(), "workers": spec.workers,
-            "probes": list(spec.probes) if spec.probes is not None else "all",
-            "probe_interval": spec.probe_interval,
-            # the spec as written, not its expansion (a big product made this a 482 MB blob); the configurations
-            # that ran are in the steps and in the summary's sweep tables
-            **({"sweep": {**self.plan.spec.to_dict(), "restarts_planned": self.plan.restarts,
-                          "estimated_seconds": round(self.plan.seconds), "baseline_config": self.plan.baseline},
-                "sweep_fingerprint": self.plan.spec.fingerprint()} if self.plan else {}),
-        }
-
-    def _open_session(self, transport: str, info: ServerInfo) -> SessionWriter:
-        if self.resume is None:
-            writer = self.store.new_session(
-                target=self.target.name, transport=transport, engine=self.spec.engine,
-                workload="+".join(g.workload.name for g in self.spec.groups), config=self._session_config(),
-                flavor=info.flavor, version=info.version)
-            writer.snapshot_variables(info.variables)
-            return writer
-        old = self.store.get_session(self.resume)
-        want = self.plan.spec.fingerprint() if self.plan else None
-        if old["config"].get("sweep_fingerprint") != want:
-            raise ConfigError(f"session {self.resume} was not recorded from this sweep spec; cannot resume it")
-        for st in old["steps"]:
-            if st["summary"] is not None and st["ended_at"] is not None:
-                cfg, step = st["config"].get("config", 0), st["config"].get("step", st["idx"])
-                self._done.add((cfg, step))
-                self.results.append(StepResult(st["idx"], tuple(StepSummary.from_dict(v) for k, v in
-                                                                  st["summary"].items() if not k.startswith("_")), cfg))
-        writer = self.store.resume_session(self.resume)
-        writer.add_event(Event(time.time(), "note", f"resumed: {len(self._done)} step(s) were already done"))
-        return writer
-
-    def run(self) -> dict[str, Any]:
+    def run(self) -> RunOutcome:
         spec = self.spec
         # Client hosts first: an unreachable, untrusted or refusing host stops the run before anything
         # (data, session, knobs) is touched.
@@ -289,12 +179,14 @@ class Experiment:
         finally:
             self.lock.release()
 
-    def _run_locked(self, admin_params: Any, transport: str) -> dict[str, Any]:
+    def _run_locked(self, admin_params: Any, transport: str) -> RunOutcome:
         spec = self.spec
         conn = open_connection(admin_params, self.target.name)
         try:
             info = introspect(conn)
-            self._check_capacity(conn, info, transport)  # before anything on the server changes
+            # before anything on the server changes
+            check_run_capacity(conn, info, self.spec, self.configs,
+                               server_is_local(self.target, transport) and not self._runners)
             cur = conn.cursor()
             cur.execute(f"CREATE DATABASE IF NOT EXISTS `{spec.schema}`")
             cur.close()
@@ -303,7 +195,8 @@ class Experiment:
         self.password = admin_params.password
         self.server = info.summary()
         self._ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password))
-        self.writer = self._open_session(transport, info)
+        self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
+                                                            self.resume)
         self.writer.on_locked = self.on_note
         if self.lock is not None:
             self.lock.name_session(self.writer.id)
@@ -315,11 +208,13 @@ class Experiment:
             self.controller.describe(knob_names)
         self.controller.check_restartable(self.configs)
         status = "failed"
-        restore = self._install_signal_handlers()
+        restore = stop_on_sigterm(self.request_stop)
         engine: LoadEngine | None = None
         try:
             self._start_probes(admin_params, transport, info)
-            self._start_watch(admin_params)
+            self.server_watch = watch_server(
+                lambda: open_connection(admin_params, f"{self.target.name} (watch)", timeout=3, read_timeout=3),
+                self.on_note, self._record)
             for n, cfg in enumerate(self.configs):
                 if self.stop_event.is_set():
                     break
@@ -358,29 +253,13 @@ class Experiment:
             self.restored = self.controller.restore()
             restore()
             try:
-                self.writer.finish(status, {"steps": self._steps_json(), **self._tables()})
+                self.writer.finish(status, {"steps": steps_json(self.results), **self._tables()})
             except StoreError as exc:
                 if self._store_error is None:
                     raise
                 self.on_note(f"the session could not be closed in the store ({exc}); what was written before is "
                              "intact, and the next start marks it interrupted")
-        return self.result(status)
-
-    def _check_capacity(self, conn: Any, info: ServerInfo, transport: str) -> None:
-        cur = conn.cursor()
-        cur.execute("SHOW GLOBAL STATUS LIKE 'Threads_connected'")
-        row = cur.fetchone()
-        cur.close()
-        in_use = int(row[1]) if row else 0
-        limits = [int(info.variables.get("max_connections", "151"))]
-        # a sweep may raise the limit itself
-        limits += [int(c.knobs["max_connections"]) for c in self.configs if "max_connections" in c.knobs]
-        peak = peak_connections([g.schedule for g in self.spec.groups])
-        engines = {c.engine for c in self.configs} | {self.spec.engine}
-        workers = self.spec.workers or default_workers(peak)
-        memory = max(estimate_mb(peak, e, workers, server_is_local(self.target, transport) and not self._runners,
-                                 info.variables) for e in engines)
-        check_capacity(Capacity(peak, max(limits), in_use, memory, mem_available_mb()))
+        return self.outcome(status)
 
     def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine:
         assert self.controller is not None and self.writer is not None
@@ -433,22 +312,6 @@ class Experiment:
         self.sampler = ProbeSampler(probes, self.spec.probe_interval, sink, report)
         self.probe_status = status_map(self.sampler.open())
         self.sampler.start()
-
-    def _start_watch(self, params: Any) -> None:
-        name = f"{self.target.name} (watch)"
-
-        def down(o: Outage) -> None:
-            self.on_note(f"server not answering: {o.why}")
-            self._record(Event(o.start, "gap", f"server not answering: {o.why}", {"server": "down", "why": o.why}))
-
-        def up(o: Outage) -> None:
-            took = (o.end or time.time()) - o.start
-            self.on_note(f"server answering again after {took:.1f} s")
-            self._record(Event(o.end or time.time(), "note", f"server answering again after {took:.1f} s",
-                               {"server": "up", "seconds": round(took, 2)}))
-
-        self.server_watch = ServerWatch(lambda: open_connection(params, name, timeout=3, read_timeout=3), down, up)
-        self.server_watch.start()
 
     def _pause_probes(self) -> None:
         """A planned restart: neither a probe failure nor a server outage."""
@@ -504,7 +367,8 @@ class Experiment:
             hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self.stop_event,
                                     warmup=spec.warmup_seconds)
         except EngineError as exc:
-            outage = self._outage_now(grace=4.0)  # a ping's read timeout (3 s), and then some
+            # a ping's read timeout (3 s), and then some
+            outage = self.server_watch.outage_within(4.0, self.stop_event) if self.server_watch else None
             if outage is None:
                 raise
             # The engine gave up because the server went away (sysbench exits on a lost connection).
@@ -529,7 +393,7 @@ class Experiment:
                       detect_steady=True)
             for g in spec.groups
         )
-        segments = self._segments(collected, threads)
+        segments = live_segments(self._live_marks, collected, threads)
         ended = time.time()
         summary: dict[str, Any] = {s.group: s.to_dict() for s in summaries}
         if segments:
@@ -552,137 +416,20 @@ class Experiment:
         self.on_step(result)
         if lost is not None:
             raise lost
-        if self._outage_now() is not None:
-            self._await_server(idx)
-
-    def _outage_now(self, grace: float = 0.0) -> Outage | None:
-        """The outage in progress, if any; `grace`: give the watch that long to notice one."""
-        w = self.server_watch
-        if w is None:
-            return None
-        deadline = time.monotonic() + grace
-        while w.down is None and time.monotonic() < deadline and not self.stop_event.is_set():
-            time.sleep(0.25)
-        return w.down
-
-    def _await_server(self, idx: int) -> None:
-        w = self.server_watch
-        assert w is not None
-        outage = w.down
-        if outage is None:
-            return
-        self.on_note(f"waiting up to {RECOVER_SECONDS} s for the server to answer again")
-        if w.wait_up(RECOVER_SECONDS, self.stop_event) or self.stop_event.is_set():
-            return
-        raise TargetError(f"the server has not answered for {time.time() - outage.start:.0f} s ({outage.why}): "
-                          f"the run stopped after step {idx + 1}")
-
-    def _segments(self, collected: dict[str, list[Interval]], threads: dict[str, int]) -> tuple[dict[str, Any], ...]:
-        """Before/after statistics around live knob changes made during the step."""
-        if not self._live_marks:
-            return ()
-        cuts = [t for t, _ in self._live_marks]
-        out = []
-        bounds = [float("-inf"), *cuts, float("inf")]
-        for i in range(len(bounds) - 1):
-            seg = {"from": None if i == 0 else bounds[i], "to": None if i == len(cuts) else bounds[i + 1],
-                   "after": None if i == 0 else self._live_marks[i - 1][1], "groups": {}}
-            for g, ivs in collected.items():
-                # an interval is stamped at its end: it belongs to the segment where it started
-                part = [iv for iv in ivs if bounds[i] <= iv.t - 1 < bounds[i + 1]]
-                if part:
-                    seg["groups"][g] = summarize(g, threads[g], part).to_dict()
-            out.append(seg)
-        return tuple(out)
-
-    def _install_signal_handlers(self) -> Callable[[], None]:
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-        previous = signal.getsignal(signal.SIGTERM)
-
-        def on_term(_sig: int, _frame: Any) -> None:
-            self.request_stop()
-
-        signal.signal(signal.SIGTERM, on_term)
-        return lambda: signal.signal(signal.SIGTERM, previous)
-
-    def _steps_json(self) -> list[dict[str, Any]]:
-        out = []
-        for r in sorted(self.results, key=lambda r: r.idx):
-            for s in r.summaries:
-                out.append({"step": r.idx + 1, "config": r.config, "group": s.group, "threads": s.threads,
-                            "tps": round(s.tps, 2), "qps": round(s.qps, 2), "lat_p95_ms": s.lat_p95_ms,
-                            "lat_p99_ms": s.lat_p99_ms, "errors": s.errors, "reconnects": s.reconnects, "cv": s.cv,
-                            "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
-                            "seconds": s.seconds,
-                            "steady_skipped": s.steady_skipped,
-                            **({"segments": list(r.segments)} if r.segments else {}),
-                            **({"incomplete": True} if r.incomplete else {})})
-        return out
+        if self.server_watch is not None and self.server_watch.down is not None:
+            self.on_note(f"waiting up to {RECOVER_SECONDS} s for the server to answer again")
+            self.server_watch.await_up(RECOVER_SECONDS, self.stop_event, f"the run stopped after step {idx + 1}")
 
     def _tables(self) -> dict[str, Any]:
         if self.plan is None:
             return {}
-        return sweep_tables(self.plan, self._steps_json(), self.applied)
+        return sweep_tables(self.plan, steps_json(self.results), self.applied)
 
-    def result(self, status: str) -> dict[str, Any]:
-        return {
-            "session_id": self.writer.id if self.writer else None,
-            "status": status,
-            "engine": self.spec.engine,
-            "target": self.target.name,
-            "server": self.server,
-            "probes": self.probe_status,
-            "steps": self._steps_json(),
-            **self._tables(),
-            **({"restored": self.restored} if self.restored else {}),
-            "restarts": self.controller.restarts if self.controller else 0,
-        }
-
-
-def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
-    """The RunSpec a sweep runs with (groups, engine, times, transport, schema, seed from the spec), for the
-    CLI and the window alike; `overrides` are the caller's own settings (probes, client hosts, ...)."""
-    from tunebench.load.workload import load_workload
-
-    groups = []
-    for g in sweep.groups:
-        wl = load_workload(g.workload)
-        groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), g.threads))
-    fields: dict[str, Any] = {"groups": tuple(groups), "engine": sweep.engine, "step_seconds": sweep.step_seconds,
-                              "warmup_seconds": sweep.warmup_seconds, "transport": sweep.transport,
-                              "schema": sweep.schema, "seed": sweep.seed}
-    fields.update({k: v for k, v in overrides.items() if v is not None})
-    return RunSpec(**fields)
-
-
-def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
-               note: Callable[[str], None] | None = None) -> tuple[Plan, ServerInfo]:
-    """Validate a sweep against the target's own variable list and expand it; nothing is changed."""
-    conn = open_connection(conn_params(target, transport or sweep.transport), target.name)
-    try:
-        info = introspect(conn)
-        missing = {a for a in sweep.optional if a in sweep.axes and a not in info.variables}
-        if missing:
-            (note or (lambda _m: None))(f"{info.flavor} {info.version} has no {', '.join(sorted(missing))}: "
-                                        "that axis is left out")
-            sweep = sweep.without_axes(missing)
-        knobs = describe_knobs(conn, info, sweep.knob_axes)
-    finally:
-        conn.close()
-    sb = sandbox_for(target)
-    plan = make_plan(sweep, knobs, info.variables, sb.status().cpus if sb else None)
-    if sb is not None:
-        from tunebench.hosts.sandbox import check_cpus
-
-        for cpus in sorted({c.cpus for c in plan.configs if c.cpus}):
-            check_cpus(cpus)
-    if sb is None:
-        for c in plan.configs:
-            if c.cpus:
-                raise ConfigError(f"the cpus axis binds the sandbox server; target {target.name} is not it")
-            if c.static and not target.restart_command:
-                raise ConfigError(f"{next(iter(c.static))} needs a server restart and target {target.name} has no "
-                                  "restart method: `tunebench target add` with --db-host, --option-file and "
-                                  "--restart-command gives it one")
-    return plan, info
+    def outcome(self, status: str, error: RunError | None = None) -> RunOutcome:
+        """How the run ended; with `error`, why it failed (the session, if one was opened, says so too)."""
+        return RunOutcome(
+            status, self.writer.id if self.writer else None, tuple(sorted(self.results, key=lambda r: r.idx)),
+            tuple(self.restored), error,
+            {"engine": self.spec.engine, "target": self.target.name, "server": self.server,
+             "probes": self.probe_status, "steps": steps_json(self.results), **self._tables(),
+             "restarts": self.controller.restarts if self.controller else 0})

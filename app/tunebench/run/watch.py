@@ -9,6 +9,7 @@ the run can wait a bounded time for the server to come back instead of measuring
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +18,8 @@ from typing import Any
 
 import mysql.connector
 
-from tunebench.core.errors import TunebenchError
+from tunebench.core.errors import TargetError, TunebenchError
+from tunebench.core.interval import Event
 
 
 @dataclass(slots=True)
@@ -88,6 +90,21 @@ class ServerWatch:
                     return
             time.sleep(0.02)
 
+    def outage_within(self, grace: float, stop: threading.Event) -> Outage | None:
+        """The outage in progress, if any, giving the watch up to `grace` seconds to notice one."""
+        deadline = time.monotonic() + grace
+        while self.down is None and time.monotonic() < deadline and not stop.is_set():
+            time.sleep(0.25)
+        return self.down
+
+    def await_up(self, timeout: float, stop: threading.Event, then: str) -> None:
+        """Wait up to `timeout` s for the server to answer again (or a stop); TargetError if it does not."""
+        outage = self.down
+        if outage is None or self.wait_up(timeout, stop) or stop.is_set():
+            return
+        raise TargetError(f"the server has not answered for {time.time() - outage.start:.0f} s ({outage.why}): "
+                          f"{then}")
+
     def wait_up(self, timeout: float, stop: threading.Event | None = None) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -157,3 +174,35 @@ class ServerWatch:
             self._up.set()
         if outage is not None:
             self.on_up(outage)
+
+
+def watch_server(connect: Callable[[], Any], note: Callable[[str], None],
+                 record: Callable[[Event], None]) -> ServerWatch:
+    """A started watch whose outages become a `gap` event (and its end a note) on the run's timeline."""
+    def down(o: Outage) -> None:
+        note(f"server not answering: {o.why}")
+        record(Event(o.start, "gap", f"server not answering: {o.why}", {"server": "down", "why": o.why}))
+
+    def up(o: Outage) -> None:
+        took = (o.end or time.time()) - o.start
+        note(f"server answering again after {took:.1f} s")
+        record(Event(o.end or time.time(), "note", f"server answering again after {took:.1f} s",
+                     {"server": "up", "seconds": round(took, 2)}))
+
+    watch = ServerWatch(connect, down, up)
+    watch.start()
+    return watch
+
+
+def stop_on_sigterm(stop: Callable[[], None]) -> Callable[[], None]:
+    """SIGTERM asks the run to stop (it then puts every knob back); returns what puts the old handler back.
+    Only the main thread can set handlers: elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_term(_sig: int, _frame: Any) -> None:
+        stop()
+
+    signal.signal(signal.SIGTERM, on_term)
+    return lambda: signal.signal(signal.SIGTERM, previous)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from tunebench.core.errors import ConfigError
 from tunebench.hosts.sandbox import SandboxServer
+from tunebench.run.records import RunOutcome
 from tunebench.store.repo import Store
 from tunebench.ui.launch import OWN_SESSION_ENV, has_display, in_own_session, rerun_in_own_session  # noqa: F401
 from tunebench.ui.main_window import MainWindow
@@ -113,9 +114,9 @@ def start_demo(window: MainWindow, screenshot: str | None) -> None:
             flipped["done"] = True
             QTimer.singleShot(DEMO_STEP_SECONDS * 500, lambda: window.flip_knob("innodb_flush_log_at_trx_commit", "2"))
 
-    def on_finished(result: dict[str, Any]) -> None:
+    def on_finished(outcome: RunOutcome) -> None:
         if screenshot:
-            QTimer.singleShot(1200, lambda: save_and_quit(window, screenshot, result))
+            QTimer.singleShot(1200, lambda: save_and_quit(window, screenshot, outcome.session_id, outcome.status))
 
     window.run_finished.connect(on_finished)
     window.run_started.connect(lambda worker: worker.event.connect(on_event))
@@ -147,14 +148,13 @@ def start_replay(window: MainWindow, session_id: int, stage: bool, screenshot: s
         window.stage.set(True, full_screen=not screenshot)
     if screenshot:
         window.replay_bar.seek(window.replay_timeline.end)
-        QTimer.singleShot(800, lambda: save_and_quit(window, screenshot, {"session_id": session_id,
-                                                                          "status": "replayed"}))
+        QTimer.singleShot(800, lambda: save_and_quit(window, screenshot, session_id, "replayed"))
 
 
-def save_and_quit(window: MainWindow, path: str, result: dict[str, Any]) -> None:
+def save_and_quit(window: MainWindow, path: str, session_id: int | None, status: str) -> None:
     window.dashboard._update_plots()
     window.grab().save(path)
-    sys.stderr.write(f"wrote {path} (session {result.get('session_id')}, {result.get('status')})\n")
+    sys.stderr.write(f"wrote {path} (session {session_id}, {status})\n")
     window.close()
     app = QApplication.instance()
     if app is not None:

@@ -122,3 +122,19 @@ def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str)
         lines.append("")
     p.write_text("\n".join(lines))
     return p
+
+
+FILTERS = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)"}
+
+
+def export(kind: str, dashboard: Dashboard, path: Path | str, session: dict[str, Any] | None = None) -> Path:
+    """`kind` (png, svg, csv, md) of what the dashboard shows to `path`; md needs the recorded `session`."""
+    if kind == "png":
+        return save_png(dashboard, path)
+    if kind == "svg":
+        return save_svg(dashboard, path)
+    if kind == "csv":
+        return save_csv(dashboard, path)
+    if session is None:
+        raise ConfigError("a report is of a recorded session: replay one or finish a run first")
+    return save_report(session, dashboard, path)

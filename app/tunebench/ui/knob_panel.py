@@ -98,6 +98,11 @@ class KnobPanel(QWidget):
                     combo.insertItem(0, value)
                 combo.setCurrentIndex(combo.findText(value))
 
+    def show_value(self, name: str, value: Any) -> None:
+        """One knob's present value (put back at the end of a run, say); others are left as they are."""
+        if name in self.current:
+            self.current[name].setText(str(value))
+
     def clear_values(self, why: str = "—") -> None:
         """Another target, or the server went away: nothing shown is known about it any more."""
         for label in self.current.values():

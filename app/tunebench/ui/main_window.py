@@ -1,11 +1,15 @@
-"""The workbench window: docks around the live dashboard, toolbar actions with shortcuts, status bar."""
+"""The workbench window: docks around the live dashboard, toolbar actions with shortcuts, status bar.
+
+It lays out and wires: panels take their models, the WindowController (ui/controller.py) holds the run, the
+replay and the server work, and answers with signals that land here on the panels.
+"""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -15,6 +19,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QMainWindow,
+    QMessageBox,
     QScrollArea,
     QTabWidget,
     QVBoxLayout,
@@ -24,33 +29,33 @@ from PySide6.QtWidgets import (
 from tunebench import paths
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Event
-from tunebench.run.experiment import RunSpec
+from tunebench.core.sweep import SweepSpec
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.load.driver import driver_mode
-from tunebench.load.prepare import cleanup, prepare
-from tunebench.mysql.connect import introspect, open_connection
-from tunebench.mysql.knobs import describe_knobs
-from tunebench.mysql.target import conn_params, typed_password
+from tunebench.mysql.target import Target, typed_password
 from tunebench.run.child import RunRequest
+from tunebench.run.records import RunOutcome, StepResult
+from tunebench.run.spec import RunSpec, sweep_run_spec
+from tunebench.run.tasks import ServerFacts
 from tunebench.store.repo import Store
+from tunebench.ui import export
 from tunebench.ui.compare import CompareView
+from tunebench.ui.controller import WindowController
 from tunebench.ui.dashboard import SHOWN_PREFIXES, Dashboard
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
-from tunebench.ui.replay import ReplayBar, load_session
-from tunebench.ui.run_worker import RunWorker, call_in_background
+from tunebench.ui.replay import ReplayBar
+from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
 from tunebench.ui.stage import Stage
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.targets_panel import TargetsPanel
 from tunebench.ui.theme import THEMES, Theme, apply_appearance
 from tunebench.ui.timeline import Timeline
+from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
 from tunebench.ui.workload_panel import WorkloadPanel
 
 
 class MainWindow(QMainWindow):
-    run_started = Signal(object)  # RunWorker
-    run_finished = Signal(object)
-
     def __init__(self, store: Store, sandbox: SandboxServer | None = None, settings: QSettings | None = None):
         super().__init__()
         self.store = store
@@ -58,23 +63,11 @@ class MainWindow(QMainWindow):
         # Window layout and last choices, kept with the rest of Tunebench's data (TUNEBENCH_HOME moves both).
         self.settings = settings or QSettings(str(paths.data_dir() / "gui.ini"), QSettings.Format.IniFormat)
         self.setWindowTitle("Tunebench")
-        self.timeline = Timeline()
-        self.theme = THEMES.get(str(self.settings.value("theme", "light")), THEMES["light"])
-        if self.theme.name == "stage":  # stage is a view state, never the everyday theme
-            self.theme = THEMES["light"]
-        try:
-            self.font_scale = float(self.settings.value("font_scale", 1.0))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            self.font_scale = 1.0
-        self.worker: RunWorker | None = None
-        self.started_at: float | None = None
-        self.last_result: dict[str, Any] | None = None
+        self.controller = WindowController(store, self.sandbox, self)
+        self.theme, self.font_scale = initial_appearance(self.settings)
         self.dashboard = Dashboard(self.timeline, self.theme)
-        self.replay_timeline = Timeline()
-        self.replay_session: dict[str, Any] | None = None
         self.replay_bar = ReplayBar()
         self.replay_bar.hide()
-        self.replay_bar.playing.connect(lambda on: on and self.dashboard.follow_box.setChecked(True))
         view = QWidget()
         vl = QVBoxLayout(view)
         vl.setContentsMargins(0, 0, 0, 0)
@@ -93,47 +86,51 @@ class MainWindow(QMainWindow):
             scroll.setWidget(page)
             self.central.addTab(scroll, title)
         self.setCentralWidget(self.central)
-        self.targets = TargetsPanel(store, self.sandbox)
+        self.targets = TargetsPanel(store, self.sandbox, self.controller.tasks)
         self.workload = WorkloadPanel()
         self.sweep = SweepPanel()
         self.knobs = KnobPanel()
         self.log = QListWidget()
-        builders = QTabWidget()
-        builders.addTab(self.workload, "Workload")
-        builders.addTab(self.sweep, "Sweep")
-        self.builders = builders
+        self.builders = QTabWidget()
+        self.builders.addTab(self.workload, "Workload")
+        self.builders.addTab(self.sweep, "Sweep")
         self._dock("Targets", self.targets, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Build", builders, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
         self._build_actions()
         self._build_status()
-        self.targets.message.connect(self.show_message)
-        self.targets.target_changed.connect(lambda _n: self._load_server_facts())
-        self.targets.target_ready.connect(lambda _n: self._load_server_facts())
-        # client hosts belong to a target: kept per target, back when it is chosen again
-        self._hosts_for = self.targets.current_name()
-        self.targets.target_changed.connect(self._switch_client_hosts)
-        self.knobs.flip.connect(self.flip_knob)
-        self.knobs.restore_all.connect(self._on_restore_all)
-        self.sweep.wants_facts.connect(self._on_wants_facts)
-        self.sweep.plan_wanted.connect(self._on_plan_wanted)
-        self.sweep.message.connect(self.show_message)
-        self.sweep.run_button.clicked.connect(self.run_sweep)
-        self.sweep.save_button.clicked.connect(self._on_save_sweep)
-        self.sweep.load_button.clicked.connect(self._on_load_sweep)
-        self.sessions.message.connect(self.show_message)
-        self.sessions.open_requested.connect(self.open_replay)
-        self.sessions.compare_requested.connect(self.compare_sessions)
-        self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
-        self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
+        self.hosts_for = self.targets.current_name()  # client hosts belong to a target: kept per target
+        self._connect_panels()
+        self._connect_controller()
         self.clock = QTimer(self)
         self.clock.setInterval(1000)
         self.clock.timeout.connect(self._update_status)
         self.clock.start()
-        self._restore_settings()
+        restore_window(self)
         self.set_appearance(self.theme, self.font_scale)
         self._load_server_facts()
+
+    # -- the controller's state, for the panels and tests that read it --
+    @property
+    def timeline(self) -> Timeline:
+        return self.controller.timeline
+
+    @property
+    def replay_timeline(self) -> Timeline:
+        return self.controller.replay_timeline
+
+    @property
+    def worker(self) -> RunWorker | None:
+        return self.controller.worker
+
+    @property
+    def run_started(self) -> Any:
+        return self.controller.run_started
+
+    @property
+    def run_finished(self) -> Any:
+        return self.controller.run_finished
 
     # -- construction --
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -150,7 +147,6 @@ class MainWindow(QMainWindow):
         a.triggered.connect(slot)
         self.addAction(a)
         return a
-
     def _build_actions(self) -> None:
         bar = self.addToolBar("Run")
         bar.setObjectName("toolbar-run")
@@ -175,7 +171,7 @@ class MainWindow(QMainWindow):
                                      ("Export plots as SVG…", "Ctrl+Shift+S", lambda: self._export("svg")),
                                      ("Export visible series as CSV…", "Ctrl+Shift+C", lambda: self._export("csv")),
                                      ("Markdown report of the session…", "Ctrl+Shift+R", lambda: self._export("md")),
-                                     ("Import session file…", "Ctrl+I", self.sessions._import),
+                                     ("Import session file…", "Ctrl+I", self.sessions.import_files),
                                      ("Sessions", "Ctrl+O", lambda: self.central.setCurrentIndex(1))):
             menu.addAction(self._action(text.rstrip("…"), shortcut, slot, text.rstrip("…")))
         self.stage = Stage(self)
@@ -197,49 +193,56 @@ class MainWindow(QMainWindow):
         # the clock ticks every second: a fixed width, so it never relayouts the status bar
         self.status_elapsed.setFixedWidth(self.status_elapsed.fontMetrics().horizontalAdvance("888:88") + 8)
 
-    def _switch_client_hosts(self, name: str) -> None:
-        if self._hosts_for:
-            self.settings.setValue(f"client_hosts/{self._hosts_for}", self.workload.client_hosts.text())
-        self._hosts_for = name
-        self.workload.client_hosts.setText(str(self.settings.value(f"client_hosts/{name}", "") or ""))
 
-    def _restore_settings(self) -> None:
-        geometry = self.settings.value("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1600, 1000)
-        state = self.settings.value("state")
-        if state is not None:
-            self.restoreState(state)
-        for key, widget in (("workload", self.workload.workload), ("engine", self.workload.engine)):
-            value = self.settings.value(key)
-            if value:
-                widget.setCurrentText(str(value))
-        threads = self.settings.value("threads")
-        if threads:
-            self.workload.threads.setText(str(threads))
-        if self._hosts_for:
-            self.workload.client_hosts.setText(str(self.settings.value(f"client_hosts/{self._hosts_for}", "") or ""))
+    def _connect_panels(self) -> None:
+        self.targets.message.connect(self.show_message)
+        self.targets.target_changed.connect(self._on_target_changed)
+        self.targets.target_ready.connect(lambda _n: self._load_server_facts())
+        self.knobs.flip.connect(self.flip_knob)
+        self.knobs.restore_all.connect(self.controller.restore_knobs)
+        self.sweep.wants_facts.connect(self._on_wants_facts)
+        self.sweep.plan_wanted.connect(self._on_plan_wanted)
+        self.sweep.message.connect(self.show_message)
+        self.sweep.run_button.clicked.connect(self.run_sweep)
+        self.sweep.save_button.clicked.connect(self._on_save_sweep)
+        self.sweep.load_button.clicked.connect(self._on_load_sweep)
+        self.sessions.message.connect(self.show_message)
+        self.sessions.open_requested.connect(self.open_replay)
+        self.sessions.compare_requested.connect(self.compare_sessions)
+        self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
+        self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
+        self.replay_bar.playing.connect(lambda on: on and self.dashboard.follow_box.setChecked(True))
+
+    def _connect_controller(self) -> None:
+        c = self.controller
+        c.message.connect(self.show_message)
+        c.running_changed.connect(self._set_running)
+        c.event.connect(self._on_event)
+        c.step.connect(self._on_step)
+        c.run_finished.connect(self._on_finished)
+        c.host_key_unknown.connect(self._offer_trust)
+        c.facts.connect(self._on_facts)
+        c.facts_failed.connect(self._on_facts_failed)
+        c.knob_facts.connect(self.sweep.add_facts)
+        c.plan_ready.connect(self.sweep.show_plan)
+        c.plan_failed.connect(self.sweep.show_plan_error)
+        c.prepared.connect(self._on_prepared)
+
+    def _on_target_changed(self, name: str) -> None:
+        if self.hosts_for:
+            self.settings.setValue(f"client_hosts/{self.hosts_for}", self.workload.client_hosts.text())
+        self.hosts_for = name
+        self.workload.client_hosts.setText(client_hosts_of(self.settings, name))
+        self._load_server_facts()
 
     def save_settings(self) -> None:
         """The everyday layout and choices: never stage mode's (it is left first)."""
         self.stage.set(False)
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("state", self.saveState())
-        self.settings.setValue("theme", self.theme.name)
-        self.settings.setValue("font_scale", round(self.font_scale, 4))
-        self.settings.setValue("workload", self.workload.workload.currentText())
-        self.settings.setValue("engine", self.workload.engine.currentText())
-        self.settings.setValue("threads", self.workload.threads.text())
-        if self._hosts_for:
-            self.settings.setValue(f"client_hosts/{self._hosts_for}", self.workload.client_hosts.text())
+        save_window(self)
 
     def closeEvent(self, event: Any) -> None:
         self.save_settings()
-        self.stop_run()
-        if self.worker is not None:
-            self.worker.wait(30)
+        self.controller.shutdown()
         super().closeEvent(event)
 
     # -- status --
@@ -251,8 +254,9 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         self.status_target.setText(f"target: {self.targets.current_name()}")
         self.status_engine.setText(f"engine: {self.workload.engine.currentText()}")
-        if self.started_at is not None and self.worker is not None and self.worker.running():
-            s = int(time.time() - self.started_at)
+        elapsed = self.controller.elapsed()
+        if elapsed is not None:
+            s = int(elapsed)
             self.status_elapsed.setText(f"{s // 60:02d}:{s % 60:02d}")
 
     def _set_running(self, running: bool) -> None:
@@ -267,46 +271,17 @@ class MainWindow(QMainWindow):
     def run_workload(self) -> None:
         try:
             target = self.targets.current_target()
-            groups = self.workload.groups()
-            spec = RunSpec(groups=groups, engine=self.workload.engine.currentText(),
-                           step_seconds=self.workload.step_seconds.value(),
-                           warmup_seconds=self.workload.warmup_seconds.value(),
-                           transport=self.workload.transport.currentText(),
-                           client_hosts=self.workload.client_host_urls())
+            w = self.workload
+            spec = RunSpec(groups=w.groups(), engine=w.engine.currentText(), step_seconds=w.step_seconds.value(),
+                           warmup_seconds=w.warmup_seconds.value(), transport=w.transport.currentText(),
+                           client_hosts=w.client_host_urls())
             spec.validate()
         except ConfigError as exc:
             self.show_message(str(exc))
             return
         self._start(RunRequest(str(self.store.path), target, spec, password=typed_password(target)))
 
-    def _offer_trust(self, message: str) -> None:
-        """An unknown SSH host key: show it and let the user trust it explicitly (never silently)."""
-        import re
-
-        from PySide6.QtWidgets import QMessageBox
-
-        from tunebench.hosts.ssh import SshRunner, parse_ssh_url
-
-        m = re.search(r"ssh (\S+)@(\S+?):(\d+): unknown host key", message)
-        if not m:
-            return
-        url = f"ssh://{m.group(1)}@{m.group(2)}:{m.group(3)}"
-        answer = QMessageBox.question(self, "Unknown SSH host key",
-                                      f"{url} is not in known_hosts.\n\nTrust its host key now (it is kept in "
-                                      "Tunebench's own known_hosts), then run again?")
-        if answer != QMessageBox.StandardButton.Yes:
-            return
-
-        def trust() -> str:
-            notes: list[str] = []
-            SshRunner(parse_ssh_url(url), trust=True, note=notes.append, retries=1).connect().close()
-            return "; ".join(notes) or f"{url} trusted"
-
-        call_in_background(self, trust, self.show_message, self.show_message)
-
     def run_sweep(self) -> None:
-        from tunebench.run.experiment import sweep_run_spec
-
         try:
             target = self.targets.current_target()
             sweep = self.sweep.current_spec()  # the panel's SweepSpec: what `tunebench sweep` would run
@@ -315,65 +290,42 @@ class MainWindow(QMainWindow):
         except ConfigError as exc:
             self.show_message(str(exc))
             return
-
         self._start(RunRequest(str(self.store.path), target, spec, sweep=sweep, password=typed_password(target)))
 
     def _start(self, request: RunRequest) -> None:
-        if self.worker is not None and self.worker.running():
-            if not self.worker.ended:
-                self.show_message("a run is in progress: stop it first")
-                return
-            self.worker.wait(10)  # the last run has ended; its process is exiting
+        if self.controller.running():
+            self.show_message("a run is in progress: stop it first")
+            return
         self.show_live()
-        self.timeline.clear()
         self.dashboard.reset()
-        self.last_result = None
-        worker = RunWorker(request, self)
-        worker.interval.connect(self.timeline.add_interval)
-        worker.samples.connect(self.timeline.add)
-        worker.event.connect(self._on_event)
-        worker.note.connect(self.show_message)
-        worker.step.connect(self._on_step)
-        worker.finished.connect(self._on_finished)
-        worker.failed.connect(self._on_failed)
-        self.worker = worker
-        self.started_at = time.time()
-        self._set_running(True)
-        worker.start()
-        self.run_started.emit(worker)
+        self.controller.start_run(request)
 
     def stop_run(self) -> None:
-        if self.worker is not None:
-            self.worker.stop()
+        self.controller.stop_run()
+
+    def _offer_trust(self, url: str) -> None:
+        """An unknown SSH host key: show it and let the user trust it explicitly (never silently)."""
+        answer = QMessageBox.question(self, "Unknown SSH host key",
+                                      f"{url} is not in known_hosts.\n\nTrust its host key now (it is kept in "
+                                      "Tunebench's own known_hosts), then run again?")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.controller.trust_host_key(url)
 
     def _on_event(self, ev: Event) -> None:
-        self.timeline.add_event(ev)
         if ev.kind in ("step_start", "knob", "config", "mark"):  # the others arrive as notes too
             self.log.addItem(f"{time.strftime('%H:%M:%S', time.localtime(ev.t))}  {ev.label}")
             self.log.scrollToBottom()
         if ev.kind == "knob":
             self.knobs.show_change(dict(ev.data))
-        if ev.kind == "restore" and ev.data.get("state") == "restored" and ev.data.get("name") in self.knobs.current:
-            self.knobs.current[str(ev.data["name"])].setText(str(ev.data.get("now", ev.data.get("original"))))
+        if ev.kind == "restore" and ev.data.get("state") == "restored":
+            self.knobs.show_value(str(ev.data.get("name")), ev.data.get("now", ev.data.get("original")))
 
-    def _on_step(self, result: Any) -> None:
+    def _on_step(self, result: StepResult) -> None:
         if result.segments:
             self.knobs.show_segments(list(result.segments))
 
-    def _on_finished(self, result: dict[str, Any]) -> None:
-        self.last_result = result
-        self._set_running(False)
-        best = max((s["tps"] for s in result.get("steps", [])), default=0.0)
-        self.show_message(f"session {result['session_id']} {result['status']}: best {best:,.0f} TPS")
+    def _on_finished(self, _outcome: RunOutcome) -> None:
         self.sessions.refresh()
-        self.run_finished.emit(result)
-
-    def _on_failed(self, message: str) -> None:
-        self._set_running(False)
-        self.show_message(message)
-        if "unknown host key" in message:
-            self._offer_trust(message)
-        self.run_finished.emit({"status": "failed", "error": message})
 
     # -- knobs --
     def flip_knob(self, name: str, value: str, on_done: Any = None, on_failed: Any = None) -> None:
@@ -389,10 +341,7 @@ class MainWindow(QMainWindow):
             if on_done is not None:
                 on_done(change)
 
-        if self.worker is None or not self.worker.running():
-            failed("knobs change during a run")
-            return
-        self.worker.change_knob(name, value, done, failed)
+        self.controller.change_knob(name, value, done, failed)
 
     def flip_favourite(self) -> None:
         name = "innodb_flush_log_at_trx_commit"
@@ -401,21 +350,14 @@ class MainWindow(QMainWindow):
         nxt = presets[(presets.index(current) + 1) % len(presets)] if current in presets else presets[1]
         self.flip_knob(name, nxt)
 
-    def _on_restore_all(self) -> None:
-        if self.worker is not None:
-            self.worker.restore_knobs(lambda done: self.show_message(f"restored {len(done)} knob(s)"),
-                                      self.show_message)
-
     def mark(self) -> None:
-        label = f"mark {len([m for m in self.timeline.markers if m.kind == 'mark']) + 1}"
-        if self.worker is None or not self.worker.mark(label):  # recorded by the run when there is one
-            self._on_event(Event(time.time(), "mark", label))
+        self.controller.mark()
 
     # -- first run, about --
     def show_about(self) -> Any:
         from tunebench.ui.about import AboutDialog
 
-        dlg = AboutDialog(getattr(self, "server_version", None), self)
+        dlg = AboutDialog(self.controller.server_version, self)
         dlg.show()
         return dlg
 
@@ -440,22 +382,22 @@ class MainWindow(QMainWindow):
         head as live does); returns the seconds it took."""
         t = time.perf_counter()
         try:
-            self.replay_session = load_session(self.store, session_id, self.replay_timeline, SHOWN_PREFIXES)
+            s = self.controller.open_replay(session_id, SHOWN_PREFIXES)
         except TunebenchError as exc:
             self.show_message(str(exc))
             return 0.0
-        self.dashboard.set_timeline(self.replay_timeline, replay=True)
-        self.replay_bar.attach(self.replay_timeline)
+        tl = self.replay_timeline
+        self.dashboard.set_timeline(tl, replay=True)
+        self.replay_bar.attach(tl)
         self.replay_bar.show()
         self.central.setCurrentIndex(0)
         self.dashboard.follow_box.setChecked(False)
-        self.dashboard._update_plots()
-        end = max(1.0, self.replay_timeline.end)
+        self.dashboard._update_plots()  # TODO(merge): public redraw()
+        end = max(1.0, tl.end)
         self.dashboard.set_x_range(-0.01 * end, 1.01 * end)
         took = time.perf_counter() - t
-        s = self.replay_session
-        self.show_message(f"replaying session {session_id} ({s['workload']}, {len(self.replay_timeline.series)} "
-                          f"series, {self.replay_timeline.end:.0f} s), opened in {took:.2f} s")
+        self.show_message(f"replaying session {session_id} ({s['workload']}, {len(tl.series)} series, "
+                          f"{tl.end:.0f} s), opened in {took:.2f} s")
         return took
 
     def show_live(self) -> None:
@@ -463,7 +405,7 @@ class MainWindow(QMainWindow):
             return
         self.replay_bar.play(False)
         self.replay_bar.hide()
-        self.replay_session = None
+        self.controller.close_replay()
         self.dashboard.set_timeline(self.timeline, replay=False)
 
     def compare_sessions(self, ids: list[int]) -> None:
@@ -475,27 +417,17 @@ class MainWindow(QMainWindow):
         self.central.setCurrentIndex(2)
 
     def _export(self, kind: str) -> None:
-        from tunebench.ui import export
-
-        filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV (*.csv)",
-                   "md": "Markdown (*.md)"}
-        sid = (self.replay_session or {}).get("id") or (self.last_result or {}).get("session_id")
+        sid = self.controller.session_id()
         if kind == "md" and sid is None:
             self.show_message("a report is of a recorded session: replay one or finish a run first")
             return
         name = f"session-{sid}.{kind}" if sid else f"tunebench.{kind}"
-        path, _ = QFileDialog.getSaveFileName(self, "Export", name, filters[kind])
+        path, _ = QFileDialog.getSaveFileName(self, "Export", name, export.FILTERS[kind])
         if not path:
             return
         try:
-            if kind == "png":
-                out = export.save_png(self.dashboard, path)
-            elif kind == "svg":
-                out = export.save_svg(self.dashboard, path)
-            elif kind == "csv":
-                out = export.save_csv(self.dashboard, path)
-            else:
-                out = export.save_report(self.store.get_session(int(sid)), self.dashboard, path)
+            session = self.store.get_session(sid) if kind == "md" and sid is not None else None
+            out = export.export(kind, self.dashboard, path, session)
         except TunebenchError as exc:
             self.show_message(str(exc))
             return
@@ -537,77 +469,47 @@ class MainWindow(QMainWindow):
             scale = round(scale)  # A+ then A- is 1.0 again, not 0.9999999
         self.set_appearance(self.theme, scale)
 
-    # -- server facts for the sweep builder --
+    # -- server facts for the knob and sweep panels --
+    def _current_target(self) -> Target | None:
+        try:
+            return self.targets.current_target()
+        except ConfigError as exc:
+            self.knobs.result.setText(str(exc))
+            return None
+
     def _load_server_facts(self) -> None:
         """The current target's variables, read off the GUI thread whenever it changes or becomes ready: the
         knob panel's current values and the sweep panel's facts. An answer about another target is dropped."""
         self.knobs.clear_values()
-        try:
-            target = self.targets.current_target()
-        except ConfigError as exc:
-            self.knobs.result.setText(str(exc))
+        target = self._current_target()
+        if target is not None:
+            self.controller.load_facts(target, [*self.sweep.spec.knob_axes, *FAVOURITES])
+
+    def _on_facts(self, name: str, facts: ServerFacts) -> None:
+        if self.targets.current_name() != name:
             return
-        names = list(self.sweep.spec.knob_axes)
-        name = target.name
+        variables = facts.variables
+        self.sweep.set_server(variables, facts.knobs)
+        self.knobs.show_values({n: variables[n] for n in FAVOURITES if n in variables})
+        self.knobs.result.setText(f"{name}: {facts.version}")
 
-        def fetch() -> tuple[dict[str, str], dict[str, Any]]:
-            conn = open_connection(conn_params(target, None), target.name)
-            try:
-                info = introspect(conn)
-                wanted = [n for n in [*names, *FAVOURITES] if n in info.variables]
-                return info.variables, describe_knobs(conn, info, wanted)
-            finally:
-                conn.close()
-
-        def done(result: tuple[dict[str, str], dict[str, Any]]) -> None:
-            if self.targets.current_name() != name:
-                return
-            variables, facts = result
-            self.server_version = variables.get("version")
-            self.sweep.set_server(variables, facts)
-            self.knobs.show_values({n: variables[n] for n in FAVOURITES if n in variables})
-            self.knobs.result.setText(f"{name}: {variables.get('version', '')}".rstrip(": "))
-
-        def failed(message: str) -> None:
-            if self.targets.current_name() == name:
-                self.knobs.result.setText(message)
-            self.show_message(message)
-
-        call_in_background(self, fetch, done, failed)
+    def _on_facts_failed(self, name: str, message: str) -> None:
+        if self.targets.current_name() == name:
+            self.knobs.result.setText(message)
 
     def _on_wants_facts(self, names: list[str]) -> None:
-        try:
-            target = self.targets.current_target()
-        except ConfigError:
-            return
+        target = self._current_target()
+        if target is not None:
+            self.controller.describe_knobs(target, names)
 
-        def fetch() -> dict[str, Any]:
-            conn = open_connection(conn_params(target, None), target.name)
-            try:
-                info = introspect(conn)
-                return describe_knobs(conn, info, [n for n in names if n in info.variables])
-            finally:
-                conn.close()
-
-        call_in_background(self, fetch, self.sweep.add_facts, self.show_message)
-
-    def _on_plan_wanted(self, spec: Any) -> None:
+    def _on_plan_wanted(self, spec: SweepSpec) -> None:
         """The sweep panel's plan, from the planner `tunebench sweep --plan` uses, against the current target."""
-        from tunebench.run.experiment import plan_sweep
-
         try:
             target = self.targets.current_target()
         except ConfigError as exc:
             self.sweep.show_plan_error(spec, str(exc))
             return
-        notes: list[str] = []
-
-        def work() -> Any:
-            plan, _info = plan_sweep(spec, target, spec.transport, note=notes.append)
-            return plan
-
-        call_in_background(self, work, lambda plan: self.sweep.show_plan(spec, plan, notes),
-                           lambda message: self.sweep.show_plan_error(spec, message))
+        self.controller.plan(target, spec)
 
     def _on_save_sweep(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save sweep", f"{self.sweep.spec.name}.toml", "TOML (*.toml)")
@@ -626,6 +528,7 @@ class MainWindow(QMainWindow):
             except (OSError, ConfigError) as exc:
                 self.show_message(str(exc))
 
+    # -- data --
     def _on_prepare(self, clean: bool) -> None:
         try:
             target = self.targets.current_target()
@@ -633,27 +536,11 @@ class MainWindow(QMainWindow):
         except ConfigError as exc:
             self.show_message(str(exc))
             return
-        w = self.workload
-        w.set_busy("cleaning up …" if clean else f"preparing {group.options['tables']} table(s) x "
-                   f"{group.workload.prepare_rows(group.options):,} rows …")
+        self.workload.set_busy("cleaning up …" if clean else f"preparing {group.options['tables']} table(s) x "
+                              f"{group.workload.prepare_rows(group.options):,} rows …")
+        self.controller.prepare(target, group, clean, self.workload.progress_label.setText)
 
-        def work() -> str:
-            admin = conn_params(target, None)
-            conn = open_connection(admin, target.name)
-            try:
-                conn.cursor().execute("CREATE DATABASE IF NOT EXISTS `tunebench`")
-            finally:
-                conn.close()
-            params = conn_params(target, None, database="tunebench", password=admin.password)
-            if clean:
-                r = cleanup(params, "tunebench")
-                return f"dropped {', '.join(r['dropped']) or 'nothing'}"
-            r = prepare(params, "tunebench", group.options, group.workload.prepare_rows(group.options))
-            return f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows ({r['seconds']} s)"
-
-        def finished(text: str) -> None:
-            w.set_busy(None)
-            w.progress_label.setText(text)
-            self.show_message(text)
-
-        call_in_background(self, work, finished, finished)
+    def _on_prepared(self, text: str) -> None:
+        self.workload.set_busy(None)
+        self.workload.progress_label.setText(text)
+        self.show_message(text)

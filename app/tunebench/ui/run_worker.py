@@ -4,60 +4,43 @@ The run (engine, probes, SQLite writes) lives in its own process, so it never co
 for the interpreter lock. Its records are read on the GUI thread itself, a few at a time, when a socket
 notifier says the pipe has data: no second Python thread in the window's process holds the interpreter
 lock while the run goes (a reader thread preempted while holding it stalled the window for 100+ ms under a
-512-thread load). Connection tests and the like run on a thread through `call_in_background`; an Inbox
-timer hands their result to the GUI thread.
+512-thread load). Shorter blocking work (a connection test, a plan) goes through ui/tasks.py.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
-import queue
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QSocketNotifier, QTimer, Signal
+from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
-from tunebench.core.errors import TunebenchError
+from tunebench.core.interval import Event, Interval
 from tunebench.run.child import RunRequest, child_main
-
-
-class Inbox(QObject):
-    """Calls queued from any thread, run on the GUI thread every `interval_ms`."""
-
-    def __init__(self, parent: QObject | None = None, interval_ms: int = 50):
-        super().__init__(parent)
-        self._queue: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...]]] = queue.SimpleQueue()
-        self._timer = QTimer(self)
-        self._timer.setInterval(interval_ms)
-        self._timer.timeout.connect(self.drain)
-        self._timer.start()
-
-    def post(self, fn: Callable[..., Any], *args: Any) -> None:
-        self._queue.put((fn, args))
-
-    def drain(self, limit: int = 5000) -> int:
-        n = 0
-        while n < limit:
-            try:
-                fn, args = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            fn(*args)
-            n += 1
-        return n
+from tunebench.run.records import (
+    ChangeKnob,
+    Mark,
+    Note,
+    Reply,
+    RestoreKnobs,
+    RunError,
+    RunOutcome,
+    Samples,
+    StepResult,
+    Stop,
+)
 
 
 class RunWorker(QObject):
-    """A run in a child process (see run/child.py); its records arrive here as signals on the GUI thread."""
+    """A run in a child process (see run/child.py); its typed records arrive here as signals on the GUI thread,
+    and its end as exactly one RunOutcome on `finished` (a failure included: the outcome carries a RunError)."""
 
     interval = Signal(object)  # Interval
     samples = Signal(float, object)  # t, {series: value}
     event = Signal(object)  # Event
     step = Signal(object)  # StepResult
     note = Signal(str)
-    finished = Signal(object)  # result dict
-    failed = Signal(str)
+    finished = Signal(object)  # RunOutcome
 
     def __init__(self, request: RunRequest, parent: QObject | None = None):
         super().__init__(parent)
@@ -68,8 +51,6 @@ class RunWorker(QObject):
         self._ended = False
         self._replies: dict[int, tuple[Callable[[Any], None], Callable[[str], None]]] = {}
         self._next_id = 0
-        self._signals = {"interval": self.interval, "samples": self.samples, "event": self.event,
-                         "step": self.step, "note": self.note}
 
     def start(self) -> None:
         ctx = mp.get_context("spawn")  # this process runs Qt threads: never fork it
@@ -89,21 +70,31 @@ class RunWorker(QObject):
             try:
                 if not self._conn.poll():
                     return
-                msg = self._conn.recv()
+                record = self._conn.recv()
             except (EOFError, OSError):
                 self._closed()
                 return
-            self._dispatch(msg)
+            self._dispatch(record)
 
-    def _dispatch(self, msg: tuple[Any, ...]) -> None:
-        kind = msg[0]
-        if kind in self._signals:
-            self._signals[kind].emit(*msg[1:])
-        elif kind == "reply":
-            self._reply(*msg[1:])
-        elif kind in ("finished", "failed"):
-            self._ended = True
-            (self.finished if kind == "finished" else self.failed).emit(msg[1])
+    def _dispatch(self, record: object) -> None:
+        match record:
+            case Interval():
+                self.interval.emit(record)
+            case Samples(t=t, values=values):
+                self.samples.emit(t, values)
+            case Event():
+                self.event.emit(record)
+            case StepResult():
+                self.step.emit(record)
+            case Note(text=text):
+                self.note.emit(text)
+            case Reply():
+                self._reply(record)
+            case RunOutcome():
+                self._ended = True
+                self.finished.emit(record)
+            case _:
+                raise TypeError(f"unexpected record from the run process: {record!r}")
 
     def _closed(self) -> None:
         self._notifier.setEnabled(False)
@@ -114,41 +105,45 @@ class RunWorker(QObject):
             if self._proc is not None:
                 self._proc.join(5)
             code = self._proc.exitcode if self._proc is not None else None
-            self.failed.emit(f"the run process ended unexpectedly (exit code {code})")
+            self.finished.emit(RunOutcome("failed", None, error=RunError(
+                "lost", f"the run process ended unexpectedly (exit code {code})")))
 
-    def _reply(self, rid: int, ok: bool, payload: Any) -> None:
-        on_done, on_failed = self._replies.pop(rid, (lambda _p: None, lambda _m: None))
-        (on_done if ok else on_failed)(payload)
+    def _reply(self, reply: Reply) -> None:
+        on_done, on_failed = self._replies.pop(reply.rid, (lambda _p: None, lambda _m: None))
+        if reply.error is None:
+            on_done(reply.payload)
+        else:
+            on_failed(reply.error.message)
 
-    def _send(self, *msg: Any) -> bool:
+    def _send(self, command: object) -> bool:
         if self._conn is None or not self.running():
             return False
         try:
-            self._conn.send(msg)
+            self._conn.send(command)
         except (BrokenPipeError, OSError):
             return False
         return True
 
-    def _request(self, kind: str, args: tuple[Any, ...], on_done: Callable[[Any], None],
+    def _request(self, command: Callable[[int], object], on_done: Callable[[Any], None],
                  on_failed: Callable[[str], None]) -> None:
         self._next_id += 1
         self._replies[self._next_id] = (on_done, on_failed)
-        if not self._send(kind, self._next_id, *args):
+        if not self._send(command(self._next_id)):
             self._replies.pop(self._next_id)
             on_failed("no run in progress")
 
     def change_knob(self, name: str, value: str, on_done: Callable[[Any], None],
                     on_failed: Callable[[str], None]) -> None:
-        self._request("knob", (name, value), on_done, on_failed)
+        self._request(lambda rid: ChangeKnob(rid, name, value), on_done, on_failed)
 
     def restore_knobs(self, on_done: Callable[[Any], None], on_failed: Callable[[str], None]) -> None:
-        self._request("restore", (), on_done, on_failed)
+        self._request(RestoreKnobs, on_done, on_failed)
 
     def mark(self, label: str) -> bool:
-        return self._send("mark", label)
+        return self._send(Mark(label))
 
     def stop(self) -> None:
-        self._send("stop")
+        self._send(Stop())
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.is_alive()
@@ -167,39 +162,3 @@ class RunWorker(QObject):
                 self._closed()
                 break
             self._read_some(limit=1000)
-
-
-class BackgroundCall(QObject):
-    """One blocking call on a thread; `done(result)` or `failed(message)` on the GUI thread."""
-
-    done = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, fn: Callable[[], Any], parent: QObject | None = None):
-        super().__init__(parent)
-        self._fn = fn
-        self.inbox = Inbox(self, 30)
-
-    def start(self) -> BackgroundCall:
-        threading.Thread(target=self._run, daemon=True).start()
-        return self
-
-    def _run(self) -> None:
-        try:
-            result = self._fn()
-        except TunebenchError as exc:
-            self.inbox.post(self._finish, self.failed, str(exc))
-            return
-        self.inbox.post(self._finish, self.done, result)
-
-    def _finish(self, signal: Any, value: Any) -> None:
-        signal.emit(value)
-        self.deleteLater()
-
-
-def call_in_background(parent: QObject, fn: Callable[[], Any], on_done: Callable[[Any], None],
-                       on_failed: Callable[[str], None]) -> BackgroundCall:
-    call = BackgroundCall(fn, parent)
-    call.done.connect(on_done)
-    call.failed.connect(on_failed)
-    return call.start()

@@ -101,7 +101,7 @@ class SessionsPanel(QWidget):
                                 ("diff", "Diff settings", self._diff), ("rename", "Rename", self._rename),
                                 ("tags", "Tags", self._tags), ("notes", "Notes", self._notes),
                                 ("delete", "Delete", self._delete), ("export", "Export file…", self._export),
-                                ("import", "Import file…", self._import), ("refresh", "Refresh", self.refresh)):
+                                ("import", "Import file…", self.import_files), ("refresh", "Refresh", self.refresh)):
             b = QPushButton(text)
             b.clicked.connect(slot)
             buttons.addWidget(b, len(self.buttons) // 5, len(self.buttons) % 5)
@@ -312,7 +312,7 @@ class SessionsPanel(QWidget):
             return
         self.message.emit(f"session {sid} exported to {out}")
 
-    def _import(self) -> None:
+    def import_files(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import sessions", "", "Tunebench session (*.tbsession *.sqlite)")
         if path:
             self.import_file(path)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -22,10 +20,10 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import ConfigError
 from tunebench.hosts.sandbox import SandboxServer
-from tunebench.mysql.connect import introspect, open_connection
-from tunebench.mysql.target import Target, conn_params, remember_password, save_to_keyring
+from tunebench.mysql.target import Target, remember_password, save_to_keyring
+from tunebench.run.tasks import server_facts
 from tunebench.store.repo import Store
-from tunebench.ui.run_worker import call_in_background
+from tunebench.ui.tasks import TaskRunner
 
 SANDBOX = "sandbox"
 
@@ -91,9 +89,9 @@ class TargetsPanel(QWidget):
     target_ready = Signal(str)  # the sandbox started or stopped: what the target answers has changed
     message = Signal(str)
 
-    def __init__(self, store: Store, sandbox: SandboxServer, parent: QWidget | None = None):
+    def __init__(self, store: Store, sandbox: SandboxServer, tasks: TaskRunner, parent: QWidget | None = None):
         super().__init__(parent)
-        self.store, self.sandbox = store, sandbox
+        self.store, self.sandbox, self.tasks = store, sandbox, tasks
         layout = QVBoxLayout(self)
         self.list = QListWidget()
         layout.addWidget(self.list, 1)
@@ -184,19 +182,8 @@ class TargetsPanel(QWidget):
             self.info.setText(str(exc))
             return
         self.info.setText(f"connecting to {target.name} …")
-
-        def probe() -> dict[str, Any]:
-            conn = open_connection(conn_params(target, None), target.name)
-            try:
-                return introspect(conn).summary()
-            finally:
-                conn.close()
-
-        def done(s: dict[str, Any]) -> None:
-            self.info.setText(f"{target.name}: {s['flavor']} {s['version']}, performance_schema "
-                              f"{'ON' if s['performance_schema'] else 'OFF'}")
-
-        call_in_background(self, probe, done, lambda m: self.info.setText(f"{target.name}: {m}"))
+        self.tasks.submit("test-connection", lambda: server_facts(target), lambda f: self.info.setText(f.line()),
+                          lambda m: self.info.setText(f"{target.name}: {m}"))
 
     def _update_sandbox(self) -> None:
         st = self.sandbox.status()
@@ -216,5 +203,5 @@ class TargetsPanel(QWidget):
             self._update_sandbox()
             self.target_ready.emit(SANDBOX)
 
-        call_in_background(self, self.sandbox.stop if running else self.sandbox.start, done,
-                           lambda m: (self.message.emit(m), self._update_sandbox()))
+        self.tasks.submit("sandbox", self.sandbox.stop if running else self.sandbox.start, done,
+                          lambda m: (self.message.emit(m), self._update_sandbox()))

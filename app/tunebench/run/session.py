@@ -1,0 +1,99 @@
+"""A run's session in the store: what it records as its configuration, how a sweep session is resumed, and
+the steps' JSON lines (the CLI's output and the session summary) with the before/after segments of live
+knob changes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from tunebench.core.errors import ConfigError
+from tunebench.core.interval import Event, Interval
+from tunebench.core.stats import StepSummary, summarize
+from tunebench.core.sweep import Plan
+from tunebench.load.driver import driver_mode
+from tunebench.mysql.connect import ServerInfo
+from tunebench.mysql.target import Target
+from tunebench.run.records import StepResult
+from tunebench.run.spec import RunSpec
+from tunebench.store.repo import SessionWriter, Store
+
+
+def session_config(spec: RunSpec, plan: Plan | None) -> dict[str, Any]:
+    return {
+        "groups": [{"name": g.name, "workload": g.workload.name, "options": dict(g.options),
+                    "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
+        "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
+        "driver": driver_mode(), "workers": spec.workers,
+        "probes": list(spec.probes) if spec.probes is not None else "all",
+        "probe_interval": spec.probe_interval,
+        # the spec as written, not its expansion (a big product made this a 482 MB blob); the configurations
+        # that ran are in the steps and in the summary's sweep tables
+        **({"sweep": {**plan.spec.to_dict(), "restarts_planned": plan.restarts,
+                      "estimated_seconds": round(plan.seconds), "baseline_config": plan.baseline},
+            "sweep_fingerprint": plan.spec.fingerprint()} if plan else {}),
+    }
+
+
+def open_session(store: Store, target: Target, spec: RunSpec, plan: Plan | None, info: ServerInfo,
+                 resume: int | None) -> tuple[SessionWriter, set[tuple[int, int]], list[StepResult]]:
+    """A new session, or `resume`'s: its writer, the (config, step) pairs already done, and their results."""
+    if resume is None:
+        writer = store.new_session(
+            target=target.name, transport=spec.transport or target.default_transport(), engine=spec.engine,
+            workload="+".join(g.workload.name for g in spec.groups), config=session_config(spec, plan),
+            flavor=info.flavor, version=info.version)
+        writer.snapshot_variables(info.variables)
+        return writer, set(), []
+    old = store.get_session(resume)
+    want = plan.spec.fingerprint() if plan else None
+    if old["config"].get("sweep_fingerprint") != want:
+        raise ConfigError(f"session {resume} was not recorded from this sweep spec; cannot resume it")
+    done: set[tuple[int, int]] = set()
+    results: list[StepResult] = []
+    for st in old["steps"]:
+        if st["summary"] is not None and st["ended_at"] is not None:
+            cfg, step = st["config"].get("config", 0), st["config"].get("step", st["idx"])
+            done.add((cfg, step))
+            results.append(StepResult(st["idx"], tuple(StepSummary.from_dict(v) for k, v in st["summary"].items()
+                                                       if not k.startswith("_")), cfg))
+    writer = store.resume_session(resume)
+    writer.add_event(Event(time.time(), "note", f"resumed: {len(done)} step(s) were already done"))
+    return writer, done, results
+
+
+def live_segments(marks: Sequence[tuple[float, dict[str, Any]]], collected: dict[str, list[Interval]],
+                  threads: dict[str, int]) -> tuple[dict[str, Any], ...]:
+    """Before/after statistics around the live knob changes (`marks`: time, change) made during a step."""
+    if not marks:
+        return ()
+    cuts = [t for t, _ in marks]
+    out = []
+    bounds = [float("-inf"), *cuts, float("inf")]
+    for i in range(len(bounds) - 1):
+        seg: dict[str, Any] = {"from": None if i == 0 else bounds[i], "to": None if i == len(cuts) else bounds[i + 1],
+                               "after": None if i == 0 else marks[i - 1][1], "groups": {}}
+        for g, ivs in collected.items():
+            # an interval is stamped at its end: it belongs to the segment where it started
+            part = [iv for iv in ivs if bounds[i] <= iv.t - 1 < bounds[i + 1]]
+            if part:
+                seg["groups"][g] = summarize(g, threads[g], part).to_dict()
+        out.append(seg)
+    return tuple(out)
+
+
+def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
+    """One line per step and client group, in step order."""
+    out = []
+    for r in sorted(results, key=lambda r: r.idx):
+        for s in r.summaries:
+            out.append({"step": r.idx + 1, "config": r.config, "group": s.group, "threads": s.threads,
+                        "tps": round(s.tps, 2), "qps": round(s.qps, 2), "lat_p95_ms": s.lat_p95_ms,
+                        "lat_p99_ms": s.lat_p99_ms, "errors": s.errors, "reconnects": s.reconnects, "cv": s.cv,
+                        "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
+                        "seconds": s.seconds,
+                        "steady_skipped": s.steady_skipped,
+                        **({"segments": list(r.segments)} if r.segments else {}),
+                        **({"incomplete": True} if r.incomplete else {})})
+    return out

@@ -1,0 +1,158 @@
+"""What a run is: the RunSpec (client groups, engine, times, probes, hosts), its validation, and the tasks that
+turn a sweep into one (sweep_run_spec, plan_sweep) for the CLI and the window alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tunebench.core.errors import ConfigError
+from tunebench.core.probe import PROBE_NAMES, check_interval
+from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
+from tunebench.hosts.ssh import parse_ssh_url
+from tunebench.load.builtin import default_workers
+from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
+from tunebench.load.engine import ClientGroup
+from tunebench.load.prepare import check_schema_name
+from tunebench.mysql.connect import ServerInfo, introspect, open_connection
+from tunebench.mysql.knobs import describe_knobs
+from tunebench.mysql.target import Target, conn_params
+from tunebench.run.tuning import sandbox_for
+
+ENGINES = ("builtin", "sysbench")
+MAX_WORKERS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    groups: tuple[ClientGroup, ...]
+    engine: str = "builtin"
+    step_seconds: int = 10
+    warmup_seconds: int = 0
+    transport: str | None = None
+    schema: str = "tunebench"
+    workers: int | None = None
+    prepare_threads: int = 4
+    seed: int | None = None
+    probes: tuple[str, ...] | None = None  # None: every probe that works here; (): none
+    probe_interval: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+    client_hosts: tuple[str, ...] = ()  # ssh://user@host[:port]: sysbench runs there (split threads)
+    trust_host_key: bool = False  # accept (and remember) a client host's unknown host key
+    ssh_keys: tuple[str, ...] = ()
+
+    @property
+    def steps(self) -> int:
+        return max(len(g.schedule) for g in self.groups)
+
+    def validate(self) -> None:
+        if self.engine not in ENGINES:
+            raise ConfigError(f"unknown engine {self.engine!r}; use {' or '.join(ENGINES)}")
+        if not self.groups:
+            raise ConfigError("a run needs at least one client group")
+        names = [g.name for g in self.groups]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"client group names must be unique: {', '.join(names)}")
+        for g in self.groups:
+            if not g.schedule or any(n < 1 for n in g.schedule):
+                raise ConfigError(f"group {g.name}: thread counts must be >= 1, got {list(g.schedule)}")
+            if max(g.schedule) > 100_000:
+                raise ConfigError(f"group {g.name}: {max(g.schedule)} threads is beyond reason")
+        if not 1 <= self.step_seconds <= MAX_SECONDS:
+            raise ConfigError(f"--step-seconds must be from 1 to {MAX_SECONDS}, got {self.step_seconds}")
+        if not 0 <= self.warmup_seconds <= MAX_SECONDS:
+            raise ConfigError(f"--warmup-seconds must be from 0 to {MAX_SECONDS}, got {self.warmup_seconds}")
+        if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
+            raise ConfigError(f"--workers must be from 1 to {MAX_WORKERS}, got {self.workers}")
+        if self.seed is not None and not 0 <= self.seed < 2**32:
+            raise ConfigError(f"--seed must be from 0 to {2**32 - 1}, got {self.seed}")
+        check_schema_name(self.schema)
+        check_interval(self.probe_interval)
+        for url in self.client_hosts:
+            parse_ssh_url(url)
+        if len(set(self.client_hosts)) != len(self.client_hosts):
+            raise ConfigError("each --client-host once (two names for one machine are two hosts)")
+        if self.client_hosts and self.engine != "sysbench":
+            raise ConfigError("client hosts run the sysbench engine (--engine sysbench); the builtin engine "
+                              "runs on this machine only so far")
+        unknown = [p for p in self.probes or () if p not in PROBE_NAMES]
+        if unknown:
+            raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}")
+        shapes = {(g.options["tables"], g.options["table_size"], g.options["secondary"], g.options["auto_inc"])
+                  for g in self.groups}
+        if len(shapes) > 1:
+            raise ConfigError("client groups share the sbtest tables: tables/table_size/secondary/auto_inc "
+                              "must be the same in every group")
+
+
+def single_config(spec: RunSpec) -> ConfigPlan:
+    return ConfigPlan(0, {}, {}, spec.transport, spec.engine, None)
+
+
+
+def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
+    """The RunSpec a sweep runs with (groups, engine, times, transport, schema, seed from the spec), for the
+    CLI and the window alike; `overrides` are the caller's own settings (probes, client hosts, ...)."""
+    from tunebench.load.workload import load_workload
+
+    groups = []
+    for g in sweep.groups:
+        wl = load_workload(g.workload)
+        groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), g.threads))
+    fields: dict[str, Any] = {"groups": tuple(groups), "engine": sweep.engine, "step_seconds": sweep.step_seconds,
+                              "warmup_seconds": sweep.warmup_seconds, "transport": sweep.transport,
+                              "schema": sweep.schema, "seed": sweep.seed}
+    fields.update({k: v for k, v in overrides.items() if v is not None})
+    return RunSpec(**fields)
+
+
+def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
+               note: Callable[[str], None] | None = None) -> tuple[Plan, ServerInfo]:
+    """Validate a sweep against the target's own variable list and expand it; nothing is changed."""
+    conn = open_connection(conn_params(target, transport or sweep.transport), target.name)
+    try:
+        info = introspect(conn)
+        missing = {a for a in sweep.optional if a in sweep.axes and a not in info.variables}
+        if missing:
+            (note or (lambda _m: None))(f"{info.flavor} {info.version} has no {', '.join(sorted(missing))}: "
+                                        "that axis is left out")
+            sweep = sweep.without_axes(missing)
+        knobs = describe_knobs(conn, info, sweep.knob_axes)
+    finally:
+        conn.close()
+    sb = sandbox_for(target)
+    plan = make_plan(sweep, knobs, info.variables, sb.status().cpus if sb else None)
+    if sb is not None:
+        from tunebench.hosts.sandbox import check_cpus
+
+        for cpus in sorted({c.cpus for c in plan.configs if c.cpus}):
+            check_cpus(cpus)
+    if sb is None:
+        for c in plan.configs:
+            if c.cpus:
+                raise ConfigError(f"the cpus axis binds the sandbox server; target {target.name} is not it")
+            if c.static and not target.restart_command:
+                raise ConfigError(f"{next(iter(c.static))} needs a server restart and target {target.name} has no "
+                                  "restart method: `tunebench target add` with --db-host, --option-file and "
+                                  "--restart-command gives it one")
+    return plan, info
+
+
+def check_run_capacity(conn: Any, info: ServerInfo, spec: RunSpec, configs: Sequence[ConfigPlan],
+                       server_here: bool) -> None:
+    """A run too big for the server (max_connections) or for this machine (memory) is refused before anything
+    on the server changes; `server_here`: the server shares this machine's memory with the load."""
+    cur = conn.cursor()
+    cur.execute("SHOW GLOBAL STATUS LIKE 'Threads_connected'")
+    row = cur.fetchone()
+    cur.close()
+    in_use = int(row[1]) if row else 0
+    limits = [int(info.variables.get("max_connections", "151"))]
+    # a sweep may raise the limit itself
+    limits += [int(c.knobs["max_connections"]) for c in configs if "max_connections" in c.knobs]
+    peak = peak_connections([g.schedule for g in spec.groups])
+    engines = {c.engine for c in configs} | {spec.engine}
+    workers = spec.workers or default_workers(peak)
+    memory = max(estimate_mb(peak, e, workers, server_here, info.variables) for e in engines)
+    check_capacity(Capacity(peak, max(limits), in_use, memory, mem_available_mb()))

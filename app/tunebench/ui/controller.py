@@ -1,0 +1,180 @@
+"""The window's state and what it asks of the rest of the app: the run (its child process, its outcome),
+the replay, and the blocking server work done through the one task runner. MainWindow only lays out and
+wires panels to this; nothing here touches a widget.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from tunebench.core.interval import Event
+from tunebench.core.sweep import Plan, SweepSpec
+from tunebench.hosts.sandbox import SandboxServer
+from tunebench.load.engine import ClientGroup
+from tunebench.mysql.target import Target
+from tunebench.run import tasks
+from tunebench.run.child import RunRequest
+from tunebench.run.records import RunOutcome
+from tunebench.store.repo import Store
+from tunebench.ui.replay import load_session
+from tunebench.ui.run_worker import RunWorker
+from tunebench.ui.tasks import TaskRunner
+from tunebench.ui.timeline import Timeline
+
+
+class WindowController(QObject):
+    """Target work, the run and the replay; every answer comes back as a signal on the GUI thread."""
+
+    message = Signal(str)
+    running_changed = Signal(bool)
+    run_started = Signal(object)  # RunWorker
+    run_finished = Signal(object)  # RunOutcome
+    event = Signal(object)  # Event: the run's, and marks put while no run goes
+    step = Signal(object)  # StepResult
+    host_key_unknown = Signal(str)  # ssh://user@host:port, from a run's RunError
+    facts = Signal(str, object)  # target name, ServerFacts
+    facts_failed = Signal(str, str)  # target name, message
+    knob_facts = Signal(object)  # {name: KnobFacts}
+    plan_ready = Signal(object, object, object)  # SweepSpec, Plan, [notes]
+    plan_failed = Signal(object, str)  # SweepSpec, message
+    prepared = Signal(str)  # the prepare/cleanup outcome's one line (a failure's too)
+
+    def __init__(self, store: Store, sandbox: SandboxServer, parent: QObject | None = None):
+        super().__init__(parent)
+        self.store, self.sandbox = store, sandbox
+        self.tasks = TaskRunner(self)
+        self.tasks.failed.connect(lambda _kind, message: self.message.emit(message))
+        self.timeline = Timeline()
+        self.replay_timeline = Timeline()
+        self.replay_session: dict[str, Any] | None = None
+        self.worker: RunWorker | None = None
+        self.started_at: float | None = None
+        self.last_outcome: RunOutcome | None = None
+        self.server_version: str | None = None
+
+    # -- the run --
+    def start_run(self, request: RunRequest) -> bool:
+        if self.worker is not None and self.worker.running():
+            if not self.worker.ended:
+                self.message.emit("a run is in progress: stop it first")
+                return False
+            self.worker.wait(10)  # the last run has ended; its process is exiting
+        self.timeline.clear()
+        self.last_outcome = None
+        worker = RunWorker(request, self)
+        worker.interval.connect(self.timeline.add_interval)
+        worker.samples.connect(self.timeline.add)
+        worker.event.connect(self._on_event)
+        worker.note.connect(self.message)
+        worker.step.connect(self.step)
+        worker.finished.connect(self._on_finished)
+        self.worker = worker
+        self.started_at = time.time()
+        self.running_changed.emit(True)
+        worker.start()
+        self.run_started.emit(worker)
+        return True
+
+    def running(self) -> bool:
+        return self.worker is not None and self.worker.running() and not self.worker.ended
+
+    def elapsed(self) -> float | None:
+        return time.time() - self.started_at if self.started_at is not None and self.running() else None
+
+    def stop_run(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+
+    def shutdown(self, timeout: float = 30) -> None:
+        """Stop the run and wait for its process: it puts the knobs back before it exits."""
+        self.stop_run()
+        if self.worker is not None:
+            self.worker.wait(timeout)
+
+    def _on_event(self, ev: Event) -> None:
+        self.timeline.add_event(ev)
+        self.event.emit(ev)
+
+    def _on_finished(self, outcome: RunOutcome) -> None:
+        self.last_outcome = outcome
+        self.running_changed.emit(False)
+        if outcome.error is None:
+            self.message.emit(f"session {outcome.session_id} {outcome.status}: best {outcome.best_tps:,.0f} TPS")
+        else:
+            self.message.emit(outcome.error.message)
+            if outcome.error.kind == "host_key_unknown" and outcome.error.host:
+                self.host_key_unknown.emit(outcome.error.host)
+        self.run_finished.emit(outcome)
+
+    def change_knob(self, name: str, value: str, on_done: Any, on_failed: Any) -> None:
+        if not self.running():
+            on_failed("knobs change during a run")
+            return
+        assert self.worker is not None
+        self.worker.change_knob(name, value, on_done, on_failed)
+
+    def restore_knobs(self) -> None:
+        if self.worker is not None:
+            self.worker.restore_knobs(lambda done: self.message.emit(f"restored {len(done)} knob(s)"),
+                                      self.message.emit)
+
+    def mark(self) -> None:
+        label = f"mark {len([m for m in self.timeline.markers if m.kind == 'mark']) + 1}"
+        if self.worker is None or not self.worker.mark(label):  # recorded by the run when there is one
+            self._on_event(Event(time.time(), "mark", label))
+
+    def session_id(self) -> int | None:
+        """The session on screen: the one replayed, else the last run's."""
+        if self.replay_session is not None:
+            return int(self.replay_session["id"])
+        return self.last_outcome.session_id if self.last_outcome is not None else None
+
+    # -- replay --
+    def open_replay(self, session_id: int, prefixes: tuple[str, ...]) -> dict[str, Any]:
+        """Read a recorded session into the replay timeline (TunebenchError when it cannot be read)."""
+        self.replay_session = load_session(self.store, session_id, self.replay_timeline, prefixes)
+        return self.replay_session
+
+    def close_replay(self) -> None:
+        self.replay_session = None
+
+    # -- server work, off the GUI thread --
+    def load_facts(self, target: Target, names: list[str]) -> None:
+        """The target's version and variables, and what the knobs `names` are (type, range, dynamic)."""
+        name = target.name
+
+        def done(facts: tasks.ServerFacts) -> None:
+            self.server_version = facts.version
+            self.facts.emit(name, facts)
+
+        self.tasks.submit("facts", lambda: tasks.server_facts(target, names), done,
+                          lambda message: self.facts_failed.emit(name, message))
+
+    def describe_knobs(self, target: Target, names: list[str]) -> None:
+        self.tasks.submit("describe", lambda: tasks.server_facts(target, names).knobs, self.knob_facts.emit)
+
+    def plan(self, target: Target, spec: SweepSpec) -> None:
+        """The plan `tunebench sweep --plan` prints, against this target."""
+        notes: list[str] = []
+
+        def work() -> Plan:
+            from tunebench.run.spec import plan_sweep
+
+            return plan_sweep(spec, target, spec.transport, note=notes.append)[0]
+
+        self.tasks.submit("plan", work, lambda plan: self.plan_ready.emit(spec, plan, notes),
+                          lambda message: self.plan_failed.emit(spec, message))
+
+    def prepare(self, target: Target, group: ClientGroup, clean: bool, on_progress: Any = None) -> None:
+        def work(progress: Any) -> str:
+            return tasks.prepare_data(target, group, clean, progress).summary
+
+        self.tasks.submit("prepare", work, self.prepared.emit, self.prepared.emit, on_progress)
+
+    def trust_host_key(self, url: str) -> None:
+        """Trust an SSH host's key the user has seen and accepted (never silently)."""
+        self.tasks.submit("trust", lambda: tasks.trust_host_key(url), self.message.emit)
+
