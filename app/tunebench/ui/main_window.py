@@ -9,14 +9,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
     QFrame,
-    QLabel,
     QListWidget,
     QMainWindow,
     QMessageBox,
@@ -29,14 +27,11 @@ from PySide6.QtWidgets import (
 from tunebench import paths
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Event
-from tunebench.core.sweep import SweepSpec
 from tunebench.hosts.sandbox import SandboxServer
-from tunebench.load.driver import driver_mode
-from tunebench.mysql.target import Target, typed_password
+from tunebench.mysql.target import typed_password
 from tunebench.run.child import RunRequest
 from tunebench.run.records import RunOutcome, StepResult
-from tunebench.run.spec import RunSpec, sweep_run_spec
-from tunebench.run.tasks import ServerFacts
+from tunebench.run.spec import sweep_run_spec
 from tunebench.store.repo import Store
 from tunebench.ui import export
 from tunebench.ui.compare import CompareView
@@ -46,11 +41,13 @@ from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.replay import ReplayBar
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
-from tunebench.ui.stage import Stage
+from tunebench.ui.status_line import StatusLine
 from tunebench.ui.sweep_panel import SweepPanel
+from tunebench.ui.target_facts import TargetFacts
 from tunebench.ui.targets_panel import TargetsPanel
 from tunebench.ui.theme import THEMES, Theme, apply_appearance
 from tunebench.ui.timeline import Timeline
+from tunebench.ui.window_actions import build_actions
 from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
 from tunebench.ui.workload_panel import WorkloadPanel
 
@@ -98,18 +95,17 @@ class MainWindow(QMainWindow):
         self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._build_actions()
-        self._build_status()
+        build_actions(self)
+        self._set_running(False)
+        self.status = StatusLine(self.statusBar(), self.targets.current_name, self.workload.engine.currentText,
+                                 self.controller.elapsed)
+        self.facts = TargetFacts(self.controller, self.targets, self.knobs, self.sweep, self)
         self.hosts_for = self.targets.current_name()  # client hosts belong to a target: kept per target
         self._connect_panels()
         self._connect_controller()
-        self.clock = QTimer(self)
-        self.clock.setInterval(1000)
-        self.clock.timeout.connect(self._update_status)
-        self.clock.start()
         restore_window(self)
         self.set_appearance(self.theme, self.font_scale)
-        self._load_server_facts()
+        self.facts.reload()
 
     # -- the controller's state, for the panels and tests that read it --
     @property
@@ -140,68 +136,11 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _action(self, text: str, shortcut: str, slot: Any, tip: str) -> QAction:
-        a = QAction(text, self)
-        a.setShortcut(QKeySequence(shortcut))
-        a.setToolTip(f"{tip} ({shortcut})")
-        a.triggered.connect(slot)
-        self.addAction(a)
-        return a
-    def _build_actions(self) -> None:
-        bar = self.addToolBar("Run")
-        bar.setObjectName("toolbar-run")
-        self.run_action = self._action("Run", "F5", self.run_workload, "Run the workload over its steps")
-        self.stop_action = self._action("Stop", "Shift+F5", self.stop_run, "Stop the run (knobs are put back)")
-        self.flip_action = self._action("Flip knob", "F6", self.flip_favourite,
-                                        "Flip innodb_flush_log_at_trx_commit between its presets")
-        self.mark_action = self._action("Mark", "M", self.mark, "Put a marker on the timeline")
-        self.full_action = self._action("Full screen", "F11", self.toggle_full_screen, "Presentation mode")
-        self.theme_action = self._action("Dark/Light", "Ctrl+T", self.toggle_theme, "Switch theme")
-        self.bigger_action = self._action("A+", "Ctrl+=", lambda: self.scale_fonts(1.15), "Bigger fonts")
-        self.smaller_action = self._action("A-", "Ctrl+-", lambda: self.scale_fonts(1 / 1.15), "Smaller fonts")
-        self.stage_action = self._action("Stage", "F12", lambda: self.stage.toggle(), "Stage mode: full screen, "  # noqa: PLW0108 (made below)
-                                         "big, high contrast, chosen plots, F1-F8 hotkeys (Esc leaves)")
-        self.live_action = self._action("Live", "Ctrl+L", self.show_live, "Back to the live view")
-        for a in (self.run_action, self.stop_action, self.flip_action, self.mark_action, self.full_action,
-                  self.stage_action, self.live_action, self.theme_action, self.bigger_action, self.smaller_action):
-            bar.addAction(a)
-        self.toolbar = bar
-        menu = self.menuBar().addMenu("&File")
-        for text, shortcut, slot in (("Export plots as PNG…", "Ctrl+Shift+P", lambda: self._export("png")),
-                                     ("Export plots as SVG…", "Ctrl+Shift+S", lambda: self._export("svg")),
-                                     ("Export visible series as CSV…", "Ctrl+Shift+C", lambda: self._export("csv")),
-                                     ("Markdown report of the session…", "Ctrl+Shift+R", lambda: self._export("md")),
-                                     ("Import session file…", "Ctrl+I", self.sessions.import_files),
-                                     ("Sessions", "Ctrl+O", lambda: self.central.setCurrentIndex(1))):
-            menu.addAction(self._action(text.rstrip("…"), shortcut, slot, text.rstrip("…")))
-        self.stage = Stage(self)
-        help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction(self._action("About Tunebench", "Ctrl+F1", self.show_about, "Versions, for a bug report"))
-        self._set_running(False)
-
-    def _build_status(self) -> None:
-        self.status_target = QLabel()
-        self.status_engine = QLabel()
-        self.status_driver = QLabel(f"driver: {driver_mode()}")
-        self.status_elapsed = QLabel("00:00")
-        for w in (self.status_target, self.status_engine, self.status_driver, self.status_elapsed):
-            self.statusBar().addPermanentWidget(w)
-        self._fix_clock_width()
-        self._update_status()
-
-    def _fix_clock_width(self) -> None:
-        # the clock ticks every second: a fixed width, so it never relayouts the status bar
-        self.status_elapsed.setFixedWidth(self.status_elapsed.fontMetrics().horizontalAdvance("888:88") + 8)
-
-
     def _connect_panels(self) -> None:
         self.targets.message.connect(self.show_message)
         self.targets.target_changed.connect(self._on_target_changed)
-        self.targets.target_ready.connect(lambda _n: self._load_server_facts())
         self.knobs.flip.connect(self.flip_knob)
         self.knobs.restore_all.connect(self.controller.restore_knobs)
-        self.sweep.wants_facts.connect(self._on_wants_facts)
-        self.sweep.plan_wanted.connect(self._on_plan_wanted)
         self.sweep.message.connect(self.show_message)
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
@@ -221,11 +160,6 @@ class MainWindow(QMainWindow):
         c.step.connect(self._on_step)
         c.run_finished.connect(self._on_finished)
         c.host_key_unknown.connect(self._offer_trust)
-        c.facts.connect(self._on_facts)
-        c.facts_failed.connect(self._on_facts_failed)
-        c.knob_facts.connect(self.sweep.add_facts)
-        c.plan_ready.connect(self.sweep.show_plan)
-        c.plan_failed.connect(self.sweep.show_plan_error)
         c.prepared.connect(self._on_prepared)
 
     def _on_target_changed(self, name: str) -> None:
@@ -233,7 +167,6 @@ class MainWindow(QMainWindow):
             self.settings.setValue(f"client_hosts/{self.hosts_for}", self.workload.client_hosts.text())
         self.hosts_for = name
         self.workload.client_hosts.setText(client_hosts_of(self.settings, name))
-        self._load_server_facts()
 
     def save_settings(self) -> None:
         """The everyday layout and choices: never stage mode's (it is left first)."""
@@ -251,14 +184,6 @@ class MainWindow(QMainWindow):
         self.log.addItem(text)
         self.log.scrollToBottom()
 
-    def _update_status(self) -> None:
-        self.status_target.setText(f"target: {self.targets.current_name()}")
-        self.status_engine.setText(f"engine: {self.workload.engine.currentText()}")
-        elapsed = self.controller.elapsed()
-        if elapsed is not None:
-            s = int(elapsed)
-            self.status_elapsed.setText(f"{s // 60:02d}:{s % 60:02d}")
-
     def _set_running(self, running: bool) -> None:
         self.run_action.setEnabled(not running)
         self.stop_action.setEnabled(running)
@@ -271,11 +196,7 @@ class MainWindow(QMainWindow):
     def run_workload(self) -> None:
         try:
             target = self.targets.current_target()
-            w = self.workload
-            spec = RunSpec(groups=w.groups(), engine=w.engine.currentText(), step_seconds=w.step_seconds.value(),
-                           warmup_seconds=w.warmup_seconds.value(), transport=w.transport.currentText(),
-                           client_hosts=w.client_host_urls())
-            spec.validate()
+            spec = self.workload.run_spec()
         except ConfigError as exc:
             self.show_message(str(exc))
             return
@@ -416,7 +337,8 @@ class MainWindow(QMainWindow):
             return
         self.central.setCurrentIndex(2)
 
-    def _export(self, kind: str) -> None:
+    def export_view(self, kind: str) -> None:
+        """PNG, SVG, CSV of what the dashboard shows, or the Markdown report of the session on screen."""
         sid = self.controller.session_id()
         if kind == "md" and sid is None:
             self.show_message("a report is of a recorded session: replay one or finish a run first")
@@ -453,7 +375,7 @@ class MainWindow(QMainWindow):
             for kind in (QEvent.Type.ApplicationFontChange, QEvent.Type.FontChange,
                          QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange):
                 QApplication.sendPostedEvents(None, kind)
-        self._fix_clock_width()
+        self.status.fix_clock_width()
         self.dashboard.set_appearance(theme, self.font_scale)
         self.compare.apply_theme(theme)
 
@@ -468,48 +390,6 @@ class MainWindow(QMainWindow):
         if abs(scale - round(scale)) < 1e-9:
             scale = round(scale)  # A+ then A- is 1.0 again, not 0.9999999
         self.set_appearance(self.theme, scale)
-
-    # -- server facts for the knob and sweep panels --
-    def _current_target(self) -> Target | None:
-        try:
-            return self.targets.current_target()
-        except ConfigError as exc:
-            self.knobs.result.setText(str(exc))
-            return None
-
-    def _load_server_facts(self) -> None:
-        """The current target's variables, read off the GUI thread whenever it changes or becomes ready: the
-        knob panel's current values and the sweep panel's facts. An answer about another target is dropped."""
-        self.knobs.clear_values()
-        target = self._current_target()
-        if target is not None:
-            self.controller.load_facts(target, [*self.sweep.spec.knob_axes, *FAVOURITES])
-
-    def _on_facts(self, name: str, facts: ServerFacts) -> None:
-        if self.targets.current_name() != name:
-            return
-        variables = facts.variables
-        self.sweep.set_server(variables, facts.knobs)
-        self.knobs.show_values({n: variables[n] for n in FAVOURITES if n in variables})
-        self.knobs.result.setText(f"{name}: {facts.version}")
-
-    def _on_facts_failed(self, name: str, message: str) -> None:
-        if self.targets.current_name() == name:
-            self.knobs.result.setText(message)
-
-    def _on_wants_facts(self, names: list[str]) -> None:
-        target = self._current_target()
-        if target is not None:
-            self.controller.describe_knobs(target, names)
-
-    def _on_plan_wanted(self, spec: SweepSpec) -> None:
-        """The sweep panel's plan, from the planner `tunebench sweep --plan` uses, against the current target."""
-        try:
-            target = self.targets.current_target()
-        except ConfigError as exc:
-            self.sweep.show_plan_error(spec, str(exc))
-            return
-        self.controller.plan(target, spec)
 
     def _on_save_sweep(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save sweep", f"{self.sweep.spec.name}.toml", "TOML (*.toml)")

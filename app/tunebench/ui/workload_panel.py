@@ -24,6 +24,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.load.engine import ClientGroup
 from tunebench.load.options import OPTIONS, OptionSpec
 from tunebench.load.workload import available, load_workload
+from tunebench.run.spec import RunSpec
 
 # The options a performance engineer reaches for first; the rest keep their workload defaults.
 FORM_OPTIONS = ("tables", "table_size", "range_size", "point_selects", "skip_trx", "rand_type")
@@ -198,3 +199,11 @@ class WorkloadPanel(QWidget):
             groups.append(ClientGroup(wl2.name if wl2.name != wl.name else "second", wl2, wl2.options(shape),
                                       parse_threads(self.second_threads.text())))
         return tuple(groups)
+
+    def run_spec(self) -> RunSpec:
+        """The run this panel describes, validated: what `tunebench run` with the same choices would run."""
+        spec = RunSpec(groups=self.groups(), engine=self.engine.currentText(), step_seconds=self.step_seconds.value(),
+                       warmup_seconds=self.warmup_seconds.value(), transport=self.transport.currentText(),
+                       client_hosts=self.client_host_urls())
+        spec.validate()
+        return spec

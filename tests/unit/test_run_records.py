@@ -1,0 +1,48 @@
+"""The run's outcome and errors are data: kind and host travel as fields, never inside a sentence."""
+
+import pickle
+
+from tunebench.core.errors import ConfigError, StoreError, TargetError
+from tunebench.core.stats import StepSummary
+from tunebench.hosts.ssh import SshError
+from tunebench.run.records import ChangeKnob, Reply, RunError, RunOutcome, StepResult
+
+
+def test_errors_carry_their_kind_and_host():
+    assert RunError.from_exception(ConfigError("bad")).kind == "config"
+    assert RunError.from_exception(TargetError("down")).kind == "target"
+    assert RunError.from_exception(StoreError("full")).kind == "store"
+    e = RunError.from_exception(SshError("ssh u@h:2222: whatever the text says", "host_key_unknown",
+                                         "ssh://u@h:2222"))
+    assert (e.kind, e.host) == ("host_key_unknown", "ssh://u@h:2222")
+    bug = RunError.from_exception(ZeroDivisionError("division by zero"))
+    assert bug.kind == "bug" and "ZeroDivisionError" in bug.message
+
+
+def test_an_outcome_crosses_a_pipe_and_keeps_the_cli_json_shape():
+    s = StepSummary("main", 4, 10, 100.0, 2000.0, 100.0, 0.01, 1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 1000.0)
+    outcome = RunOutcome("failed", 7, (StepResult(0, (s,)),), ({"name": "sync_binlog", "state": "restored"},),
+                         RunError("host_key_unknown", "ssh u@h:22: unknown host key", "ssh://u@h:22"),
+                         {"engine": "builtin", "steps": [{"step": 1, "tps": 100.0}]})
+    back = pickle.loads(pickle.dumps(outcome))
+    assert back == outcome and back.best_tps == 100.0
+    d = back.to_dict()
+    assert (d["session_id"], d["status"], d["engine"]) == (7, "failed", "builtin")
+    assert d["restored"][0]["name"] == "sync_binlog"
+    assert (d["error_kind"], d["error_host"]) == ("host_key_unknown", "ssh://u@h:22")
+    assert pickle.loads(pickle.dumps(ChangeKnob(3, "sync_binlog", "0"))).rid == 3
+    assert pickle.loads(pickle.dumps(Reply(3, error=RunError("config", "no")))).error.kind == "config"
+
+
+def test_unreachable_ssh_is_an_unreachable_error_with_its_host():
+    from conftest import _free_port
+
+    from tunebench.hosts.ssh import SshHost, connect
+
+    free_port = _free_port()  # closed: nothing listens there
+    try:
+        connect(SshHost("127.0.0.1", "nobody", free_port), timeout=3)
+    except SshError as exc:
+        assert exc.kind == "unreachable" and exc.host == f"ssh://nobody@127.0.0.1:{free_port}"
+    else:
+        raise AssertionError("connected to a closed port")
