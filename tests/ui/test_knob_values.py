@@ -35,10 +35,10 @@ def test_values_after_the_sandbox_starts_and_after_a_target_switch(window, qtbot
     window.targets.list.setCurrentRow(0)
     qtbot.waitUntil(lambda: shown(window, knob) == (original, original), timeout=15000)
     # the sandbox stopped and started again from the window (the welcome's "Use the sandbox" does the same)
-    window.targets._on_sandbox_toggle()
+    window.targets.toggle_sandbox()
     qtbot.waitUntil(lambda: window.targets.sandbox_button.text() == "Start sandbox", timeout=60000)
     qtbot.waitUntil(lambda: window.knobs.current[knob].text() == "—", timeout=5000)
-    window.targets._on_sandbox_toggle()
+    window.targets.toggle_sandbox()
     qtbot.waitUntil(lambda: window.targets.sandbox_button.text() == "Stop sandbox", timeout=60000)
     qtbot.waitUntil(lambda: shown(window, knob) == (server_value(sandbox, knob),) * 2, timeout=15000)
     # a value no preset has: shown as the combo's current entry, not the first preset

@@ -85,7 +85,7 @@ def test_welcome_once_on_an_empty_store_and_the_about_box(qtbot, tmp_path):
     qtbot.addWidget(w)
     dlg = w.maybe_welcome()
     assert dlg is not None and not dlg.isModal() and "sandbox" in dlg.findChildren(type(dlg.sandbox_button))[0].text()
-    dlg._recipe()
+    dlg.recipe_button.click()
     assert [n for n, _ in w.sweep.axes()] == ["innodb_doublewrite", "innodb_flush_log_at_trx_commit"]
     assert w.maybe_welcome() is None  # once
     about = w.show_about()

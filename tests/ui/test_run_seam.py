@@ -89,7 +89,6 @@ def test_the_window_offers_trust_from_the_error_kind_not_its_text(win, qtbot, mo
 def test_a_run_that_cannot_reach_its_server_ends_with_one_typed_outcome(win, qtbot, tmp_path):
     """Through the real child process: an unreachable target (127.0.0.1, a closed port)."""
     from conftest import _free_port
-
     from tunebench.load.engine import ClientGroup
     from tunebench.load.workload import load_workload
     from tunebench.mysql.target import Target

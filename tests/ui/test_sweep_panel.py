@@ -22,9 +22,7 @@ def panel(qtbot):
 
 
 def load_recipe(panel, name):
-    idx = panel.recipes.findText(name)
-    panel.recipes.setCurrentIndex(idx)
-    panel._on_recipe(idx)
+    panel.load_recipe(name)
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=[p.stem for p in RECIPES])

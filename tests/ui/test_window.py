@@ -99,9 +99,7 @@ def test_sweep_grid_plan_and_saved_toml(window, qtbot, tmp_path, sandbox):
 
 def test_recipe_loads_into_the_grid(window, qtbot):
     sweep = window.sweep
-    idx = sweep.recipes.findText("trx-commit-doublewrite")
-    sweep.recipes.setCurrentIndex(idx)
-    sweep._on_recipe(idx)
+    sweep.load_recipe("trx-commit-doublewrite")
     assert [n for n, _ in sweep.axes()] == ["innodb_doublewrite", "innodb_flush_log_at_trx_commit"]
     qtbot.waitUntil(lambda: sweep.summary.text().startswith("sweep trx-commit-doublewrite: 4 configuration(s)"),
                     timeout=15000)

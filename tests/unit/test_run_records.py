@@ -36,7 +36,6 @@ def test_an_outcome_crosses_a_pipe_and_keeps_the_cli_json_shape():
 
 def test_unreachable_ssh_is_an_unreachable_error_with_its_host():
     from conftest import _free_port
-
     from tunebench.hosts.ssh import SshHost, connect
 
     free_port = _free_port()  # closed: nothing listens there

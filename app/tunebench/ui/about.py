@@ -6,14 +6,23 @@ import platform
 import sys
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import qVersion
-from PySide6.QtWidgets import QApplication, QDialog, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
+from PySide6.QtCore import Signal, qVersion
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tunebench import __version__, paths
 from tunebench.core.errors import TunebenchError
 
 if TYPE_CHECKING:
-    from tunebench.ui.main_window import MainWindow
+    pass
 
 SAMPLE_RECIPE = "trx-commit-doublewrite"
 
@@ -82,11 +91,15 @@ def sandbox_offer() -> str:
 
 
 class WelcomeDialog(QDialog):
-    """Shown once, on a first start with an empty store; never modal (a headless demo never sees it)."""
+    """Shown once, on a first start with an empty store; never modal (a headless demo never sees it). Its
+    buttons only say what the user chose; the window acts on it."""
 
-    def __init__(self, window: MainWindow):
-        super().__init__(window)
-        self.window_ = window
+    use_sandbox = Signal()
+    add_server = Signal()
+    load_recipe = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
         self.setWindowTitle("Welcome to Tunebench")
         self.setModal(False)
         text = QLabel(
@@ -113,21 +126,13 @@ class WelcomeDialog(QDialog):
         self.resize(640, 260)
 
     def _sandbox(self) -> None:
-        w = self.window_
-        w.targets.list.setCurrentRow(0)
-        if not w.sandbox.status().running:
-            w.targets._on_sandbox_toggle()
+        self.use_sandbox.emit()
         self.accept()
 
     def _add(self) -> None:
-        self.window_.targets._on_add()
+        self.add_server.emit()
         self.accept()
 
     def _recipe(self) -> None:
-        sweep = self.window_.sweep
-        idx = sweep.recipes.findText(SAMPLE_RECIPE)
-        if idx >= 0:
-            sweep.recipes.setCurrentIndex(idx)
-            sweep._on_recipe(idx)
-        self.window_.builders.setCurrentWidget(sweep)
+        self.load_recipe.emit(SAMPLE_RECIPE)
         self.accept()

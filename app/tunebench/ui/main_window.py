@@ -294,8 +294,15 @@ class MainWindow(QMainWindow):
             return None
         self.settings.setValue("welcomed", True)
         dlg = WelcomeDialog(self)
+        dlg.use_sandbox.connect(self.targets.use_sandbox)
+        dlg.add_server.connect(self.targets.add_dialog)
+        dlg.load_recipe.connect(self._on_load_recipe)
         dlg.show()
         return dlg
+
+    def _on_load_recipe(self, name: str) -> None:
+        self.sweep.load_recipe(name)
+        self.builders.setCurrentWidget(self.sweep)
 
     # -- replay, compare, export --
     def open_replay(self, session_id: int) -> float:

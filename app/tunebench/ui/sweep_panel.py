@@ -390,6 +390,13 @@ class SweepPanel(QWidget):
         text = self.to_toml()  # refuses fields that do not make a spec
         Path(path).write_text(text)
 
+    def load_recipe(self, name: str) -> None:
+        """One of the recipes in workloads/recipes by name, into the panel."""
+        idx = self.recipes.findText(name)
+        if idx >= 0:
+            self.recipes.setCurrentIndex(idx)
+            self._on_recipe(idx)
+
     def _on_recipe(self, index: int) -> None:
         path = self.recipes.itemData(index)
         if path:

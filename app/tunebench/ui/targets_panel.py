@@ -111,10 +111,10 @@ class TargetsPanel(QWidget):
         self.info = QLabel("")
         self.info.setWordWrap(True)
         layout.addWidget(self.info)
-        self.add_button.clicked.connect(self._on_add)
+        self.add_button.clicked.connect(self.add_dialog)
         self.delete_button.clicked.connect(self._on_delete)
         self.test_button.clicked.connect(self.test_connection)
-        self.sandbox_button.clicked.connect(self._on_sandbox_toggle)
+        self.sandbox_button.clicked.connect(self.toggle_sandbox)
         self.list.currentTextChanged.connect(self.target_changed.emit)
         self.refresh()
         self._update_sandbox()
@@ -143,7 +143,8 @@ class TargetsPanel(QWidget):
             raise ConfigError(f"unknown target {name!r}")
         return t
 
-    def _on_add(self) -> None:
+    def add_dialog(self) -> None:
+        """Ask for a server to add (its password goes to memory or the keyring, never to the store)."""
         dialog = TargetDialog(self)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
@@ -195,7 +196,13 @@ class TargetsPanel(QWidget):
             self.sandbox_button.setText("Start sandbox")
         self.sandbox_button.setEnabled(True)
 
-    def _on_sandbox_toggle(self) -> None:
+    def use_sandbox(self) -> None:
+        """The sandbox as the target, started if it is not running."""
+        self.list.setCurrentRow(0)
+        if not self.sandbox.status().running:
+            self.toggle_sandbox()
+
+    def toggle_sandbox(self) -> None:
         running = self.sandbox.status().running
         self.sandbox_button.setEnabled(False)
         self.sandbox_label.setText("sandbox: stopping …" if running else "sandbox: starting …")
