@@ -26,9 +26,9 @@ from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import prepare, tables_ready
 from tunebench.load.workload import load_workload
-from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid
 from tunebench.mysql.connect import introspect, open_connection
 from tunebench.mysql.target import conn_params
+from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid
 from tunebench.store.repo import Store
 
 

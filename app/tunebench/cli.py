@@ -106,7 +106,7 @@ def _sandbox() -> Any:
 
 
 def resolve_target(args: argparse.Namespace, store: Any, start_sandbox: bool = True) -> Any:
-    from tunebench.mysql.target import parse_target_url
+    from tunebench.core.target import parse_target_url
 
     name = getattr(args, "target", None) or "sandbox"
     if name == "sandbox":
@@ -563,7 +563,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from tunebench.core.results import markdown
-    from tunebench.core.sweep import load_spec
+    from tunebench.load.recipes import load_spec
     from tunebench.run.experiment import Experiment
     from tunebench.run.spec import plan_sweep, sweep_run_spec
 

@@ -7,7 +7,8 @@ import json
 import pytest
 from tests.conftest import run_cli
 
-from tunebench.core.sweep import load_spec, parse_spec
+from tunebench.core.sweep import parse_spec
+from tunebench.load.recipes import load_spec
 from tunebench.paths import workloads_dir
 from tunebench.ui.sweep_panel import SweepPanel
 

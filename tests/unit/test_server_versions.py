@@ -3,7 +3,8 @@
 import pytest
 
 from tunebench.core.errors import SandboxError
-from tunebench.hosts.sandbox import parse_server_version, render_cnf
+from tunebench.hosts.sandbox_cnf import render_cnf
+from tunebench.hosts.server_binary import parse_server_version
 from tunebench.mysql.connect import flavor_of
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from tunebench.core.errors import StoreError
 from tunebench.core.interval import Event, Interval
-from tunebench.mysql.target import Target
+from tunebench.core.target import Target
 from tunebench.store.repo import Store
 
 
@@ -94,7 +94,7 @@ def _recorded(store, seconds=120, t0=1_700_000_000.0):
 def test_samples_keep_microseconds_and_seven_digits(tmp_path):
     import numpy as np
 
-    from tunebench.store.repo import decode_chunk, encode_chunk
+    from tunebench.store.samples import decode_chunk, encode_chunk
 
     t = 1_700_000_000.0 + np.cumsum(np.random.default_rng(2).uniform(0.99, 1.01, 5000))
     v = np.random.default_rng(3).normal(25_000, 400, 5000)

@@ -234,7 +234,7 @@ def test_every_typed_field_is_checked(extra, message):
 
 
 def test_a_sweep_file_that_is_not_utf8_is_one_clear_error(tmp_path):
-    from tunebench.core.sweep import load_spec
+    from tunebench.load.recipes import load_spec
 
     p = tmp_path / "s.toml"
     p.write_bytes(b'workload = "oltp_point_select"\nname = "\xff"\n')
@@ -281,7 +281,7 @@ def test_cpus_are_checked_against_this_machine():
     import os
 
     from tunebench.core.errors import SandboxError
-    from tunebench.hosts.sandbox import check_cpus
+    from tunebench.hosts.cpu_binding import check_cpus
 
     mine = sorted(os.sched_getaffinity(0))
     assert check_cpus(str(mine[0])) == str(mine[0])

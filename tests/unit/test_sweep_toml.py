@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from tunebench.core.sweep import load_spec, parse_spec
+from tunebench.core.sweep import parse_spec
+from tunebench.load.recipes import load_spec
 from tunebench.paths import workloads_dir
 
 RECIPES = sorted((workloads_dir() / "recipes").glob("*.toml"))

@@ -1,7 +1,7 @@
+from tunebench.core.target import ConnParams
 from tunebench.load.engine import ClientGroup
 from tunebench.load.sysbench import build_command, parse_interval_line, parse_summary
 from tunebench.load.workload import load_workload
-from tunebench.mysql.target import ConnParams
 
 LINE = ("[ 3s ] thds: 4 tps: 1234.56 qps: 24691.23 (r/w/o: 17283.86/4938.25/2469.12) "
         "lat (ms,95%): 5.28 err/s: 0.00 reconn/s: 0.00")

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tunebench.core.errors import ConfigError, TargetError, TunebenchError
+from tunebench.core.target import Target
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
-from tunebench.mysql.target import Target
 
 OPTION_FILE = "@option_file"  # journal name of a remote target's option-file overlay
 

@@ -10,12 +10,10 @@ import contextlib
 import getpass
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
 import socket
-import string
 import subprocess
 import tempfile
 import time
@@ -24,100 +22,16 @@ from pathlib import Path
 
 from tunebench import paths
 from tunebench.core.errors import SandboxError
-from tunebench.mysql.target import Target, read_option_file_password
+from tunebench.core.target import Target
+from tunebench.hosts.cpu_binding import check_cpus
+from tunebench.hosts.sandbox_cnf import render_cnf
+from tunebench.hosts.server_binary import ServerBinary, find_server_binaries, probe_binary
+from tunebench.mysql.target import read_option_file_password
 
-SERVER_NAMES = ("mariadbd", "mysqld")
-EXTRA_BIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec", "/opt/mysql/bin")
 SANDBOX_USER = "tunebench"
 # Servers this process started: the server outlives a CLI call by design, but while we live we keep
 # the handle so it can be reaped on stop (and is not garbage-collected while still running).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
-_OPTION_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-
-
-def which(name: str) -> str | None:
-    path = os.environ.get("PATH", "") + os.pathsep + os.pathsep.join(EXTRA_BIN_DIRS)
-    return shutil.which(name, path=path)
-
-
-def find_server_binaries() -> list[str]:
-    """Server binaries on PATH (and the usual sbin dirs), MariaDB's first; symlinks to one file count once."""
-    found: list[str] = []
-    seen: set[str] = set()
-    for name in SERVER_NAMES:
-        path = which(name)
-        if path and os.path.realpath(path) not in seen:
-            seen.add(os.path.realpath(path))
-            found.append(path)
-    return found
-
-
-@dataclass(frozen=True, slots=True)
-class ServerBinary:
-    path: str
-    flavor: str  # mariadb | mysql | percona
-    version: str
-
-    @property
-    def version_tuple(self) -> tuple[int, ...]:
-        return tuple(int(x) for x in re.findall(r"\d+", self.version)[:3])
-
-
-def parse_server_version(text: str) -> tuple[str, str]:
-    """Flavor and version from `mysqld --version` output of MariaDB, MySQL or Percona Server."""
-    m = re.search(r"Ver\s+(\d+\.\d+\.\d+)(\S*)", text)
-    if not m:
-        raise SandboxError(f"cannot read the server version from: {text.strip()[:200]!r}")
-    version = m.group(1)
-    if "MariaDB" in text:
-        return "mariadb", version
-    if "Percona" in text:
-        return "percona", version
-    return "mysql", version
-
-
-def probe_binary(path: str) -> ServerBinary:
-    try:
-        out = subprocess.run([path, "--no-defaults", "--version"], capture_output=True, text=True, timeout=30)
-    except OSError as exc:
-        raise SandboxError(f"cannot run {path}: {exc.strerror}") from None
-    flavor, version = parse_server_version(out.stdout + out.stderr)
-    return ServerBinary(path, flavor, version)
-
-
-def check_cpus(cpus: str) -> str:
-    """A taskset list whose every CPU this process may use (else the server would not start, or start
-    bound to something else than asked)."""
-    text = cpus.strip()
-    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", text):
-        raise SandboxError(f"--cpus wants a CPU list like 0 or 0-1 or 0,2, got {cpus!r}")
-    wanted: set[int] = set()
-    for part in text.split(","):
-        first, _, last = part.partition("-")
-        lo, hi = int(first), int(last or first)
-        if lo > hi:
-            raise SandboxError(f"--cpus {cpus}: the range {part} runs backwards")
-        if hi > 65535:
-            raise SandboxError(f"--cpus {cpus}: there is no CPU {hi}")
-        wanted.update(range(lo, hi + 1))
-    usable = os.sched_getaffinity(0)
-    missing = sorted(wanted - usable)
-    if missing:
-        raise SandboxError(f"--cpus {cpus}: CPU {missing[0]}{' and more' if len(missing) > 1 else ''} not "
-                           f"available; this machine lets us use {_cpu_list(usable)}")
-    return text
-
-
-def _cpu_list(cpus: set[int]) -> str:
-    out, run = [], []
-    for c in sorted(cpus):
-        if run and c != run[-1] + 1:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-            run = []
-        run.append(c)
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return ",".join(out)
 
 
 def port_is_free(port: int) -> bool:
@@ -137,25 +51,6 @@ def free_port() -> int:
             port = int(s.getsockname()[1])
         if port != 3306:
             return port
-
-
-def render_cnf(template: str, values: dict[str, str], flavor: str, overrides: dict[str, str | None]) -> str:
-    text = string.Template(template).substitute(values)
-    extra = ["", "# flavor specific"]
-    if flavor in ("mysql", "percona"):
-        extra.append("mysqlx = OFF")  # X plugin would listen on 33060 otherwise
-    if overrides:
-        extra += ["", "# overrides"]
-    for name, value in overrides.items():
-        if not _OPTION_NAME.match(name):
-            raise SandboxError(f"invalid server option name {name!r}")
-        if value is None:
-            extra.append(name)
-        else:
-            if "\n" in str(value):
-                raise SandboxError(f"invalid value for {name}: newlines are not allowed")
-            extra.append(f"{name} = {value}")
-    return text + "\n".join(extra) + "\n"
 
 
 @dataclass(slots=True)

@@ -18,10 +18,10 @@ from typing import Any, cast
 from tunebench.core.errors import EngineError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
+from tunebench.core.target import ConnParams
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 from tunebench.load.postmortem import examine, read_tail
 from tunebench.load.worker import GroupPlan, WorkerSpec, worker_main
-from tunebench.mysql.target import ConnParams
 
 # Seconds in a row without one statement completed on any connection before it is said (a note, not a gap:
 # a server that stalls on its redo log still answers, and that stall is the measurement; a server that does

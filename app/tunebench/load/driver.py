@@ -13,7 +13,7 @@ from typing import Any
 
 import mysql.connector
 
-from tunebench.mysql.target import ConnParams
+from tunebench.core.target import ConnParams
 
 try:
     import _mysql_connector

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 
 from tunebench.core.errors import ConfigError, TargetError
+from tunebench.core.target import ConnParams
 from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, create_table_sql, secondary_index_sql
 from tunebench.load.randgen import draw, template_strings
 from tunebench.mysql.connect import open_connection, query_all
-from tunebench.mysql.target import ConnParams
 
 REGISTRY = "tunebench_tables"
 ROWS_PER_INSERT = 1000

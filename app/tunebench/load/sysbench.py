@@ -16,10 +16,10 @@ from tunebench.core.errors import EngineError, TunebenchError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
 from tunebench.core.probe import name_part
+from tunebench.core.target import ConnParams
 from tunebench.hosts.runner import LocalRunner
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 from tunebench.load.options import OPTIONS
-from tunebench.mysql.target import ConnParams
 
 # `[ 1s ] thds: 4 tps: 1.00 qps: 2.00 (r/w/o: 1.00/0.50/0.50) lat (ms,95%): 5.28 err/s: 0.00 reconn/s: 0.00`
 # Some builds print `err/s 0.00` without the colon.

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from tunebench.core.histogram import LatencyHistogram
+from tunebench.core.target import ConnParams
 from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
 from tunebench.load.oltp import C_TEMPLATE, INSERT_TEXT, PAD_TEMPLATE, STATEMENTS, EventProgram
 from tunebench.load.randgen import id_stream, string_stream
-from tunebench.mysql.target import ConnParams
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,8 @@ import mysql.connector
 from mysql.connector import errorcode
 
 from tunebench.core.errors import TargetError
-from tunebench.mysql.target import ConnParams, Target, conn_params
+from tunebench.core.target import ConnParams, Target
+from tunebench.mysql.target import conn_params
 
 
 def describe_error(exc: mysql.connector.Error, where: str, user: str) -> str:

@@ -1,0 +1,144 @@
+"""Sessions from one store to another: a session exported as a SQLite file of its own, and the sessions of
+such a file imported, all or none."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, insert, select, text
+
+from tunebench.core.errors import StoreError
+from tunebench.store.models import SCHEMA_VERSION, Base
+from tunebench.store.repo import Store
+from tunebench.store.sqlite_file import sqlite_tables
+
+
+def export_session(store: Store, session_id: int, path: Path | str) -> Path:
+    """The session (with its steps, events, variables and samples) as a SQLite file of its own, in
+    this store's format: another Tunebench imports it with `import_sessions`."""
+    dest = Path(path)
+    if dest.exists():
+        raise StoreError(f"{dest} exists; choose another name")
+    tmp = dest.with_name(dest.name + ".part")
+    tmp.unlink(missing_ok=True)
+    other = Store(tmp)
+    try:
+        store._guard(_copy_session, store.engine, other.engine, session_id)
+    finally:
+        other.close()
+    shutil.move(str(tmp), dest)
+    for suffix in ("-wal", "-shm"):
+        Path(str(tmp) + suffix).unlink(missing_ok=True)
+    return dest
+
+def import_sessions(store: Store, path: Path | str) -> list[int]:
+    """Every session of an exported file, copied in under new IDs, all or none. The file is only
+    read (never migrated, switched to WAL or given tables); a file that is not a session store (or
+    is damaged, or newer) raises StoreError and changes nothing, here or there."""
+    src_path = Path(path)
+    if src_path.is_dir():
+        raise StoreError(f"cannot import {src_path}: it is a directory")
+    if not src_path.is_file():
+        raise StoreError(f"no such file: {src_path}")
+    if src_path.resolve() == store.path.resolve():
+        raise StoreError(f"cannot import {src_path}: it is the session store itself")
+    what = f"cannot import {src_path}: not a Tunebench session file"
+    try:
+        found = sqlite_tables(src_path)
+    except StoreError as exc:
+        raise StoreError(f"cannot import: {exc}") from None
+    if found is None:
+        raise StoreError(f"{what} (file is not a database)")
+    tables = found[0]
+    if not tables:
+        raise StoreError(f"{what} (empty)")
+    missing = {"meta", "sessions", "steps", "events", "variables", "series", "sample_chunks"} - tables
+    if missing:
+        raise StoreError(f"{what} (a SQLite file without {', '.join(sorted(missing))})")
+    with tempfile.TemporaryDirectory(prefix="tunebench-import-") as tmp:
+        src = Store(src_path, readonly=True)
+        try:
+            version = store._guard(_schema_version, src.engine)
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"cannot import {src_path}: written by a newer Tunebench "
+                                 f"(schema {version} > {SCHEMA_VERSION})")
+            if version < SCHEMA_VERSION:  # migrate a copy, never the user's file
+                src.close()
+                copy = Path(tmp) / "import.sqlite"
+                shutil.copyfile(src_path, copy)
+                src = Store(copy)
+            ids = _readable_sessions(src, src_path)
+            return store._guard(_copy_sessions, src.engine, store.engine, ids)  # type: ignore[no-any-return]
+        finally:
+            src.close()
+
+
+def _schema_version(engine: Engine) -> int:
+    with engine.connect() as c:
+        value = c.execute(text("SELECT value FROM meta WHERE key='schema_version'")).scalar()
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise StoreError(f"not a Tunebench session file (schema version {value!r})") from None
+
+
+def _readable_sessions(src: Store, path: Path) -> list[int]:
+    """Every session of `src`, read in full (JSON, samples) before one is copied: a damaged file is
+    refused as a whole instead of half imported."""
+    try:
+        ids = [s["id"] for s in src.list_sessions()]
+        for sid in ids:
+            src.get_session(sid)
+            src.series(sid)
+    except StoreError as exc:
+        raise StoreError(f"cannot import {path}: {exc}") from None
+    except (ValueError, zlib.error, KeyError, TypeError) as exc:  # bad JSON, bad UTF-8, bad sample chunk
+        raise StoreError(f"cannot import {path}: the file is damaged ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:120] if str(exc) else 'no detail'})") from None
+    if not ids:
+        raise StoreError(f"cannot import {path}: it holds no session")
+    return ids
+
+
+def _copy_sessions(src: Engine, dst: Engine, ids: list[int]) -> list[int]:
+    """Several sessions in one transaction: all are imported or none."""
+    with src.connect() as a, dst.begin() as b:
+        return [_copy_rows(a, b, sid) for sid in ids]
+
+
+def _copy_session(src: Engine, dst: Engine, session_id: int) -> int:
+    """One session and everything under it from one store to another; returns its ID there."""
+    with src.connect() as a, dst.begin() as b:
+        return _copy_rows(a, b, session_id)
+
+
+def _copy_rows(a: Any, b: Any, session_id: int) -> int:
+    """One session and everything under it, from connection `a` into transaction `b`; its ID there."""
+    tables = Base.metadata.tables
+    sessions, series, chunks = tables["sessions"], tables["series"], tables["sample_chunks"]
+    row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
+    if row is None:
+        raise StoreError(f"no session {session_id} to copy")
+    new_id = int(b.execute(insert(sessions).values({k: v for k, v in row.items() if k != "id"})
+                           ).inserted_primary_key[0])  # type: ignore[index]
+    for table in (tables["steps"], tables["events"], tables["variables"]):
+        rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]
+        for r in rows:
+            r.pop("id", None)
+            r["session_id"] = new_id
+        if rows:
+            b.execute(insert(table), rows)
+    for sr in a.execute(select(series).where(series.c.session_id == session_id)).mappings().all():
+        sid = b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])
+                        ).inserted_primary_key[0]  # type: ignore[index]
+        rows = [dict(c) for c in a.execute(select(chunks).where(chunks.c.series_id == sr["id"])).mappings()]
+        for c in rows:
+            c.pop("id")
+            c["series_id"] = sid
+        if rows:
+            b.execute(insert(chunks), rows)
+    return new_id

@@ -1,0 +1,235 @@
+"""Writing one session as it happens: samples, events and steps, flushed every second, compacted every minute."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session as OrmSession
+
+from tunebench.core.errors import StoreError
+from tunebench.core.interval import Event, Interval
+from tunebench.store.models import (
+    ChunkRow,
+    EventRow,
+    SeriesRow,
+    SessionRow,
+    StepRow,
+    VariableRow,
+)
+from tunebench.store.owner import me as owner_me
+from tunebench.store.samples import CODEC, decode_chunk, encode_chunk, series_kind
+from tunebench.store.sqlite_file import LOCK_PATIENCE, StoreLocked
+
+if TYPE_CHECKING:
+    from tunebench.store.repo import Store
+
+COMPACT_EVERY = 60  # merge one-second chunks into one chunk per series every minute
+# Variables whose values are secrets, never copied into the store.
+SECRET_VARIABLE_WORDS = ("password", "secret", "key_id")
+
+
+class SessionWriter:
+    """Writes one session as it happens: every flush commits, so a kill loses at most ~1 s.
+
+    A store locked by another process does not stop the run: samples and events stay in memory and go in
+    with the next flush (`LOCK_PATIENCE` at most). Any other store failure (disk full, read-only) raises
+    StoreError; what was committed before stays intact.
+    """
+
+    def __init__(self, store: Store, *, target: str = "", transport: str = "", engine: str = "", workload: str = "",
+                 config: Mapping[str, Any] | None = None, flavor: str | None = None, version: str | None = None,
+                 resume: int | None = None, started_at: float | None = None):
+        self.store = store
+        self._series_ids: dict[str, int] = {}
+        self._pending: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        self._events: list[Event] = []  # events waiting for a locked store
+        self._kinds: dict[str, str] = {}
+        self._last_compact = time.monotonic()
+        self._last_flush = time.monotonic()
+        self._locked_since: float | None = None
+        self.on_locked: Any = lambda _msg: None  # told once when the store is found locked, and when it is free
+        # The engine's sink and the probe threads write concurrently; one lock orders them.
+        self._lock = threading.RLock()
+        self.id = store._patient(self._open, target, transport, engine, workload, config, flavor, version, resume,
+                                 started_at)
+
+    def _open(self, target: str, transport: str, engine: str, workload: str, config: Mapping[str, Any] | None,
+              flavor: str | None, version: str | None, resume: int | None, started_at: float | None) -> int:
+        with OrmSession(self.store.engine) as s:
+            if resume is not None:
+                old = s.get(SessionRow, resume)
+                if old is None:
+                    raise StoreError(f"no session {resume} in {self.store.path}")
+                old.status, old.ended_at = "running", None
+                old.owner_pid, old.owner_start = owner_me()
+                for sr in s.scalars(select(SeriesRow).where(SeriesRow.session_id == resume)):
+                    self._series_ids[sr.name] = sr.id
+                s.commit()
+                return resume
+            started = time.time() if started_at is None else started_at
+            pid, start = owner_me()
+            row = SessionRow(started_at=started, status="running", target=target, transport=transport,
+                             engine=engine, workload=workload, config=json.dumps(config or {}), flavor=flavor,
+                             version=version, owner_pid=pid, owner_start=start)
+            s.add(row)
+            s.commit()
+            return row.id
+
+    def snapshot_variables(self, variables: Mapping[str, str]) -> None:
+        def write() -> None:
+            with OrmSession(self.store.engine) as s:
+                for name, value in variables.items():
+                    if any(w in name.lower() for w in SECRET_VARIABLE_WORDS):
+                        continue
+                    s.add(VariableRow(session_id=self.id, name=name, value=value))
+                s.commit()
+        self.store._patient(write)
+
+    def add_interval(self, iv: Interval) -> None:
+        with self._lock:
+            for name, value in iv.series().items():
+                self._pending[name].append((iv.t, value))
+
+    def add_samples(self, t: float, values: Mapping[str, float], kinds: Mapping[str, str] | None = None) -> None:
+        """Probe samples; `kinds` says 'rate' or 'gauge' per name (default: guessed from the name)."""
+        with self._lock:
+            if kinds:
+                self._kinds.update(kinds)
+            for name, value in values.items():
+                self._pending[name].append((t, value))
+
+    def maybe_flush(self, max_age: float = 1.0) -> None:
+        if time.monotonic() - self._last_flush >= max_age:
+            self.flush()
+
+    def add_event(self, ev: Event) -> None:
+        with self._lock:
+            self._events.append(ev)
+            if self._locked_since is None:
+                self._write_pending()
+
+    def start_step(self, idx: int, started_at: float, measure_from: float, config: Mapping[str, Any]) -> int:
+        def write() -> int:
+            with OrmSession(self.store.engine) as s:
+                row = StepRow(session_id=self.id, idx=idx, started_at=started_at, measure_from=measure_from,
+                              config=json.dumps(config))
+                s.add(row)
+                s.commit()
+                return row.id
+        return self.store._patient(write)  # type: ignore[no-any-return]
+
+    def end_step(self, step_id: int, ended_at: float, summary: Mapping[str, Any]) -> None:
+        self.flush()
+
+        def write() -> None:
+            with OrmSession(self.store.engine) as s:
+                row = s.get(StepRow, step_id)
+                assert row is not None
+                row.ended_at = ended_at
+                row.summary = json.dumps(summary)
+                s.commit()
+        self.store._patient(write)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._last_flush = time.monotonic()
+            if not self._pending and not self._events:
+                return
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        try:
+            self.store._guard(self._flush_locked)
+        except StoreLocked as exc:
+            now = time.monotonic()
+            if self._locked_since is None:
+                self._locked_since = now
+                self.on_locked(f"{exc}: keeping the samples in memory meanwhile")
+            elif now - self._locked_since > LOCK_PATIENCE:
+                raise StoreLocked(f"{exc} (for {now - self._locked_since:.0f} s)") from None
+            return
+        if self._locked_since is not None:
+            self.on_locked(f"session store free again after {time.monotonic() - self._locked_since:.0f} s: "
+                           "nothing was lost")
+            self._locked_since = None
+
+    def _flush_locked(self) -> None:
+        """One transaction: the pending samples and events go in together, or stay pending together."""
+        with OrmSession(self.store.engine) as s:
+            new_ids: dict[str, int] = {}
+            for name, points in self._pending.items():
+                sid = self._series_id(s, name, new_ids)
+                points.sort()
+                arr = np.asarray(points, dtype=np.float64)
+                ts, vs = encode_chunk(arr[:, 0], arr[:, 1])
+                s.add(ChunkRow(series_id=sid, t_first=points[0][0], t_last=points[-1][0], n=len(points),
+                               ts=ts, vs=vs, codec=CODEC))
+            for ev in self._events:
+                s.add(EventRow(session_id=self.id, t=ev.t, kind=ev.kind, label=ev.label,
+                               data=json.dumps(dict(ev.data), default=str)))
+            s.commit()
+        self._series_ids.update(new_ids)  # only once committed: a rolled-back series row is no series
+        self._pending = defaultdict(list)
+        self._events = []
+        if time.monotonic() - self._last_compact >= COMPACT_EVERY:
+            self.compact()
+
+    def _series_id(self, s: OrmSession, name: str, new_ids: dict[str, int]) -> int:
+        sid = self._series_ids.get(name) or new_ids.get(name)
+        if sid is None:
+            row = SeriesRow(session_id=self.id, name=name, kind=self._kinds.get(name) or series_kind(name))
+            s.add(row)
+            s.flush()
+            sid = new_ids[name] = row.id
+        return sid
+
+    def compact(self) -> None:
+        """Merge each series' small chunks into one, in one transaction (readers never see a gap)."""
+        with self._lock:
+            self._last_compact = time.monotonic()
+            try:
+                self.store._guard(self._compact)
+            except StoreLocked:
+                pass  # the next flush tries again a minute later; small chunks are only slower to read
+
+    def _compact(self) -> None:
+        with OrmSession(self.store.engine) as s:
+            for sid in self._series_ids.values():
+                chunks = list(s.scalars(select(ChunkRow).where(ChunkRow.series_id == sid)
+                                        .order_by(ChunkRow.t_first, ChunkRow.id)))
+                small = [c for c in chunks if c.n < 3600]
+                if len(small) < 2:
+                    continue
+                decoded = [decode_chunk(c.codec, c.n, c.ts, c.vs) for c in small]
+                t = np.concatenate([d[0] for d in decoded])
+                v = np.concatenate([d[1] for d in decoded])
+                order = np.argsort(t, kind="stable")
+                for c in small:
+                    s.delete(c)
+                ts, vs = encode_chunk(t[order], v[order])
+                s.add(ChunkRow(series_id=sid, t_first=float(t[order[0]]), t_last=float(t[order[-1]]),
+                               n=len(t), ts=ts, vs=vs, codec=CODEC))
+            s.commit()
+
+    def finish(self, status: str, summary: Mapping[str, Any] | None = None, ended_at: float | None = None) -> None:
+        with self._lock:
+            self.store._patient(self._flush_locked)
+        self.compact()
+
+        def write() -> None:
+            with OrmSession(self.store.engine) as s:
+                row = s.get(SessionRow, self.id)
+                assert row is not None
+                row.status = status
+                row.ended_at = time.time() if ended_at is None else ended_at
+                if summary is not None:
+                    row.summary = json.dumps(summary)
+                s.commit()
+        self.store._patient(write)
