@@ -14,6 +14,7 @@ import tunebench.cli, tunebench.run.experiment, tunebench.core.stats, tunebench.
 import tunebench.load.sysbench, tunebench.load.prepare, tunebench.hosts.sandbox, tunebench.store.repo
 import tunebench.mysql.connect, tunebench.mysql.probes, tunebench.mysql.knobs, tunebench.run.monitor
 import tunebench.run.tuning, tunebench.run.child, tunebench.core.sweep, tunebench.core.results, tunebench.store.export
+import tunebench.run.tasks
 print('ok')
 """
 
