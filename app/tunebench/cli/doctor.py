@@ -28,7 +28,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         except TunebenchError as exc:
             servers.append({"path": path, "error": str(exc)})
     sb = sandbox().status()
-    report = {
+    report: dict[str, Any] = {
         "tunebench": __version__,
         "python": sys.version.split()[0],
         "driver": {"name": "mysql-connector-python", "version": mysql.connector.__version__,
