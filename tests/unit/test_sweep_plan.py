@@ -243,11 +243,11 @@ def test_a_sweep_file_that_is_not_utf8_is_one_clear_error(tmp_path):
 
 
 def test_plan_text_is_capped_and_lists_both_ends():
-    from tunebench.cli import PLAN_HEAD, PLAN_TAIL, _plan_text
+    from tunebench.core.sweep import PLAN_HEAD, PLAN_TAIL, plan_text
 
     s = parse_spec(spec("innodb_spin_wait_delay = [" + ", ".join(map(str, range(300))) + "]"))
     knobs = {"innodb_spin_wait_delay": KnobInfo("innodb_spin_wait_delay", "int", True, 0, 6000, current="4")}
-    text = _plan_text(make_plan(s, knobs))
+    text = plan_text(make_plan(s, knobs))
     lines = text.splitlines()
     assert lines[0].startswith("sweep ") and "300 configuration(s)" in lines[0]
     assert len(lines) == 1 + PLAN_HEAD + 1 + PLAN_TAIL

@@ -1,89 +1,253 @@
-"""Short tasks on a target that the CLI and the window both call, so neither re-implements them: what the
-server is (facts), preparing and cleaning a workload's data, trusting an SSH host key the user has seen."""
+"""The tasks the CLI and the window both run, written once: a server's facts, a workload's data (prepare,
+cleanup) and a run's spec from the values a user gives. No Qt; each returns a frozen, typed result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from tunebench.hosts.ssh import SshRunner, parse_ssh_url
+from tunebench.core.errors import ConfigError
+from tunebench.core.knobs import KnobInfo
+from tunebench.core.probe import parse_probe_list
 from tunebench.load.engine import ClientGroup
-from tunebench.load.prepare import cleanup, prepare
+from tunebench.load.prepare import check_schema_name, cleanup, prepare
+from tunebench.load.workload import Workload, load_workload
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
+from tunebench.run.spec import RunSpec
 
-DATA_SCHEMA = "tunebench"
+# The options that fix what the sbtest tables hold: every client group of a run shares them.
+SHAPE_OPTIONS = ("tables", "table_size", "secondary", "auto_inc")
+MAX_THREADS = 100_000
 
 
-@dataclass(frozen=True)
+# ---- server facts ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
 class ServerFacts:
-    """What a target is: flavor, version, its global variables, and what the asked-for knobs are."""
+    """What one server is, read in one connection: flavor, version, every global variable, and what it says
+    about the variables asked for (type, dynamic or not, range, current value)."""
 
     target: str
-    info: ServerInfo
-    knobs: dict[str, Any] = field(default_factory=dict)  # name -> KnobFacts (type, range, dynamic)
+    flavor: str
+    version: str
+    version_full: str
+    performance_schema: bool
+    info: ServerInfo = field(repr=False)  # what the run layer takes (knob controller, probes)
+    variables: Mapping[str, str] = field(repr=False)  # SHOW GLOBAL VARIABLES, names lower-case
+    knobs: Mapping[str, KnobInfo] = field(repr=False)  # the names asked for that this server has
+    missing: tuple[str, ...] = ()  # the names asked for that this server does not have (nothing was sent)
+
+    def values(self, names: Iterable[str]) -> dict[str, str]:
+        """The current values of those of `names` this server has."""
+        return {n: self.variables[n] for n in names if n in self.variables}
 
     @property
-    def version(self) -> str:
-        return self.info.version
+    def label(self) -> str:
+        """One line naming the server: `sandbox: 10.11.6-MariaDB-0+deb12u1`."""
+        return f"{self.target}: {self.variables.get('version', '')}".rstrip(": ")
 
     @property
-    def variables(self) -> dict[str, str]:
-        return self.info.variables
-
-    def line(self) -> str:
-        i = self.info
-        return (f"{self.target}: {i.flavor} {i.version}, performance_schema "
-                f"{'ON' if i.performance_schema else 'OFF'}")
+    def connection_line(self) -> str:
+        """What a connection test shows: `sandbox: MariaDB 10.11.6, performance_schema ON`."""
+        return (f"{self.target}: {self.flavor} {self.version}, performance_schema "
+                f"{'ON' if self.performance_schema else 'OFF'}")
 
 
-def server_facts(target: Target, knobs: Sequence[str] = (), transport: str | None = None) -> ServerFacts:
-    """Introspect the target; `knobs` that the server has are described too (the others are left out)."""
-    conn = open_connection(conn_params(target, transport), target.name)
+def read_server_facts(target: Target, names: Iterable[str] = (), *, transport: str | None = None,
+                      password: str | None = None) -> ServerFacts:
+    """Open one connection to `target`, introspect it and describe the variables `names` it has (a name it
+    does not have is listed in `missing`, never sent). TargetError when it cannot be reached."""
+    conn = open_connection(conn_params(target, transport, password=password), target.name)
     try:
         info = introspect(conn)
-        wanted = [n for n in dict.fromkeys(knobs) if n in info.variables]
-        return ServerFacts(target.name, info, describe_knobs(conn, info, wanted) if wanted else {})
+        asked = list(dict.fromkeys(names))
+        present = [n for n in asked if n in info.variables]
+        knobs = describe_knobs(conn, info, present)
     finally:
         conn.close()
+    return ServerFacts(target=target.name, flavor=info.flavor, version=info.version, version_full=info.version_full,
+                       performance_schema=info.performance_schema, info=info, variables=info.variables,
+                       knobs=knobs, missing=tuple(n for n in asked if n not in info.variables))
 
 
-@dataclass(frozen=True)
-class PrepareOutcome:
-    tables: tuple[str, ...]  # created, or dropped by a cleanup
-    rows_per_table: int
+# ---- a workload's data: prepare and cleanup -------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class DataRequest:
+    """Prepare (or clean up) checked before any server is touched: schema, workload and its options."""
+
+    schema: str
+    cleanup: bool
+    workload: Workload | None  # None for cleanup
+    options: Mapping[str, Any] = field(repr=False)
+    rows: int  # per table
+    threads: int  # loader connections
+
+    @property
+    def tables(self) -> int:
+        return int(self.options["tables"]) if self.workload is not None else 0
+
+    @property
+    def busy_text(self) -> str:
+        """What a view shows while it runs."""
+        return "cleaning up …" if self.cleanup else f"preparing {self.tables} table(s) x {self.rows:,} rows …"
+
+
+@dataclass(frozen=True, slots=True)
+class DataOutcome:
+    """What prepare or cleanup did; `summary` is the one line the CLI prints and the window shows."""
+
+    action: Literal["prepare", "cleanup"]
+    target: str
+    schema: str
+    tables: int  # prepare: tables (re)created and loaded; cleanup: tables dropped
+    rows_per_table: int  # cleanup: 0
     seconds: float
-    summary: str  # the one line the user sees
+    summary: str
+    dropped: tuple[str, ...] = ()
+    left_alone: tuple[str, ...] = ()  # cleanup: tables in the schema Tunebench did not create
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `--json` output of `tunebench prepare` / `tunebench cleanup`."""
+        if self.action == "cleanup":
+            return {"schema": self.schema, "dropped": list(self.dropped), "left_alone": list(self.left_alone)}
+        return {"schema": self.schema, "tables_created": self.tables, "rows_per_table": self.rows_per_table,
+                "seconds": self.seconds}
 
 
-def prepare_data(target: Target, group: ClientGroup, clean: bool = False,
-                 progress: Callable[[str], None] | None = None, schema: str = DATA_SCHEMA,
-                 threads: int = 4) -> PrepareOutcome:
-    """Create (or, with `clean`, drop) the group's workload tables in `schema`, creating the schema first."""
-    admin = conn_params(target, None)
-    conn = open_connection(admin, target.name)
+def data_request(workload: str | Workload | None, options: Mapping[str, Any] | None = None, *,
+                 cleanup: bool = False, schema: str = "tunebench", threads: int = 4) -> DataRequest:
+    """Check everything a prepare/cleanup is given (ConfigError/WorkloadError) without touching a server."""
+    check_schema_name(schema, allow_system=cleanup)
+    if cleanup:
+        return DataRequest(schema, True, None, {}, 0, threads)
+    if not workload:
+        raise ConfigError("prepare needs --workload NAME (a workloads/*.toml name or a .toml path)")
+    wl = load_workload(workload) if isinstance(workload, str) else workload
+    opts = wl.options(options)
+    return DataRequest(schema, False, wl, opts, wl.prepare_rows(opts), threads)
+
+
+def prepare_data(target: Target, request: DataRequest, *, transport: str | None = None,
+                 password: str | None = None, progress: Callable[[str], None] | None = None) -> DataOutcome:
+    """Create and load the workload's tables on `target` (only what is missing or of another shape), or drop
+    the tables Tunebench created there; `progress` gets sysbench-like lines while it loads."""
+    params = conn_params(target, transport, password=password)
+    if request.cleanup:
+        started = time.monotonic()
+        r = cleanup(params, request.schema)
+        text = f"dropped {', '.join(r['dropped']) or 'nothing'} in {request.schema}" + (
+            f"; left alone (not created by Tunebench): {', '.join(r['left_alone'])}" if r["left_alone"] else "")
+        return DataOutcome("cleanup", target.name, request.schema, len(r["dropped"]), 0,
+                           round(time.monotonic() - started, 2), text, tuple(r["dropped"]), tuple(r["left_alone"]))
+    assert request.workload is not None  # a prepare request always has one (data_request)
+    open_connection(params, target.name).close()  # an unreachable server is named as the target, not "target"
+    r = prepare(params, request.schema, request.options, request.rows, threads=request.threads, progress=progress)
+    text = (f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows in {request.schema} "
+            f"({r['seconds']} s)")
+    return DataOutcome("prepare", target.name, request.schema, r["tables_created"], r["rows_per_table"],
+                       r["seconds"], text)
+
+
+# ---- a run's spec -----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class GroupRequest:
+    """A client group as a user names it: `--group NAME=WORKLOAD:T1,T2`, or the window's second workload."""
+
+    name: str
+    workload: str  # a workloads/*.toml name or a .toml path
+    threads: str | tuple[int, ...]
+    lua_script: str | None = None
+
+
+def parse_threads(text: str) -> tuple[int, ...]:
+    """`--threads 1,4,16`: concurrency steps, each 1..100000."""
     try:
-        cur = conn.cursor()
-        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{schema}`")
-        cur.close()
-    finally:
-        conn.close()
-    params = conn_params(target, None, database=schema, password=admin.password)
-    if clean:
-        r = cleanup(params, schema)
-        dropped = tuple(r["dropped"])
-        return PrepareOutcome(dropped, 0, 0.0, f"dropped {', '.join(dropped) or 'nothing'}")
-    rows = group.workload.prepare_rows(group.options)
-    r = prepare(params, schema, group.options, rows, threads=threads, progress=progress)
-    tables = tuple(f"sbtest{i + 1}" for i in range(int(group.options["tables"])))
-    return PrepareOutcome(tables, int(r["rows_per_table"]), float(r["seconds"]),
-                          f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows ({r['seconds']} s)")
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ConfigError(f"--threads wants a comma-separated list of integers, got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise ConfigError(f"--threads values must be >= 1, got {text!r}")
+    if any(v > MAX_THREADS for v in values):
+        raise ConfigError(f"--threads values must be <= {MAX_THREADS}, got {text!r}")
+    return values
 
 
+def parse_option_items(items: Iterable[str]) -> dict[str, str]:
+    """`-o NAME=VALUE` items as a dict (values are typed and checked by the workload)."""
+    opts: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"--option wants NAME=VALUE, got {item!r}")
+        k, v = item.split("=", 1)
+        opts[k.strip()] = v.strip()
+    return opts
+
+
+def parse_group(text: str) -> GroupRequest:
+    """`NAME=WORKLOAD:T1,T2,...` (the threads are checked when the group is built)."""
+    try:
+        name, rest = text.split("=", 1)
+        wname, threads = rest.split(":", 1)
+    except ValueError:
+        raise ConfigError(f"--group wants NAME=WORKLOAD:T1,T2,..., got {text!r}") from None
+    return GroupRequest(name.strip(), wname.strip(), threads)
+
+
+def _schedule(threads: str | Sequence[int]) -> tuple[int, ...]:
+    return parse_threads(threads) if isinstance(threads, str) else tuple(threads)
+
+
+def _workload(workload: str | Workload) -> Workload:
+    return load_workload(workload) if isinstance(workload, str) else workload
+
+
+def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], threads: str | Sequence[int], *,
+                   groups: Sequence[GroupRequest | str] = (), lua_script: str | None = None,
+                   engine: str = "builtin", step_seconds: int = 10, warmup_seconds: int = 0,
+                   transport: str | None = None, schema: str = "tunebench", client_hosts: Sequence[str] = (),
+                   workers: int | None = None, seed: int | None = None,
+                   probes: str | Sequence[str] | None = None, probe_interval: float = 1.0,
+                   trust_host_key: bool = False, ssh_keys: Sequence[str] = (),
+                   group_options: Literal["all", "shape"] = "all") -> RunSpec:
+    """A validated RunSpec, as `tunebench run` builds it from its arguments (ConfigError for anything wrong).
+
+    `workload` runs as the group "main" at `threads` (text like `--threads`, or the counts); `groups` are
+    more groups at the same time (a GroupRequest, or `--group` text). `group_options`: "all" gives each extra
+    group all of `options` (the CLI), "shape" only the main group's table shape (the window's second
+    workload, whose other options may not apply to it). `probes`: `--probes` text, the names, or None (all).
+    """
+    built: list[ClientGroup] = []
+    shared: Mapping[str, Any] = options
+    if workload:
+        wl = _workload(workload)
+        main_options = wl.options(options)
+        built.append(ClientGroup("main", wl, main_options, _schedule(threads), lua_script=lua_script))
+        if group_options == "shape":
+            shared = {k: main_options[k] for k in SHAPE_OPTIONS}
+    for g in groups:
+        request = parse_group(g) if isinstance(g, str) else g
+        wl = _workload(request.workload)
+        built.append(ClientGroup(request.name, wl, wl.options(shared), _schedule(request.threads),
+                                 lua_script=request.lua_script))
+    if not built:
+        raise ConfigError("give --workload NAME (or --group NAME=WORKLOAD:THREADS)")
+    spec = RunSpec(groups=tuple(built), engine=engine, step_seconds=step_seconds, warmup_seconds=warmup_seconds,
+                   transport=transport, schema=schema, workers=workers, seed=seed,
+                   probes=parse_probe_list(probes) if isinstance(probes, str) or probes is None else tuple(probes),
+                   probe_interval=probe_interval, client_hosts=tuple(client_hosts), trust_host_key=trust_host_key,
+                   ssh_keys=tuple(ssh_keys))
+    spec.validate()
+    return spec
+
+
+# ---- an SSH host key the user has seen and accepts --------------------------------------------------------
 def trust_host_key(url: str) -> str:
     """Connect once to `url` accepting its host key (kept in Tunebench's own known_hosts); the line to show."""
+    from tunebench.hosts.ssh import SshRunner, parse_ssh_url
+
     notes: list[str] = []
     SshRunner(parse_ssh_url(url), trust=True, note=notes.append, retries=1).connect().close()
     return "; ".join(notes) or f"{url} trusted"

@@ -13,7 +13,6 @@ from PySide6.QtCore import QObject, Signal
 from tunebench.core.interval import Event
 from tunebench.core.sweep import Plan, SweepSpec
 from tunebench.hosts.sandbox import SandboxServer
-from tunebench.load.engine import ClientGroup
 from tunebench.mysql.target import Target
 from tunebench.run import tasks
 from tunebench.run.child import RunRequest
@@ -150,11 +149,12 @@ class WindowController(QObject):
             self.server_version = facts.version
             self.facts.emit(name, facts)
 
-        self.tasks.submit("facts", lambda: tasks.server_facts(target, names), done,
+        self.tasks.submit("facts", lambda: tasks.read_server_facts(target, names), done,
                           lambda message: self.facts_failed.emit(name, message))
 
     def describe_knobs(self, target: Target, names: list[str]) -> None:
-        self.tasks.submit("describe", lambda: tasks.server_facts(target, names).knobs, self.knob_facts.emit)
+        self.tasks.submit("describe", lambda: dict(tasks.read_server_facts(target, names).knobs),
+                          self.knob_facts.emit)
 
     def plan(self, target: Target, spec: SweepSpec) -> None:
         """The plan `tunebench sweep --plan` prints, against this target."""
@@ -168,9 +168,10 @@ class WindowController(QObject):
         self.tasks.submit("plan", work, lambda plan: self.plan_ready.emit(spec, plan, notes),
                           lambda message: self.plan_failed.emit(spec, message))
 
-    def prepare(self, target: Target, group: ClientGroup, clean: bool, on_progress: Any = None) -> None:
+    def prepare(self, target: Target, request: tasks.DataRequest, on_progress: Any = None) -> None:
+        """Prepare or clean up the workload's data (`request` from tasks.data_request, checked already)."""
         def work(progress: Any) -> str:
-            return tasks.prepare_data(target, group, clean, progress).summary
+            return tasks.prepare_data(target, request, progress=progress).summary
 
         self.tasks.submit("prepare", work, self.prepared.emit, self.prepared.emit, on_progress)
 

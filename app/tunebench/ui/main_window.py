@@ -420,12 +420,12 @@ class MainWindow(QMainWindow):
         try:
             target = self.targets.current_target()
             group = self.workload.groups()[0]
-        except ConfigError as exc:
+            request = data_request(group.workload, group.options, cleanup=clean)
+        except TunebenchError as exc:
             self.show_message(str(exc))
             return
-        self.workload.set_busy("cleaning up …" if clean else f"preparing {group.options['tables']} table(s) x "
-                              f"{group.workload.prepare_rows(group.options):,} rows …")
-        self.controller.prepare(target, group, clean, self.workload.progress_label.setText)
+        self.workload.set_busy(request.busy_text)
+        self.controller.prepare(target, request, self.workload.progress_label.setText)
 
     def _on_prepared(self, text: str) -> None:
         self.workload.set_busy(None)

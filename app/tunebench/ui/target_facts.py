@@ -49,10 +49,9 @@ class TargetFacts(QObject):
     def _on_facts(self, name: str, facts: ServerFacts) -> None:
         if self.targets.current_name() != name:
             return
-        variables = facts.variables
-        self.sweep.set_server(variables, facts.knobs)
-        self.knobs.show_values({n: variables[n] for n in FAVOURITES if n in variables})
-        self.knobs.result.setText(f"{name}: {facts.version}")
+        self.sweep.set_server(facts.variables, dict(facts.knobs))
+        self.knobs.show_values(facts.values(FAVOURITES))
+        self.knobs.result.setText(facts.label)
 
     def _on_facts_failed(self, name: str, message: str) -> None:
         if self.targets.current_name() == name:

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from tunebench.core.errors import ConfigError
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.target import Target, remember_password, save_to_keyring
-from tunebench.run.tasks import server_facts
+from tunebench.run.tasks import read_server_facts
 from tunebench.store.repo import Store
 from tunebench.ui.tasks import TaskRunner
 
@@ -183,7 +183,8 @@ class TargetsPanel(QWidget):
             self.info.setText(str(exc))
             return
         self.info.setText(f"connecting to {target.name} …")
-        self.tasks.submit("test-connection", lambda: server_facts(target), lambda f: self.info.setText(f.line()),
+        self.tasks.submit("test-connection", lambda: read_server_facts(target),
+                          lambda f: self.info.setText(f.connection_line),
                           lambda m: self.info.setText(f"{target.name}: {m}"))
 
     def _update_sandbox(self) -> None:

@@ -25,6 +25,7 @@ from tunebench.load.engine import ClientGroup
 from tunebench.load.options import OPTIONS, OptionSpec
 from tunebench.load.workload import available, load_workload
 from tunebench.run.spec import RunSpec
+from tunebench.run.tasks import GroupRequest, build_run_spec
 
 # The options a performance engineer reaches for first; the rest keep their workload defaults.
 FORM_OPTIONS = ("tables", "table_size", "range_size", "point_selects", "skip_trx", "rand_type")
@@ -201,9 +202,12 @@ class WorkloadPanel(QWidget):
         return tuple(groups)
 
     def run_spec(self) -> RunSpec:
-        """The run this panel describes, validated: what `tunebench run` with the same choices would run."""
-        spec = RunSpec(groups=self.groups(), engine=self.engine.currentText(), step_seconds=self.step_seconds.value(),
-                       warmup_seconds=self.warmup_seconds.value(), transport=self.transport.currentText(),
-                       client_hosts=self.client_host_urls())
-        spec.validate()
-        return spec
+        """The run this panel describes, built and validated as `tunebench run` builds it (run/tasks.py)."""
+        main, second = self.workload.currentText(), self.second_workload.currentText()
+        extra = (GroupRequest(second if second != main else "second", second, parse_threads(self.second_threads.text())),
+                 ) if self.second.isChecked() else ()
+        return build_run_spec(main, self.option_values(), parse_threads(self.threads.text()), groups=extra,
+                              lua_script=self.lua.text().strip() or None, engine=self.engine.currentText(),
+                              step_seconds=self.step_seconds.value(), warmup_seconds=self.warmup_seconds.value(),
+                              transport=self.transport.currentText(), client_hosts=self.client_host_urls(),
+                              group_options="shape")

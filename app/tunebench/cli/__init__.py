@@ -1,0 +1,31 @@
+"""The `tunebench` command: the headless contract scripts and CI use (every command has --json).
+
+parser builds the command line; each command lives with its kind (runs, targets, doctor, sessions, journal,
+gui); output formats what they print and maps a run's end to the exit status."""
+
+from __future__ import annotations
+
+import sys
+
+from tunebench.cli.journal import auto_restore
+from tunebench.cli.parser import build_parser
+from tunebench.core.errors import TunebenchError
+
+__all__ = ["build_parser", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "gui"])
+    try:
+        # `sandbox start` restores after the server is up (see cmd_sandbox)
+        auto_restore(args, knobs=args.command not in ("restore", "doctor", "sandbox"))
+        return int(args.func(args) or 0)
+    except TunebenchError as exc:
+        print(f"tunebench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tunebench: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,46 @@
+"""`tunebench` with no command (or `gui`): the window, in its own session; without a display, the headless demo."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tunebench.cli.resolve import db_path
+from tunebench.core.errors import ConfigError
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    from tunebench.ui.launch import has_display, in_own_session, rerun_in_own_session
+
+    if not has_display():
+        print("no display: running the headless demo instead (set DISPLAY, or QT_QPA_PLATFORM=offscreen)",
+              file=sys.stderr)
+        ns = argparse.Namespace(**{**vars(args), "step_seconds": 5})
+        return cmd_demo(ns)
+    if not in_own_session():
+        return rerun_in_own_session(sys.argv[1:])  # Qt is loaded there, not here
+    try:
+        from tunebench.ui.app import run_gui
+    except ImportError as exc:
+        raise ConfigError(f"the GUI needs PySide6 and pyqtgraph ({exc}); `make run` installs them") from None
+    return run_gui(db_path(args), demo=args.demo, screenshot=args.screenshot, full_screen=args.full_screen,
+                   theme=args.theme, replay=args.replay, stage=args.stage)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The headless demo (`make run` without a display): sandbox + point selects, both engines."""
+    from tunebench.cli.parser import build_parser  # the parser names this command: imported when it runs
+    from tunebench.cli.runs import cmd_run
+
+    print("Tunebench headless demo: embedded sandbox, oltp_point_select at 1 and 4 threads, both engines")
+    for engine in ("builtin", "sysbench"):
+        # Parsed like a typed `run`, so every option the run command grows has its default here too.
+        argv = ["run", "--workload", "oltp_point_select", "--threads", "1,4", "--engine", engine,
+                "--step-seconds", str(args.step_seconds), "--target", "sandbox"]
+        ns = build_parser().parse_args([*(["--db", args.db] if getattr(args, "db", None) else []), *argv])
+        print(f"\n=== engine: {engine}")
+        rc = cmd_run(ns)
+        if rc:
+            return rc
+    print("\nSessions are in the store: tunebench sessions list")
+    return 0

@@ -1,0 +1,46 @@
+"""The knob journal from the command line: `tunebench restore`, and the restore every start does."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tunebench.cli.output import emit
+from tunebench.cli.resolve import db_path, open_store
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from tunebench.run.tuning import restore_pending
+
+    store = open_store(args)
+    done, live = restore_pending(store, force=args.force, note=lambda m: print(m, file=sys.stderr))
+    failed = [d for d in done if d["state"] != "restored"]
+    lines = [f"restored {d['name']} = {d['original']} on {d['target']}" if d["state"] == "restored" else
+             f"FAILED {d['name']} on {d['target']}: {d.get('message')}" for d in done]
+    lines += [f"left alone (run in progress, pid {r['owner_pid']}): {r['name']} on {r['target_name']}" for r in live]
+    emit(args, {"restored": done, "in_progress": live}, "\n".join(lines) or "nothing to restore")
+    return 1 if failed else 0
+
+
+def auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
+    """At every start: sessions whose process died are marked interrupted, and (unless `knobs` is off) knobs
+    and probe settings a crashed or killed run left changed are put back; each said in one line."""
+    path = db_path(args)
+    if not path.exists():
+        return
+    from tunebench.run.tuning import restore_pending, restored_lines
+    from tunebench.store.repo import Store
+
+    store = Store(path)
+    try:
+        orphans = store.mark_orphans()
+        if orphans:
+            print(f"tunebench: session {', '.join(map(str, orphans))} marked interrupted (its process is gone)",
+                  file=sys.stderr)
+        if not knobs or not store.journal_pending():
+            return
+        done, _live = restore_pending(store, note=lambda m: print(m, file=sys.stderr))
+    finally:
+        store.close()
+    for line in restored_lines(done):
+        print(f"tunebench: {line}", file=sys.stderr)

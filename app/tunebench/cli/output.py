@@ -1,0 +1,65 @@
+"""What the commands print: --json or text, the live interval line, the steps table; and a run's exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tunebench.core.interval import Interval
+
+# How a run ended -> exit status (a failed run raises, and exits 2 with its one line).
+EXIT_CODES = {"completed": 0, "incomplete": 1, "aborted": 130}
+
+
+def exit_code(status: str) -> int:
+    return EXIT_CODES.get(status, 130)
+
+
+def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(text)
+
+
+def live_line(iv: Interval, t0: float, probed: dict[str, float] | None = None) -> str:
+    p95 = iv.lat_ms.get("p95")
+    line = (f"[ {iv.t - t0:4.0f}s ] {iv.group} thds: {iv.threads} tps: {iv.tps:.2f} qps: {iv.qps:.2f} "
+            f"(r/w/o: {iv.reads:.2f}/{iv.writes:.2f}/{iv.other:.2f}) lat (ms,95%): "
+            f"{'-' if p95 is None else f'{p95:.3f}'} err/s: {iv.errors:.2f} reconn/s: {iv.reconnects:.2f}")
+    if probed:
+        parts = []
+        for label, name, fmt in (("srv qps", "server.questions", "{:.0f}"), ("running", "server.threads_running",
+                                 "{:.0f}"), ("cpu", "host.local.cpu.busy", "{:.0f}%"),
+                                 ("server cpu", "proc.local.server.cpu", "{:.0f}%"),
+                                 ("client cpu", "proc.local.client.cpu", "{:.0f}%")):
+            if name in probed:
+                parts.append(f"{label}: {fmt.format(probed[name])}")
+        if parts:
+            line += " | " + " ".join(parts)
+    return line
+
+
+def steps_table(steps: list[dict[str, Any]]) -> str:
+    head = f"{'step':>4} {'group':10} {'threads':>7} {'tps':>11} {'qps':>11} {'p95 ms':>8} {'p99 ms':>8} " \
+           f"{'cv':>6} {'errors':>7} {'seconds':>7}"
+    rows = [head, "-" * len(head)]
+    for s in steps:
+        p95 = "-" if s["lat_p95_ms"] is None else f"{s['lat_p95_ms']:.3f}"
+        p99 = "-" if s["lat_p99_ms"] is None else f"{s['lat_p99_ms']:.3f}"
+        cv = "-" if s["cv"] is None else f"{s['cv']:.3f}"
+        rows.append(f"{s['step']:>4} {s['group']:10} {s['threads']:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
+                    f"{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {s['seconds']:>7}"
+                    + ("  INCOMPLETE" if s.get("incomplete") else ""))
+    return "\n".join(rows)
+
+
+def probe_lines(probes: dict[str, Any]) -> list[str]:
+    """doctor's probe section."""
+    if "available" not in probes:
+        return [f"probes      {probes.get('error') or probes.get('skipped')}"]
+    lines = [f"probes      on {probes['target']} ({probes['server']}):"]
+    for name, st in probes["available"].items():
+        lines.append(f"  {name:9} {'ok' if st['ok'] else 'UNAVAILABLE'}: {st['detail']}")
+    return lines

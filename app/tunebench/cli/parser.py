@@ -1,0 +1,195 @@
+"""The command line: every command, its arguments and their types (a bad value is one line, exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, NoReturn
+
+from tunebench import __version__
+from tunebench.cli.doctor import cmd_doctor
+from tunebench.cli.gui import cmd_demo, cmd_gui
+from tunebench.cli.journal import cmd_restore
+from tunebench.cli.runs import CONFIRM_CONFIGS, CONFIRM_SECONDS, cmd_cleanup, cmd_prepare, cmd_run, cmd_sweep
+from tunebench.cli.sessions import MAX_ID, cmd_sessions
+from tunebench.cli.targets import cmd_sandbox, cmd_target
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error (the usage is in --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"tunebench: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _int_in(low: int, high: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
+        return value
+    parse.__name__ = "integer"
+    return parse
+
+
+def _number(text: str) -> float:
+    """A float; its range (nan included) is checked where the GUI's values are checked too."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+SECONDS = 86_400
+PORT = _int_in(1, 65535)
+
+
+def ssh_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument("--client-host", action="append", metavar="ssh://USER@HOST[:PORT]",
+                    help="run the sysbench load on this client host (repeatable: the threads are split over the "
+                         "hosts, each host recorded as client.GROUP@HOST beside the group total)")
+    sp.add_argument("--trust-host-key", action="store_true",
+                    help="accept an SSH host key not in known_hosts yet (kept in Tunebench's known_hosts)")
+    sp.add_argument("--ssh-key", action="append", metavar="FILE", help="SSH private key (also: agent, ~/.ssh)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="tunebench", description="MySQL-family tuning workbench (headless CLI)")
+    p.add_argument("--version", action="version", version=f"tunebench {__version__}")
+    p.add_argument("--db", help="session store file (default: under the user data dir)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser, target: bool = True) -> None:
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+        if target:
+            sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
+            sp.add_argument("--transport", choices=["socket", "tcp"], help="UNIX socket or TCP (default: socket)")
+            sp.add_argument("--schema", default="tunebench", help="schema for the sbtest tables")
+
+    def workload_opts(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--workload", help="workload name (workloads/*.toml) or path to a .toml file")
+        sp.add_argument("--tables", type=_int_in(1, 100_000), help="number of sbtest tables")
+        sp.add_argument("--table-size", type=_int_in(0, 2**31 - 1), help="rows per table")
+        sp.add_argument("-o", "--option", action="append", metavar="NAME=VALUE", help="any sysbench OLTP option")
+
+    sp = sub.add_parser("doctor", help="what this machine has: driver, sysbench, servers, keyring, sandbox, probes")
+    sp.add_argument("--target", help="check the probes against this target (default: the sandbox, if running)")
+    sp.add_argument("--transport", choices=["socket", "tcp"])
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_doctor)
+
+    sp = sub.add_parser("sandbox", help="start/stop/status of the embedded sandbox server")
+    sp.add_argument("action", choices=["start", "stop", "status"])
+    sp.add_argument("--set", action="append", metavar="OPTION=VALUE", help="my.cnf override (start)")
+    sp.add_argument("--cpus", help="bind the server to these CPUs (taskset list, e.g. 0 or 0-1)")
+    sp.add_argument("--option-file", metavar="PATH",
+                    help="start: the [mysqld] options of this file as overrides (a missing file: none)")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_sandbox)
+
+    sp = sub.add_parser("target", help="saved targets (passwords are never stored)")
+    sp.add_argument("action", choices=["add", "list", "remove", "restart"])
+    sp.add_argument("name", nargs="?")
+    sp.add_argument("--socket")
+    sp.add_argument("--host")
+    sp.add_argument("--port", type=PORT, default=3306)
+    sp.add_argument("--user", default="root")
+    sp.add_argument("--schema")
+    sp.add_argument("--db-host", metavar="ssh://USER@HOST[:PORT]",
+                    help="the machine the server runs on: its CPU, disks and mysqld CPU are probed over SSH")
+    sp.add_argument("--ssh-key", metavar="FILE", help="private key for --db-host (else agent, ~/.ssh)")
+    sp.add_argument("--option-file", metavar="PATH",
+                    help="on the db host: the option file Tunebench writes static knobs to (read by the server)")
+    sp.add_argument("--restart-command", metavar="CMD",
+                    help="on the db host: restarts the server, e.g. 'sudo systemctl restart mariadb'")
+    sp.add_argument("--dry-run", action="store_true", help="restart: print what would be done, do nothing")
+    sp.add_argument("--replace", action="store_true", help="add: overwrite a saved target of that name")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_target)
+
+    sp = sub.add_parser("prepare", help="create and load the sbtest tables for a workload")
+    workload_opts(sp)
+    sp.add_argument("--prepare-threads", type=_int_in(1, 256), default=4)
+    common(sp)
+    sp.set_defaults(func=cmd_prepare)
+
+    sp = sub.add_parser("cleanup", help="drop the tables Tunebench created in the schema")
+    common(sp)
+    sp.set_defaults(func=cmd_cleanup)
+
+    sp = sub.add_parser("run", help="run a workload over concurrency steps and record a session")
+    workload_opts(sp)
+    sp.add_argument("--threads", default="1", help="concurrency steps, e.g. 1,4,16")
+    sp.add_argument("--group", action="append", metavar="NAME=WORKLOAD:T1,T2",
+                    help="an extra client group running at the same time")
+    sp.add_argument("--step-seconds", type=_int_in(1, SECONDS), default=10)
+    sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=0)
+    sp.add_argument("--engine", default="builtin", help="builtin or sysbench")
+    sp.add_argument("--lua", help="sysbench engine: run this Lua script instead of the workload's")
+    sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
+    sp.add_argument("--seed", type=_int_in(0, 2**32 - 1), help="random seed of the builtin engine")
+    sp.add_argument("--probes", metavar="LIST",
+                    help="probes to record: status,waits,metrics,cpu,proc (default: all that work here), or none")
+    sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS",
+                    help="probe sampling interval, 0.25-60 s (default 1)")
+    ssh_options(sp)
+    common(sp)
+    sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("sweep", help="run a tuning sweep: knob x knob x concurrency, restored afterwards")
+    sp.add_argument("file", help="sweep TOML file, or a recipe name from workloads/recipes")
+    sp.add_argument("--plan", action="store_true", help="print the plan (configurations, restarts, time) and stop")
+    sp.add_argument("--threads", help="override the concurrency steps, e.g. 4,16")
+    sp.add_argument("--step-seconds", type=_int_in(1, SECONDS))
+    sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS))
+    sp.add_argument("--cooldown-seconds", type=_int_in(0, SECONDS))
+    sp.add_argument("--resume", type=_int_in(1, MAX_ID), metavar="SESSION",
+                    help="continue this session after its last done step")
+    sp.add_argument("--yes", action="store_true",
+                    help=f"run a sweep of more than {CONFIRM_CONFIGS} configurations or "
+                         f"{CONFIRM_SECONDS // 3600} h without asking")
+    sp.add_argument("--workers", type=_int_in(1, 1024))
+    sp.add_argument("--probes", metavar="LIST")
+    sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS")
+    ssh_options(sp)
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
+    sp.add_argument("--transport", choices=["socket", "tcp"])
+    sp.add_argument("--schema")
+    sp.set_defaults(func=cmd_sweep)
+
+    sp = sub.add_parser("restore", help="put back knobs a crashed or killed run left changed (the journal)")
+    sp.add_argument("--force", action="store_true", help="also entries of a run that still seems alive")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_restore)
+
+    sp = sub.add_parser("sessions", help="recorded sessions: list, show, export, import, rename, tag, note, delete")
+    sp.add_argument("action", choices=["list", "show", "export", "import", "rename", "tag", "note", "delete"])
+    sp.add_argument("id", nargs="?", help="session ID (import: the session file)")
+    sp.add_argument("text", nargs="?", help="rename/tag/note: the new name, comma-separated tags, or note")
+    sp.add_argument("--format", choices=["csv", "json", "md", "sqlite"], default="csv",
+                    help="csv: every series on the 1-second timeline; json: session, events and raw samples; "
+                         "md: result tables (steps, sweep curves, best-to-best, ratios) as Markdown; "
+                         "sqlite: the session as a file another Tunebench imports (needs --output)")
+    sp.add_argument("--output", "-O", help="export to this file instead of stdout")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_sessions)
+
+    sp = sub.add_parser("gui", help="the workbench window (also: tunebench with no arguments)")
+    sp.add_argument("--demo", action="store_true", help="run a short demo on the sandbox with one knob flip")
+    sp.add_argument("--replay", type=_int_in(1, MAX_ID), metavar="SESSION",
+                    help="open a recorded session in the dashboard")
+    sp.add_argument("--stage", action="store_true",
+                    help="stage mode: full screen, big, high contrast, chosen plots, F1-F8 hotkeys")
+    sp.add_argument("--screenshot", metavar="FILE.png",
+                    help="with --demo or --replay: render the window to FILE and exit")
+    sp.add_argument("--full-screen", action="store_true", help="full screen")
+    sp.add_argument("--theme", choices=["light", "dark", "stage"])
+    sp.set_defaults(func=cmd_gui)
+
+    sp = sub.add_parser("demo", help="short headless demo on the sandbox")
+    sp.add_argument("--step-seconds", type=_int_in(1, SECONDS), default=5)
+    sp.set_defaults(func=cmd_demo)
+    return p

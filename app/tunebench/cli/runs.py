@@ -1,0 +1,146 @@
+"""The commands that put load on a target: `prepare`/`cleanup` its data, `run` a workload, `sweep` knobs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from tunebench.cli.output import emit, exit_code, live_line, steps_table
+from tunebench.cli.resolve import open_store, resolve_target
+from tunebench.core.errors import ConfigError
+from tunebench.core.interval import Interval
+
+# The plan's text lives in core.sweep: the window's sweep panel shows the same lines as `--plan`.
+from tunebench.core.sweep import duration_text, plan_text
+from tunebench.run.tasks import build_run_spec, data_request, parse_option_items, parse_threads, prepare_data
+
+WORKLOAD_SHORTCUTS = ("tables", "table_size")
+# A sweep beyond either needs --yes on the command line (the plan is printed first either way).
+CONFIRM_CONFIGS = 200
+CONFIRM_SECONDS = 24 * 3600
+
+
+def workload_options(args: argparse.Namespace) -> dict[str, Any]:
+    """-o NAME=VALUE items, with --tables/--table-size on top."""
+    opts: dict[str, Any] = parse_option_items(getattr(args, "option", None) or [])
+    for k in WORKLOAD_SHORTCUTS:
+        v = getattr(args, k, None)
+        if v is not None:
+            opts[k] = v
+    return opts
+
+
+def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
+    # Everything the command line says is checked before the server is touched (or started).
+    request = data_request(args.workload if not cleanup else None, None if cleanup else workload_options(args),
+                           cleanup=cleanup, schema=args.schema, threads=getattr(args, "prepare_threads", 4))
+    store = open_store(args)
+    target = resolve_target(args, store)
+    say = (lambda _m: None) if args.json else print
+    outcome = prepare_data(target, request, transport=args.transport, progress=say)
+    emit(args, outcome.to_dict(), outcome.summary)
+    return 0
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    return cmd_prepare(args, cleanup=True)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from tunebench.run.experiment import Experiment
+
+    spec = build_run_spec(args.workload, workload_options(args), args.threads, groups=args.group or (),
+                          lua_script=getattr(args, "lua", None), engine=args.engine,
+                          step_seconds=args.step_seconds, warmup_seconds=args.warmup_seconds,
+                          transport=args.transport, schema=args.schema, client_hosts=args.client_host or (),
+                          workers=args.workers, seed=args.seed, probes=args.probes,
+                          probe_interval=args.probe_interval, trust_host_key=args.trust_host_key,
+                          ssh_keys=args.ssh_key or ())
+    store = open_store(args)
+    target = resolve_target(args, store)
+    t0 = time.time()
+    quiet = args.json
+    probed: dict[str, float] = {}
+
+    def on_interval(iv: Interval) -> None:
+        if not quiet:
+            print(live_line(iv, t0, probed), flush=True)
+
+    def on_samples(_t: float, values: dict[str, float]) -> None:
+        probed.update(values)
+
+    def on_note(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, on_samples=on_samples)
+    result = exp.run().to_dict()
+    text = f"\nsession {result['session_id']} ({result['status']}), engine {result['engine']}, " \
+           f"target {result['target']} {result['server'].get('flavor')} {result['server'].get('version')}\n" \
+           + steps_table(result["steps"])
+    if result["status"] == "incomplete":
+        text += "\nINCOMPLETE: a step lost its server or a client host; its numbers cover the seconds measured"
+    emit(args, result, text)
+    return exit_code(result["status"])
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from tunebench.core.probe import parse_probe_list
+    from tunebench.core.results import markdown
+    from tunebench.load.recipes import load_spec
+    from tunebench.run.experiment import Experiment
+    from tunebench.run.spec import plan_sweep, sweep_run_spec
+
+    sweep = load_spec(args.file)
+    if args.threads:  # in the spec itself: the plan, its time estimate and the session say so
+        schedule = parse_threads(args.threads)
+        sweep = sweep.with_overrides(groups=tuple(replace(g, threads=schedule) for g in sweep.groups))
+    sweep = sweep.with_overrides(step_seconds=args.step_seconds, warmup_seconds=args.warmup_seconds,
+                                 cooldown_seconds=args.cooldown_seconds)
+    spec = sweep_run_spec(sweep, transport=args.transport, schema=args.schema, workers=args.workers,
+                          probes=parse_probe_list(args.probes), probe_interval=args.probe_interval,
+                          client_hosts=tuple(args.client_host or ()), trust_host_key=args.trust_host_key,
+                          ssh_keys=tuple(args.ssh_key or ()))
+    spec.validate()
+    store = open_store(args)
+    if args.resume is not None:
+        old = store.get_session(args.resume)
+        if not sweep.optional and old["config"].get("sweep_fingerprint") != sweep.fingerprint():
+            raise ConfigError(f"session {args.resume} was not recorded from this sweep spec; cannot resume it")
+    big = sweep.config_count > CONFIRM_CONFIGS or sweep.estimated_seconds > CONFIRM_SECONDS
+    if big and not args.plan and not args.yes:  # refused before the server is touched
+        raise ConfigError(f"sweep {sweep.name}: {sweep.config_count:,} configurations, about "
+                          f"{duration_text(sweep.estimated_seconds)} of load; look at it with --plan, then run it "
+                          "with --yes")
+    target = resolve_target(args, store)
+    plan, _info = plan_sweep(sweep, target, spec.transport, note=lambda m: print(m, file=sys.stderr))
+    if args.plan:
+        emit(args, plan.to_dict(), plan_text(plan))
+        return 0
+    if not args.json:
+        print(plan_text(plan), flush=True)
+    t0 = time.time()
+    quiet = args.json
+
+    def on_interval(iv: Interval) -> None:
+        if not quiet:
+            print(live_line(iv, t0), flush=True)
+
+    def on_note(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, plan=plan, resume=args.resume,
+                     reset_data=sweep.reset_data, cooldown_seconds=sweep.cooldown_seconds)
+    result = exp.run().to_dict()
+    if args.json:
+        emit(args, result, "")
+    else:
+        session = store.get_session(result["session_id"])
+        print("\n" + markdown(session))
+        if result.get("restored"):
+            print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]
+                                           if r.get("kind") != "probe"))
+    return exit_code(result["status"])

@@ -1,0 +1,115 @@
+"""`tunebench sessions`: list, show, export, import, rename, tag, note and delete recorded sessions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from tunebench.cli.output import emit
+from tunebench.cli.resolve import open_store
+from tunebench.core.errors import ConfigError
+
+MAX_ID = 2**63 - 1  # SQLite's INTEGER
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    if args.action == "list":
+        sessions = store.list_sessions()
+        for s in sessions:
+            steps = s["summary"].get("steps", [])
+            s["best_tps"] = max((x["tps"] for x in steps), default=None)
+        lines = [f"{'id':>4}  {'started':19}  {'status':9}  {'engine':8}  {'workload':22}  {'target':10}  "
+                 f"{'server':18}  best tps"]
+        for s in sessions:
+            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["started_at"]))
+            best = "-" if s["best_tps"] is None else f"{s['best_tps']:.1f}"
+            lines.append(f"{s['id']:>4}  {started}  {s['status']:9}  {s['engine']:8}  {s['workload'][:22]:22}  "
+                         f"{s['target'][:10]:10}  {(s['flavor'] or '')} {(s['version'] or ''):10}  {best}")
+        emit(args, sessions, "\n".join(lines))
+        return 0
+    if args.id is None:
+        raise ConfigError(f"sessions {args.action} needs a session {'file' if args.action == 'import' else 'ID'}")
+    if args.action == "import":
+        ids = store.import_sessions(args.id)
+        print(f"imported {len(ids)} session(s) from {args.id}: {', '.join(map(str, ids))}")
+        return 0
+    try:
+        sid = int(args.id)
+    except ValueError:
+        raise ConfigError(f"a session ID is a number, not {args.id!r}") from None
+    if not 1 <= sid <= MAX_ID:
+        raise ConfigError(f"no session {args.id} (IDs are from 1 to {MAX_ID})")
+    if args.action in ("rename", "tag", "note"):
+        if args.text is None:
+            raise ConfigError(f"sessions {args.action} {sid} needs the text ('' clears)")
+        field = {"rename": "name", "tag": "tags", "note": "notes"}[args.action]
+        store.update_session(sid, **{field: args.text})
+        return 0
+    if args.action == "delete":
+        store.get_session(sid)
+        store.delete_session(sid)
+        shrunk = store.shrink()
+        print(f"deleted session {sid}" + (" (store file compacted)" if shrunk else ""))
+        return 0
+    if args.action == "export":
+        if args.format == "sqlite" and not args.output:
+            raise ConfigError("--format sqlite writes a file: give it with --output FILE.tbsession")
+        if args.output:
+            _check_output(Path(args.output), overwrite=args.format != "sqlite")
+        store.get_session(sid)
+    if args.action == "export" and args.format == "sqlite":
+        out_path = store.export_session(sid, args.output)
+        print(f"wrote {out_path}: import it with `tunebench sessions import {out_path}`", file=sys.stderr)
+        return 0
+    session = store.get_session(sid)
+    series = store.series(sid)
+    if args.action == "show":
+        session["series"] = {
+            name: {"kind": d.kind, "points": len(d.v), "min": float(d.v.min()), "mean": float(d.v.mean()),
+                   "max": float(d.v.max())} for name, d in sorted(series.items()) if len(d.v)
+        }
+        session["variables_count"] = len(session.pop("variables"))
+        text = json.dumps({k: v for k, v in session.items() if k not in ("series", "events")}, indent=2,
+                          default=str) + "\n\nseries:\n" + "\n".join(
+            f"  {n:40} {s['points']:6} pts  min {s['min']:.3f}  mean {s['mean']:.3f}  max {s['max']:.3f}"
+            for n, s in session["series"].items())
+        emit(args, session, text)
+        return 0
+    # export
+    if args.format == "json":
+        session["series"] = {n: {"kind": d.kind, "t": d.t.tolist(), "v": d.v.tolist()} for n, d in series.items()}
+        out = json.dumps(session, indent=2, default=str)
+    elif args.format == "md":
+        from tunebench.core.results import markdown
+
+        out = markdown(session)
+    else:
+        from tunebench.store.export import to_csv
+
+        out = to_csv(session, series)
+    if args.output:
+        try:
+            Path(args.output).write_text(out)
+        except OSError as exc:
+            raise ConfigError(f"cannot write {args.output}: {exc.strerror}") from None
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(out)
+    return 0
+
+
+def _check_output(path: Path, overwrite: bool) -> None:
+    """An export's destination, checked before anything is computed or written."""
+    if path.is_dir():
+        raise ConfigError(f"--output {path} is a directory; give a file name")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--output {path}: the directory {path.parent} does not exist")
+    if path.exists() and not overwrite:
+        raise ConfigError(f"--output {path} exists; choose another name")
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        raise ConfigError(f"--output {path}: not writable")

@@ -1,0 +1,120 @@
+"""Where the load goes: `tunebench sandbox start|stop|status` and saved targets (`tunebench target ...`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from tunebench.cli.journal import auto_restore
+from tunebench.cli.output import emit
+from tunebench.cli.resolve import open_store, sandbox
+from tunebench.core.errors import ConfigError
+
+
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    sb = sandbox()
+    if args.action == "start":
+        overrides: dict[str, str | None] = {}
+        if args.option_file:  # [mysqld] of this file: what a restart command of a remote target passes
+            overrides.update(mysqld_options(args.option_file))
+        for item in args.set or []:
+            k, _, v = item.partition("=")
+            if not k.strip():
+                raise ConfigError(f"--set wants OPTION=VALUE (or OPTION), got {item!r}")
+            overrides[k.strip()] = v.strip() if _ else None
+        st = sb.start(overrides, cpus=args.cpus)
+        auto_restore(args)  # what an interrupted run left changed on it
+    elif args.action == "stop":
+        st = sb.stop()
+    else:
+        st = sb.status()
+    text = (f"sandbox {'running' if st.running else 'stopped'}: {st.flavor} {st.version}, "
+            f"socket {st.socket}, port {st.port}, pid {st.pid or '-'}, datadir {st.datadir}")
+    emit(args, st.to_dict(), text)
+    return 0
+
+
+def mysqld_options(path: str) -> dict[str, str | None]:
+    """The [mysqld] (or [mariadbd], [server]) options of an option file; a missing file has none."""
+    out: dict[str, str | None] = {}
+    section = ""
+    try:
+        lines = Path(path).read_bytes().decode("utf-8").splitlines()
+    except FileNotFoundError:
+        return out  # no overlay: the server as configured
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not a text option file (not UTF-8)") from None
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+        elif line and section in ("mysqld", "mariadbd", "server"):
+            k, eq, v = line.partition("=")
+            out[k.strip()] = v.strip() if eq else None
+    return out
+
+
+def cmd_target(args: argparse.Namespace) -> int:
+    from tunebench.mysql.target import Target
+
+    store = open_store(args)
+    if args.action == "add":
+        if not args.name or not (args.socket or args.host):
+            raise ConfigError("target add NAME needs --socket PATH or --host HOST [--port N]")
+        if args.name == "sandbox" or "://" in args.name:
+            raise ConfigError("'sandbox' and URLs are reserved target names")
+        if args.db_host:
+            from tunebench.hosts.ssh import parse_ssh_url
+
+            parse_ssh_url(args.db_host)
+        if (args.option_file or args.restart_command) and not (args.db_host and args.option_file
+                                                                and args.restart_command):
+            raise ConfigError("a restart method needs all three: --db-host, --option-file and --restart-command")
+        if store.get_target(args.name) is not None and not args.replace:
+            raise ConfigError(f"target {args.name!r} exists; give --replace to overwrite it")
+        t = Target(args.name, socket=args.socket, host=args.host, port=args.port if args.host else None,
+                   user=args.user, schema=args.schema, db_host=args.db_host, ssh_key=args.ssh_key,
+                   option_file=args.option_file, restart_command=args.restart_command)
+        store.save_target(t)
+        emit(args, t.to_dict(), f"target {t.name} saved (no password is stored)")
+    elif args.action == "restart":
+        return _restart(args, store)
+    elif args.action == "remove":
+        if not store.delete_target(args.name or ""):
+            raise ConfigError(f"unknown target {args.name!r}")
+        emit(args, {"removed": args.name}, f"target {args.name} removed")
+    else:
+        targets = [t.to_dict() for t in store.list_targets()]
+        lines = [f"{t['name']:20} {t['socket'] or str(t['host']) + ':' + str(t['port'])} user={t['user']}"
+                 for t in targets]
+        emit(args, targets, "\n".join(lines) or "(no targets; the sandbox is built in)")
+    return 0
+
+
+def _restart(args: argparse.Namespace, store: Any) -> int:
+    """`target restart NAME`: its restart command over SSH with the option file as it is, then wait for it."""
+    from tunebench.hosts.remote_restart import RemoteRestart, wait_for_server
+    from tunebench.mysql.connect import open_connection
+    from tunebench.mysql.target import conn_params
+
+    target = store.get_target(args.name or "")
+    if target is None:
+        raise ConfigError(f"unknown target {args.name!r}")
+    remote = RemoteRestart(target, key_files=(args.ssh_key,) if args.ssh_key else ())
+    if args.dry_run:
+        steps = remote.plan({})
+        steps[0] = f"{remote.runner.host.url()}: {remote.path} keeps its content"
+        print("\n".join(["dry run, nothing is done:", *steps]))
+        return 0
+    try:
+        original = remote.read_original()["content"]
+        took = remote.restart(original, lambda: wait_for_server(
+            lambda: open_connection(conn_params(target, None), target.name, timeout=5)))
+    finally:
+        remote.close()
+    emit(args, {"restarted": target.name, "seconds": round(took, 2)},
+         f"{target.name} restarted over SSH in {took:.1f} s")
+    return 0
