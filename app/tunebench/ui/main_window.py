@@ -32,6 +32,7 @@ from tunebench.mysql.target import typed_password
 from tunebench.run.child import RunRequest
 from tunebench.run.records import RunOutcome, StepResult
 from tunebench.run.spec import sweep_run_spec
+from tunebench.run.tasks import data_request
 from tunebench.store.repo import Store
 from tunebench.ui import export
 from tunebench.ui.compare import CompareView

@@ -204,8 +204,10 @@ class WorkloadPanel(QWidget):
     def run_spec(self) -> RunSpec:
         """The run this panel describes, built and validated as `tunebench run` builds it (run/tasks.py)."""
         main, second = self.workload.currentText(), self.second_workload.currentText()
-        extra = (GroupRequest(second if second != main else "second", second, parse_threads(self.second_threads.text())),
-                 ) if self.second.isChecked() else ()
+        extra = ()
+        if self.second.isChecked():
+            name = second if second != main else "second"
+            extra = (GroupRequest(name, second, parse_threads(self.second_threads.text())),)
         return build_run_spec(main, self.option_values(), parse_threads(self.threads.text()), groups=extra,
                               lua_script=self.lua.text().strip() or None, engine=self.engine.currentText(),
                               step_seconds=self.step_seconds.value(), warmup_seconds=self.warmup_seconds.value(),
