@@ -55,6 +55,52 @@ def wait_for_load(proc: subprocess.Popen, seconds: float = 120, lines: int = 2, 
     assert seen >= lines, "the run never started its load:\n" + "".join(out[-20:])
 
 
+def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
+    """Poll `predicate` until it returns something true (returned) or `timeout` seconds pass (a failure that
+    says what was awaited). For waits outside a Qt event loop; GUI tests use qtbot.waitUntil/waitSignal."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+# Fixtures that start or need a real server, sysbench or sshd: a test that uses one (directly or through
+# another fixture) is an integration test and must say so, so that `-m "not integration"` never starts one.
+SERVER_FIXTURES = frozenset({"sandbox", "sandbox_params", "sshd", "window"})
+
+
+def server_fixtures_without_marker(item: pytest.Item) -> set[str]:
+    """The server fixtures `item` uses although it is not marked integration (empty when all is well)."""
+    if item.get_closest_marker("integration") is not None:
+        return set()
+    return SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--check-markers", action="store_true",
+                     help="only check that every test using a server fixture is marked integration (at collection)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--check-markers"):
+        bad = [f"{item.nodeid} uses {', '.join(sorted(missing))}" for item in items
+               if (missing := server_fixtures_without_marker(item))]
+        if bad:
+            raise pytest.UsageError("not marked @pytest.mark.integration:\n  " + "\n  ".join(bad))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # before any fixture is set up: an unmarked test fails here rather than start a sandbox
+    if missing := server_fixtures_without_marker(item):
+        pytest.fail(f"{item.nodeid} uses {', '.join(sorted(missing))} (a real server, sysbench or sshd) but is not "
+                    "marked @pytest.mark.integration", pytrace=False)
+
+
 @pytest.fixture
 def cli():
     return run_cli

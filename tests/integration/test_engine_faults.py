@@ -12,7 +12,7 @@ import threading
 import time
 
 import pytest
-from tests.conftest import ROOT, wait_for_load
+from tests.conftest import ROOT, wait_for_load, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -176,13 +176,8 @@ def test_kill_9_of_a_sysbench_run_takes_its_sysbench_along(sandbox):
                              "--threads", "2", "--step-seconds", "60", "--engine", "sysbench"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=dict(os.environ),
                             start_new_session=True)
-    found: list[int] = []
     try:
-        deadline = time.monotonic() + 60
-        while not found and time.monotonic() < deadline:
-            time.sleep(0.2)
-            found = _our_sysbench(sandbox)
-        assert found, "sysbench did not start"
+        wait_until(lambda: _our_sysbench(sandbox), 60, "sysbench to start", interval=0.2)
         time.sleep(1)
         os.kill(proc.pid, signal.SIGKILL)  # the tunebench process only: sysbench has its own session
         proc.wait(10)

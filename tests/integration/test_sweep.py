@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, wait_until
 
 from tunebench.load.engine import ClientGroup
 from tunebench.load.workload import load_workload
@@ -220,11 +220,12 @@ def test_live_knob_change_splits_the_step(sandbox):
     group = ClientGroup("main", wl, wl.options({"table_size": 10000}), (4,))
     store = store_for(sandbox)
     spec = RunSpec(groups=(group,), step_seconds=8, probes=("status",))
-    exp = Experiment(store, sandbox.target(), spec)
+    seconds = []  # the step's reported seconds: the knob flips mid-step, with load on both sides of it
+    exp = Experiment(store, sandbox.target(), spec, on_interval=lambda iv: seconds.append(iv.tps))
     changes = []
 
     def flip():
-        time.sleep(5)
+        wait_until(lambda: sum(tps > 0 for tps in seconds) >= 4, 120, "4 seconds of load before the knob flip")
         changes.append(exp.change_knob("innodb_flush_log_at_trx_commit", "0"))
 
     import threading

@@ -48,19 +48,19 @@ def test_a_close_newcomer_does_not_displace_a_shown_wait(qtbot):
     d = _dashboard(qtbot)
     tl = d.timeline
     _fill(tl, 10, waits=6)
-    d._update_plots()
+    d.redraw()
     tl.add(1010.0, {"waits.mutex/m9.ms": 7.0})  # busier than m0 (total 10) but not by 25 %: stays out
-    d._update_plots()
+    d.redraw()
     assert "waits.mutex/m9.ms" not in d.panels[4].curves
     tl.add(1011.0, {"waits.mutex/m9.ms": 100.0})
-    d._update_plots()
+    d.redraw()
     assert "waits.mutex/m9.ms" in d.panels[4].curves and "waits.mutex/m0.ms" not in d.panels[4].curves
 
 
 def test_manual_zoom_stops_following_and_links_the_plots(qtbot):
     d = _dashboard(qtbot)
     _fill(d.timeline, 30)
-    d._update_plots()
+    d.redraw()
     assert d.follow_box.isChecked()
     vb = d.panels[2].view
     vb.setXRange(5, 15, padding=0)
@@ -73,7 +73,7 @@ def test_manual_zoom_stops_following_and_links_the_plots(qtbot):
     lo, hi = d.panels[5].view.viewRange()[0]
     assert abs(lo - 20) < 0.5 and abs(hi - 25) < 0.5
     d.follow_box.setChecked(True)
-    d._update_plots()
+    d.redraw()
     assert all(p.view.linksBlocked for p in d.panels)
 
 
@@ -81,10 +81,10 @@ def test_readouts_never_change_the_dashboard_size_hints(qtbot):
     d = _dashboard(qtbot)
     tl = d.timeline
     _fill(tl, 3)
-    d._update_plots()
+    d.redraw()
     before = (d.minimumSizeHint(), d.sizeHint())
     tl.add(1003.0, {"client.main.tps": 1234567.0, "client.main.qps": 98765432.0, "client.main.lat.p95": 12345.67})
-    d._update_plots()
+    d.redraw()
     assert d.tps_label.text() == "TPS 1,234,567"
     assert (d.minimumSizeHint(), d.sizeHint()) == before
     assert d.tps_label.minimumWidth() >= d.tps_label.sizeHint().width()  # the value fits its label
@@ -115,7 +115,7 @@ def test_every_plot_shows_the_same_x_range_at_every_tick_while_following(qtbot):
     tl = d.timeline
     _fill(tl, 20)
     tl.add_event(Event(1012.5, "knob", "innodb_spin_wait_delay 6 -> 24"))
-    d._update_plots()
+    d.redraw()
     for s in range(20, 60):  # live: a second of data arrives between ticks, one panel redraws per tick
         tl.add(1000.0 + s, {"client.main.tps": 100.0, "client.main.lat.p95": 1.5, "waits.mutex/m1.ms": 2.0})
         for _ in range(3):

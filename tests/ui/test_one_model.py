@@ -176,7 +176,7 @@ def readouts_overlap(win) -> list[str]:
 def test_readouts_never_overlap_after_a_plus_and_in_replay(win, qtbot):
     sid = record(win.store, 60, 40, knob_at=30, tps=1_234_567)
     win.open_replay(sid)
-    win.dashboard._update_plots()
+    win.dashboard.redraw()
     for _ in range(3):
         win.bigger_action.trigger()
     assert win.dashboard.badge.isVisible()
@@ -208,7 +208,7 @@ def test_leaving_stage_leaves_nothing_behind(win, qtbot, theme):
     win.open_replay(sid)
     win.replay_bar.seek(20.0)  # the first step's marker only: the others are drawn on stage
     win.set_appearance(THEMES[theme], 1.15)
-    win.dashboard._update_plots()
+    win.dashboard.redraw()
     qtbot.waitExposed(win)
     QApplication.processEvents()  # the layout of the new font size done
     before = {"appearance": appearance(win), "geometry": win.geometry().getRect(),
@@ -218,7 +218,7 @@ def test_leaving_stage_leaves_nothing_behind(win, qtbot, theme):
     win.stage.set(True)  # full screen, as F12 does
     assert win.theme.name == "stage"
     win.replay_bar.seek(60.0)  # the second step and the knob change are drawn on stage
-    win.dashboard._update_plots()
+    win.dashboard.redraw()
     qtbot.keyClick(win, Qt.Key.Key_Escape)
     assert not win.stage.on
     qtbot.waitUntil(lambda: win.geometry().getRect() == before["geometry"], timeout=3000)

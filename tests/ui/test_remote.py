@@ -1,11 +1,13 @@
 """The window with client hosts over SSH (a real sshd on 127.0.0.1), and the explicit trust dialog."""
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from tunebench.core.probe import name_part
 from tunebench.hosts.ssh import tunebench_known_hosts
 
 
+@pytest.mark.integration
 def test_workload_on_a_client_host_from_the_window(window, qtbot, sandbox, sshd, monkeypatch):
     kh = tunebench_known_hosts()
     kh.unlink(missing_ok=True)
@@ -62,6 +64,7 @@ def test_target_dialog_takes_a_db_host_and_its_restart_method(qtbot):
         d.target()
 
 
+@pytest.mark.integration
 def test_client_hosts_are_kept_per_target(window, sandbox):
     from tunebench.mysql.target import Target
 

@@ -176,6 +176,7 @@ def test_stage_mode_keys_and_back(win):
     assert len([p for p in win.dashboard.panels if p.plot.scene() is not None]) == 6
 
 
+@pytest.mark.integration
 def test_replay_stage_screenshot_of_a_real_run(sandbox, cli, tmp_path):
     run = cli("run", "--workload", "oltp_point_select", "--threads", "2,4", "--step-seconds", "3",
               "--warmup-seconds", "0", "--table-size", "2000", "--json")

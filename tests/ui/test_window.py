@@ -1,11 +1,13 @@
 """The workbench window driven for real against the sandbox (pytest-qt, offscreen)."""
 
 import json
+import re
 import struct
 import subprocess
 import sys
 
 import pytest
+from PySide6.QtCore import Qt
 from tests.conftest import ROOT, run_cli
 
 from tunebench.core.sweep import parse_spec
@@ -130,22 +132,39 @@ def test_demo_screenshot(sandbox, tmp_path):
     assert "completed" in out.stderr
 
 
-def test_no_display_falls_back_to_the_headless_demo_message():
-    import os
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    code = "from tunebench.ui.launch import has_display; print(has_display())"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+def sbtest_rows(sandbox) -> dict[str, int]:
+    """What the server holds in schema tunebench: each sbtest table and its row count."""
+    conn = open_connection(conn_params(sandbox.target(), "socket"))
+    try:
+        names = [r[0] for r in query_all(conn, "SELECT table_name FROM information_schema.tables "
+                                               "WHERE table_schema = 'tunebench' AND table_name LIKE 'sbtest%'")]
+        return {n: query_all(conn, f"SELECT COUNT(*) FROM tunebench.`{n}`")[0][0] for n in sorted(names)}
+    finally:
+        conn.close()
 
 
-def test_prepare_and_cleanup_buttons(window, qtbot):
+def test_prepare_and_cleanup_buttons(window, qtbot, sandbox):
+    from tunebench.load.prepare import cleanup
+
+    cleanup(conn_params(sandbox.target(), "socket", database="tunebench"), "tunebench")  # earlier tests' tables
+    assert sbtest_rows(sandbox) == {}
+    window.targets.list.setCurrentRow(0)
     w = window.workload
     w.workload.setCurrentText("oltp_point_select")
     w.editors["table_size"].setValue(2000)
     w.editors["tables"].setValue(2)
-    window._on_prepare(False)
-    assert w.progress.isVisible() and not w.prepare_button.isEnabled()
-    qtbot.waitUntil(w.prepare_button.isEnabled, timeout=60000)
-    assert "2 table(s) x 2000 rows" in w.progress_label.text() or "prepared" in w.progress_label.text(), \
+    qtbot.mouseClick(w.prepare_button, Qt.MouseButton.LeftButton)
+    assert w.progress.isVisible() and not w.prepare_button.isEnabled() and not w.cleanup_button.isEnabled()
+    assert w.progress_label.text() == "preparing 2 table(s) x 2,000 rows …"
+    qtbot.waitUntil(w.prepare_button.isEnabled, timeout=60000)  # the work's end, success or failure, enables it
+    assert re.fullmatch(r"prepared 2 table\(s\) x 2000 rows \([0-9.]+ s\)", w.progress_label.text()), \
         w.progress_label.text()
     assert not w.progress.isVisible()
+    assert sbtest_rows(sandbox) == {"sbtest1": 2000, "sbtest2": 2000}
+
+    qtbot.mouseClick(w.cleanup_button, Qt.MouseButton.LeftButton)
+    assert w.progress_label.text() == "cleaning up …" and not w.cleanup_button.isEnabled()
+    qtbot.waitUntil(w.cleanup_button.isEnabled, timeout=60000)
+    assert w.progress_label.text() == "dropped sbtest1, sbtest2"
+    assert not w.progress.isVisible()
+    assert sbtest_rows(sandbox) == {}

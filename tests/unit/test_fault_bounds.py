@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
+from tests.conftest import wait_until
+
 from tunebench.core.probe import Reading
 from tunebench.load.postmortem import examine
 from tunebench.run.monitor import ProbeSampler
@@ -63,7 +65,9 @@ def test_stop_and_close_leave_a_stuck_probe_behind_in_bounded_time():
     assert any("frozen: the server did not answer" in m for m in reports)
     n = len(samples)
     frozen.thaw.set()
-    time.sleep(0.3)
+    # the stuck thread's late read comes back and the thread ends: only then is "nothing written" a result
+    wait_until(lambda: not any(th.name == "probe-frozen" for th in threading.enumerate()), 5,
+               "the frozen probe's thread to finish its late read")
     assert len(samples) == n  # the late read is dropped, not written after the session ended
     assert frozen.reads == 1
 

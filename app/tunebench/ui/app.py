@@ -152,7 +152,7 @@ def start_replay(window: MainWindow, session_id: int, stage: bool, screenshot: s
 
 
 def save_and_quit(window: MainWindow, path: str, session_id: int | None, status: str) -> None:
-    window.dashboard._update_plots()
+    window.dashboard.redraw()
     window.grab().save(path)
     sys.stderr.write(f"wrote {path} (session {session_id}, {status})\n")
     window.close()

@@ -28,7 +28,7 @@ def _ready(dashboard: Dashboard, path: Path | str) -> Path:
     p = Path(path)
     if not p.parent.is_dir():
         raise ConfigError(f"cannot write {p}: no directory {p.parent}")
-    dashboard._update_plots()
+    dashboard.redraw()
     QApplication.processEvents()
     return p
 

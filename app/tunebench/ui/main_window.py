@@ -321,7 +321,7 @@ class MainWindow(QMainWindow):
         self.replay_bar.show()
         self.central.setCurrentIndex(0)
         self.dashboard.follow_box.setChecked(False)
-        self.dashboard._update_plots()  # TODO(merge): public redraw()
+        self.dashboard.redraw()
         end = max(1.0, tl.end)
         self.dashboard.set_x_range(-0.01 * end, 1.01 * end)
         took = time.perf_counter() - t

@@ -1,0 +1,251 @@
+"""One plot of the dashboard and what it shows: its series chosen from the timeline (the six panels, the
+top-N waits), its curves, its step and knob markers, its legend; redrawn a few new items at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+
+from tunebench.ui.legend import LABEL_POSITION, add_legend, fit_legend, place_marker_labels
+from tunebench.ui.theme import Theme
+from tunebench.ui.timeline import Marker, Timeline
+
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f", "#aec7e8", "#ffbb78"]
+MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd"}
+TOP_WAITS = 6
+# Every series a panel can show starts with one of these: a replay reads only those from the store.
+SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.")
+
+Select = Callable[[Timeline], list[tuple[str, str]]]
+
+
+def short_wait(name: str) -> str:
+    """'waits.mutex/buf_pool_mutex.ms' -> 'buf_pool_mutex (mutex)'."""
+    inst = name[len("waits."):].rsplit(".", 1)[0]
+    kind, _, rest = inst.partition("/")
+    return f"{rest} ({kind})" if rest else inst
+
+
+def font(points: float, bold: bool = False) -> QFont:
+    f = QFont()
+    f.setPointSizeF(points)
+    f.setBold(bold)
+    return f
+
+
+class TopWaits:
+    """The busiest instruments over the run so far (by total wait time, else count), plus 'other'.
+
+    With some hysteresis: a newcomer takes the place of the least busy one shown only when it is 25 %
+    busier, so two close instruments do not swap places (and legend entries) every second.
+    """
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    def __call__(self, t: Timeline) -> list[tuple[str, str]]:
+        suffix = ".ms" if t.names("waits.", ".ms") else ".count"
+        names = [n for n in t.names("waits.", suffix) if not n.startswith(("waits.total.", "waits.other."))]
+        total = {n: float(t.series[n].view()[1].sum()) for n in names}
+        shown = [n for n in self.shown if n in total]
+        for n in sorted(names, key=lambda n: -total[n]):
+            if n in shown:
+                continue
+            if len(shown) < TOP_WAITS:
+                shown.append(n)
+                continue
+            weakest = min(shown, key=lambda m: total[m])
+            if total[n] <= 1.25 * total[weakest]:
+                break
+            shown[shown.index(weakest)] = n
+        self.shown = sorted(shown, key=lambda n: -total[n])
+        out = [(n, short_wait(n)) for n in self.shown]
+        if f"waits.other{suffix}" in t.series:
+            out.append((f"waits.other{suffix}", "other"))
+        return out
+
+
+def panel_specs(waits: Select) -> list[tuple[str, Select]]:
+    """The dashboard's plots, top to bottom: title and what each shows."""
+    return [
+        ("TPS", lambda t: [(n, n.split(".")[1]) for n in t.names("client.", ".tps")]),
+        ("QPS", lambda t: [(n, f"{n.split('.')[1]} (client)") for n in t.names("client.", ".qps")]
+         + [(n, "server Questions") for n in t.names("server.questions")]),
+        ("latency ms", lambda t: [(n, f"{n.split('.')[1]} {n.rsplit('.', 1)[1]}")
+                                  for n in t.names("client.") if n.endswith((".lat.p95", ".lat.p99"))]),
+        ("threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")
+                               if not n.startswith("client.total.")]
+         + [(n, "server running") for n in t.names("server.threads_running")]),
+        ("waits ms/s", waits),
+        ("CPU %", lambda t: [(n, n.split(".")[-1]) for n in t.names("host.local.cpu.")
+                             if n.rsplit(".", 1)[1] in ("user", "system", "iowait")]
+         + [(n, f"{n.split('.')[1]} busy") for n in t.names("host.", ".cpu.busy")
+            if not n.startswith("host.local.")]
+         + [(n, f"{n.split('.')[2]} process" if n.startswith("proc.local.") else
+             f"{n.split('.')[2]} on {n.split('.')[1]}") for n in t.names("proc.", ".cpu")
+            if n.split(".")[2] in ("server", "client", "mysqld", "sysbench")]),
+    ]
+
+
+class Panel:
+    """One plot and the series it shows: `select(timeline)` -> [(series, legend label)]."""
+
+    def __init__(self, title: str, plot: pg.PlotItem, select: Select, theme: Theme, labels: tuple[str, ...]):
+        self.title = title
+        self.plot = plot
+        self.select = select
+        self.theme = theme
+        self.labels = labels  # the marker kinds whose label this panel shows
+        self.line_scale = 1.0
+        self.font_scale = 1.0
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.markers: list[pg.InfiniteLine] = []
+        self.labelled: list[tuple[pg.InfiniteLine, str]] = []  # markers with a label, and their kind
+        self.version = -1  # the timeline version this panel last drew
+        plot.setLabel("left", title)
+        plot.showGrid(x=False, y=False)
+        add_legend(plot, theme.label_fill)
+        plot.setDownsampling(auto=True, mode="peak")
+        plot.setClipToView(True)
+        plot.getAxis("left").setWidth(70)
+        for axis in ("left", "bottom"):
+            # an SI prefix change rewrites the label and relayouts every plot: seconds-long stalls under load
+            plot.getAxis(axis).enableAutoSIPrefix(False)
+        plot.enableAutoRange(axis="y")
+        self.view.sigResized.connect(self._on_view_resized)
+        plot.legend.geometryChanged.connect(self._update_labels)
+
+    @property
+    def view(self) -> pg.ViewBox:
+        return self.plot.getViewBox()
+
+    def _on_view_resized(self) -> None:
+        fit_legend(self.plot.legend, self.view)
+        self._update_labels()
+
+    def _update_labels(self) -> None:
+        place_marker_labels(self.plot.legend, self.view, self.labelled)
+
+    def pen(self, i: int, color: object) -> object:
+        return pg.mkPen(color, width=(3 if i == 0 else 2) * self.line_scale)
+
+    def set_appearance(self, theme: Theme, scale: float, line_scale: float) -> None:
+        """Theme, font scale and line width onto the axes, legend, curves and marker labels."""
+        self.theme, self.font_scale, self.line_scale = theme, scale, line_scale
+        fg = pg.mkColor(theme.plot_foreground)
+        tick_font = font(9 * scale)
+        for axis in ("left", "bottom"):
+            ax = self.plot.getAxis(axis)  # (hidden bottom axes too: shown again after stage)
+            ax.setPen(pg.mkPen(fg))
+            ax.setTextPen(pg.mkPen(fg))
+            ax.setTickFont(tick_font)
+            ax.label.setFont(tick_font)
+            ax.setLabel(ax.labelText, color=theme.plot_foreground)
+        self.plot.getAxis("left").setWidth(int(70 * scale))  # room for "25000" at the bigger size
+        legend = self.plot.legend
+        size = f"{9 * scale:.4g}pt"
+        legend.setBrush(pg.mkBrush(theme.label_fill))
+        legend.setLabelTextColor(fg)
+        legend.setLabelTextSize(size)
+        for _sample, label in legend.items:  # pyqtgraph keeps the new colour, draws the old: redraw
+            label.setText(label.text, color=fg, size=size)
+        fit_legend(legend, self.view)
+        palette = list(theme.palette or PALETTE)
+        for i, curve in enumerate(self.curves.values()):
+            curve.setPen(self.pen(i, palette[i % len(palette)]))
+        for line in self.markers:
+            self._style_marker(line)
+        self._update_labels()
+
+    def set_line_scale(self, line_scale: float) -> None:
+        self.line_scale = line_scale
+        for i, curve in enumerate(self.curves.values()):
+            curve.setPen(self.pen(i, curve.opts["pen"].color()))
+
+    def _style_marker(self, line: pg.InfiniteLine) -> None:
+        """A marker's label in the current appearance (its line keeps its kind's colour)."""
+        label = getattr(line, "label", None)  # (pyqtgraph sets it only on lines with a label)
+        if label is not None:
+            label.fill = pg.mkBrush(self.theme.label_fill)
+            label.setFont(font(9 * self.font_scale))
+            label.update()
+
+    def reset(self) -> None:
+        for c in self.curves.values():
+            self.plot.removeItem(c)
+        for m in self.markers:
+            self.plot.removeItem(m)
+        self.curves.clear()
+        self.markers.clear()
+        self.labelled.clear()
+        self.version = -1
+        self.plot.legend.clear()
+        fit_legend(self.plot.legend, self.view)
+
+    def update(self, tl: Timeline, budget: int = 2) -> bool:
+        """Bring the panel up to date; False when it used its budget of new items (curves, markers: each
+        costs milliseconds of legend and scene layout) and wants the next tick too."""
+        if self.version == tl.version:
+            return True
+        shown = list(self.curves)
+        done = self._sync(tl, budget)
+        if list(self.curves) != shown:  # the legend's entries changed: its grid and size afresh
+            fit_legend(self.plot.legend, self.view)
+        return done
+
+    def _sync(self, tl: Timeline, budget: int) -> bool:
+        while len(self.markers) > len(tl.markers):  # a replay sought backwards
+            line = self.markers.pop()
+            self.labelled = [(ln, k) for ln, k in self.labelled if ln is not line]
+            self.plot.removeItem(line)
+        while len(self.markers) < len(tl.markers):
+            if budget <= 0:
+                return False
+            self._add_marker(tl.markers[len(self.markers)])
+            budget -= 1
+        chosen = self.select(tl)
+        keep = {name for name, _ in chosen}
+        for gone in [n for n in self.curves if n not in keep]:  # e.g. a wait that left the top-N
+            if budget <= 0:
+                return False
+            budget -= 1
+            self.plot.removeItem(self.curves.pop(gone))  # (takes it out of the legend too)
+        for i, (name, label) in enumerate(chosen):
+            curve = self.curves.get(name)
+            if curve is None:
+                if budget <= 0:
+                    return False
+                budget -= 1
+                palette = list(self.theme.palette or PALETTE)
+                taken = {c.opts["pen"].color().name() for c in self.curves.values()}
+                color = next((c for c in palette if c not in taken), palette[len(self.curves) % len(palette)])
+                curve = self.plot.plot([], [], pen=self.pen(i, color), name=label)
+                self.curves[name] = curve
+            x, y = tl.series[name].view()
+            curve.setData(x, y)
+        self.version = tl.version
+        return True
+
+    def _add_marker(self, m: Marker) -> None:
+        color = MARKER_COLORS.get(m.kind, "#888888")
+        style = Qt.PenStyle.DashLine if m.kind == "step" else Qt.PenStyle.SolidLine
+        label = m.label if m.kind != "step" else m.label.split(":")[-1].strip()
+        if m.kind == "knob":
+            label = label.removeprefix("innodb_")
+        shown = m.kind in self.labels
+        line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(color, width=2, style=style),
+                               label=label if shown else None,
+                               labelOpts={"position": LABEL_POSITION.get(m.kind, 0.92), "color": color,
+                                          "fill": self.theme.label_fill,
+                                          # knob labels sit left of their line: the newest is at the edge
+                                          "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
+                                          else [(0, 0.5), (0, 0.5)]})
+        self.plot.addItem(line, ignoreBounds=True)
+        self.markers.append(line)
+        if shown:
+            self.labelled.append((line, "knob" if m.kind == "knob" else "step"))
+            self._update_labels()
