@@ -157,7 +157,7 @@ def test_prepare_and_cleanup_buttons(window, qtbot, sandbox):
     assert w.progress.isVisible() and not w.prepare_button.isEnabled() and not w.cleanup_button.isEnabled()
     assert w.progress_label.text() == "preparing 2 table(s) x 2,000 rows …"
     qtbot.waitUntil(w.prepare_button.isEnabled, timeout=60000)  # the work's end, success or failure, enables it
-    assert re.fullmatch(r"prepared 2 table\(s\) x 2000 rows \([0-9.]+ s\)", w.progress_label.text()), \
+    assert re.fullmatch(r"prepared 2 table\(s\) x 2000 rows in tunebench \([0-9.]+ s\)", w.progress_label.text()), \
         w.progress_label.text()
     assert not w.progress.isVisible()
     assert sbtest_rows(sandbox) == {"sbtest1": 2000, "sbtest2": 2000}
@@ -165,6 +165,6 @@ def test_prepare_and_cleanup_buttons(window, qtbot, sandbox):
     qtbot.mouseClick(w.cleanup_button, Qt.MouseButton.LeftButton)
     assert w.progress_label.text() == "cleaning up …" and not w.cleanup_button.isEnabled()
     qtbot.waitUntil(w.cleanup_button.isEnabled, timeout=60000)
-    assert w.progress_label.text() == "dropped sbtest1, sbtest2"
+    assert w.progress_label.text() == "dropped sbtest1, sbtest2 in tunebench"  # the line `tunebench cleanup` prints
     assert not w.progress.isVisible()
     assert sbtest_rows(sandbox) == {}
