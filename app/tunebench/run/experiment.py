@@ -16,15 +16,15 @@ from tunebench.core.sweep import ConfigPlan, Plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import LoadEngine
-from tunebench.load.prepare import cleanup, prepare, tables_ready
 from tunebench.load.sysbench import SysbenchEngine
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.target import Target, conn_params
-from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, status_map
+from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, start_sampler
 from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.runlock import RunLock
 from tunebench.run.session import live_segments, open_session, steps_json
 from tunebench.run.spec import RunSpec, check_run_capacity, single_config
+from tunebench.run.tasks import ensure_data
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
 from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
 from tunebench.store.repo import SessionWriter, Store
@@ -144,17 +144,6 @@ class Experiment:
             self.on_note(ev.label)
         self._record(ev)
 
-    def _ensure_data(self, params: Any, force: bool = False) -> None:
-        group = self.spec.groups[0]
-        opts = group.options
-        rows = max(g.workload.prepare_rows(g.options) for g in self.spec.groups)
-        if force:
-            self.on_note(f"resetting the data: re-preparing schema {self.spec.schema}")
-            cleanup(params, self.spec.schema)
-        if force or not tables_ready(params, self.spec.schema, opts, rows):
-            self.on_note(f"preparing {opts['tables']} table(s) x {rows} rows in schema {self.spec.schema}")
-            prepare(params, self.spec.schema, opts, rows, threads=self.spec.prepare_threads, progress=self.on_note)
-
     def run(self) -> RunOutcome:
         spec = self.spec
         # Client hosts first: an unreachable, untrusted or refusing host stops the run before anything
@@ -194,7 +183,8 @@ class Experiment:
             conn.close()
         self.password = admin_params.password
         self.server = info.summary()
-        self._ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password))
+        ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password), spec,
+                    self.on_note)
         self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
                                                             self.resume)
         self.writer.on_locked = self.on_note
@@ -275,7 +265,7 @@ class Experiment:
             transport = "tcp"
         params = conn_params(self.target, transport, database=self.spec.schema, password=self.password)
         if self.reset_data and n > 0:
-            self._ensure_data(params, force=True)
+            ensure_data(params, self.spec, self.on_note, force=True)
         engine = self._engine(params, cfg.engine)
         engine.open()
         self._engine_now = engine
@@ -296,22 +286,8 @@ class Experiment:
                               pid_file=info.variables.get("pid_file"), remote=self._watch,
                               journal=self.controller.probe_journal())
 
-        def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
-            writer.add_samples(t, values, kinds)
-            try:
-                writer.maybe_flush()
-            except StoreError as exc:
-                self._store_failed(exc)
-            self.on_samples(t, values)
-
-        def report(kind: str, probe: str, message: str) -> None:
-            if kind != "probe":
-                self.on_note(message)
-            self._record(Event(time.time(), kind, message, {"probe": probe}))
-
-        self.sampler = ProbeSampler(probes, self.spec.probe_interval, sink, report)
-        self.probe_status = status_map(self.sampler.open())
-        self.sampler.start()
+        self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self.on_samples,
+                                                        self._store_failed, self.on_note, self._record)
 
     def _pause_probes(self) -> None:
         """A planned restart: neither a probe failure nor a server outage."""

@@ -20,7 +20,8 @@ from typing import Any
 
 import mysql.connector
 
-from tunebench.core.errors import TunebenchError
+from tunebench.core.errors import StoreError, TunebenchError
+from tunebench.core.interval import Event
 from tunebench.core.probe import PROBE_NAMES, Probe, ProbeUnavailable, RateTracker
 from tunebench.hosts.telemetry import (
     HostCpuProbe,
@@ -32,6 +33,7 @@ from tunebench.hosts.telemetry import (
 from tunebench.mysql.connect import ServerInfo, open_connection
 from tunebench.mysql.probes import MetricsProbe, SettingsJournal, StatusProbe, WaitsProbe
 from tunebench.mysql.target import ConnParams, Target
+from tunebench.store.writer import SessionWriter
 
 Sink = Callable[[float, dict[str, float], dict[str, str]], None]
 Report = Callable[[str, str, str], None]  # (kind, probe, message); kind: probe | probe_unavailable | probe_error
@@ -269,3 +271,27 @@ class ProbeSampler:
 def status_map(statuses: Iterable[ProbeStatus]) -> dict[str, dict[str, Any]]:
     """{probe: {"ok", "detail"}}: what a run's result and `doctor` report."""
     return {s.name: {"ok": s.ok, "detail": s.detail} for s in statuses}
+
+
+def start_sampler(probes: list[Any], interval: float, writer: SessionWriter,
+                  on_samples: Callable[[float, dict[str, float]], None], on_store_failed: Callable[[StoreError], None],
+                  note: Callable[[str], None], record: Callable[[Event], None]) -> tuple[ProbeSampler, dict[str, Any]]:
+    """A started sampler whose seconds go to the session (flushed about once a second) and to `on_samples`;
+    a probe that fails or stops is a note and an event. Returns it with each probe's status."""
+    def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
+        writer.add_samples(t, values, kinds)
+        try:
+            writer.maybe_flush()
+        except StoreError as exc:
+            on_store_failed(exc)
+        on_samples(t, values)
+
+    def report(kind: str, probe: str, message: str) -> None:
+        if kind != "probe":
+            note(message)
+        record(Event(time.time(), kind, message, {"probe": probe}))
+
+    sampler = ProbeSampler(probes, interval, sink, report)
+    status = status_map(sampler.open())
+    sampler.start()
+    return sampler, status

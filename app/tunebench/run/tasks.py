@@ -12,11 +12,11 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
 from tunebench.load.engine import ClientGroup
-from tunebench.load.prepare import check_schema_name, cleanup, prepare
+from tunebench.load.prepare import check_schema_name, cleanup, prepare, tables_ready
 from tunebench.load.workload import Workload, load_workload
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
-from tunebench.mysql.target import Target, conn_params
+from tunebench.mysql.target import ConnParams, Target, conn_params
 from tunebench.run.spec import RunSpec
 
 # The options that fix what the sbtest tables hold: every client group of a run shares them.
@@ -149,6 +149,19 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
             f"({r['seconds']} s)")
     return DataOutcome("prepare", target.name, request.schema, r["tables_created"], r["rows_per_table"],
                        r["seconds"], text)
+
+
+def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], force: bool = False) -> None:
+    """The run's tables, prepared if missing or of another shape (or, with `force`, dropped and prepared again:
+    a sweep's reset_data between configurations). The tables are shared by every client group of the run."""
+    opts = spec.groups[0].options
+    rows = max(g.workload.prepare_rows(g.options) for g in spec.groups)
+    if force:
+        note(f"resetting the data: re-preparing schema {spec.schema}")
+        cleanup(params, spec.schema)
+    if force or not tables_ready(params, spec.schema, opts, rows):
+        note(f"preparing {opts['tables']} table(s) x {rows} rows in schema {spec.schema}")
+        prepare(params, spec.schema, opts, rows, threads=spec.prepare_threads, progress=note)
 
 
 # ---- a run's spec -----------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QScrollArea,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -37,9 +36,8 @@ from tunebench.store.repo import Store
 from tunebench.ui import export
 from tunebench.ui.compare import CompareView
 from tunebench.ui.controller import WindowController
-from tunebench.ui.dashboard import SHOWN_PREFIXES, Dashboard
+from tunebench.ui.dashboard import SHOWN_PREFIXES
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
-from tunebench.ui.replay import ReplayBar
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
 from tunebench.ui.status_line import StatusLine
@@ -48,6 +46,7 @@ from tunebench.ui.target_facts import TargetFacts
 from tunebench.ui.targets_panel import TargetsPanel
 from tunebench.ui.theme import THEMES, Theme, apply_appearance
 from tunebench.ui.timeline import Timeline
+from tunebench.ui.timeline_view import TimelineView
 from tunebench.ui.window_actions import build_actions
 from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
 from tunebench.ui.workload_panel import WorkloadPanel
@@ -63,20 +62,13 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Tunebench")
         self.controller = WindowController(store, self.sandbox, self)
         self.theme, self.font_scale = initial_appearance(self.settings)
-        self.dashboard = Dashboard(self.timeline, self.theme)
-        self.replay_bar = ReplayBar()
-        self.replay_bar.hide()
-        view = QWidget()
-        vl = QVBoxLayout(view)
-        vl.setContentsMargins(0, 0, 0, 0)
-        vl.setSpacing(0)
-        vl.addWidget(self.replay_bar)
-        vl.addWidget(self.dashboard, 1)
+        self.view = TimelineView(self.timeline, self.theme)
+        self.dashboard, self.replay_bar = self.view.dashboard, self.view.replay_bar
         self.sessions = SessionsPanel(store)
         self.compare = CompareView(store, self.theme)
         self.central = QTabWidget()
         self.central.setObjectName("central-tabs")
-        self.central.addTab(view, "Dashboard")
+        self.central.addTab(self.view, "Dashboard")
         for page, title in ((self.sessions, "Sessions"), (self.compare, "Compare")):
             scroll = QScrollArea()  # their toolbars never set the window's minimum width
             scroll.setWidgetResizable(True)
@@ -151,7 +143,6 @@ class MainWindow(QMainWindow):
         self.sessions.compare_requested.connect(self.compare_sessions)
         self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
         self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
-        self.replay_bar.playing.connect(lambda on: on and self.dashboard.follow_box.setChecked(True))
 
     def _connect_controller(self) -> None:
         c = self.controller
@@ -316,26 +307,17 @@ class MainWindow(QMainWindow):
             self.show_message(str(exc))
             return 0.0
         tl = self.replay_timeline
-        self.dashboard.set_timeline(tl, replay=True)
-        self.replay_bar.attach(tl)
-        self.replay_bar.show()
+        self.view.show_replay(tl)
         self.central.setCurrentIndex(0)
-        self.dashboard.follow_box.setChecked(False)
-        self.dashboard.redraw()
-        end = max(1.0, tl.end)
-        self.dashboard.set_x_range(-0.01 * end, 1.01 * end)
         took = time.perf_counter() - t
         self.show_message(f"replaying session {session_id} ({s['workload']}, {len(tl.series)} series, "
                           f"{tl.end:.0f} s), opened in {took:.2f} s")
         return took
 
     def show_live(self) -> None:
-        if self.dashboard.timeline is self.timeline:
-            return
-        self.replay_bar.play(False)
-        self.replay_bar.hide()
-        self.controller.close_replay()
-        self.dashboard.set_timeline(self.timeline, replay=False)
+        if not self.view.is_live():
+            self.view.show_live()
+            self.controller.close_replay()
 
     def compare_sessions(self, ids: list[int]) -> None:
         try:

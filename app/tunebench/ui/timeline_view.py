@@ -1,0 +1,50 @@
+"""The Dashboard tab: the dashboard over the live timeline, or over a recorded session with the replay
+transport above it. Either way the same plots, markers and readouts."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from tunebench.ui.dashboard import Dashboard
+from tunebench.ui.replay import ReplayBar
+from tunebench.ui.theme import Theme
+from tunebench.ui.timeline import Timeline
+
+
+class TimelineView(QWidget):
+    def __init__(self, live: Timeline, theme: Theme, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.live = live
+        self.dashboard = Dashboard(live, theme)
+        self.replay_bar = ReplayBar()
+        self.replay_bar.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.replay_bar)
+        layout.addWidget(self.dashboard, 1)
+        self.replay_bar.playing.connect(self._on_playing)
+
+    def _on_playing(self, on: bool) -> None:
+        if on:  # a replay that plays follows its head, as live follows the run
+            self.dashboard.follow_box.setChecked(True)
+
+    def is_live(self) -> bool:
+        return self.dashboard.timeline is self.live
+
+    def show_replay(self, timeline: Timeline) -> None:
+        """A recorded session, whole (Play replays it from the start)."""
+        self.dashboard.set_timeline(timeline, replay=True)
+        self.replay_bar.attach(timeline)
+        self.replay_bar.show()
+        self.dashboard.follow_box.setChecked(False)
+        self.dashboard.redraw()
+        end = max(1.0, timeline.end)
+        self.dashboard.set_x_range(-0.01 * end, 1.01 * end)
+
+    def show_live(self) -> None:
+        if self.is_live():
+            return
+        self.replay_bar.play(False)
+        self.replay_bar.hide()
+        self.dashboard.set_timeline(self.live, replay=False)
