@@ -52,6 +52,16 @@ def test_a_60x_replay_keeps_one_x_range_on_every_plot(win, qtbot, stage):
     assert len(marker_scene_x(win, 2)) == 1, marker_scene_x(win, 2)  # the knob line
 
 
+def test_back_to_live_from_a_replay_shows_no_scale_of_the_replay(win, qtbot):
+    """Seen under Xvfb: after a replay, the empty live plots kept the replay's y axes (TPS to 10,000)."""
+    sid = record(win.store, 30, 10)
+    win.open_replay(sid)
+    assert max(p.view.viewRange()[1][1] for p in win.dashboard.panels) > 100
+    win.show_live()
+    win.dashboard.redraw()
+    assert all(p.view.viewRange()[1] == [0.0, 1.0] for p in win.dashboard.panels)
+
+
 # -- appearance: theme and font scale, two inputs of one function --
 
 def luminance(c: QColor) -> float:

@@ -185,6 +185,9 @@ class Panel:
         self.version = -1
         self.plot.legend.clear()
         fit_legend(self.plot.legend, self.view)
+        # an empty plot shows no scale of the timeline it showed before (back to live from a replay)
+        self.plot.setYRange(0, 1, padding=0)
+        self.plot.enableAutoRange(axis="y")
 
     def update(self, tl: Timeline, budget: int = 2) -> bool:
         """Bring the panel up to date; False when it used its budget of new items (curves, markers: each
