@@ -205,4 +205,8 @@ def stop_on_sigterm(stop: Callable[[], None]) -> Callable[[], None]:
         stop()
 
     signal.signal(signal.SIGTERM, on_term)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def put_back() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return put_back
