@@ -15,13 +15,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sweep import SweepSpec
 from tunebench.mysql.target import Target, remember_password
 from tunebench.run.records import ChangeKnob, Mark, Note, Reply, RestoreKnobs, RunError, RunOutcome, Samples, Stop
 from tunebench.run.spec import RunSpec, plan_sweep
+
+if TYPE_CHECKING:
+    from tunebench.run.experiment import Experiment
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def child_main(req: RunRequest, conn: Connection) -> None:
     send(outcome)
 
 
-def _commands(conn: Connection, exp: Any, send: Callable[[object], None]) -> None:
+def _commands(conn: Connection, exp: Experiment, send: Callable[[object], None]) -> None:
     while True:
         try:
             cmd = conn.recv()

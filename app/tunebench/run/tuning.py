@@ -60,7 +60,7 @@ class ProbeJournal:
         self.controller = controller
 
     def add(self, name: str, original: str) -> int | None:
-        return self.controller._journal(name, "probe", original)
+        return self.controller.journal(name, "probe", original)
 
     def settle(self, row: int | None, state: str = "restored") -> None:
         if row is not None:
@@ -124,7 +124,8 @@ class KnobController:
                 raise ConfigError(f"the cpus axis binds the sandbox server; target {self.target.name} is not it")
 
     # -- journal --
-    def _journal(self, name: str, kind: str, original: str | None) -> int | None:
+    def journal(self, name: str, kind: str, original: str | None) -> int | None:
+        """A journal row for a setting about to change (its original, kind dynamic, static or probe)."""
         return self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
                                       original=to_journal(original), owner_pid=self.owner[0],
                                       owner_start=self.owner[1])
@@ -159,7 +160,7 @@ class KnobController:
         current = read_global(conn, info.name)
         # Journaled before the change (a kill right after the SET must not lose the original); a refused
         # change is discarded so nothing is "restored" that was never changed.
-        row = self._journal(info.name, "dynamic", current)
+        row = self.journal(info.name, "dynamic", current)
         try:
             got = set_global(conn, info, value)
         except (TunebenchError, mysql.connector.Error):
@@ -194,7 +195,7 @@ class KnobController:
         original = self._original_overlay()
         if original is None:
             original = {"overrides": st.overrides, "cpus": st.cpus}
-            self._journal(OVERLAY, "static", json.dumps(original))
+            self.journal(OVERLAY, "static", json.dumps(original))
         # Only what differs from the server as it was: a static knob at its original value needs no overlay.
         changed = {k: v for k, v in cfg.static.items()
                    if not (k in self.knobs and self.knobs[k].same(v, self.knobs[k].current))}
@@ -229,7 +230,7 @@ class KnobController:
         original = self._original_overlay(OPTION_FILE)
         if original is None:
             original = remote.read_original()
-            self._journal(OPTION_FILE, "static", json.dumps(original))
+            self.journal(OPTION_FILE, "static", json.dumps(original))
             self._written = original["content"]
         changed = {k: v for k, v in cfg.static.items()
                    if not (k in self.knobs and self.knobs[k].same(v, self.knobs[k].current))}
