@@ -2,6 +2,8 @@
 
 import threading
 
+import pytest
+
 from tunebench.core.errors import TargetError
 from tunebench.run.records import RunError, RunOutcome
 
@@ -104,3 +106,22 @@ def test_a_run_that_cannot_reach_its_server_ends_with_one_typed_outcome(win, qtb
     assert isinstance(outcome, RunOutcome)
     assert outcome.status == "failed" and outcome.error.kind == "target" and outcome.session_id is None
     assert not win.stop_action.isEnabled() and win.run_action.isEnabled()
+
+
+@pytest.mark.qt_no_exception_capture
+def test_an_exception_in_a_slot_is_said_in_the_window(win, qtbot, monkeypatch):
+    """Qt only prints an exception raised in a slot; the window says it in one line (a bug that hung the
+    responsiveness bench went unseen that way)."""
+    import sys
+
+    from PySide6.QtCore import QTimer
+
+    from tunebench.ui.app import report_slot_errors
+
+    printed: list[type] = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, exc, tb: printed.append(kind))
+    report_slot_errors(win)
+    QTimer.singleShot(0, lambda: {}["missing"])
+    qtbot.waitUntil(lambda: printed == [KeyError], timeout=5000)
+    log = [win.log.item(i).text() for i in range(win.log.count())]
+    assert any(line.startswith("unexpected error (KeyError") for line in log), log

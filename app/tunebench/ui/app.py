@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from tunebench.core.errors import ConfigError
+from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.run.records import RunOutcome
 from tunebench.store.repo import Store
@@ -58,6 +58,22 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+def report_slot_errors(window: MainWindow) -> None:
+    """An exception in a slot is a bug: Qt would only print it and carry on, so a panel could wait forever
+    with nobody told. Its traceback still goes to stderr; the window also says so, in one line."""
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+        previous(kind, exc, tb)
+        if isinstance(exc, TunebenchError):
+            window.show_message(str(exc))
+        else:
+            window.show_message(f"unexpected error ({kind.__name__}: {exc}); please report it with the traceback "
+                                "on stderr")
+
+    sys.excepthook = hook
+
+
 def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None, full_screen: bool = False,
             theme: str | None = None, replay: int | None = None, stage: bool = False) -> int:
     if screenshot and not (demo or replay is not None):
@@ -76,6 +92,7 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
         sys.stderr.write("starting the sandbox server ...\n")
         sandbox.start()
     window = MainWindow(store, sandbox)
+    report_slot_errors(window)
     if screenshot and not theme and not stage:
         theme = "light"  # a reproducible picture, whatever the last session chose
     if theme:
