@@ -4,8 +4,11 @@ and its best point, a best-to-best table across configurations, and a ratio tabl
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from tunebench.core.sweep import Plan
 
@@ -102,3 +105,49 @@ def markdown(session: Mapping[str, Any]) -> str:
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+# ---- what an export says about its session: one title line, the settings it changed, its series ------------
+
+def settings_changed(session: Mapping[str, Any]) -> list[str]:
+    """The knobs a session changed, as "name from → to" (live flips, in order) and "configuration N: k=v, ..."
+    (a sweep's configurations, 1-based as its Events number them)."""
+    out: list[str] = []
+    for ev in session.get("events") or []:
+        data = ev.get("data") or {}
+        if ev["kind"] == "knob" and data.get("name"):
+            out.append(f"{data['name']} {data.get('from', '?')} → {data.get('to', '?')}")
+    for c in (session.get("summary") or {}).get("configs") or []:
+        if c.get("knobs"):
+            out.append(f"configuration {c['idx'] + 1}: " + ", ".join(f"{k}={v}" for k, v in c["knobs"].items()))
+    return out
+
+
+def title_line(session: Mapping[str, Any]) -> str:
+    """Session, date, target, server, workload, knobs changed: what a picture of the session carries on top."""
+    server = f"{session.get('flavor') or ''} {session.get('version') or ''}".strip() or "server ?"
+    parts = [f"Session {session['id']}" + (f" ({session['name']})" if session.get("name") else ""),
+             time.strftime("%Y-%m-%d %H:%M", time.localtime(float(session["started_at"]))),
+             str(session["target"]), server, str(session["workload"])]
+    knobs = settings_changed(session)
+    parts.append("knobs: " + "; ".join(knobs) if knobs else "no knob changed")
+    return " · ".join(parts)
+
+
+def range_line(lo: float, hi: float, whole: bool) -> str:
+    """Which part of the session an export holds, in the words the file carries."""
+    span = f"{lo:.0f}-{hi:.0f} s from the start"
+    return f"whole session ({span})" if whole else f"visible range only: {span}"
+
+
+def series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], lo: float, hi: float
+                ) -> list[tuple[str, float, float, float, int]]:
+    """(name, min, mean, max, samples) of each series over [lo, hi] seconds (t: seconds from the start)."""
+    rows = []
+    for name in sorted(series):
+        t, v = series[name]
+        v = v[(t >= lo) & (t <= hi)]
+        v = v[np.isfinite(v)]
+        if len(v):
+            rows.append((name, float(v.min()), float(v.mean()), float(v.max()), len(v)))
+    return rows

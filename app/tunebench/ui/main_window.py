@@ -40,6 +40,7 @@ from tunebench.ui.dashboard import SHOWN_PREFIXES
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
+from tunebench.ui.shortcuts_dialog import ShortcutsDialog, shortcut_rows
 from tunebench.ui.status_line import StatusLine
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.target_facts import TargetFacts
@@ -49,6 +50,7 @@ from tunebench.ui.timeline import Timeline
 from tunebench.ui.timeline_view import TimelineView
 from tunebench.ui.window_actions import build_actions
 from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
+from tunebench.ui.wording import for_window
 from tunebench.ui.workload_panel import WorkloadPanel
 
 
@@ -172,6 +174,7 @@ class MainWindow(QMainWindow):
 
     # -- status --
     def show_message(self, text: str) -> None:
+        text = for_window(text)
         self.statusBar().showMessage(text, 10000)
         self.log.addItem(text)
         self.log.scrollToBottom()
@@ -274,6 +277,12 @@ class MainWindow(QMainWindow):
         dlg.show()
         return dlg
 
+    def show_shortcuts(self) -> Any:
+        """Help > Keyboard shortcuts, non-modal (returned for tests and screenshots)."""
+        dialog = ShortcutsDialog(shortcut_rows(self, self.stage.actions), self)
+        dialog.show()
+        return dialog
+
     def maybe_welcome(self) -> Any:
         """The welcome, once, when the store is empty: never modal, so nothing waits on it."""
         from tunebench.ui.about import WelcomeDialog
@@ -328,7 +337,8 @@ class MainWindow(QMainWindow):
         self.central.setCurrentIndex(2)
 
     def export_view(self, kind: str) -> None:
-        """PNG, SVG, CSV of what the dashboard shows, or the Markdown report of the session on screen."""
+        """PNG, SVG, CSV or the Markdown report of the session on screen: whole, or the visible range only when
+        File > "Export the visible range only" is checked."""
         sid = self.controller.session_id()
         if kind == "md" and sid is None:
             self.show_message("a report is of a recorded session: replay one or finish a run first")
@@ -337,13 +347,14 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export", name, export.FILTERS[kind])
         if not path:
             return
+        visible = self.visible_only_action.isChecked()
         try:
-            session = self.store.get_session(sid) if kind == "md" and sid is not None else None
-            out = export.export(kind, self.dashboard, path, session)
+            session = self.store.get_session(sid) if sid is not None else None
+            out = export.export(kind, self.dashboard, path, session, self.store, visible)
         except TunebenchError as exc:
             self.show_message(str(exc))
             return
-        self.show_message(f"wrote {out}")
+        self.show_message(f"wrote {out} ({'visible range' if visible else 'whole session'})")
 
     # -- presentation --
     def toggle_full_screen(self) -> None:
