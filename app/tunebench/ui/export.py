@@ -21,7 +21,6 @@ import numpy as np
 from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QApplication
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.results import markdown, range_line, series_rows, settings_changed, title_line
@@ -72,8 +71,9 @@ def showing(dashboard: Dashboard, sc: Scope) -> Iterator[None]:
                 tl.seek(tl.end)
             dashboard.follow_box.setChecked(False)
             dashboard.set_x_range(sc.lo, max(sc.hi, sc.lo + 1))
+        # no processEvents here: a timer run inside the export (the replay's tick, a redraw) would see the
+        # head at the end and the whole range, or move them under the export
         dashboard.redraw()
-        QApplication.processEvents()
         yield
     finally:
         if sc.whole:

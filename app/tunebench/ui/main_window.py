@@ -37,6 +37,7 @@ from tunebench.ui import export
 from tunebench.ui.compare import CompareView
 from tunebench.ui.controller import WindowController
 from tunebench.ui.dashboard import SHOWN_PREFIXES
+from tunebench.ui.empty_state import install_empty_states
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
         build_actions(self)
+        self.empty_states = install_empty_states(self)
         self._set_running(False)
         self.status = StatusLine(self.statusBar(), self.targets.current_name, self.workload.engine.currentText,
                                  self.controller.elapsed)

@@ -53,9 +53,9 @@ def build_actions(w: MainWindow) -> None:
     w.visible_only_action.setCheckable(True)
     menu.addAction(w.visible_only_action)
     menu.addSeparator()
-    for text, shortcut, slot in (("Import session file…", "Ctrl+I", w.sessions.import_files),
-                                 ("Sessions", "Ctrl+O", lambda: w.central.setCurrentIndex(1))):
-        menu.addAction(action(w, text, shortcut, slot, text.rstrip("…")))
+    w.import_action = action(w, "Import session file…", "Ctrl+I", w.sessions.import_files, "Import session file")
+    menu.addAction(w.import_action)
+    menu.addAction(action(w, "Sessions", "Ctrl+O", lambda: w.central.setCurrentIndex(1), "Sessions"))
     menu.addSeparator()
     w.quit_action = action(w, "Quit", "Ctrl+Q", w.close, "Quit Tunebench (a run is stopped, knobs put back)")
     menu.addAction(w.quit_action)

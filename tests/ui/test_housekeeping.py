@@ -1,0 +1,59 @@
+"""Discoverability and housekeeping: the shortcuts dialog, File > Quit, empty states, Diff settings' words."""
+
+from PySide6.QtGui import QKeySequence
+
+from tunebench.core.sessions import diff_settings
+from tunebench.store.synthetic import record
+
+
+def test_shortcuts_dialog_lists_every_action_with_its_key(win, qtbot):
+    dialog = win.show_shortcuts()
+    qtbot.addWidget(dialog)
+    t = dialog.table
+    rows = {(t.item(r, 0).text(), t.item(r, 1).text(), t.item(r, 2).text()) for r in range(t.rowCount())}
+    want = {(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText), a.text().rstrip("…"))
+            for a in win.actions() if not a.shortcut().isEmpty()}
+    assert {(k, a) for k, a, _where in rows} == want  # every action with a key, from the actions themselves
+    assert ("F5", "Run", "window") in rows and ("Ctrl+Q", "Quit", "window") in rows
+    assert ("Ctrl+/", "Keyboard shortcuts", "window") in rows
+    assert ("F7", "mark", "stage mode") in rows and ("Esc", "leave stage mode", "stage mode") in rows
+    dialog.close()
+
+
+def test_file_quit_closes_the_window(win, qtbot):
+    assert win.quit_action.shortcut().toString() == "Ctrl+Q"
+    assert win.quit_action in win.menuBar().actions()[0].menu().actions()
+    win.quit_action.trigger()
+    qtbot.waitUntil(lambda: not win.isVisible(), timeout=5000)
+
+
+def test_empty_dashboard_and_sessions_say_what_to_do(win, qtbot):
+    dash, sessions = win.empty_states
+    qtbot.waitUntil(dash.isVisible, timeout=2000)
+    assert dash.text().startswith("No data yet — Run (F5)")
+    win.central.setCurrentIndex(1)
+    qtbot.waitUntil(sessions.isVisible, timeout=2000)
+    assert "No sessions yet" in sessions.text() and "Import session file (Ctrl+I)" in sessions.text()
+    sid = record(win.store, 20, 20)
+    win.sessions.refresh()
+    qtbot.waitUntil(lambda: not sessions.isVisible(), timeout=2000)
+    win.sessions.filter.setText("no such session")
+    qtbot.waitUntil(sessions.isVisible, timeout=2000)
+    assert sessions.text() == "No session matches “no such session”"
+    win.open_replay(sid)
+    qtbot.waitUntil(lambda: not dash.isVisible(), timeout=2000)
+    win.show_live()  # the live timeline is empty again
+    qtbot.waitUntil(dash.isVisible, timeout=2000)
+
+
+def test_diff_settings_hides_the_probes_variables_and_numbers_configurations_from_1():
+    def session(sid, monitor, pool, knob):
+        return {"id": sid, "target": "sandbox", "transport": "socket", "engine": "builtin", "flavor": "mariadb",
+                "version": "10.11", "config": {}, "variables": {
+                    "innodb_monitor_enable": monitor, "innodb_monitor_disable": monitor,
+                    "performance_schema_consumer_events_waits_current": monitor, "innodb_buffer_pool_size": pool},
+                "steps": [{"config": {"config": 0, "knobs": {"innodb_flush_log_at_trx_commit": knob}}}]}
+
+    rows = diff_settings(session(1, "", "128M", "1"), session(2, "latch", "256M", "2"))
+    assert rows == [("variables", "innodb_buffer_pool_size", "128M", "256M"),
+                    ("knobs", "configuration 1: innodb_flush_log_at_trx_commit", "1", "2")]
