@@ -52,3 +52,43 @@ def test_prepare_then_cleanup(sandbox):
         conn.cursor().execute("DROP DATABASE tb_tasks")
     finally:
         conn.close()
+
+
+def test_prepare_reports_rows_and_a_cancel_leaves_whole_tables_only(sandbox):
+    """Rows/s and time left while it loads; a cancel mid-way keeps sbtest1 (whole, registered) and drops the
+    half-loaded sbtest2 and the untouched sbtest3: a next prepare makes them again, nothing to clean by hand."""
+    import threading
+
+    target, seen, cancel = sandbox.target(), [], threading.Event()
+    request = data_request("oltp_point_select", {"tables": 3, "table_size": 60000}, schema="tb_cancel", threads=1)
+
+    def on_rows(p):
+        seen.append(p)
+        if p.done >= 70000:  # a few thousand rows into sbtest2
+            cancel.set()
+
+    done = prepare_data(target, request, on_rows=on_rows, cancel=cancel)
+    assert done.cancelled and done.tables == 1 and done.dropped == ("sbtest2", "sbtest3")
+    assert done.summary.startswith("prepare cancelled after ") and "1 whole table(s) kept" in done.summary
+    assert done.to_dict()["cancelled"] is True
+    assert [p.done for p in seen] == sorted(p.done for p in seen) and seen[-1].total == 180000
+    assert all(p.rate > 0 and p.eta is not None for p in seen[1:])
+    assert "rows/s" in seen[-1].line() and "left" in seen[-1].line()
+    conn = open_connection(conn_params(target, None))
+    try:
+        tables = sorted(r[0] for r in query_all(
+            conn, "SELECT table_name FROM information_schema.tables WHERE table_schema='tb_cancel'"))
+        assert tables == ["sbtest1", "tunebench_tables"]
+        assert query_all(conn, "SELECT COUNT(*) FROM tb_cancel.sbtest1")[0][0] == 60000
+        assert [r[0] for r in query_all(conn, "SELECT table_name FROM tb_cancel.tunebench_tables")] == ["sbtest1"]
+    finally:
+        conn.close()
+    again = prepare_data(target, data_request("oltp_point_select", {"tables": 3, "table_size": 100},
+                                              schema="tb_cancel", threads=2))
+    assert not again.cancelled and again.tables == 3  # another shape: all three made, none refused
+    prepare_data(target, data_request(None, cleanup=True, schema="tb_cancel"))
+    conn = open_connection(conn_params(target, None))
+    try:
+        conn.cursor().execute("DROP DATABASE tb_cancel")
+    finally:
+        conn.close()

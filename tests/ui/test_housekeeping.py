@@ -1,5 +1,6 @@
 """Discoverability and housekeeping: the shortcuts dialog, File > Quit, empty states, Diff settings' words."""
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 
 from tunebench.core.sessions import diff_settings
@@ -57,3 +58,30 @@ def test_diff_settings_hides_the_probes_variables_and_numbers_configurations_fro
     rows = diff_settings(session(1, "", "128M", "1"), session(2, "latch", "256M", "2"))
     assert rows == [("variables", "innodb_buffer_pool_size", "128M", "256M"),
                     ("knobs", "configuration 1: innodb_flush_log_at_trx_commit", "1", "2")]
+
+
+def test_prepare_progress_bar_and_cancel_button(win, qtbot):
+    """The window's prepare shows rows/s and time left on a bar by rows, and Cancel sets the task's cancel
+    event (the load stops between two INSERTs: tests/integration/test_tasks.py)."""
+    import threading
+
+    from tunebench.load.prepare import RowsProgress
+
+    panel = win.workload
+    panel.set_busy("preparing 2 table(s) x 10,000 rows …", cancellable=True)
+    assert panel.progress.isVisible() and panel.cancel_button.isVisible()
+    assert not panel.prepare_button.isEnabled()
+    panel.show_progress("Creating table 'sbtest1'...")
+    assert panel.progress_label.text() == "Creating table 'sbtest1'..."
+    panel.show_progress(RowsProgress(5000, 20000, 0.5))
+    assert (panel.progress.maximum(), panel.progress.value()) == (1000, 250)
+    assert panel.progress_label.text() == "5,000 of 20,000 rows (25 %), 10,000 rows/s, 0:02 left"
+    win.controller.prepare_cancel = cancel = threading.Event()
+    qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
+    assert cancel.is_set() and not panel.cancel_button.isEnabled()
+    assert panel.progress_label.text().startswith("cancelling")
+    win._on_prepared("prepare cancelled after 0.6 s: 1 whole table(s) kept, 1 half-loaded dropped (sbtest2) in tb")
+    assert not panel.progress.isVisible() and not panel.cancel_button.isVisible() and panel.prepare_button.isEnabled()
+    panel.set_busy("cleaning up …")  # a cleanup: nothing to cancel
+    assert not panel.cancel_button.isVisible()
+

@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         self.sessions.compare_requested.connect(self.compare_sessions)
         self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
         self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
+        self.workload.cancel_requested.connect(self.controller.cancel_prepare)
 
     def _connect_controller(self) -> None:
         c = self.controller
@@ -420,8 +421,8 @@ class MainWindow(QMainWindow):
         except TunebenchError as exc:
             self.show_message(str(exc))
             return
-        self.workload.set_busy(request.busy_text)
-        self.controller.prepare(target, request, self.workload.progress_label.setText)
+        self.workload.set_busy(request.busy_text, cancellable=not clean)
+        self.controller.prepare(target, request, self.workload.show_progress)
 
     def _on_prepared(self, text: str) -> None:
         self.workload.set_busy(None)
