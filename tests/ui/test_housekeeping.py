@@ -85,3 +85,31 @@ def test_prepare_progress_bar_and_cancel_button(win, qtbot):
     panel.set_busy("cleaning up …")  # a cleanup: nothing to cancel
     assert not panel.cancel_button.isVisible()
 
+
+
+def test_a_series_has_the_same_colour_live_and_in_replay(win):
+    """Colours went to curves in the order they first appeared: live, group b reported first and took blue,
+    while the replay (names sorted) gave blue to a. A series' colour now comes from its name."""
+    import numpy as np
+
+    from tunebench.ui.timeline import Timeline
+
+    t0 = 1_790_000_000.0
+    live = win.timeline
+    live.add(t0 + 1, {"client.b.tps": 100.0, "client.b.threads": 4.0})
+    win.dashboard.redraw()  # b drawn alone first, as when its first second arrived before a's
+    live.add(t0 + 2, {"client.a.tps": 200.0, "client.a.threads": 8.0, "client.b.tps": 110.0,
+                      "client.b.threads": 4.0})
+    win.dashboard.redraw()
+
+    def colours():
+        return {n: c.opts["pen"].color().name() for p in win.dashboard.panels for n, c in p.curves.items()}
+
+    seen_live = colours()
+    replay = Timeline()
+    arrays = {n: (buf.view()[0] + live.t0, buf.view()[1]) for n, buf in live.series.items()}
+    replay.load(live.t0, {n: (np.asarray(t), np.asarray(v)) for n, (t, v) in arrays.items()}, [])
+    win.view.show_replay(replay)
+    assert colours() == seen_live and seen_live["client.a.tps"] != seen_live["client.b.tps"]
+    win.set_theme("dark")  # a theme change recolours by name too, not by position
+    assert colours() == seen_live
