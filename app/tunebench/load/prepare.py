@@ -128,16 +128,16 @@ def tables_ready(params: ConnParams, schema: str, options: Mapping[str, Any], ro
 
 
 def _load_chunk(params: ConnParams, schema: str, table: int, first: int, last: int,
-                options: Mapping[str, Any], seed: int, stop: threading.Event | None = None,
+                options: Mapping[str, Any], seed: int, halt: threading.Event | None = None,
                 added: Callable[[int], None] | None = None) -> bool:
-    """Rows first..last of sbtest`table`; False when `stop` was set before the chunk was whole."""
+    """Rows first..last of sbtest`table`; False when `halt` was set before the chunk was whole."""
     rng = np.random.default_rng([seed, table, first])
     conn = open_connection(params, autocommit=True)
     try:
         cur = conn.cursor()
         cur.execute(f"USE `{schema}`")
         for start in range(first, last + 1, ROWS_PER_INSERT):
-            if stop is not None and stop.is_set():
+            if halt is not None and halt.is_set():
                 return False
             stop = min(last, start + ROWS_PER_INSERT - 1)
             n = stop - start + 1
