@@ -92,3 +92,37 @@ def test_prepare_reports_rows_and_a_cancel_leaves_whole_tables_only(sandbox):
         conn.cursor().execute("DROP DATABASE tb_cancel")
     finally:
         conn.close()
+
+
+def test_cli_prepare_ctrl_c_cancels_cleanly(sandbox, cli):
+    """`tunebench prepare` off a terminal prints plain progress lines; the first Ctrl-C cancels: exit 130, the
+    outcome line, and no half-loaded table left (so the next prepare is not refused)."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "prepare", "--workload", "oltp_point_select",
+                             "--tables", "2", "--table-size", "400000", "--schema", "tb_ctrl_c"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while not any("rows/s" in ln for ln in lines):
+            lines.append(proc.stdout.readline())
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, out
+    assert "\r" not in "".join(lines) + out
+    assert "prepare cancelled after" in out and "half-loaded dropped" in out
+    conn = open_connection(conn_params(sandbox.target(), None))
+    try:
+        tables = [r[0] for r in query_all(
+            conn, "SELECT table_name FROM information_schema.tables WHERE table_schema='tb_ctrl_c'")]
+        registered = [r[0] for r in query_all(conn, "SELECT table_name FROM tb_ctrl_c.tunebench_tables")]
+        assert sorted(tables) == sorted([*registered, "tunebench_tables"])  # only whole, registered tables
+        conn.cursor().execute("DROP DATABASE tb_ctrl_c")
+    finally:
+        conn.close()

@@ -24,6 +24,7 @@ class ProgressBar:
         self.clock = clock
         self._last = -PLAIN_EVERY
         self._drawn = 0
+        self._said = -1  # rows in the last plain line: the end is said once
 
     def __call__(self, p: RowsProgress) -> None:
         if self.tty:
@@ -34,8 +35,8 @@ class ProgressBar:
             self.out.flush()
             return
         now = self.clock()
-        if now - self._last >= PLAIN_EVERY or p.done >= p.total:
-            self._last = now
+        if (now - self._last >= PLAIN_EVERY or p.done >= p.total) and p.done != self._said:
+            self._last, self._said = now, p.done
             self.out.write(p.line() + "\n")
             self.out.flush()
 
