@@ -116,3 +116,27 @@ def test_the_window_shows_its_own_words_not_cli_flags(win):
     win.show_message("target t has no UNIX socket; use --transport tcp")
     assert win.statusBar().currentMessage() == "target t has no UNIX socket; choose the TCP transport"
     assert win.log.item(win.log.count() - 1).text() == win.statusBar().currentMessage()
+
+
+def test_title_of_a_sweep_names_its_axes_not_its_own_knob_events():
+    """A sweep applies each configuration with a knob event just before its "config" event: that is not a flip."""
+    from tunebench.core.results import settings_changed, title_line
+
+    t0 = 1_790_000_000.0
+    session = {"id": 6, "name": "", "started_at": t0, "target": "sandbox", "flavor": "mariadb", "version": "10.11.19",
+               "workload": "oltp_update_index",
+               "summary": {"configs": [{"idx": 0, "knobs": {"innodb_flush_log_at_trx_commit": "1"}},
+                                       {"idx": 1, "knobs": {"innodb_flush_log_at_trx_commit": "2"}}]},
+               "events": [
+                   {"t": t0, "kind": "config", "label": "configuration 1", "data": {
+                       "config": 0, "knobs": {"innodb_flush_log_at_trx_commit": "1"}}},
+                   {"t": t0 + 10, "kind": "knob", "label": "sync_binlog = 0", "data": {
+                       "name": "sync_binlog", "from": "1", "to": "0"}},
+                   {"t": t0 + 22.0, "kind": "knob", "label": "innodb_flush_log_at_trx_commit = 2", "data": {
+                       "name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2"}},
+                   {"t": t0 + 22.1, "kind": "config", "label": "configuration 2", "data": {
+                       "config": 1, "knobs": {"innodb_flush_log_at_trx_commit": "2"}}}]}
+    assert settings_changed(session) == ["configuration 1: innodb_flush_log_at_trx_commit=1",
+                                         "configuration 2: innodb_flush_log_at_trx_commit=2", "sync_binlog 1 → 0"]
+    assert title_line(session).endswith(" · oltp_update_index · knobs: sweep of innodb_flush_log_at_trx_commit over "
+                                        "2 configurations; sync_binlog 1 → 0")

@@ -109,18 +109,30 @@ def markdown(session: Mapping[str, Any]) -> str:
 
 # ---- what an export says about its session: one title line, the settings it changed, its series ------------
 
+def _applied_by_sweep(ev: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> bool:
+    """A knob event that is a sweep configuration being applied (its "config" event follows within 2 s and
+    names the knob), not a flip of its own."""
+    name = (ev.get("data") or {}).get("name")
+    return any(c["kind"] == "config" and 0 <= c["t"] - ev["t"] <= 2 and name in ((c.get("data") or {}).get("knobs")
+                                                                             or {}) for c in events)
+
+
+def live_flips(session: Mapping[str, Any]) -> list[str]:
+    """Knobs flipped during the session (not a sweep's configurations), as "name from → to", in order."""
+    events = session.get("events") or []
+    return [f"{ev['data']['name']} {ev['data'].get('from', '?')} → {ev['data'].get('to', '?')}"
+            for ev in events if ev["kind"] == "knob" and (ev.get("data") or {}).get("name")
+            and not _applied_by_sweep(ev, events)]
+
+
 def settings_changed(session: Mapping[str, Any]) -> list[str]:
-    """The knobs a session changed, as "name from → to" (live flips, in order) and "configuration N: k=v, ..."
-    (a sweep's configurations, 1-based as its Events number them)."""
-    out: list[str] = []
-    for ev in session.get("events") or []:
-        data = ev.get("data") or {}
-        if ev["kind"] == "knob" and data.get("name"):
-            out.append(f"{data['name']} {data.get('from', '?')} → {data.get('to', '?')}")
+    """The knobs a session changed: a sweep's configurations, "configuration N: k=v, ..." (1-based as its Events
+    number them), then every live flip, "name from → to"."""
+    out = []
     for c in (session.get("summary") or {}).get("configs") or []:
         if c.get("knobs"):
             out.append(f"configuration {c['idx'] + 1}: " + ", ".join(f"{k}={v}" for k, v in c["knobs"].items()))
-    return out
+    return out + live_flips(session)
 
 
 def title_line(session: Mapping[str, Any]) -> str:
@@ -129,7 +141,9 @@ def title_line(session: Mapping[str, Any]) -> str:
     parts = [f"Session {session['id']}" + (f" ({session['name']})" if session.get("name") else ""),
              time.strftime("%Y-%m-%d %H:%M", time.localtime(float(session["started_at"]))),
              str(session["target"]), server, str(session["workload"])]
-    knobs = settings_changed(session)
+    configs = (session.get("summary") or {}).get("configs") or []
+    axes = sorted({k for c in configs for k in c.get("knobs") or {}})
+    knobs = ([f"sweep of {', '.join(axes)} over {len(configs)} configurations"] if axes else []) + live_flips(session)
     parts.append("knobs: " + "; ".join(knobs) if knobs else "no knob changed")
     return " · ".join(parts)
 

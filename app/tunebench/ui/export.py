@@ -103,18 +103,32 @@ def _heading_font(dashboard: Dashboard) -> QFont:
     return f
 
 
-def _heading_height(dashboard: Dashboard, lines: list[str]) -> int:
-    return QFontMetrics(_heading_font(dashboard)).lineSpacing() * len(lines) + 12
+WRAP = int(Qt.TextFlag.TextWordWrap)
+
+
+def _heading_rects(dashboard: Dashboard, lines: list[str], width: int) -> list[QRect]:
+    """Where each title line goes, wrapped to the picture's width (a sweep's knobs make a long line)."""
+    metrics = QFontMetrics(_heading_font(dashboard))
+    rects, y = [], 6
+    for text in lines:
+        r = metrics.boundingRect(QRect(8, y, width - 16, 10_000), WRAP, text)
+        rects.append(QRect(8, y, width - 16, r.height()))
+        y += r.height()
+    return rects
+
+
+def _heading_height(dashboard: Dashboard, lines: list[str], width: int) -> int:
+    return _heading_rects(dashboard, lines, width)[-1].bottom() + 8
 
 
 def _paint_heading(painter: QPainter, dashboard: Dashboard, lines: list[str], width: int) -> None:
     """The title lines across the top, on the plots' background."""
     painter.setFont(_heading_font(dashboard))
-    step = QFontMetrics(_heading_font(dashboard)).lineSpacing()
-    painter.fillRect(QRectF(0, 0, width, _heading_height(dashboard, lines)), QColor(dashboard.theme.plot_background))
+    painter.fillRect(QRectF(0, 0, width, _heading_height(dashboard, lines, width)),
+                     QColor(dashboard.theme.plot_background))
     painter.setPen(QColor(dashboard.theme.plot_foreground))
-    for i, text in enumerate(lines):
-        painter.drawText(QRectF(8, 6 + i * step, width - 16, step), int(Qt.AlignmentFlag.AlignLeft), text)
+    for rect, text in zip(_heading_rects(dashboard, lines, width), lines, strict=True):
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeft) | WRAP, text)
 
 
 def save_png(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] | None = None,
@@ -125,7 +139,7 @@ def save_png(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] 
     with showing(dashboard, sc):
         plots = dashboard.graphics.grab()
     lines = heading(session, sc)
-    top = _heading_height(dashboard, lines)
+    top = _heading_height(dashboard, lines, plots.width())
     image = QImage(plots.width(), plots.height() + top, QImage.Format.Format_ARGB32)
     image.fill(QColor(dashboard.theme.plot_background))
     painter = QPainter(image)
@@ -145,8 +159,8 @@ def save_svg(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] 
     p = _ready(path)
     sc = scope(dashboard, visible)
     lines = heading(session, sc)
-    top = _heading_height(dashboard, lines)
     view = dashboard.graphics
+    top = _heading_height(dashboard, lines, view.width())
     with showing(dashboard, sc):
         gen = QSvgGenerator()
         gen.setFileName(str(p))
