@@ -80,6 +80,8 @@ def test_prepare_progress_bar_and_cancel_button(win, qtbot):
     qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     assert cancel.is_set() and not panel.cancel_button.isEnabled()
     assert panel.progress_label.text().startswith("cancelling")
+    panel.show_progress(RowsProgress(6000, 20000, 0.6))  # still arriving from before the cancel took effect
+    assert panel.progress_label.text().startswith("cancelling")
     win._on_prepared("prepare cancelled after 0.6 s: 1 whole table(s) kept, 1 half-loaded dropped (sbtest2) in tb")
     assert not panel.progress.isVisible() and not panel.cancel_button.isVisible() and panel.prepare_button.isEnabled()
     panel.set_busy("cleaning up …")  # a cleanup: nothing to cancel

@@ -198,6 +198,8 @@ class WorkloadPanel(QWidget):
 
     def show_progress(self, item: RowsProgress | str) -> None:
         """A loader's line, or how far the load is: the bar by rows, the line with rows/s and time left."""
+        if self.cancel_button.isVisible() and not self.cancel_button.isEnabled():
+            return  # cancelling: that line stays until the outcome says what was kept
         if isinstance(item, RowsProgress):
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(1000 * item.fraction))
