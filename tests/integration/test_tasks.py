@@ -52,3 +52,77 @@ def test_prepare_then_cleanup(sandbox):
         conn.cursor().execute("DROP DATABASE tb_tasks")
     finally:
         conn.close()
+
+
+def test_prepare_reports_rows_and_a_cancel_leaves_whole_tables_only(sandbox):
+    """Rows/s and time left while it loads; a cancel mid-way keeps sbtest1 (whole, registered) and drops the
+    half-loaded sbtest2 and the untouched sbtest3: a next prepare makes them again, nothing to clean by hand."""
+    import threading
+
+    target, seen, cancel = sandbox.target(), [], threading.Event()
+    request = data_request("oltp_point_select", {"tables": 3, "table_size": 60000}, schema="tb_cancel", threads=1)
+
+    def on_rows(p):
+        seen.append(p)
+        if p.done >= 70000:  # a few thousand rows into sbtest2
+            cancel.set()
+
+    done = prepare_data(target, request, on_rows=on_rows, cancel=cancel)
+    assert done.cancelled and done.tables == 1 and done.dropped == ("sbtest2", "sbtest3")
+    assert done.summary.startswith("prepare cancelled after ") and "1 whole table(s) kept" in done.summary
+    assert done.to_dict()["cancelled"] is True
+    assert [p.done for p in seen] == sorted(p.done for p in seen) and seen[-1].total == 180000
+    assert all(p.rate > 0 and p.eta is not None for p in seen[1:])
+    assert "rows/s" in seen[-1].line() and "left" in seen[-1].line()
+    conn = open_connection(conn_params(target, None))
+    try:
+        tables = sorted(r[0] for r in query_all(
+            conn, "SELECT table_name FROM information_schema.tables WHERE table_schema='tb_cancel'"))
+        assert tables == ["sbtest1", "tunebench_tables"]
+        assert query_all(conn, "SELECT COUNT(*) FROM tb_cancel.sbtest1")[0][0] == 60000
+        assert [r[0] for r in query_all(conn, "SELECT table_name FROM tb_cancel.tunebench_tables")] == ["sbtest1"]
+    finally:
+        conn.close()
+    again = prepare_data(target, data_request("oltp_point_select", {"tables": 3, "table_size": 100},
+                                              schema="tb_cancel", threads=2))
+    assert not again.cancelled and again.tables == 3  # another shape: all three made, none refused
+    prepare_data(target, data_request(None, cleanup=True, schema="tb_cancel"))
+    conn = open_connection(conn_params(target, None))
+    try:
+        conn.cursor().execute("DROP DATABASE tb_cancel")
+    finally:
+        conn.close()
+
+
+def test_cli_prepare_ctrl_c_cancels_cleanly(sandbox, cli):
+    """`tunebench prepare` off a terminal prints plain progress lines; the first Ctrl-C cancels: exit 130, the
+    outcome line, and no half-loaded table left (so the next prepare is not refused)."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "prepare", "--workload", "oltp_point_select",
+                             "--tables", "2", "--table-size", "400000", "--schema", "tb_ctrl_c"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while not any("rows/s" in ln for ln in lines):
+            lines.append(proc.stdout.readline())
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, out
+    assert "\r" not in "".join(lines) + out
+    assert "prepare cancelled after" in out and "half-loaded dropped" in out
+    conn = open_connection(conn_params(sandbox.target(), None))
+    try:
+        tables = [r[0] for r in query_all(
+            conn, "SELECT table_name FROM information_schema.tables WHERE table_schema='tb_ctrl_c'")]
+        registered = [r[0] for r in query_all(conn, "SELECT table_name FROM tb_ctrl_c.tunebench_tables")]
+        assert sorted(tables) == sorted([*registered, "tunebench_tables"])  # only whole, registered tables
+        conn.cursor().execute("DROP DATABASE tb_ctrl_c")
+    finally:
+        conn.close()

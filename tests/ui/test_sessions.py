@@ -90,13 +90,14 @@ def test_exports_png_svg_csv_and_markdown(win, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24])[0] > 500
     svg = export.save_svg(win.dashboard, tmp_path / "plots.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    with export.save_csv(win.dashboard, tmp_path / "visible.csv").open() as f:
+    with export.save_csv(win.dashboard, tmp_path / "visible.csv", win.store.get_session(sid)).open() as f:
+        assert f.readline().startswith(f"# Session {sid}")  # then the range it holds
         rows = list(csv.reader(f))
     header = rows[0]
     assert header[:2] == ["elapsed_s", "t"] and "client.main.tps" in header and "server.counter_000" not in header
     tps = [float(r[header.index("client.main.tps")]) for r in rows[1:] if r[header.index("client.main.tps")]]
     assert len(tps) == 30 and 8000 < sum(tps) / len(tps) < 13000
-    md = export.save_report(win.store.get_session(sid), win.dashboard, tmp_path / "report.md")
+    md = export.save_report(win.store.get_session(sid), win.dashboard, tmp_path / "report.md", win.store)
     text = md.read_text()
     assert f"# Session {sid}" in text and "![timeline](report-timeline.png)" in text
     assert (tmp_path / "report-timeline.png").read_bytes()[:4] == b"\x89PNG"
@@ -121,6 +122,8 @@ def test_browse_edit_delete_and_import_into_an_empty_store(win, qtbot, tmp_path)
     panel._diff()
     diff = {panel.diff.item(r, 1).text() for r in range(panel.diff.rowCount())}
     assert diff == set()  # same settings: nothing differs
+    headers = [panel.diff.horizontalHeaderItem(c).text() for c in (2, 3)]
+    assert headers == [f"#{a} baseline", f"#{b} synthetic 20 s x 30 series"]  # the sessions, by name
     out = tmp_path / "a.tbsession"
     panel.export_file(a, str(out))
     assert out.is_file()
@@ -133,7 +136,10 @@ def test_browse_edit_delete_and_import_into_an_empty_store(win, qtbot, tmp_path)
     assert other.sessions.rows == []
     (new,) = other.sessions.import_file(str(out))
     row = other.sessions.rows[0]
-    assert (row["name"], row["tags"], row["notes"]) == ("baseline", "demo,trx", "first try")
+    assert (row["name"], row["tags"], row["notes"]) == ("baseline", "demo,trx,imported", "first try")
+    tags_col = next(c for c in range(other.sessions.table.columnCount())
+                    if other.sessions.table.horizontalHeaderItem(c).text() == "tags")
+    assert other.sessions.table.item(0, tags_col).text() == "demo,trx,imported"  # marked in the list
     assert other.open_replay(new) > 0 and other.replay_timeline.end == pytest.approx(20, abs=1)
     other_store.close()
 

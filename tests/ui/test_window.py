@@ -68,7 +68,7 @@ def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
     with qtbot.waitSignal(window.run_finished, timeout=60000) as finished:
         window.stop_run()
     outcome = finished.args[0]
-    assert outcome.status in ("aborted", "completed")
+    assert outcome.status in ("stopped", "completed")  # the user's Stop: "stopped", not "aborted"
     session = window.store.get_session(outcome.session_id)
     knob = [e for e in session["events"] if e["kind"] == "knob"]
     assert knob and knob[0]["data"]["to"] == "24"
@@ -168,3 +168,24 @@ def test_prepare_and_cleanup_buttons(window, qtbot, sandbox):
     assert w.progress_label.text() == "dropped sbtest1, sbtest2 in tunebench"  # the line `tunebench cleanup` prints
     assert not w.progress.isVisible()
     assert sbtest_rows(sandbox) == {}
+
+
+def test_prepare_shows_rows_and_cancel_keeps_only_whole_tables(window, qtbot, sandbox):
+    from tunebench.load.prepare import cleanup
+
+    cleanup(conn_params(sandbox.target(), "socket", database="tunebench"), "tunebench")
+    window.targets.list.setCurrentRow(0)
+    w = window.workload
+    w.workload.setCurrentText("oltp_point_select")
+    w.editors["table_size"].setValue(400000)
+    w.editors["tables"].setValue(2)
+    qtbot.mouseClick(w.prepare_button, Qt.MouseButton.LeftButton)
+    assert w.cancel_button.isVisible()
+    qtbot.waitUntil(lambda: w.progress.maximum() == 1000 and "rows/s" in w.progress_label.text(), timeout=30000)
+    assert re.search(r"of 800,000 rows \(\d+ %\), [\d,]+ rows/s, \d+:\d\d left", w.progress_label.text())
+    qtbot.mouseClick(w.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(w.prepare_button.isEnabled, timeout=60000)
+    assert w.progress_label.text().startswith("prepare cancelled after "), w.progress_label.text()
+    assert not w.cancel_button.isVisible() and not w.progress.isVisible()
+    assert all(n == 400000 for n in sbtest_rows(sandbox).values())  # whole tables only, or none
+    cleanup(conn_params(sandbox.target(), "socket", database="tunebench"), "tunebench")

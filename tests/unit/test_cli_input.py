@@ -42,7 +42,7 @@ def test_sessions_file_export_import_and_edits(cli, tmp_path):
     assert imported.returncode == 0 and "imported 1 session(s)" in imported.stdout
     listed = cli("--db", str(b), "sessions", "list", "--json")
     (row,) = __import__("json").loads(listed.stdout)
-    assert row["name"] == "trx commit flip" and row["tags"] == "demo,stage"
+    assert row["name"] == "trx commit flip" and row["tags"] == "demo,stage,imported"  # marked as imported
     bad = cli("--db", str(b), "sessions", "import", str(tmp_path / "a.sqlite-missing"))
     assert bad.returncode == 2 and "no such file" in bad.stderr and "Traceback" not in bad.stderr
     assert cli("--db", str(b), "sessions", "delete", "1").returncode == 0

@@ -45,3 +45,38 @@ def test_unreachable_ssh_is_an_unreachable_error_with_its_host():
         assert exc.kind == "unreachable" and exc.host == f"ssh://nobody@127.0.0.1:{free_port}"
     else:
         raise AssertionError("connected to a closed port")
+
+
+def test_the_users_stop_is_stopped_a_signal_or_a_lost_window_aborted(tmp_path):
+    """The window's Stop used to end a run "aborted", like SIGTERM: it is "stopped" now."""
+    import threading
+    from multiprocessing import Pipe
+
+    from tunebench.core.target import Target
+    from tunebench.run.child import _commands
+    from tunebench.run.experiment import Experiment
+    from tunebench.run.records import Stop
+    from tunebench.run.tasks import build_run_spec
+    from tunebench.store.repo import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    spec = build_run_spec("oltp_point_select", {"tables": 1, "table_size": "100"}, "1")
+
+    def stopped_by(send_stop: bool) -> str:
+        exp = Experiment(store, Target("t", host="127.0.0.1", port=1), spec)
+        window, child = Pipe()
+        listener = threading.Thread(target=_commands, args=(child, exp, lambda _r: None))
+        listener.start()
+        if send_stop:
+            window.send(Stop())
+        window.close()  # the window goes away (after its Stop, if any)
+        listener.join(10)
+        assert exp.stop_event.is_set()
+        return exp.stop_status
+
+    assert stopped_by(True) == "stopped"
+    assert stopped_by(False) == "aborted"
+    exp = Experiment(store, Target("t", host="127.0.0.1", port=1), spec)
+    exp.request_stop()  # what SIGTERM calls
+    assert exp.stop_status == "aborted"
+    store.close()

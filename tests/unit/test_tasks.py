@@ -105,7 +105,8 @@ def test_data_request_checks_before_any_server():
 
 def test_data_outcome_json_is_the_commands():
     p = DataOutcome("prepare", "sandbox", "tb", 2, 10, 0.5, "prepared ...")
-    assert p.to_dict() == {"schema": "tb", "tables_created": 2, "rows_per_table": 10, "seconds": 0.5}
+    assert p.to_dict() == {"schema": "tb", "tables_created": 2, "rows_per_table": 10, "seconds": 0.5,
+                           "cancelled": False, "dropped": []}
     c = DataOutcome("cleanup", "sandbox", "tb", 1, 0, 0.1, "dropped ...", ("sbtest1",), ("mine",))
     assert c.to_dict() == {"schema": "tb", "dropped": ["sbtest1"], "left_alone": ["mine"]}
 

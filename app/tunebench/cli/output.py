@@ -8,8 +8,9 @@ from typing import Any
 
 from tunebench.core.interval import Interval
 
-# How a run ended -> exit status (a failed run raises, and exits 2 with its one line).
-EXIT_CODES = {"completed": 0, "incomplete": 1, "aborted": 130}
+# How a run ended -> exit status (a failed run raises, and exits 2 with its one line). "stopped" is the window's
+# Stop button; the CLI's own runs end "aborted" on Ctrl-C or SIGTERM. Both exit as an interrupted command does.
+EXIT_CODES = {"completed": 0, "incomplete": 1, "stopped": 130, "aborted": 130}
 
 
 def exit_code(status: str) -> int:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from typing import Any
 
-from tunebench.cli.output import emit, exit_code, live_line, steps_table
+from tunebench.cli.output import EXIT_CODES, emit, exit_code, live_line, steps_table
+from tunebench.cli.progress import ProgressBar, ctrl_c_sets
 from tunebench.cli.resolve import open_store, resolve_target
 from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Interval
@@ -38,10 +40,14 @@ def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
                            cleanup=cleanup, schema=args.schema, threads=getattr(args, "prepare_threads", 4))
     store = open_store(args)
     target = resolve_target(args, store)
-    say = (lambda _m: None) if args.json else print
-    outcome = prepare_data(target, request, transport=args.transport, progress=say)
+    bar = ProgressBar(sys.stderr if args.json or sys.stderr.isatty() else sys.stdout)
+    say = (lambda _m: None) if args.json else bar.line
+    cancel = threading.Event()  # Ctrl-C: the whole tables stay, the half-loaded ones go
+    with ctrl_c_sets(cancel):
+        outcome = prepare_data(target, request, transport=args.transport, progress=say, on_rows=bar, cancel=cancel)
+    bar.end()
     emit(args, outcome.to_dict(), outcome.summary)
-    return 0
+    return EXIT_CODES["aborted"] if outcome.cancelled else 0
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:

@@ -4,8 +4,11 @@ and its best point, a best-to-best table across configurations, and a ratio tabl
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from tunebench.core.sweep import Plan
 
@@ -102,3 +105,63 @@ def markdown(session: Mapping[str, Any]) -> str:
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+# ---- what an export says about its session: one title line, the settings it changed, its series ------------
+
+def _applied_by_sweep(ev: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> bool:
+    """A knob event that is a sweep configuration being applied (its "config" event follows within 2 s and
+    names the knob), not a flip of its own."""
+    name = (ev.get("data") or {}).get("name")
+    return any(c["kind"] == "config" and 0 <= c["t"] - ev["t"] <= 2 and name in ((c.get("data") or {}).get("knobs")
+                                                                             or {}) for c in events)
+
+
+def live_flips(session: Mapping[str, Any]) -> list[str]:
+    """Knobs flipped during the session (not a sweep's configurations), as "name from → to", in order."""
+    events = session.get("events") or []
+    return [f"{ev['data']['name']} {ev['data'].get('from', '?')} → {ev['data'].get('to', '?')}"
+            for ev in events if ev["kind"] == "knob" and (ev.get("data") or {}).get("name")
+            and not _applied_by_sweep(ev, events)]
+
+
+def settings_changed(session: Mapping[str, Any]) -> list[str]:
+    """The knobs a session changed: a sweep's configurations, "configuration N: k=v, ..." (1-based as its Events
+    number them), then every live flip, "name from → to"."""
+    out = []
+    for c in (session.get("summary") or {}).get("configs") or []:
+        if c.get("knobs"):
+            out.append(f"configuration {c['idx'] + 1}: " + ", ".join(f"{k}={v}" for k, v in c["knobs"].items()))
+    return out + live_flips(session)
+
+
+def title_line(session: Mapping[str, Any]) -> str:
+    """Session, date, target, server, workload, knobs changed: what a picture of the session carries on top."""
+    server = f"{session.get('flavor') or ''} {session.get('version') or ''}".strip() or "server ?"
+    parts = [f"Session {session['id']}" + (f" ({session['name']})" if session.get("name") else ""),
+             time.strftime("%Y-%m-%d %H:%M", time.localtime(float(session["started_at"]))),
+             str(session["target"]), server, str(session["workload"])]
+    configs = (session.get("summary") or {}).get("configs") or []
+    axes = sorted({k for c in configs for k in c.get("knobs") or {}})
+    knobs = ([f"sweep of {', '.join(axes)} over {len(configs)} configurations"] if axes else []) + live_flips(session)
+    parts.append("knobs: " + "; ".join(knobs) if knobs else "no knob changed")
+    return " · ".join(parts)
+
+
+def range_line(lo: float, hi: float, whole: bool) -> str:
+    """Which part of the session an export holds, in the words the file carries."""
+    span = f"{lo:.0f}-{hi:.0f} s from the start"
+    return f"whole session ({span})" if whole else f"visible range only: {span}"
+
+
+def series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], lo: float, hi: float
+                ) -> list[tuple[str, float, float, float, int]]:
+    """(name, min, mean, max, samples) of each series over [lo, hi] seconds (t: seconds from the start)."""
+    rows = []
+    for name in sorted(series):
+        t, v = series[name]
+        v = v[(t >= lo) & (t <= hi)]
+        v = v[np.isfinite(v)]
+        if len(v):
+            rows.append((name, float(v.min()), float(v.mean()), float(v.max()), len(v)))
+    return rows

@@ -75,7 +75,7 @@ def settings(session: Mapping[str, Any]) -> dict[str, dict[str, str]]:
     for st in session.get("steps") or []:
         cfg = st.get("config") or {}
         for k, v in (cfg.get("knobs") or {}).items():
-            overlay[f"config {cfg.get('config', 0)}: {k}"] = str(v)
+            overlay[f"configuration {int(cfg.get('config', 0)) + 1}: {k}"] = str(v)  # 1-based, as the Events
     workload: dict[str, str] = {}
     config = dict(session.get("config") or {})
     config.pop("sweep", None)
@@ -84,9 +84,28 @@ def settings(session: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             "workload": workload}
 
 
+# Variables the probes themselves set while they sample (mysql/probes/settings.py: InnoDB monitors, the
+# performance_schema consumers and instruments): they differ with what was probed, not with what was tuned.
+PROBE_VARIABLES = ("innodb_monitor_enable", "innodb_monitor_disable", "innodb_monitor_reset",
+                   "innodb_monitor_reset_all")
+PROBE_VARIABLE_PREFIXES = ("performance_schema_consumer_", "performance_schema_instrument")
+
+
+def probe_variable(name: str) -> bool:
+    return name in PROBE_VARIABLES or name.startswith(PROBE_VARIABLE_PREFIXES)
+
+
+def session_title(session: Mapping[str, Any]) -> str:
+    """How the window names a session: its ID and its name, else its workload."""
+    return f"#{session['id']} {session.get('name') or session['workload']}"
+
+
 def diff_settings(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
-    """(section, name, value in a, value in b) for every setting that differs; None where one lacks it."""
+    """(section, name, value in a, value in b) for every setting that differs; None where one lacks it. The
+    probes' own variables are left out."""
     sa, sb = settings(a), settings(b)
+    for s in (sa, sb):
+        s["variables"] = {k: v for k, v in s["variables"].items() if not probe_variable(k)}
     out: list[tuple[str, str, str | None, str | None]] = []
     for section in sa:
         xa, xb = sa[section], sb[section]

@@ -6,13 +6,14 @@ and prepare refuses to overwrite an sbtestN it did not create.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,41 @@ ROWS_PER_CHUNK = 20000
 SHAPE_KEYS = ("table_size", "auto_inc", "secondary", "create_secondary", "mysql_storage_engine")
 
 Progress = Callable[[str], None]
+PROGRESS_EVERY = 0.25  # seconds between two rows-progress reports
+
+
+@dataclass(frozen=True, slots=True)
+class RowsProgress:
+    """How far a load is: rows inserted of the total, and since when."""
+
+    done: int
+    total: int
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        """Rows per second so far."""
+        return self.done / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate so far (None before the first rows)."""
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+    def line(self) -> str:
+        eta = self.eta
+        left = "" if eta is None else f", {clock(eta)} left"
+        return (f"{self.done:,} of {self.total:,} rows ({100 * self.fraction:.0f} %), "
+                f"{self.rate:,.0f} rows/s{left}")
+
+
+def clock(seconds: float) -> str:
+    s = round(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 SYSTEM_SCHEMAS = ("mysql", "sys", "information_schema", "performance_schema")
@@ -92,13 +128,17 @@ def tables_ready(params: ConnParams, schema: str, options: Mapping[str, Any], ro
 
 
 def _load_chunk(params: ConnParams, schema: str, table: int, first: int, last: int,
-                options: Mapping[str, Any], seed: int) -> None:
+                options: Mapping[str, Any], seed: int, halt: threading.Event | None = None,
+                added: Callable[[int], None] | None = None) -> bool:
+    """Rows first..last of sbtest`table`; False when `halt` was set before the chunk was whole."""
     rng = np.random.default_rng([seed, table, first])
     conn = open_connection(params, autocommit=True)
     try:
         cur = conn.cursor()
         cur.execute(f"USE `{schema}`")
         for start in range(first, last + 1, ROWS_PER_INSERT):
+            if halt is not None and halt.is_set():
+                return False
             stop = min(last, start + ROWS_PER_INSERT - 1)
             n = stop - start + 1
             ks = draw(rng, options["rand_type"], 1, options["table_size"], n, options).tolist()
@@ -109,14 +149,24 @@ def _load_chunk(params: ConnParams, schema: str, table: int, first: int, last: i
                 b"(%d,%d,'%s','%s')" % (start + j, ks[j], cs[j], pads[j]) for j in range(n)
             )
             cur.execute(f"INSERT INTO sbtest{table}(id, k, c, pad) VALUES ".encode() + values)
+            if added is not None:
+                added(n)
         cur.close()
     finally:
         conn.close()
+    return True
 
 
 def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: int, threads: int = 4,
-            progress: Progress | None = None) -> dict[str, Any]:
-    """Create sbtest1..N with `rows` rows each (multi-row INSERTs in parallel), then the k index."""
+            progress: Progress | None = None, on_rows: Callable[[RowsProgress], None] | None = None,
+            cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Create sbtest1..N with `rows` rows each (multi-row INSERTs in parallel), then the k index.
+
+    `on_rows` hears how far the load is (every PROGRESS_EVERY s, and at the end). `cancel`, checked between two
+    INSERTs, stops it: the tables already whole are kept (and registered), the others dropped, and the result
+    says `cancelled`. A failed chunk or Ctrl-C leaves the same: no half-loaded table stays behind (a next
+    prepare would take it for somebody else's).
+    """
     check_schema_name(schema)
     params = _server(params)
     say = progress or (lambda _msg: None)
@@ -151,6 +201,28 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
     chunks = [(t, a, min(rows, a + ROWS_PER_CHUNK - 1)) for t in todo for a in range(1, rows + 1, ROWS_PER_CHUNK)]
     lock = threading.Lock()
     remaining = {t: sum(1 for c in chunks if c[0] == t) for t in todo}
+    finished: set[int] = set()
+    stop = threading.Event()  # set by `cancel`, Ctrl-C or a failed chunk: the other chunks end at their next INSERT
+    loaded = [0, time.monotonic(), 0.0]  # rows so far, when loading began, when last reported
+    total = rows * len(todo)
+
+    def report(force: bool = False) -> None:
+        if on_rows is None:
+            return
+        now = time.monotonic()
+        with lock:
+            if not force and now - loaded[2] < PROGRESS_EVERY:
+                return
+            loaded[2] = now
+            p = RowsProgress(int(loaded[0]), total, now - loaded[1])
+        on_rows(p)
+
+    def added(n: int) -> None:
+        with lock:
+            loaded[0] += n
+        if cancel is not None and cancel.is_set():
+            stop.set()
+        report()
 
     def finish_table(t: int) -> None:
         c = open_connection(params)
@@ -165,25 +237,60 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
             cur.close()
         finally:
             c.close()
+        with lock:
+            finished.add(t)
 
     def work(chunk: tuple[int, int, int]) -> None:
         t, a, b = chunk
-        _load_chunk(params, schema, t, a, b, options, seed)
+        if stop.is_set() or (cancel is not None and cancel.is_set()):
+            stop.set()
+            return
+        if not _load_chunk(params, schema, t, a, b, options, seed, stop, added):
+            return
         with lock:
             remaining[t] -= 1
             done = remaining[t] == 0
-        if done:
+        if done and not stop.is_set():
             finish_table(t)
 
     if todo:
         say(f"Inserting {rows} records into {len(todo)} table(s) with {threads} connections")
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        list(pool.map(work, chunks))
-        for t in todo:
-            if rows == 0:
+    pool = ThreadPoolExecutor(max_workers=max(1, threads))
+    try:
+        futures = [pool.submit(work, c) for c in chunks]
+        for f in futures:
+            f.result()
+        if rows == 0:
+            for t in todo:
                 finish_table(t)
-    return {"schema": schema, "tables_created": len(todo), "rows_per_table": rows,
-            "seconds": round(time.monotonic() - started, 2)}
+    except BaseException:  # a failed chunk, Ctrl-C: the others stop, the half-loaded tables go
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        with contextlib.suppress(Exception):  # (a server gone: the first error is the one to tell)
+            _drop_unfinished(params, schema, [t for t in todo if t not in finished])
+        raise
+    pool.shutdown(wait=True)
+    report(force=True)
+    cancelled = stop.is_set()
+    dropped = _drop_unfinished(params, schema, [t for t in todo if t not in finished]) if cancelled else []
+    return {"schema": schema, "tables_created": len(finished) if cancelled else len(todo), "rows_per_table": rows,
+            "seconds": round(time.monotonic() - started, 2), "cancelled": cancelled, "dropped": dropped}
+
+
+def _drop_unfinished(params: ConnParams, schema: str, tables: list[int]) -> list[str]:
+    """Drop tables a stopped load left half-filled (never registered: a next prepare makes them again)."""
+    if not tables:
+        return []
+    conn = open_connection(params)
+    try:
+        cur = conn.cursor()
+        for t in tables:
+            cur.execute(f"DROP TABLE IF EXISTS `{schema}`.sbtest{t}")
+            cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (f"sbtest{t}",))
+        cur.close()
+    finally:
+        conn.close()
+    return [f"sbtest{t}" for t in tables]
 
 
 def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:

@@ -59,6 +59,7 @@ class Experiment:
         self.sampler: ProbeSampler | None = None
         self.probe_status: dict[str, dict[str, Any]] = {}
         self.stop_event = threading.Event()
+        self.stop_status = "aborted"  # what a stop makes of the run: "stopped" when the user asked for it
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
         self.server: dict[str, Any] = {}
@@ -75,7 +76,11 @@ class Experiment:
         self.lock: RunLock | None = None
         self._store_error: StoreError | None = None
 
-    def request_stop(self) -> None:
+    def request_stop(self, by_user: bool = False) -> None:
+        """Stop after the current second. `by_user`: the user's Stop (the run ends "stopped"); otherwise a
+        signal or a lost window (it ends "aborted")."""
+        if not self.stop_event.is_set():
+            self.stop_status = "stopped" if by_user else "aborted"
         self.stop_event.set()
 
     def change_knob(self, name: str, value: Any) -> dict[str, Any]:
@@ -222,7 +227,7 @@ class Experiment:
                     self.stop_event.wait(self.cooldown)
             if self._store_error is not None:
                 raise self._store_error
-            status = "aborted" if self.stop_event.is_set() else \
+            status = self.stop_status if self.stop_event.is_set() else \
                 "incomplete" if any(r.incomplete for r in self.results) else "completed"
         except KeyboardInterrupt:
             status = "aborted"

@@ -70,7 +70,7 @@ class RunOutcome:
     `to_dict()` is that JSON, unchanged in shape.
     """
 
-    status: str  # completed | incomplete | aborted | failed
+    status: str  # completed | incomplete | stopped (the user's Stop) | aborted (a signal, a lost window) | failed
     session_id: int | None
     steps: tuple[StepResult, ...] = ()
     restored: tuple[dict[str, Any], ...] = ()

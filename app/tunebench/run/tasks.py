@@ -3,6 +3,7 @@ cleanup) and a run's spec from the values a user gives. No Qt; each returns a fr
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
 from tunebench.load.engine import ClientGroup
-from tunebench.load.prepare import check_schema_name, cleanup, prepare, tables_ready
+from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup, prepare, tables_ready
 from tunebench.load.workload import Workload, load_workload
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
@@ -106,15 +107,16 @@ class DataOutcome:
     rows_per_table: int  # cleanup: 0
     seconds: float
     summary: str
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()  # cleanup: what it dropped; a cancelled prepare: its half-loaded tables
     left_alone: tuple[str, ...] = ()  # cleanup: tables in the schema Tunebench did not create
+    cancelled: bool = False  # prepare: stopped by its cancel event before every table was whole
 
     def to_dict(self) -> dict[str, Any]:
         """The `--json` output of `tunebench prepare` / `tunebench cleanup`."""
         if self.action == "cleanup":
             return {"schema": self.schema, "dropped": list(self.dropped), "left_alone": list(self.left_alone)}
         return {"schema": self.schema, "tables_created": self.tables, "rows_per_table": self.rows_per_table,
-                "seconds": self.seconds}
+                "seconds": self.seconds, "cancelled": self.cancelled, "dropped": list(self.dropped)}
 
 
 def data_request(workload: str | Workload | None, options: Mapping[str, Any] | None = None, *,
@@ -131,9 +133,13 @@ def data_request(workload: str | Workload | None, options: Mapping[str, Any] | N
 
 
 def prepare_data(target: Target, request: DataRequest, *, transport: str | None = None,
-                 password: str | None = None, progress: Callable[[str], None] | None = None) -> DataOutcome:
+                 password: str | None = None, progress: Callable[[str], None] | None = None,
+                 on_rows: Callable[[RowsProgress], None] | None = None,
+                 cancel: threading.Event | None = None) -> DataOutcome:
     """Create and load the workload's tables on `target` (only what is missing or of another shape), or drop
-    the tables Tunebench created there; `progress` gets sysbench-like lines while it loads."""
+    the tables Tunebench created there; `progress` gets sysbench-like lines while it loads, and how far the
+    load is (rows/s, time left) as lines too unless `on_rows` takes it. `cancel` stops the load: the whole
+    tables stay, the half-loaded ones are dropped, and the outcome says so."""
     params = conn_params(target, transport, password=password)
     if request.cleanup:
         started = time.monotonic()
@@ -144,11 +150,23 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
                            round(time.monotonic() - started, 2), text, tuple(r["dropped"]), tuple(r["left_alone"]))
     assert request.workload is not None  # a prepare request always has one (data_request)
     open_connection(params, target.name).close()  # an unreachable server is named as the target, not "target"
-    r = prepare(params, request.schema, request.options, request.rows, threads=request.threads, progress=progress)
-    text = (f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows in {request.schema} "
-            f"({r['seconds']} s)")
+    if on_rows is None and progress is not None:
+        say = progress
+
+        def as_line(p: RowsProgress) -> None:
+            say(p.line())
+
+        on_rows = as_line
+    r = prepare(params, request.schema, request.options, request.rows, threads=request.threads, progress=progress,
+                on_rows=on_rows, cancel=cancel)
+    if r["cancelled"]:
+        text = (f"prepare cancelled after {r['seconds']} s: {r['tables_created']} whole table(s) kept, "
+                f"{len(r['dropped'])} half-loaded dropped ({', '.join(r['dropped']) or 'none'}) in {request.schema}")
+    else:
+        text = (f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows in {request.schema} "
+                f"({r['seconds']} s)")
     return DataOutcome("prepare", target.name, request.schema, r["tables_created"], r["rows_per_table"],
-                       r["seconds"], text)
+                       r["seconds"], text, tuple(r["dropped"]), cancelled=r["cancelled"])
 
 
 def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], force: bool = False) -> None:

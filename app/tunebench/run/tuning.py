@@ -263,9 +263,10 @@ class KnobController:
                 what = "sandbox" if d["name"] == OVERLAY else self.target.name
                 self.event(Event(time.time(), "restart", f"{what} restarted: original settings", d))
             if d["state"] == "restored" and d.get("kind") != "probe":
-                self.event(Event(time.time(), "restore", f"{d['name']} restored to {d['original']}", d))
+                self.event(Event(time.time(), "restore", restore_line(d), d))
             elif d.get("unreachable") or d["state"] == "restored":
                 continue  # one note said it for the whole target
+            else:
                 self.event(Event(time.time(), "error", f"could not restore {d['name']}: {d['message']}", d))
         return done
 
@@ -275,6 +276,20 @@ def _mark(store: Store, row_id: int, state: str, message: str | None = None) -> 
     pending, and putting back an original twice is harmless."""
     with contextlib.suppress(StoreError):
         store.journal_mark(row_id, state, message)
+
+
+def restore_line(d: Mapping[str, Any]) -> str:
+    """A restored journal row in words (the Events, the window): the sandbox's overlay and a remote option file
+    are described, not shown as their journal JSON."""
+    if d["name"] == OVERLAY:
+        orig = json.loads(d["original"]) if isinstance(d["original"], str) else d["original"]
+        overrides = ", ".join(f"{k}={v}" for k, v in (orig.get("overrides") or {}).items())
+        cpus = orig.get("cpus")
+        return ("sandbox settings put back: " + (f"my.cnf {overrides}" if overrides else "no my.cnf overrides")
+                + (f", CPUs {cpus}" if cpus else ", all CPUs"))
+    if d["name"] == OPTION_FILE:
+        return f"{d.get('target', 'the target')}: its option file put back as it was"
+    return f"{d['name']} restored to {d['original']}"
 
 
 def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str], None]) -> list[dict[str, Any]]:

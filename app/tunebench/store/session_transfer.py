@@ -16,6 +16,8 @@ from tunebench.store.models import SCHEMA_VERSION, Base
 from tunebench.store.repo import Store
 from tunebench.store.sqlite_file import sqlite_tables
 
+IMPORTED_TAG = "imported"  # every imported session carries it: the sessions list shows it, tag:imported finds them
+
 
 def export_session(store: Store, session_id: int, path: Path | str) -> Path:
     """The session (with its steps, events, variables and samples) as a SQLite file of its own, in
@@ -105,9 +107,9 @@ def _readable_sessions(src: Store, path: Path) -> list[int]:
 
 
 def _copy_sessions(src: Engine, dst: Engine, ids: list[int]) -> list[int]:
-    """Several sessions in one transaction: all are imported or none."""
+    """Several sessions in one transaction: all are imported or none; each tagged "imported"."""
     with src.connect() as a, dst.begin() as b:
-        return [_copy_rows(a, b, sid) for sid in ids]
+        return [_copy_rows(a, b, sid, tag=IMPORTED_TAG) for sid in ids]
 
 
 def _copy_session(src: Engine, dst: Engine, session_id: int) -> int:
@@ -116,14 +118,26 @@ def _copy_session(src: Engine, dst: Engine, session_id: int) -> int:
         return _copy_rows(a, b, session_id)
 
 
-def _copy_rows(a: Any, b: Any, session_id: int) -> int:
-    """One session and everything under it, from connection `a` into transaction `b`; its ID there."""
+def with_tag(tags: str | None, tag: str) -> str:
+    """The comma-separated `tags` with `tag` among them (once)."""
+    tags = (tags or "").strip().rstrip(",")
+    if tag in [t.strip() for t in tags.split(",")]:
+        return tags
+    return f"{tags},{tag}" if tags else tag
+
+
+def _copy_rows(a: Any, b: Any, session_id: int, tag: str | None = None) -> int:
+    """One session and everything under it, from connection `a` into transaction `b` (with `tag` added to its
+    tags); its ID there."""
     tables = Base.metadata.tables
     sessions, series, chunks = tables["sessions"], tables["series"], tables["sample_chunks"]
     row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
     if row is None:
         raise StoreError(f"no session {session_id} to copy")
-    new_id = int(b.execute(insert(sessions).values({k: v for k, v in row.items() if k != "id"})
+    values = {k: v for k, v in row.items() if k != "id"}
+    if tag:
+        values["tags"] = with_tag(values.get("tags"), tag)
+    new_id = int(b.execute(insert(sessions).values(values)
                            ).inserted_primary_key[0])  # type: ignore[index]
     for table in (tables["steps"], tables["events"], tables["variables"]):
         rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]

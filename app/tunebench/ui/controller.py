@@ -5,6 +5,7 @@ wires panels to this; nothing here touches a widget.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -53,6 +54,7 @@ class WindowController(QObject):
         self.started_at: float | None = None
         self.last_outcome: RunOutcome | None = None
         self.server_version: str | None = None
+        self.prepare_cancel: threading.Event | None = None
 
     # -- the run --
     def start_run(self, request: RunRequest) -> bool:
@@ -169,11 +171,19 @@ class WindowController(QObject):
                           lambda message: self.plan_failed.emit(spec, message))
 
     def prepare(self, target: Target, request: tasks.DataRequest, on_progress: Any = None) -> None:
-        """Prepare or clean up the workload's data (`request` from tasks.data_request, checked already)."""
+        """Prepare or clean up the workload's data (`request` from tasks.data_request, checked already).
+        `on_progress` gets the loader's lines and its RowsProgress; cancel_prepare() stops the load."""
+        cancel = self.prepare_cancel = threading.Event()
+
         def work(progress: Any) -> str:
-            return tasks.prepare_data(target, request, progress=progress).summary
+            return tasks.prepare_data(target, request, progress=progress, on_rows=progress, cancel=cancel).summary
 
         self.tasks.submit("prepare", work, self.prepared.emit, self.prepared.emit, on_progress)
+
+    def cancel_prepare(self) -> None:
+        """Stop the prepare in progress between two INSERTs; its outcome then says what it kept and dropped."""
+        if self.prepare_cancel is not None:
+            self.prepare_cancel.set()
 
     def trust_host_key(self, url: str) -> None:
         """Trust an SSH host's key the user has seen and accepted (never silently)."""

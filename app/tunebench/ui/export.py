@@ -1,87 +1,210 @@
-"""Exports of what the dashboard shows: PNG and SVG of the plots, CSV of the visible series (the plotted
-curves over the visible time range, on the 1-second grid), and a Markdown report of a session with its
-plots as PNG files next to it."""
+"""Exports of the session on screen: PNG and SVG of the plots, CSV of the plotted series (1-second means), and a
+Markdown report with a picture of the session beside it.
+
+Every export holds the whole session unless the user asks for the visible range only, and says which in the
+file (a title line on a picture, a comment line in a CSV, a line in the report). Whatever the view shows at
+the moment (a zoom, a replay's play head halfway) is put back afterwards.
+"""
 
 from __future__ import annotations
 
 import csv
 import math
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QRect
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QApplication
 
 from tunebench.core.errors import ConfigError
-from tunebench.core.results import markdown
+from tunebench.core.results import markdown, range_line, series_rows, settings_changed, title_line
 from tunebench.store.export import timeline_table
-from tunebench.store.repo import SeriesData
+from tunebench.store.repo import SeriesData, Store
 from tunebench.ui.dashboard import Dashboard
 
+Arrays = Mapping[str, tuple[np.ndarray, np.ndarray]]
 
-def _ready(dashboard: Dashboard, path: Path | str) -> Path:
-    """The path, once its directory is known to exist, and the plots drawn up to date."""
+
+@dataclass(frozen=True)
+class Scope:
+    """The part of the timeline an export holds: seconds from the start, and whether that is all of it."""
+
+    lo: float
+    hi: float
+    whole: bool
+
+    def line(self) -> str:
+        return range_line(self.lo, self.hi, self.whole)
+
+
+def recorded(dashboard: Dashboard) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every sample of every series the timeline holds, not only up to a replay's play head."""
+    tl = dashboard.timeline
+    return {name: (buf.t, buf.v) if tl.head is not None else buf.view() for name, buf in tl.series.items()}
+
+
+def scope(dashboard: Dashboard, visible: bool = False) -> Scope:
+    """The whole session (a replay's end, or the live run so far), or what the plots show now."""
+    tl = dashboard.timeline
+    end = max([float(t[-1]) for t, _ in recorded(dashboard).values() if len(t)] + [tl.end, tl.x_max, 0.0])
+    if not visible:
+        return Scope(0.0, end, True)
+    lo, hi = dashboard.panels[0].view.viewRange()[0]
+    return Scope(max(0.0, float(lo)), min(end, float(hi)), False)
+
+
+@contextmanager
+def showing(dashboard: Dashboard, sc: Scope) -> Iterator[None]:
+    """The plots drawn over `sc` (a replay's head at its end for the whole session), then as they were."""
+    tl = dashboard.timeline
+    head, following = tl.head, dashboard.follow_box.isChecked()
+    x_range = dashboard.panels[0].view.viewRange()[0]
+    try:
+        if sc.whole:
+            if head is not None:
+                tl.seek(tl.end)
+            dashboard.follow_box.setChecked(False)
+            dashboard.set_x_range(sc.lo, max(sc.hi, sc.lo + 1))
+        # no processEvents here: a timer run inside the export (the replay's tick, a redraw) would see the
+        # head at the end and the whole range, or move them under the export
+        dashboard.redraw()
+        yield
+    finally:
+        if sc.whole:
+            if head is not None:
+                tl.seek(head)
+            dashboard.set_x_range(*x_range)
+            dashboard.follow_box.setChecked(following)
+            dashboard.redraw()
+
+
+def _ready(path: Path | str) -> Path:
     p = Path(path)
     if not p.parent.is_dir():
         raise ConfigError(f"cannot write {p}: no directory {p.parent}")
-    dashboard.redraw()
-    QApplication.processEvents()
     return p
 
 
-def save_png(dashboard: Dashboard, path: Path | str) -> Path:
-    p = _ready(dashboard, path)
-    if not dashboard.graphics.grab().save(str(p), "PNG"):
+def heading(session: Mapping[str, Any] | None, sc: Scope) -> list[str]:
+    """The picture's title lines: the session (or the live run) and the range it holds."""
+    first = title_line(session) if session else "Live run (not recorded yet)"
+    return [first, f"Range: {sc.line()}"]
+
+
+def _heading_font(dashboard: Dashboard) -> QFont:
+    f = QFont()
+    f.setPointSizeF(10 * dashboard.font_scale)
+    return f
+
+
+WRAP = int(Qt.TextFlag.TextWordWrap)
+
+
+def _heading_rects(dashboard: Dashboard, lines: list[str], width: int) -> list[QRect]:
+    """Where each title line goes, wrapped to the picture's width (a sweep's knobs make a long line)."""
+    metrics = QFontMetrics(_heading_font(dashboard))
+    rects, y = [], 6
+    for text in lines:
+        r = metrics.boundingRect(QRect(8, y, width - 16, 10_000), WRAP, text)
+        rects.append(QRect(8, y, width - 16, r.height()))
+        y += r.height()
+    return rects
+
+
+def _heading_height(dashboard: Dashboard, lines: list[str], width: int) -> int:
+    return _heading_rects(dashboard, lines, width)[-1].bottom() + 8
+
+
+def _paint_heading(painter: QPainter, dashboard: Dashboard, lines: list[str], width: int) -> None:
+    """The title lines across the top, on the plots' background."""
+    painter.setFont(_heading_font(dashboard))
+    painter.fillRect(QRectF(0, 0, width, _heading_height(dashboard, lines, width)),
+                     QColor(dashboard.theme.plot_background))
+    painter.setPen(QColor(dashboard.theme.plot_foreground))
+    for rect, text in zip(_heading_rects(dashboard, lines, width), lines, strict=True):
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeft) | WRAP, text)
+
+
+def save_png(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] | None = None,
+             visible: bool = False) -> Path:
+    """The plots under their title lines."""
+    p = _ready(path)
+    sc = scope(dashboard, visible)
+    with showing(dashboard, sc):
+        plots = dashboard.graphics.grab()
+    lines = heading(session, sc)
+    top = _heading_height(dashboard, lines, plots.width())
+    image = QImage(plots.width(), plots.height() + top, QImage.Format.Format_ARGB32)
+    image.fill(QColor(dashboard.theme.plot_background))
+    painter = QPainter(image)
+    try:
+        _paint_heading(painter, dashboard, lines, image.width())
+        painter.drawPixmap(0, top, plots)
+    finally:
+        painter.end()
+    if not image.save(str(p), "PNG"):
         raise ConfigError(f"cannot write {p}")
     return p
 
 
-def save_svg(dashboard: Dashboard, path: Path | str) -> Path:
-    p = _ready(dashboard, path)
+def save_svg(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] | None = None,
+             visible: bool = False) -> Path:
+    """The plots as vectors under the same title lines (also the SVG's title and description)."""
+    p = _ready(path)
+    sc = scope(dashboard, visible)
+    lines = heading(session, sc)
     view = dashboard.graphics
-    gen = QSvgGenerator()
-    gen.setFileName(str(p))
-    gen.setSize(view.size())
-    gen.setViewBox(QRect(0, 0, view.width(), view.height()))
-    gen.setTitle("Tunebench")
-    painter = QPainter(gen)
-    try:
-        view.render(painter)
-    finally:
-        painter.end()
+    top = _heading_height(dashboard, lines, view.width())
+    with showing(dashboard, sc):
+        gen = QSvgGenerator()
+        gen.setFileName(str(p))
+        gen.setTitle(lines[0])
+        gen.setDescription(lines[1])
+        gen.setSize(QSize(view.width(), view.height() + top))
+        gen.setViewBox(QRect(0, 0, view.width(), view.height() + top))
+        painter = QPainter(gen)
+        try:
+            _paint_heading(painter, dashboard, lines, view.width())
+            painter.translate(0, top)
+            view.render(painter)
+        finally:
+            painter.end()
     return p
 
 
-def visible_series(dashboard: Dashboard) -> dict[str, SeriesData]:
-    """The curves of the shown plots, cut to each plot's visible time range (x: seconds from the start)."""
-    out: dict[str, SeriesData] = {}
-    tl = dashboard.timeline
-    for p in dashboard.panels:
-        if not p.plot.isVisible() or p.plot.scene() is None:
-            continue
-        lo, hi = p.view.viewRange()[0]
-        for name in p.curves:
-            t, v = tl.series[name].view()
-            keep = (t >= lo) & (t <= hi)
-            out[name] = SeriesData(name, "", t[keep], v[keep])
-    return out
+def plotted(dashboard: Dashboard) -> list[str]:
+    """The series the shown plots draw."""
+    return sorted({n for p in dashboard.panels if p.plot.isVisible() and p.plot.scene() is not None
+                   for n in p.curves})
 
 
-def save_csv(dashboard: Dashboard, path: Path | str) -> Path:
-    """Wide CSV: elapsed seconds, wall-clock time, then one column per visible series: the mean of each
-    1-second cell, cells centred on the samples (so a sample stamped at 4.998 s and the next at 6.002 s
-    never share one)."""
-    p = _ready(dashboard, path)
-    series = visible_series(dashboard)
+def save_csv(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] | None = None,
+             visible: bool = False) -> Path:
+    """Wide CSV after one comment line (the session and the range): elapsed seconds, wall-clock time, then
+    one column per plotted series: the mean of each 1-second cell, cells centred on the samples (so a sample
+    stamped at 4.998 s and the next at 6.002 s never share one)."""
+    p = _ready(path)
+    sc = scope(dashboard, visible)
+    with showing(dashboard, sc):
+        names = plotted(dashboard)
+    data = recorded(dashboard)
+    series = {}
+    for n in names:
+        t, v = data[n]
+        keep = (t >= sc.lo) & (t <= sc.hi)
+        series[n] = SeriesData(n, "", t[keep], v[keep])
     t0 = dashboard.timeline.t0 or 0.0
     firsts = [float(d.t[0]) for d in series.values() if len(d.t)]
     origin = (min(firsts) - 0.5) if firsts else 0.0
     names, rows = timeline_table(series, origin)
     with p.open("w", newline="") as f:
+        f.write("# " + " | ".join(heading(session, sc)) + "\n")
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["elapsed_s", "t", *names])
         for offset, values in rows:
@@ -91,17 +214,30 @@ def save_csv(dashboard: Dashboard, path: Path | str) -> Path:
     return p
 
 
-def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str) -> Path:
-    """Markdown report: the session's tables (core.results.markdown), its events, and the dashboard as
-    PNG and SVG files beside the report, linked from it."""
-    p = _ready(dashboard, path)
-    png = save_png(dashboard, p.with_name(p.stem + "-timeline.png"))
+def stored_series(store: Store, session: Mapping[str, Any], names: list[str]) -> Arrays:
+    """The named series of a recorded session as the store holds them, on seconds from its start."""
+    t0 = float(session["started_at"])
+    return {n: (d.t - t0, d.v) for n, d in store.series(int(session["id"]), names).items()}
+
+
+def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str, store: Store,
+                visible: bool = False) -> Path:
+    """Markdown report: the session's tables (core.results.markdown, as `sessions export --format md`), the
+    settings it changed, a picture of the whole session (or of the visible range) beside it, its events,
+    and the plotted series' min/mean/max over the same range, read from the store like the tables."""
+    p = _ready(path)
+    sc = scope(dashboard, visible)
+    png = save_png(dashboard, p.with_name(p.stem + "-timeline.png"), session, visible)
     lines = [markdown(session).rstrip(), ""]
     lines += [f"- started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(session['started_at']))}"
               + (f", {int(session['ended_at'] - session['started_at'])} s" if session.get("ended_at") else "")]
     for key in ("name", "tags", "notes"):
         if session.get(key):
             lines.append(f"- {key}: {session[key]}")
+    lines.append(f"- range of the picture and of the series below: {sc.line()}")
+    changed = settings_changed(session)
+    if changed:
+        lines += ["", "## Settings changed", ""] + [f"- {c}" for c in changed]
     lines += ["", "## Timeline", "", f"![timeline]({png.name})", ""]
     events = [e for e in session.get("events", []) if e["kind"] in ("step_start", "knob", "mark", "restart", "config")]
     if events:
@@ -110,15 +246,13 @@ def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str)
         for e in events:
             lines.append(f"| +{e['t'] - t0:.0f} s | {e['kind']} | {e['label']} |")
         lines.append("")
-    series = dashboard.timeline.series
-    shown = sorted({n for panel in dashboard.panels for n in panel.curves})
-    if shown:
-        lines += ["## Series shown", "", "| series | min | mean | max |", "|---|---:|---:|---:|"]
-        for n in shown:
-            v = series[n].view()[1]
-            v = v[np.isfinite(v)]
-            if len(v):
-                lines.append(f"| {n} | {v.min():,.3f} | {v.mean():,.3f} | {v.max():,.3f} |")
+    with showing(dashboard, sc):
+        names = plotted(dashboard)
+    rows = series_rows(stored_series(store, session, names), sc.lo, sc.hi)
+    if rows:
+        lines += [f"## Series plotted ({sc.line()})", "", "| series | min | mean | max | samples |",
+                  "|---|---:|---:|---:|---:|"]
+        lines += [f"| {n} | {lo:,.3f} | {mean:,.3f} | {hi:,.3f} | {k} |" for n, lo, mean, hi, k in rows]
         lines.append("")
     p.write_text("\n".join(lines))
     return p
@@ -127,14 +261,16 @@ def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str)
 FILTERS = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV (*.csv)", "md": "Markdown (*.md)"}
 
 
-def export(kind: str, dashboard: Dashboard, path: Path | str, session: dict[str, Any] | None = None) -> Path:
-    """`kind` (png, svg, csv, md) of what the dashboard shows to `path`; md needs the recorded `session`."""
+def export(kind: str, dashboard: Dashboard, path: Path | str, session: dict[str, Any] | None = None,
+           store: Store | None = None, visible: bool = False) -> Path:
+    """`kind` (png, svg, csv, md) of the session on screen to `path`, whole unless `visible`; md needs the
+    recorded `session` and its `store`."""
     if kind == "png":
-        return save_png(dashboard, path)
+        return save_png(dashboard, path, session, visible)
     if kind == "svg":
-        return save_svg(dashboard, path)
+        return save_svg(dashboard, path, session, visible)
     if kind == "csv":
-        return save_csv(dashboard, path)
-    if session is None:
+        return save_csv(dashboard, path, session, visible)
+    if session is None or store is None:
         raise ConfigError("a report is of a recorded session: replay one or finish a run first")
-    return save_report(session, dashboard, path)
+    return save_report(session, dashboard, path, store, visible)

@@ -37,9 +37,11 @@ from tunebench.ui import export
 from tunebench.ui.compare import CompareView
 from tunebench.ui.controller import WindowController
 from tunebench.ui.dashboard import SHOWN_PREFIXES
+from tunebench.ui.empty_state import install_empty_states
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
+from tunebench.ui.shortcuts_dialog import ShortcutsDialog, shortcut_rows
 from tunebench.ui.status_line import StatusLine
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.target_facts import TargetFacts
@@ -49,6 +51,7 @@ from tunebench.ui.timeline import Timeline
 from tunebench.ui.timeline_view import TimelineView
 from tunebench.ui.window_actions import build_actions
 from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
+from tunebench.ui.wording import for_window
 from tunebench.ui.workload_panel import WorkloadPanel
 
 
@@ -89,6 +92,7 @@ class MainWindow(QMainWindow):
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
         build_actions(self)
+        self.empty_states = install_empty_states(self)
         self._set_running(False)
         self.status = StatusLine(self.statusBar(), self.targets.current_name, self.workload.engine.currentText,
                                  self.controller.elapsed)
@@ -143,6 +147,7 @@ class MainWindow(QMainWindow):
         self.sessions.compare_requested.connect(self.compare_sessions)
         self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
         self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
+        self.workload.cancel_requested.connect(self.controller.cancel_prepare)
 
     def _connect_controller(self) -> None:
         c = self.controller
@@ -172,6 +177,7 @@ class MainWindow(QMainWindow):
 
     # -- status --
     def show_message(self, text: str) -> None:
+        text = for_window(text)
         self.statusBar().showMessage(text, 10000)
         self.log.addItem(text)
         self.log.scrollToBottom()
@@ -274,6 +280,12 @@ class MainWindow(QMainWindow):
         dlg.show()
         return dlg
 
+    def show_shortcuts(self) -> Any:
+        """Help > Keyboard shortcuts, non-modal (returned for tests and screenshots)."""
+        dialog = ShortcutsDialog(shortcut_rows(self, self.stage.actions), self)
+        dialog.show()
+        return dialog
+
     def maybe_welcome(self) -> Any:
         """The welcome, once, when the store is empty: never modal, so nothing waits on it."""
         from tunebench.ui.about import WelcomeDialog
@@ -328,7 +340,8 @@ class MainWindow(QMainWindow):
         self.central.setCurrentIndex(2)
 
     def export_view(self, kind: str) -> None:
-        """PNG, SVG, CSV of what the dashboard shows, or the Markdown report of the session on screen."""
+        """PNG, SVG, CSV or the Markdown report of the session on screen: whole, or the visible range only when
+        File > "Export the visible range only" is checked."""
         sid = self.controller.session_id()
         if kind == "md" and sid is None:
             self.show_message("a report is of a recorded session: replay one or finish a run first")
@@ -337,13 +350,14 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export", name, export.FILTERS[kind])
         if not path:
             return
+        visible = self.visible_only_action.isChecked()
         try:
-            session = self.store.get_session(sid) if kind == "md" and sid is not None else None
-            out = export.export(kind, self.dashboard, path, session)
+            session = self.store.get_session(sid) if sid is not None else None
+            out = export.export(kind, self.dashboard, path, session, self.store, visible)
         except TunebenchError as exc:
             self.show_message(str(exc))
             return
-        self.show_message(f"wrote {out}")
+        self.show_message(f"wrote {out} ({'visible range' if visible else 'whole session'})")
 
     # -- presentation --
     def toggle_full_screen(self) -> None:
@@ -407,8 +421,8 @@ class MainWindow(QMainWindow):
         except TunebenchError as exc:
             self.show_message(str(exc))
             return
-        self.workload.set_busy(request.busy_text)
-        self.controller.prepare(target, request, self.workload.progress_label.setText)
+        self.workload.set_busy(request.busy_text, cancellable=not clean)
+        self.controller.prepare(target, request, self.workload.show_progress)
 
     def _on_prepared(self, text: str) -> None:
         self.workload.set_busy(None)

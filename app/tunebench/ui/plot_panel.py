@@ -3,6 +3,7 @@ top-N waits), its curves, its step and knob markers, its legend; redrawn a few n
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 
 import pyqtgraph as pg
@@ -21,6 +22,34 @@ TOP_WAITS = 6
 SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.")
 
 Select = Callable[[Timeline], list[tuple[str, str]]]
+
+
+# A series' preferred palette entry by what it is (its last name parts): the single-group run looks as it always
+# did (TPS blue, server Questions orange, p99 orange, ...); anything else by a hash of its name.
+ROLE_COLORS = {"tps": 0, "qps": 0, "questions": 1, "lat.p95": 0, "lat.p99": 1, "threads": 0, "threads_running": 1,
+               "cpu.iowait": 0, "cpu.system": 1, "cpu.user": 2, "client.cpu": 3, "server.cpu": 4}
+
+
+def preferred_color(name: str, size: int) -> int:
+    parts = name.split(".")
+    for n in (2, 1):
+        role = ".".join(parts[-n:])
+        if role in ROLE_COLORS and len(parts) > n:
+            owner = parts[1] if parts[0] in ("client", "host", "proc") and len(parts) > n + 1 else ""
+            shift = 0 if owner in ("", "main", "local") else zlib.crc32(owner.encode())
+            return (ROLE_COLORS[role] + shift) % size
+    return zlib.crc32(name.encode()) % size
+
+
+def series_color(name: str, palette: list[str], taken: set[str]) -> str:
+    """A series' colour from its name (live and replay draw it alike, whatever order the series came in): its
+    preferred palette entry, or the next one no other curve of the plot has."""
+    start = preferred_color(name, len(palette))
+    for k in range(len(palette)):
+        color = palette[(start + k) % len(palette)]
+        if color not in taken:
+            return color
+    return palette[start]
 
 
 def short_wait(name: str) -> str:
@@ -155,8 +184,11 @@ class Panel:
             label.setText(label.text, color=fg, size=size)
         fit_legend(legend, self.view)
         palette = list(theme.palette or PALETTE)
-        for i, curve in enumerate(self.curves.values()):
-            curve.setPen(self.pen(i, palette[i % len(palette)]))
+        taken: set[str] = set()
+        for i, (name, curve) in enumerate(self.curves.items()):
+            color = series_color(name, palette, taken)
+            taken.add(color)
+            curve.setPen(self.pen(i, color))
         for line in self.markers:
             self._style_marker(line)
         self._update_labels()
@@ -225,7 +257,7 @@ class Panel:
                 budget -= 1
                 palette = list(self.theme.palette or PALETTE)
                 taken = {c.opts["pen"].color().name() for c in self.curves.values()}
-                color = next((c for c in palette if c not in taken), palette[len(self.curves) % len(palette)])
+                color = series_color(name, palette, taken)
                 curve = self.plot.plot([], [], pen=self.pen(i, color), name=label)
                 self.curves[name] = curve
             x, y = tl.series[name].view()

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.errors import TunebenchError
-from tunebench.core.sessions import browse_row, diff_settings, matches
+from tunebench.core.sessions import browse_row, diff_settings, matches, session_title
 from tunebench.store.repo import Store
 
 COLUMNS = [("id", "ID"), ("started_at", "date"), ("name", "name"), ("target", "target"), ("server", "server"),
@@ -233,18 +233,20 @@ class SessionsPanel(QWidget):
             return
         a, b = sorted(ids)
         try:
-            rows = diff_settings(self.store.get_session(a), self.store.get_session(b))
+            sa, sb = self.store.get_session(a), self.store.get_session(b)
         except TunebenchError as exc:
             self.message.emit(str(exc))
             return
-        self.diff.setHorizontalHeaderLabels(["section", "setting", f"#{a}", f"#{b}"])
+        rows = diff_settings(sa, sb)
+        self.diff.setHorizontalHeaderLabels(["section", "setting", session_title(sa), session_title(sb)])
         self.diff.setRowCount(len(rows))
         for r, (section, name, va, vb) in enumerate(rows):
             for c, text in enumerate((section, name, "—" if va is None else va, "—" if vb is None else vb)):
                 self.diff.setItem(r, c, QTableWidgetItem(text))
         self.diff.resizeColumnsToContents()
         self.tabs.setCurrentWidget(self.diff)
-        self.message.emit(f"sessions {a} and {b}: {len(rows)} setting(s) differ")
+        self.message.emit(f"{session_title(sa)} and {session_title(sb)}: {len(rows)} setting(s) differ "
+                          "(the probes' own variables left out)")
 
     def _edit(self, field: str, title: str, multiline: bool = False) -> None:
         sid = self._one()

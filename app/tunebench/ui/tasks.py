@@ -22,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from tunebench.core.errors import TunebenchError
+from tunebench.ui.wording import for_window
 
 Progress = Callable[[str], None]
 
@@ -30,7 +31,7 @@ def describe_failure(exc: BaseException) -> str:
     """One line for the user: an environment error as it is, anything else named (a driver error's own text
     says what happened; a bug says it is one)."""
     if isinstance(exc, TunebenchError):
-        return str(exc)
+        return for_window(str(exc))  # a field or a choice to change, not a CLI flag
     module = type(exc).__module__ or ""
     if module.startswith(("mysql.connector", "_mysql_connector", "paramiko")):
         return f"{type(exc).__name__}: {exc}"

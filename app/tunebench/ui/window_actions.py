@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def action(w: MainWindow, text: str, shortcut: str, slot: Any, tip: str) -> QAction:
     a = QAction(text, w)
     a.setShortcut(QKeySequence(shortcut))
-    a.setToolTip(f"{tip} ({shortcut})")
+    a.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
     a.triggered.connect(slot)
     w.addAction(a)
     return a
@@ -43,12 +43,23 @@ def build_actions(w: MainWindow) -> None:
     menu = w.menuBar().addMenu("&File")
     for text, shortcut, slot in (("Export plots as PNG…", "Ctrl+Shift+P", lambda: w.export_view("png")),
                                  ("Export plots as SVG…", "Ctrl+Shift+S", lambda: w.export_view("svg")),
-                                 ("Export visible series as CSV…", "Ctrl+Shift+C", lambda: w.export_view("csv")),
+                                 ("Export plotted series as CSV…", "Ctrl+Shift+C", lambda: w.export_view("csv")),
                                  ("Markdown report of the session…", "Ctrl+Shift+R", lambda: w.export_view("md")),
-                                 ("Import session file…", "Ctrl+I", w.sessions.import_files),
-                                 ("Sessions", "Ctrl+O", lambda: w.central.setCurrentIndex(1))):
-        menu.addAction(action(w, text.rstrip("…"), shortcut, slot, text.rstrip("…")))
+                                 ):
+        menu.addAction(action(w, text, shortcut, slot, text.rstrip("…")))
+    # Exports hold the whole session; this asks for what the plots show instead (the file says which)
+    w.visible_only_action = action(w, "Export the visible range only", "", lambda: None,
+                                   "Exports hold only the time range the plots show, not the whole session")
+    w.visible_only_action.setCheckable(True)
+    menu.addAction(w.visible_only_action)
+    menu.addSeparator()
+    w.import_action = action(w, "Import session file…", "Ctrl+I", w.sessions.import_files, "Import session file")
+    menu.addAction(w.import_action)
+    menu.addAction(action(w, "Sessions", "Ctrl+O", lambda: w.central.setCurrentIndex(1), "Sessions"))
+    menu.addSeparator()
+    w.quit_action = action(w, "Quit", "Ctrl+Q", w.close, "Quit Tunebench (a run is stopped, knobs put back)")
+    menu.addAction(w.quit_action)
     w.stage = Stage(w)
     help_menu = w.menuBar().addMenu("&Help")
+    help_menu.addAction(action(w, "Keyboard shortcuts", "Ctrl+/", w.show_shortcuts, "Every action's key"))
     help_menu.addAction(action(w, "About Tunebench", "Ctrl+F1", w.show_about, "Versions, for a bug report"))
-

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 from tunebench.core.errors import ConfigError
 from tunebench.load.engine import ClientGroup
 from tunebench.load.options import OPTIONS, OptionSpec
+from tunebench.load.prepare import RowsProgress
 from tunebench.load.workload import available, load_workload
 from tunebench.run.spec import RunSpec
 from tunebench.run.tasks import GroupRequest, build_run_spec
@@ -98,6 +100,8 @@ def editor_value(w: QWidget) -> Any:
 
 
 class WorkloadPanel(QWidget):
+    cancel_requested = Signal()  # the user's Cancel of a prepare in progress
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.names = list(available())
@@ -151,11 +155,18 @@ class WorkloadPanel(QWidget):
         buttons.addWidget(self.cleanup_button)
         layout.addLayout(buttons)
         self.progress = QProgressBar()
-        self.progress.setRange(0, 0)  # busy: prepare reports by table, not by row
+        self.progress.setRange(0, 0)  # busy until the first rows are counted
         self.progress.setVisible(False)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop loading: whole tables stay, half-loaded ones are dropped")
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        bar_row = QHBoxLayout()
+        bar_row.addWidget(self.progress, 1)
+        bar_row.addWidget(self.cancel_button)
         self.progress_label = QLabel("")
         self.progress_label.setWordWrap(True)
-        layout.addWidget(self.progress)
+        layout.addLayout(bar_row)
         layout.addWidget(self.progress_label)
         layout.addStretch(1)
         self.workload.currentTextChanged.connect(self._on_workload_changed)
@@ -174,13 +185,32 @@ class WorkloadPanel(QWidget):
             self.editors[opt] = editor
             self.options_form.addRow(opt, editor)
 
-    def set_busy(self, text: str | None) -> None:
-        """Prepare/cleanup in progress (text) or done (None)."""
+    def set_busy(self, text: str | None, cancellable: bool = False) -> None:
+        """Prepare/cleanup in progress (text; with a Cancel button when `cancellable`) or done (None)."""
         self.progress.setVisible(text is not None)
+        self.progress.setRange(0, 0)
+        self.cancel_button.setVisible(text is not None and cancellable)
+        self.cancel_button.setEnabled(True)
         self.prepare_button.setEnabled(text is None)
         self.cleanup_button.setEnabled(text is None)
         if text is not None:
             self.progress_label.setText(text)
+
+    def show_progress(self, item: RowsProgress | str) -> None:
+        """A loader's line, or how far the load is: the bar by rows, the line with rows/s and time left."""
+        if self.cancel_button.isVisible() and not self.cancel_button.isEnabled():
+            return  # cancelling: that line stays until the outcome says what was kept
+        if isinstance(item, RowsProgress):
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * item.fraction))
+            self.progress_label.setText(item.line())
+        else:
+            self.progress_label.setText(item)
+
+    def _on_cancel_clicked(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.progress_label.setText("cancelling: whole tables stay, half-loaded ones are dropped …")
+        self.cancel_requested.emit()
 
     def client_host_urls(self) -> tuple[str, ...]:
         return tuple(u.strip() for u in self.client_hosts.text().replace(" ", ",").split(",") if u.strip())
