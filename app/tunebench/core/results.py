@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tunebench.core.sweep import Plan
+from tunebench.core.verdict import event_verdict, short_wait
 
 
 def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]]
@@ -74,7 +75,7 @@ def markdown(session: Mapping[str, Any]) -> str:
         for s in summary.get("steps", []):
             lines.append(f"| {s['step']} | {s['group']} | {s['threads']} | {_f(s['tps'])} | {_f(s['qps'])} | "
                          f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
@@ -101,4 +102,33 @@ def markdown(session: Mapping[str, Any]) -> str:
                 st = by.get(t)
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + verdict_lines(session)) + "\n"
+
+
+def verdict_lines(session: Mapping[str, Any]) -> list[str]:
+    """The live changes' A/B verdicts, as the run recorded them ("verdict" events)."""
+    events = [e for e in session.get("events", []) if e["kind"] == "verdict"]
+    if not events:
+        return []
+    t0 = float(session.get("started_at") or events[0]["t"])
+    lines = ["", "## A/B verdicts of live changes", "",
+             "Settled per-second values before and after each change (3 s after it skipped, and seconds below the "
+             "steady level); 95 % confidence interval of the TPS ratio by a moving-block bootstrap.", "",
+             "| at | change | group | TPS before | TPS after | ratio (95 % CI) | p95 ms | p99 ms | top waits (ms/s) |",
+             "|---:|---|---|---:|---:|---|---|---|---|"]
+    for e in events:
+        d = e["data"]
+        v = event_verdict(d)
+        change = f"{d.get('name')} {d.get('from')} → {d.get('to')}" + \
+            (" (new connections only)" if d.get("new_sessions_only") else "")
+        at = f"+{float(d.get('at', e['t'])) - t0:.0f} s"
+        if v is None:
+            lines.append(f"| {at} | {change} | {d.get('group')} | - | - | too few settled seconds | - | - | - |")
+            continue
+        ratio = f"{v.ratio:.2f}x ({v.ci_low:.2f}-{v.ci_high:.2f})" + ("" if v.clear else ", no clear difference")
+        lat = [f"{_f(b, 2)} → {_f(a, 2)}" if b is not None and a is not None else "-"
+               for b, a in ((v.p95_before, v.p95_after), (v.p99_before, v.p99_after))]
+        waits = "; ".join(f"{short_wait(w.name)} {w.before:.1f} → {w.after:.1f}" for w in v.waits) or "-"
+        lines.append(f"| {at} | {change} | {d.get('group')} | {_f(v.tps_before)} | {_f(v.tps_after)} | {ratio} | "
+                     f"{lat[0]} | {lat[1]} | {waits} |")
+    return lines

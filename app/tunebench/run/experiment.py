@@ -22,7 +22,7 @@ from tunebench.mysql.target import Target, conn_params
 from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, start_sampler
 from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.runlock import RunLock
-from tunebench.run.session import live_segments, open_session, steps_json
+from tunebench.run.session import flip_verdicts, live_segments, open_session, steps_json
 from tunebench.run.spec import RunSpec, check_run_capacity, single_config
 from tunebench.run.tasks import ensure_data
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
@@ -382,6 +382,15 @@ class Experiment:
         if incomplete:
             summary["_incomplete"] = incomplete
         writer.end_step(step_id, ended, summary)
+        if self._live_marks:
+            try:
+                writer.flush()  # the verdict reads the step's seconds back from the store
+                verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended)
+            except StoreError as exc:
+                self._store_failed(exc)
+                verdicts = []
+            for ev in verdicts:
+                self._record(ev)
         verdict = f"step {idx + 1} incomplete: " + (f"the server did not answer for {down:.1f} s ({why})" if down
                                                    else "a client host was lost") if incomplete else ""
         self._record(Event(ended, "step_end", verdict or f"step {idx + 1} done", incomplete))

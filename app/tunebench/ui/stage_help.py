@@ -1,14 +1,19 @@
 """The stage hotkey card: a large overlay over the window, shown for a while on entering stage mode and on H,
 so the speaker sees F1-F8 where the audience's window is (the Events dock is hidden on stage). It also
-flashes what a preset key did, and why it failed."""
+flashes what a preset key did, and why it failed, and a flip's A/B verdict when it arrives."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
+from tunebench.core.verdict import event_verdict
+
 SHOW_MS = 8000  # long enough to read six presets aloud
 FLASH_MS = 4000
+VERDICT_MS = 15000  # the verdict is what the audience waited a step for: long enough to read it out and discuss
 
 
 class StageHelp(QLabel):
@@ -49,6 +54,19 @@ class StageHelp(QLabel):
 
     def flash(self, text: str, ms: int = FLASH_MS) -> None:
         self._show(f"<span>{_esc(text)}</span>", ms)
+
+    def show_verdict(self, data: dict[str, Any], ms: int = VERDICT_MS) -> None:
+        """A flip's A/B verdict (a "verdict" event's data): the TPS line large, latency and waits below it."""
+        v = event_verdict(data)
+        head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
+        big = v.tps_text() if v else "too few settled seconds for a verdict"
+        colour = "#ffffff" if v is None or not v.clear else "#5fd35f" if v.ratio > 1 else "#ff6b6b"
+        rows = [f"<div style='color:#ffd400'>{_esc(head)}</div>",
+                f"<div style='font-size:46px; color:{colour}'><b>{_esc(big)}</b></div>"]
+        rows += [f"<div>{_esc(t)}</div>" for t in ((v.latency_text(), v.waits_text()) if v else ()) if t]
+        if data.get("new_sessions_only"):
+            rows.append("<div style='color:#ffd400'>applies to new connections only</div>")
+        self._show("".join(rows), ms)
 
     def _show(self, html: str, ms: int) -> None:
         self.setText(html)
