@@ -145,3 +145,28 @@ def test_markdown_report_has_the_verdict(tmp_path) -> None:
     assert f"| {v.tps_before:,.1f} | {v.tps_after:,.1f} |" in row
     assert row.startswith("| +90 s |")
     store.close()
+
+
+def test_sweep_ratio_to_baseline_carries_the_verdict() -> None:
+    from tests.unit.test_sweep_plan import CURRENT, KNOBS, make_plan, parse_spec, spec
+
+    from tunebench.core.results import markdown, sweep_tables
+
+    s = parse_spec(spec('innodb_spin_wait_delay = [6, 96]', "baseline = { innodb_spin_wait_delay = 6 }"))
+    plan = make_plan(s, KNOBS, CURRENT)
+    rng = np.random.default_rng(9)
+    seconds = {1: 1000 + rng.normal(0, 20, 20), 2: 3000 + rng.normal(0, 40, 20),
+               3: 1000 + rng.normal(0, 20, 20), 4: 3600 + rng.normal(0, 40, 20)}
+    steps = [{"step": n, "config": (n - 1) // 2, "group": "main", "threads": 1 if n % 2 else 4,
+              "tps": float(seconds[n].mean()), "qps": 1.0, "lat_p95_ms": 1.0, "lat_p99_ms": 2.0, "cv": 0.01,
+              "tps_median": 1.0} for n in seconds]
+    t = sweep_tables(plan, steps, {}, seconds)
+    cells = next(r for r in t["ratios"] if r["config"] == 1)["steps"]
+    at1, at4 = (Verdict.from_dict(c["verdict"]) for c in cells)
+    assert at1 == pair_verdict(seconds[1], seconds[3]) and not at1.clear
+    assert at4 == pair_verdict(seconds[2], seconds[4]) and at4.clear and at4.ci_low < 1.2 < at4.ci_high
+    assert all("verdict" not in c for c in next(r for r in t["ratios"] if r["config"] == 0)["steps"])
+    md = markdown({"id": 7, "workload": "w", "target": "sandbox", "engine": "builtin", "transport": "socket",
+                   "status": "completed", "summary": t})
+    assert f"({at4.ci_low:.2f}-{at4.ci_high:.2f}) |" in md
+    assert f"({at1.ci_low:.2f}-{at1.ci_high:.2f}, no clear difference) |" in md

@@ -8,13 +8,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tunebench.core.sweep import Plan
-from tunebench.core.verdict import event_verdict, short_wait
+from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
 
-def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]]
-                 ) -> dict[str, Any]:
+def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]],
+                 per_second: Mapping[int, Sequence[float]] | None = None) -> dict[str, Any]:
     """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables.
-    Only configurations that ran (and the baseline) are listed."""
+    Only configurations that ran (and the baseline) are listed. With `per_second` (step number -> the main
+    group's per-second TPS of that step, as stored), each ratio to the baseline at the same threads carries
+    its A/B verdict (core.verdict.pair_verdict: settled seconds, a 95 % CI on the ratio)."""
+    per_second = per_second or {}
     main = plan.spec.groups[0].name if plan.spec.groups else "main"
     configs: list[dict[str, Any]] = []
     for c in plan.configs:
@@ -25,7 +28,8 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
         configs.append({
             "idx": c.idx, "label": c.label(), "knobs": dict(c.knobs), "transport": c.transport, "engine": c.engine,
             "cpus": c.cpus, "repeat": c.repeat, "applied": dict(applied.get(c.idx, {})),
-            "steps": [{"threads": s["threads"], "tps": s["tps"], "qps": s["qps"], "lat_p95_ms": s["lat_p95_ms"],
+            "steps": [{"step": s.get("step"), "threads": s["threads"], "tps": s["tps"], "qps": s["qps"],
+                       "lat_p95_ms": s["lat_p95_ms"],
                        "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"],
                        "qps_median": s.get("qps_median")} for s in mine],
             "best": None if best is None else {"threads": best["threads"], "tps": best["tps"], "qps": best["qps"],
@@ -43,15 +47,28 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
     ratios = []
     if base:
         base_tps = {s["threads"]: s["tps"] for s in base["steps"]}
+        base_step = {s["threads"]: s["step"] for s in base["steps"]}
         for cd in configs:
             row: dict[str, Any] = {"config": cd["idx"], "label": cd["label"], "steps": []}
             for s in cd["steps"]:
                 b = base_tps.get(s["threads"])
-                row["steps"].append({"threads": s["threads"], "tps": s["tps"],
-                                     "ratio": round(s["tps"] / b, 3) if b else None})
+                cell = {"threads": s["threads"], "tps": s["tps"], "ratio": round(s["tps"] / b, 3) if b else None}
+                before, after = per_second.get(base_step.get(s["threads"], -1)), per_second.get(s["step"])
+                if cd["idx"] != plan.baseline and before is not None and after is not None:
+                    v = pair_verdict(before, after)
+                    cell["verdict"] = v.to_dict() if v else None
+                row["steps"].append(cell)
             ratios.append(row)
     return {"configs": configs, "baseline": plan.baseline, "best_to_best": best_to_best, "ratios": ratios,
             "restarts_planned": plan.restarts}
+
+
+def _ci(verdict: Mapping[str, Any] | None) -> str:
+    """A ratio cell's 95 % CI, and whether the difference is clear."""
+    v = event_verdict({"verdict": verdict})
+    if v is None:
+        return ""
+    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
 
 
 def _f(v: Any, digits: int = 1) -> str:
@@ -93,6 +110,8 @@ def markdown(session: Mapping[str, Any]) -> str:
     base = next((c for c in configs if c["idx"] == summary.get("baseline")), None)
     if summary.get("ratios") and base:
         lines += ["", f"## Ratio to baseline ({base['label']})", "",
+                  "At the same threads; in brackets the 95 % confidence interval of the ratio from the steps' "
+                  "settled per-second TPS (moving-block bootstrap).", "",
                   "| configuration | " + " | ".join(f"{t} thr TPS | ratio" for t in threads) + " |",
                   "|---|" + "---:|---:|" * len(threads)]
         for r in summary["ratios"]:
@@ -100,7 +119,7 @@ def markdown(session: Mapping[str, Any]) -> str:
             cells = []
             for t in threads:
                 st = by.get(t)
-                cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}" if st else "- | -")
+                cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}{_ci(st.get('verdict'))}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
     return "\n".join(lines + verdict_lines(session)) + "\n"
 

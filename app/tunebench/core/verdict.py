@@ -238,6 +238,11 @@ def series_names(group: str, names: Sequence[str]) -> list[str]:
     return [n for n in names if n in own or (n.startswith("waits.") and n.endswith(".ms"))]
 
 
+def step_window(t: Floats, v: Floats, step: Mapping[str, Any]) -> Floats:
+    """A recorded step's measured seconds (from `measure_from`, after the warm-up, to `ended_at`) of a series."""
+    return window(t, v, float(step["measure_from"]), float(step["ended_at"]))
+
+
 def pair_verdict(before: Sequence[float], after: Sequence[float]) -> Verdict | None:
     """Two steps' per-second TPS (a sweep configuration against the baseline at the same threads), each
     settled by the steady-state detector; None when either has fewer than MIN_SECONDS seconds."""

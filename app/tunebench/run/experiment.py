@@ -22,7 +22,7 @@ from tunebench.mysql.target import Target, conn_params
 from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, start_sampler
 from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.runlock import RunLock
-from tunebench.run.session import flip_verdicts, live_segments, open_session, steps_json
+from tunebench.run.session import flip_verdicts, live_segments, open_session, steps_json, steps_per_second
 from tunebench.run.spec import RunSpec, check_run_capacity, single_config
 from tunebench.run.tasks import ensure_data
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
@@ -74,6 +74,7 @@ class Experiment:
         self.server_watch: ServerWatch | None = None
         self.lock: RunLock | None = None
         self._store_error: StoreError | None = None
+        self._per_second: dict[int, Any] | None = None
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -408,7 +409,13 @@ class Experiment:
     def _tables(self) -> dict[str, Any]:
         if self.plan is None:
             return {}
-        return sweep_tables(self.plan, steps_json(self.results), self.applied)
+        if self._per_second is None and self.writer is not None:
+            try:  # once, at the end: the steps' per-second TPS as stored, for the configuration pairs' verdicts
+                main = self.spec.groups[0].name
+                self._per_second = steps_per_second(self.store, self.writer.id, main)
+            except StoreError:
+                self._per_second = {}
+        return sweep_tables(self.plan, steps_json(self.results), self.applied, self._per_second)
 
     def outcome(self, status: str, error: RunError | None = None) -> RunOutcome:
         """How the run ended; with `error`, why it failed (the session, if one was opened, says so too)."""

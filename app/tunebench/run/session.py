@@ -12,7 +12,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.stats import StepSummary, summarize
 from tunebench.core.sweep import Plan
-from tunebench.core.verdict import SETTLE_SECONDS, series_names, verdict_event
+from tunebench.core.verdict import SETTLE_SECONDS, series_names, step_window, verdict_event
 from tunebench.load.driver import driver_mode
 from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.target import Target
@@ -108,6 +108,15 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
                                      cuts[i + 1] if i + 1 < len(cuts) else ended,
                                      SETTLE_SECONDS if i else 0, ended, len(collected) > 1))
     return out
+
+
+def steps_per_second(store: Store, session_id: int, group: str) -> dict[int, Any]:
+    """Step number (as in steps_json) -> the group's per-second TPS of that finished step, as stored."""
+    data = store.series(session_id, [f"client.{group}.tps"]).get(f"client.{group}.tps")
+    if data is None:
+        return {}
+    return {st["idx"] + 1: step_window(data.t, data.v, st) for st in store.get_session(session_id)["steps"]
+            if st["ended_at"] is not None}
 
 
 def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
-from tunebench.core.verdict import event_verdict
+from tunebench.core.verdict import event_verdict, short_wait
 
 SHOW_MS = 8000  # long enough to read six presets aloud
 FLASH_MS = 4000
@@ -63,14 +63,23 @@ class StageHelp(QLabel):
         colour = "#ffffff" if v is None or not v.clear else "#5fd35f" if v.ratio > 1 else "#ff6b6b"
         rows = [f"<div style='color:#ffd400'>{_esc(head)}</div>",
                 f"<div style='font-size:46px; color:{colour}'><b>{_esc(big)}</b></div>"]
-        rows += [f"<div>{_esc(t)}</div>" for t in ((v.latency_text(), v.waits_text()) if v else ()) if t]
+        if v is not None:
+            rows += [f"<div>{_esc(v.latency_text())}</div>"] if v.latency_text() else []
+            rows += [f"<div style='font-size:24px'>{_esc(short_wait(w.name))} {w.before:.1f} → {w.after:.1f} ms/s"
+                     "</div>" for w in v.waits]
         if data.get("new_sessions_only"):
             rows.append("<div style='color:#ffd400'>applies to new connections only</div>")
         self._show("".join(rows), ms)
 
     def _show(self, html: str, ms: int) -> None:
         self.setText(html)
+        self.setWordWrap(False)
         self.adjustSize()
+        parent = self.parentWidget()
+        room = parent.width() - 40 if parent is not None else self.width()
+        if self.width() > room:  # a long line: wrapped to the window, never cut off at its edges
+            self.setWordWrap(True)
+            self.resize(room, self.heightForWidth(room))
         self._place()
         self.show()
         self.raise_()
