@@ -72,7 +72,8 @@ def test_settle_skips_fixed_seconds_then_the_ramp() -> None:
     values = [0, 10, 20, 50, 60, 100, 101, 99, 100, 102, 98, 100, 100, 101]
     assert settled_from(values, 3) == 5  # 3 fixed, then 50 and 60 below the steady level
     assert settled_from([100.0] * 10, 3) == 3
-    assert settled_from([100.0] * 4, 3) == 1  # keeps MIN_SECONDS
+    assert settled_from([100.0] * 4, 3) == 3  # never shortened: too few seconds left means no verdict
+    assert settled_from([100.0] * 2, 3) == 2
 
 
 def series_of(t0: float, values: list[float]) -> tuple[np.ndarray, np.ndarray]:

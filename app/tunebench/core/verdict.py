@@ -167,8 +167,10 @@ def ratio_ci(before: Sequence[float] | Floats, after: Sequence[float] | Floats, 
 
 def settled_from(values: Sequence[float] | Floats, skip: int) -> int:
     """Leading seconds left out of one side: `skip` fixed seconds (after a change), then the seconds the
-    steady-state detector finds below the side's steady level (core.stats.steady_start)."""
-    skip = min(skip, max(0, len(values) - MIN_SECONDS))
+    steady-state detector finds below the side's steady level (core.stats.steady_start). The fixed seconds are
+    never shortened to make room: a side left with too few seconds gets no verdict."""
+    if len(values) <= skip:
+        return len(values)
     return skip + steady_start(list(values[skip:]))
 
 
