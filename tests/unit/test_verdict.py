@@ -171,3 +171,40 @@ def test_sweep_ratio_to_baseline_carries_the_verdict() -> None:
                    "status": "completed", "summary": t})
     assert f"({at4.ci_low:.2f}-{at4.ci_high:.2f}) |" in md
     assert f"({at1.ci_low:.2f}-{at1.ci_high:.2f}, no clear difference) |" in md
+
+
+def test_run_flip_verdicts_two_changes_in_one_step(tmp_path) -> None:
+    """What the run records at a step's end: one verdict per change, each between its neighbours, the second
+    settled 3 s after the first too; every one equals a recomputation from the stored series."""
+    from tunebench.core.interval import Interval
+    from tunebench.core.verdict import recompute
+    from tunebench.run.session import flip_verdicts
+    from tunebench.store.repo import Store
+
+    store = Store(tmp_path / "s.db")
+    w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="w", config={},
+                          started_at=1000.0)
+    rng = np.random.default_rng(10)
+    t0 = 1000.123456
+    level = [100.0] * 15 + [150.0] * 15 + [120.0] * 15
+    ivs = [Interval(t0 + s + 1, "main", 4, level[s] + rng.normal(0, 2), 1.0, 1.0, 0.0, 0.0,
+                    {"p95": 10.0 - s / 10, "p99": 20.0}) for s in range(45)]
+    for iv in ivs:
+        w.add_interval(iv)
+    w.flush()
+    marks = [(t0 + 14.9, {"name": "sort_buffer_size", "from": "262144", "to": "1048576"}),
+             (t0 + 30.0, {"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2"})]
+    events = flip_verdicts(store, w.id, marks, {"main": ivs[2:]}, t0 + 45.5)
+    assert [e.kind for e in events] == ["verdict", "verdict"]
+    first, second = (e.data for e in events)
+    assert (first["start"], first["at"], first["end"]) == (ivs[2].t - 1.5, marks[0][0], marks[1][0])
+    assert (second["start"], second["settle_before"]) == (marks[0][0], 3)
+    assert first["new_sessions_only"] and "applies to new connections only" in events[0].label
+    assert not second["new_sessions_only"]
+    stored = {n: (d.t, d.v) for n, d in store.series(w.id).items()}
+    for e in events:
+        assert recompute(stored, e.data) == Verdict.from_dict(e.data["verdict"])
+    a, b = (Verdict.from_dict(d["verdict"]) for d in (first, second))
+    assert a.seconds_before == 13 and a.seconds_after == 12 and a.ci_low < 1.5 < a.ci_high
+    assert b.seconds_before == 12 and b.seconds_after == 12 and b.ci_low < 0.8 < b.ci_high
+    store.close()
