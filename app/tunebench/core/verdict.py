@@ -174,17 +174,24 @@ def settled_from(values: Sequence[float] | Floats, skip: int) -> int:
     return skip + steady_start(list(values[skip:]))
 
 
+def inside(t: Floats, lo: float, hi: float) -> npt.NDArray[np.bool_]:
+    """Which samples cover a second wholly inside [lo, hi]: a sample is stamped at the end of its second (like
+    the run's intervals). The second a change falls in is neither before nor after it; and a probe's read still
+    in flight when a step ends is not needed (its second ends after the step)."""
+    mask: npt.NDArray[np.bool_] = (t - 1.0 >= lo) & (t <= hi)
+    return mask
+
+
 def window(t: Floats, v: Floats, lo: float, hi: float) -> Floats:
-    """The values of the samples that cover a second starting in [lo, hi): a sample is stamped at the end
-    of its second (like the run's intervals), so it belongs where its second began."""
-    start = t - 1.0
-    picked: Floats = v[(start >= lo) & (start < hi)]
+    """The values of the samples whose second lies wholly inside [lo, hi]."""
+    picked: Floats = v[inside(t, lo, hi)]
     return picked
 
 
 def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: float,
                settle_before: int = 0, settle_after: int = SETTLE_SECONDS) -> Verdict | None:
-    """Before = seconds in [start, flip), after = [flip, end), of `client.<group>.tps`; each side settled
+    """Before = seconds in [start, flip], after = [flip, end] (whole seconds, see `inside`), of
+    `client.<group>.tps`; each side settled
     (`settle_*` fixed seconds, then the steady-state detector); p95/p99 are the mean of the per-second
     percentiles over the same settled seconds; the waits are `waits.*.ms` series, the top ones by their larger
     side. None when either side has fewer than MIN_SECONDS settled seconds or no TPS before."""
@@ -200,8 +207,8 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
     t, v = tps
     sides = []
     for lo, hi, skip in ((start, flip, settle_before), (flip, end, settle_after)):
-        inside = (t - 1.0 >= lo) & (t - 1.0 < hi)
-        ts, vs = t[inside], v[inside]
+        mask = inside(t, lo, hi)
+        ts, vs = t[mask], v[mask]
         cut = settled_from(vs, skip)
         if len(vs) - cut < MIN_SECONDS:
             return None
@@ -221,7 +228,7 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
 
     p95, p99 = means(f"client.{group}.lat.p95"), means(f"client.{group}.lat.p99")
     waits = []
-    for name in sorted(n for n in series if n.startswith("waits.") and n.endswith(".ms")):
+    for name in sorted(n for n in series if is_wait(n)):
         m = means(name)
         if m is not None and max(m) > 0:
             waits.append(WaitShift(name, *m))
@@ -237,7 +244,12 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
 def series_names(group: str, names: Sequence[str]) -> list[str]:
     """The series a verdict for `group` reads, out of a session's `names`."""
     own = [f"client.{group}.{s}" for s in ("tps", "lat.p95", "lat.p99")]
-    return [n for n in names if n in own or (n.startswith("waits.") and n.endswith(".ms"))]
+    return [n for n in names if n in own or is_wait(n)]
+
+
+def is_wait(name: str) -> bool:
+    """An instrument's wait time series (not the probe's `total` and `other` sums)."""
+    return name.startswith("waits.") and name.endswith(".ms") and name not in ("waits.total.ms", "waits.other.ms")
 
 
 def step_window(t: Floats, v: Floats, step: Mapping[str, Any]) -> Floats:

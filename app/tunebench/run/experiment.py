@@ -75,6 +75,7 @@ class Experiment:
         self.lock: RunLock | None = None
         self._store_error: StoreError | None = None
         self._per_second: dict[int, Any] | None = None
+        self._waits_t: float | None = None  # the latest second the waits probe reported
 
     def request_stop(self) -> None:
         self.stop_event.set()
@@ -287,8 +288,21 @@ class Experiment:
                               pid_file=info.variables.get("pid_file"), remote=self._watch,
                               journal=self.controller.probe_journal())
 
-        self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self.on_samples,
+        self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self._probe_samples,
                                                         self._store_failed, self.on_note, self._record)
+
+    def _probe_samples(self, t: float, values: dict[str, float]) -> None:
+        if any(k.startswith("waits.") for k in values):
+            self._waits_t = max(self._waits_t or t, t)
+        self.on_samples(t, values)
+
+    def _await_waits(self, t: float) -> None:
+        """The waits probe's seconds up to `t` written before a verdict reads them: its read in flight when the
+        step ended lands a moment later (bounded: a probe that stopped answering gets one interval and 2 s)."""
+        limit = time.monotonic() + self.spec.probe_interval + 2.0
+        while self._waits_t is not None and self._waits_t < t and time.monotonic() < limit:
+            if self.stop_event.wait(0.05):
+                return
 
     def _pause_probes(self) -> None:
         """A planned restart: neither a probe failure nor a server outage."""
@@ -384,6 +398,7 @@ class Experiment:
             summary["_incomplete"] = incomplete
         writer.end_step(step_id, ended, summary)
         if self._live_marks:
+            self._await_waits(ended)
             try:
                 writer.flush()  # the verdict reads the step's seconds back from the store
                 verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended)
