@@ -20,6 +20,30 @@ BOOL_TRUE, BOOL_FALSE = ("on", "1", "true", "yes"), ("off", "0", "false", "no")
 TYPES = ("bool", "int", "float", "enum", "set", "string")
 
 
+# Variables with a session scope whose session value is initialized from the global value when a connection
+# opens, so SET GLOBAL reaches only connections opened afterwards: the load's open connections keep the old
+# value until they reconnect. (MySQL Reference Manual, 7.1.9 "Using System Variables": "the server initializes
+# the session value ... from the current global value when a client connects"; MariaDB KB "Server System
+# Variables": the session value "is initialized from the global value when the client connects".) Global-only
+# variables (innodb_flush_log_at_trx_commit, innodb_thread_concurrency, innodb_spin_wait_delay, sync_binlog)
+# act at once and are not here.
+NEW_SESSIONS_ONLY = frozenset({
+    "autocommit", "transaction_isolation", "tx_isolation", "transaction_read_only", "tx_read_only",
+    "sort_buffer_size", "join_buffer_size", "read_buffer_size", "read_rnd_buffer_size", "tmp_table_size",
+    "max_heap_table_size", "bulk_insert_buffer_size", "net_buffer_length", "optimizer_switch",
+    "optimizer_search_depth", "optimizer_prune_level", "eq_range_index_dive_limit", "range_optimizer_max_mem_size",
+    "long_query_time", "sql_mode", "innodb_lock_wait_timeout", "lock_wait_timeout", "max_execution_time",
+    "unique_checks", "foreign_key_checks", "sql_log_bin", "binlog_format", "binlog_row_image",
+    "internal_tmp_mem_storage_engine", "big_tables", "max_length_for_sort_data", "group_concat_max_len",
+    "div_precision_increment", "session_track_gtids", "innodb_strict_mode", "wait_timeout", "interactive_timeout",
+})
+
+
+def new_sessions_only(name: str) -> bool:
+    """Whether a live SET GLOBAL of `name` leaves the already open connections (the load's) unchanged."""
+    return name.strip().lower() in NEW_SESSIONS_ONLY
+
+
 def check_name(name: str) -> str:
     """A syntactically valid variable name (lower-cased), or ConfigError. Dashes become underscores."""
     norm = str(name).strip().lower().replace("-", "_")

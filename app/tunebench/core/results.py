@@ -11,12 +11,16 @@ from typing import Any
 import numpy as np
 
 from tunebench.core.sweep import Plan
+from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
 
-def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]]
-                 ) -> dict[str, Any]:
+def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]],
+                 per_second: Mapping[int, Sequence[float]] | None = None) -> dict[str, Any]:
     """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables.
-    Only configurations that ran (and the baseline) are listed."""
+    Only configurations that ran (and the baseline) are listed. With `per_second` (step number -> the main
+    group's per-second TPS of that step, as stored), each ratio to the baseline at the same threads carries
+    its A/B verdict (core.verdict.pair_verdict: settled seconds, a 95 % CI on the ratio)."""
+    per_second = per_second or {}
     main = plan.spec.groups[0].name if plan.spec.groups else "main"
     configs: list[dict[str, Any]] = []
     for c in plan.configs:
@@ -27,7 +31,8 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
         configs.append({
             "idx": c.idx, "label": c.label(), "knobs": dict(c.knobs), "transport": c.transport, "engine": c.engine,
             "cpus": c.cpus, "repeat": c.repeat, "applied": dict(applied.get(c.idx, {})),
-            "steps": [{"threads": s["threads"], "tps": s["tps"], "qps": s["qps"], "lat_p95_ms": s["lat_p95_ms"],
+            "steps": [{"step": s.get("step"), "threads": s["threads"], "tps": s["tps"], "qps": s["qps"],
+                       "lat_p95_ms": s["lat_p95_ms"],
                        "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"],
                        "qps_median": s.get("qps_median")} for s in mine],
             "best": None if best is None else {"threads": best["threads"], "tps": best["tps"], "qps": best["qps"],
@@ -45,15 +50,28 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
     ratios = []
     if base:
         base_tps = {s["threads"]: s["tps"] for s in base["steps"]}
+        base_step = {s["threads"]: s["step"] for s in base["steps"]}
         for cd in configs:
             row: dict[str, Any] = {"config": cd["idx"], "label": cd["label"], "steps": []}
             for s in cd["steps"]:
                 b = base_tps.get(s["threads"])
-                row["steps"].append({"threads": s["threads"], "tps": s["tps"],
-                                     "ratio": round(s["tps"] / b, 3) if b else None})
+                cell = {"threads": s["threads"], "tps": s["tps"], "ratio": round(s["tps"] / b, 3) if b else None}
+                before, after = per_second.get(base_step.get(s["threads"], -1)), per_second.get(s["step"])
+                if cd["idx"] != plan.baseline and before is not None and after is not None:
+                    v = pair_verdict(before, after)
+                    cell["verdict"] = v.to_dict() if v else None
+                row["steps"].append(cell)
             ratios.append(row)
     return {"configs": configs, "baseline": plan.baseline, "best_to_best": best_to_best, "ratios": ratios,
             "restarts_planned": plan.restarts}
+
+
+def _ci(verdict: Mapping[str, Any] | None) -> str:
+    """A ratio cell's 95 % CI, and whether the difference is clear."""
+    v = event_verdict({"verdict": verdict})
+    if v is None:
+        return ""
+    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
 
 
 def _f(v: Any, digits: int = 1) -> str:
@@ -77,7 +95,7 @@ def markdown(session: Mapping[str, Any]) -> str:
         for s in summary.get("steps", []):
             lines.append(f"| {s['step']} | {s['group']} | {s['threads']} | {_f(s['tps'])} | {_f(s['qps'])} | "
                          f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
@@ -95,6 +113,8 @@ def markdown(session: Mapping[str, Any]) -> str:
     base = next((c for c in configs if c["idx"] == summary.get("baseline")), None)
     if summary.get("ratios") and base:
         lines += ["", f"## Ratio to baseline ({base['label']})", "",
+                  "At the same threads; in brackets the 95 % confidence interval of the ratio from the steps' "
+                  "settled per-second TPS (moving-block bootstrap).", "",
                   "| configuration | " + " | ".join(f"{t} thr TPS | ratio" for t in threads) + " |",
                   "|---|" + "---:|---:|" * len(threads)]
         for r in summary["ratios"]:
@@ -102,9 +122,9 @@ def markdown(session: Mapping[str, Any]) -> str:
             cells = []
             for t in threads:
                 st = by.get(t)
-                cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}" if st else "- | -")
+                cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}{_ci(st.get('verdict'))}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + verdict_lines(session)) + "\n"
 
 
 # ---- what an export says about its session: one title line, the settings it changed, its series ------------
@@ -165,3 +185,32 @@ def series_rows(series: Mapping[str, tuple[np.ndarray, np.ndarray]], lo: float, 
         if len(v):
             rows.append((name, float(v.min()), float(v.mean()), float(v.max()), len(v)))
     return rows
+
+
+def verdict_lines(session: Mapping[str, Any]) -> list[str]:
+    """The live changes' A/B verdicts, as the run recorded them ("verdict" events)."""
+    events = [e for e in session.get("events", []) if e["kind"] == "verdict"]
+    if not events:
+        return []
+    t0 = float(session.get("started_at") or events[0]["t"])
+    lines = ["", "## A/B verdicts of live changes", "",
+             "Settled per-second values before and after each change (3 s after it skipped, and seconds below the "
+             "steady level); 95 % confidence interval of the TPS ratio by a moving-block bootstrap.", "",
+             "| at | change | group | TPS before | TPS after | ratio (95 % CI) | p95 ms | p99 ms | top waits (ms/s) |",
+             "|---:|---|---|---:|---:|---|---|---|---|"]
+    for e in events:
+        d = e["data"]
+        v = event_verdict(d)
+        change = f"{d.get('name')} {d.get('from')} → {d.get('to')}" + \
+            (" (new connections only)" if d.get("new_sessions_only") else "")
+        at = f"+{float(d.get('at', e['t'])) - t0:.0f} s"
+        if v is None:
+            lines.append(f"| {at} | {change} | {d.get('group')} | - | - | too few settled seconds | - | - | - |")
+            continue
+        ratio = f"{v.ratio:.2f}x ({v.ci_low:.2f}-{v.ci_high:.2f})" + ("" if v.clear else ", no clear difference")
+        lat = [f"{_f(b, 2)} → {_f(a, 2)}" if b is not None and a is not None else "-"
+               for b, a in ((v.p95_before, v.p95_after), (v.p99_before, v.p99_after))]
+        waits = "; ".join(f"{short_wait(w.name)} {w.before:.1f} → {w.after:.1f}" for w in v.waits) or "-"
+        lines.append(f"| {at} | {change} | {d.get('group')} | {_f(v.tps_before)} | {_f(v.tps_after)} | {ratio} | "
+                     f"{lat[0]} | {lat[1]} | {waits} |")
+    return lines

@@ -22,7 +22,7 @@ from tunebench.mysql.target import Target, conn_params
 from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, start_sampler
 from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.runlock import RunLock
-from tunebench.run.session import live_segments, open_session, steps_json
+from tunebench.run.session import flip_verdicts, live_segments, open_session, steps_json, steps_per_second
 from tunebench.run.spec import RunSpec, check_run_capacity, single_config
 from tunebench.run.tasks import ensure_data
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
@@ -75,6 +75,8 @@ class Experiment:
         self.server_watch: ServerWatch | None = None
         self.lock: RunLock | None = None
         self._store_error: StoreError | None = None
+        self._per_second: dict[int, Any] | None = None
+        self._waits_t: float | None = None  # the latest second the waits probe reported
 
     def request_stop(self, by_user: bool = False) -> None:
         """Stop after the current second. `by_user`: the user's Stop (the run ends "stopped"); otherwise a
@@ -291,8 +293,21 @@ class Experiment:
                               pid_file=info.variables.get("pid_file"), remote=self._watch,
                               journal=self.controller.probe_journal())
 
-        self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self.on_samples,
+        self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self._probe_samples,
                                                         self._store_failed, self.on_note, self._record)
+
+    def _probe_samples(self, t: float, values: dict[str, float]) -> None:
+        if any(k.startswith("waits.") for k in values):
+            self._waits_t = max(self._waits_t or t, t)
+        self.on_samples(t, values)
+
+    def _await_waits(self, t: float) -> None:
+        """The waits probe's seconds up to `t` written before a verdict reads them: its read in flight when the
+        step ended lands a moment later (bounded: a probe that stopped answering gets one interval and 2 s)."""
+        limit = time.monotonic() + self.spec.probe_interval + 2.0
+        while self._waits_t is not None and self._waits_t < t and time.monotonic() < limit:
+            if self.stop_event.wait(0.05):
+                return
 
     def _pause_probes(self) -> None:
         """A planned restart: neither a probe failure nor a server outage."""
@@ -387,6 +402,16 @@ class Experiment:
         if incomplete:
             summary["_incomplete"] = incomplete
         writer.end_step(step_id, ended, summary)
+        if self._live_marks:
+            self._await_waits(ended)
+            try:
+                writer.flush()  # the verdict reads the step's seconds back from the store
+                verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended)
+            except StoreError as exc:
+                self._store_failed(exc)
+                verdicts = []
+            for ev in verdicts:
+                self._record(ev)
         verdict = f"step {idx + 1} incomplete: " + (f"the server did not answer for {down:.1f} s ({why})" if down
                                                    else "a client host was lost") if incomplete else ""
         self._record(Event(ended, "step_end", verdict or f"step {idx + 1} done", incomplete))
@@ -404,7 +429,13 @@ class Experiment:
     def _tables(self) -> dict[str, Any]:
         if self.plan is None:
             return {}
-        return sweep_tables(self.plan, steps_json(self.results), self.applied)
+        if self._per_second is None and self.writer is not None:
+            try:  # once, at the end: the steps' per-second TPS as stored, for the configuration pairs' verdicts
+                main = self.spec.groups[0].name
+                self._per_second = steps_per_second(self.store, self.writer.id, main)
+            except StoreError:
+                self._per_second = {}
+        return sweep_tables(self.plan, steps_json(self.results), self.applied, self._per_second)
 
     def outcome(self, status: str, error: RunError | None = None) -> RunOutcome:
         """How the run ended; with `error`, why it failed (the session, if one was opened, says so too)."""

@@ -12,6 +12,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.stats import StepSummary, summarize
 from tunebench.core.sweep import Plan
+from tunebench.core.verdict import SETTLE_SECONDS, series_names, step_window, verdict_event
 from tunebench.load.driver import driver_mode
 from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.target import Target
@@ -81,6 +82,41 @@ def live_segments(marks: Sequence[tuple[float, dict[str, Any]]], collected: dict
                 seg["groups"][g] = summarize(g, threads[g], part).to_dict()
         out.append(seg)
     return tuple(out)
+
+
+def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, dict[str, Any]]],
+                  collected: dict[str, list[Interval]], ended: float) -> list[Event]:
+    """One "verdict" event per live change of the step and client group, computed from the series as the store
+    holds them (so a replay, the report and a recomputation get the same numbers): before = from the step's
+    first measured second (or the previous change) to the change, after = to the next change (or the step's
+    end). The event is stamped at the step's end, when it is known; `data["at"]` is the change's time."""
+    if not marks:
+        return []
+    known = list(store.series_names(session_id))
+    out = []
+    for g, ivs in collected.items():
+        if not ivs:
+            continue
+        names = series_names(g, known)
+        series = {n: (d.t, d.v) for n, d in store.series(session_id, names).items()}
+        # half a second before the first measured second began: clear of the warm-up's last second, and of
+        # the microsecond rounding of stored times
+        start = ivs[0].t - 1.5
+        cuts = [t for t, _ in marks]
+        for i, (at, change) in enumerate(marks):
+            out.append(verdict_event(series, g, change, cuts[i - 1] if i else start, at,
+                                     cuts[i + 1] if i + 1 < len(cuts) else ended,
+                                     SETTLE_SECONDS if i else 0, ended, len(collected) > 1))
+    return out
+
+
+def steps_per_second(store: Store, session_id: int, group: str) -> dict[int, Any]:
+    """Step number (as in steps_json) -> the group's per-second TPS of that finished step, as stored."""
+    data = store.series(session_id, [f"client.{group}.tps"]).get(f"client.{group}.tps")
+    if data is None:
+        return {}
+    return {st["idx"] + 1: step_window(data.t, data.v, st) for st in store.get_session(session_id)["steps"]
+            if st["ended_at"] is not None}
 
 
 def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:

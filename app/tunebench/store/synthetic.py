@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from tunebench.core.interval import Event
+from tunebench.core.verdict import series_names as verdict_series
+from tunebench.core.verdict import verdict_event
 from tunebench.store.repo import Store
 
 WAITS = ["rwlock/index_tree_rw_lock", "rwlock/lock_latch", "rwlock/trx_rseg_latch", "rwlock/fil_space_latch",
@@ -28,9 +30,10 @@ def series_names(n_series: int) -> list[str]:
 
 
 def record(store: Store, seconds: int, n_series: int = 200, t0: float = 1_790_000_000.0, steps: int = 2,
-           knob_at: float | None = None, tps: float = 10_000.0, seed: int = 0) -> int:
+           knob_at: float | None = None, tps: float = 10_000.0, seed: int = 0, verdict: bool = False) -> int:
     """Write a session of `seconds` at 1 Hz over `n_series` series in `steps` equal steps, with a knob
-    flip (innodb_flush_log_at_trx_commit 1 -> 2, +15 % TPS after it) at `knob_at` seconds; returns its ID."""
+    flip (innodb_flush_log_at_trx_commit 1 -> 2, +15 % TPS after it) at `knob_at` seconds; returns its ID.
+    With `verdict`, the flip's A/B verdict event too, computed from the stored series as a run does."""
     rng = np.random.default_rng(seed)
     names = series_names(n_series)
     knob_at = seconds * 0.75 if knob_at is None else knob_at
@@ -76,6 +79,13 @@ def record(store: Store, seconds: int, n_series: int = 200, t0: float = 1_790_00
             w.flush()
         if s % 3600 == 3599:
             w.compact()
+    w.flush()
+    if verdict:
+        k = min(int(knob_at // step_len), steps - 1)
+        stored = {n: (d.t, d.v) for n, d in store.series(w.id, verdict_series("main", names)).items()}
+        w.add_event(verdict_event(stored, "main", {"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2"},
+                                  t0 + k * step_len - 0.5, t0 + knob_at, t0 + (k + 1) * step_len, 0,
+                                  t0 + (k + 1) * step_len))
     summary_steps = []
     for k, sid in enumerate(step_ids):
         lo, hi = int(k * step_len), int((k + 1) * step_len)

@@ -26,7 +26,7 @@ from tunebench.ui.theme import THEMES
 
 DEMO_WORKLOAD = "oltp_update_index"
 DEMO_THREADS = "4,16"
-DEMO_STEP_SECONDS = 10
+DEMO_STEP_SECONDS = 16  # the flip mid-step leaves 8 s after it: 3 s to settle and 5 for the A/B verdict
 
 
 def favour_the_window() -> bool:

@@ -80,7 +80,8 @@ class Dashboard(QWidget):
         for i, (title, select) in enumerate(specs):
             plot = self.graphics.ci.addPlot(row=i, col=0)
             # marker labels on the first plot, and the knob's on the latency plot too
-            labels = ("step", "knob", "mark", "restart") if i == 0 else ("knob",) if title == "latency ms" else ()
+            labels = ("step", "knob", "mark", "restart", "verdict") if i == 0 else \
+                ("knob",) if title == "latency ms" else ()
             panel = Panel(title, plot, select, self.theme, labels)
             if first is None:
                 first = plot

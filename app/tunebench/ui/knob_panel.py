@@ -16,6 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tunebench.core.knobs import new_sessions_only
+from tunebench.core.verdict import event_verdict
+
 # The seeds' favourites, with the values people flip between.
 FAVOURITES: dict[str, tuple[str, ...]] = {
     "innodb_flush_log_at_trx_commit": ("1", "2", "0"),
@@ -111,20 +114,20 @@ class KnobPanel(QWidget):
     def show_change(self, change: dict[str, Any]) -> None:
         if change["name"] in self.current:
             self.current[change["name"]].setText(str(change["to"]))
-        self.result.setText(f"{change['name']}: {change['from']} → {change['to']}")
+        warn = "\nOnly new connections take this value: the load's open connections keep the old one." \
+            if new_sessions_only(str(change["name"])) else ""
+        self.result.setText(f"{change['name']}: {change['from']} → {change['to']}{warn}\n"
+                            "The A/B verdict comes at the end of the step.")
 
-    def show_segments(self, segments: list[dict[str, Any]]) -> None:
-        """Before/after TPS and p95 around the last change of a finished step."""
-        if len(segments) < 2:
-            return
-        before, after = segments[-2]["groups"], segments[-1]["groups"]
-        lines = []
-        for g in after:
-            if g in before:
-                b, a = before[g], after[g]
-                ratio = a["tps"] / b["tps"] if b["tps"] else float("nan")
-                lines.append(f"{g}: TPS {b['tps']:,.0f} → {a['tps']:,.0f} ({ratio:.2f}x), p95 "
-                             f"{b['lat_p95_ms'] or 0:.2f} → {a['lat_p95_ms'] or 0:.2f} ms")
-        change = segments[-1].get("after") or {}
-        self.result.setText(f"{change.get('name', 'knob')} {change.get('from')} → {change.get('to')}\n"
-                            + "\n".join(lines))
+    def show_verdict(self, data: dict[str, Any]) -> None:
+        """A change's A/B verdict (a "verdict" event's data): the same line as the Events, on three lines."""
+        v = event_verdict(data)
+        head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
+        if data.get("group") not in (None, "main"):
+            head += f" ({data['group']})"
+        lines = [head] + ([v.tps_text(), v.latency_text(), v.waits_text()] if v is not None
+                          else ["too few settled seconds on one side for a verdict"])
+        if data.get("new_sessions_only"):
+            lines.append("applies to new connections only: the load's open connections kept the old value")
+        self.result.setText("\n".join(line for line in lines if line))
+

@@ -20,7 +20,7 @@ MAX_COLUMNS = 3
 SAMPLE = 20  # the size of an entry's line sample
 LABEL_GAP = 3  # pixels between the legend and a marker label, and between two rows of marker labels
 # Where a marker's label sits along its line (0 bottom, 1 top) when the legend leaves it room
-LABEL_POSITION = {"step": 0.92, "knob": 0.72}
+LABEL_POSITION = {"step": 0.92, "knob": 0.72, "verdict": 0.1}
 
 
 def add_legend(plot: pg.PlotItem, fill: str) -> pg.LegendItem:

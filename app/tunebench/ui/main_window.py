@@ -29,7 +29,7 @@ from tunebench.core.interval import Event
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.target import typed_password
 from tunebench.run.child import RunRequest
-from tunebench.run.records import RunOutcome, StepResult
+from tunebench.run.records import RunOutcome
 from tunebench.run.spec import sweep_run_spec
 from tunebench.run.tasks import data_request
 from tunebench.store.repo import Store
@@ -154,7 +154,6 @@ class MainWindow(QMainWindow):
         c.message.connect(self.show_message)
         c.running_changed.connect(self._set_running)
         c.event.connect(self._on_event)
-        c.step.connect(self._on_step)
         c.run_finished.connect(self._on_finished)
         c.host_key_unknown.connect(self._offer_trust)
         c.prepared.connect(self._on_prepared)
@@ -231,17 +230,17 @@ class MainWindow(QMainWindow):
             self.controller.trust_host_key(url)
 
     def _on_event(self, ev: Event) -> None:
-        if ev.kind in ("step_start", "knob", "config", "mark"):  # the others arrive as notes too
+        if ev.kind in ("step_start", "knob", "config", "mark", "verdict"):  # the others arrive as notes too
             self.log.addItem(f"{time.strftime('%H:%M:%S', time.localtime(ev.t))}  {ev.label}")
             self.log.scrollToBottom()
         if ev.kind == "knob":
             self.knobs.show_change(dict(ev.data))
+        if ev.kind == "verdict":
+            self.knobs.show_verdict(dict(ev.data))
+            if self.stage.on:  # the Events dock is hidden on stage
+                self.stage.help.show_verdict(dict(ev.data))
         if ev.kind == "restore" and ev.data.get("state") == "restored":
             self.knobs.show_value(str(ev.data.get("name")), ev.data.get("now", ev.data.get("original")))
-
-    def _on_step(self, result: StepResult) -> None:
-        if result.segments:
-            self.knobs.show_segments(list(result.segments))
 
     def _on_finished(self, _outcome: RunOutcome) -> None:
         self.sessions.refresh()

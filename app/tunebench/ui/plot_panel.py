@@ -16,7 +16,7 @@ from tunebench.ui.timeline import Marker, Timeline
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78"]
-MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd"}
+MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd", "verdict": "#d62728"}
 TOP_WAITS = 6
 # Every series a panel can show starts with one of these: a replay reads only those from the store.
 SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.")
@@ -272,7 +272,9 @@ class Panel:
         if m.kind == "knob":
             label = label.removeprefix("innodb_")
         shown = m.kind in self.labels
-        line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(color, width=2, style=style),
+        # a verdict is text at its knob's line (which is drawn already), low in the plot, away from the curves
+        pen = pg.mkPen(None) if m.kind == "verdict" else pg.mkPen(color, width=2, style=style)
+        line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pen,
                                label=label if shown else None,
                                labelOpts={"position": LABEL_POSITION.get(m.kind, 0.92), "color": color,
                                           "fill": self.theme.label_fill,
@@ -281,6 +283,6 @@ class Panel:
                                           else [(0, 0.5), (0, 0.5)]})
         self.plot.addItem(line, ignoreBounds=True)
         self.markers.append(line)
-        if shown:
+        if shown and m.kind != "verdict":
             self.labelled.append((line, "knob" if m.kind == "knob" else "step"))
             self._update_labels()

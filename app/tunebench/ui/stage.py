@@ -74,6 +74,8 @@ class Stage(QObject):
         self._key("H", "show these keys", self.help.toggle_keys)
         self._key("Esc", "leave stage mode", lambda: self.set(False))
         self.help.set_keys([(a.shortcut().toString(), a.text()) for a in self.actions])
+        self._head: float | None = None  # the replay's play head, as last moved
+        window.replay_bar.moved.connect(self._on_moved)
 
     def _preset(self, key: str, name: str, value: str) -> Any:
         # A slot that takes no arguments: QAction.triggered passes `checked` (False), which a lambda with
@@ -86,6 +88,18 @@ class Stage(QObject):
                              on_failed=lambda m: self.help.flash(f"{key}: {m}"))
 
         return slot
+
+    def _on_moved(self, x: float) -> None:
+        """A replay played past a flip's change: its verdict, big, as live shows it when it arrives (seeking
+        backwards or jumping more than a minute ahead shows nothing)."""
+        before, self._head = self._head, x
+        session, t0 = self.w.controller.replay_session, self.w.replay_timeline.t0
+        if not self.on or session is None or t0 is None or before is None or not 0 < x - before <= 60:
+            return
+        crossed = [e for e in session["events"] if e["kind"] == "verdict"
+                   and before < float(e["data"].get("at", e["t"])) - t0 <= x]
+        if crossed:
+            self.help.show_verdict(crossed[-1]["data"])
 
     def _key(self, key: str, text: str, slot: Any) -> None:
         a = QAction(text, self.w)

@@ -1,14 +1,19 @@
 """The stage hotkey card: a large overlay over the window, shown for a while on entering stage mode and on H,
 so the speaker sees F1-F8 where the audience's window is (the Events dock is hidden on stage). It also
-flashes what a preset key did, and why it failed."""
+flashes what a preset key did, and why it failed, and a flip's A/B verdict when it arrives."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
+from tunebench.core.verdict import event_verdict, short_wait
+
 SHOW_MS = 8000  # long enough to read six presets aloud
 FLASH_MS = 4000
+VERDICT_MS = 15000  # the verdict is what the audience waited a step for: long enough to read it out and discuss
 
 
 class StageHelp(QLabel):
@@ -50,9 +55,31 @@ class StageHelp(QLabel):
     def flash(self, text: str, ms: int = FLASH_MS) -> None:
         self._show(f"<span>{_esc(text)}</span>", ms)
 
+    def show_verdict(self, data: dict[str, Any], ms: int = VERDICT_MS) -> None:
+        """A flip's A/B verdict (a "verdict" event's data): the TPS line large, latency and waits below it."""
+        v = event_verdict(data)
+        head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
+        big = v.tps_text() if v else "too few settled seconds for a verdict"
+        colour = "#ffffff" if v is None or not v.clear else "#5fd35f" if v.ratio > 1 else "#ff6b6b"
+        rows = [f"<div style='color:#ffd400'>{_esc(head)}</div>",
+                f"<div style='font-size:46px; color:{colour}'><b>{_esc(big)}</b></div>"]
+        if v is not None:
+            rows += [f"<div>{_esc(v.latency_text())}</div>"] if v.latency_text() else []
+            rows += [f"<div style='font-size:24px'>{_esc(short_wait(w.name))} {w.before:.1f} → {w.after:.1f} ms/s"
+                     "</div>" for w in v.waits]
+        if data.get("new_sessions_only"):
+            rows.append("<div style='color:#ffd400'>applies to new connections only</div>")
+        self._show("".join(rows), ms)
+
     def _show(self, html: str, ms: int) -> None:
         self.setText(html)
+        self.setWordWrap(False)
         self.adjustSize()
+        parent = self.parentWidget()
+        room = parent.width() - 40 if parent is not None else self.width()
+        if self.width() > room:  # a long line: wrapped to the window, never cut off at its edges
+            self.setWordWrap(True)
+            self.resize(room, self.heightForWidth(room))
         self._place()
         self.show()
         self.raise_()

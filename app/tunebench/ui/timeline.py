@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tunebench.core.interval import Event, Interval
+from tunebench.core.verdict import event_verdict
 
 
 class SeriesBuffer:
@@ -43,11 +44,21 @@ class SeriesBuffer:
 @dataclass(frozen=True, slots=True)
 class Marker:
     t: float
-    kind: str  # step | knob | mark | restart
+    kind: str  # step | knob | mark | restart | verdict
     label: str
 
 
-MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "step"}
+MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "step",
+                "verdict": "verdict"}
+
+
+def marker_of(ev: Event, t0: float) -> Marker:
+    """An event's marker on seconds since `t0`. A verdict is known at its step's end but drawn at its change
+    (`data["at"]`), with its short text."""
+    if ev.kind == "verdict":
+        v = event_verdict(ev.data)
+        return Marker(float(ev.data.get("at", ev.t)) - t0, "verdict", v.short_text() if v else "no verdict")
+    return Marker(ev.t - t0, MARKER_KINDS[ev.kind], ev.label)
 
 
 class Timeline:
@@ -97,10 +108,11 @@ class Timeline:
             del self._per_t[t]
 
     def add_event(self, ev: Event) -> Marker | None:
-        kind = MARKER_KINDS.get(ev.kind)
-        if kind is None:
+        if ev.kind not in MARKER_KINDS:
             return None
-        m = Marker(self._x(ev.t), kind, ev.label)
+        self._x(ev.t)
+        assert self.t0 is not None
+        m = marker_of(ev, self.t0)
         self.markers.append(m)
         self.version += 1
         return m
@@ -111,8 +123,7 @@ class Timeline:
         self.clear()
         self.t0 = t0
         self.series = {name: SeriesBuffer.of(t - t0, v) for name, (t, v) in series.items()}
-        self.all_markers = [Marker(ev.t - t0, MARKER_KINDS[ev.kind], ev.label) for ev in events
-                            if ev.kind in MARKER_KINDS]
+        self.all_markers = [marker_of(ev, t0) for ev in events if ev.kind in MARKER_KINDS]
         self.all_markers.sort(key=lambda m: m.t)
         self.end = max([float(b.t[-1]) for b in self.series.values() if len(b.t)]
                        + [m.t for m in self.all_markers] + [0.0])

@@ -1,0 +1,301 @@
+"""A knob A/B verdict: before vs after on per-second values (TPS, p95/p99, the top waits), after a settle time,
+with a 95 % confidence interval on the TPS ratio that respects the autocorrelation of per-second values.
+
+Why a moving-block bootstrap: per-second TPS is autocorrelated (a checkpoint, a purge wave, a stall lasts
+several seconds), so treating 60 seconds as 60 independent draws makes the interval too narrow and calls
+noise a win. A circular moving-block bootstrap resamples runs of `block` consecutive seconds, which keeps that
+short-range dependence; unlike Welch with an effective sample size, it needs no normality and handles the
+ratio of two means directly (no delta method). The block is at least n^(1/3) (the usual rate) and at least
+the integrated autocorrelation time of an AR(1) with the series' lag-1 autocorrelation, (1+r)/(1-r). The
+generator has a fixed seed, so the run, a replay, the report and a recomputation from the store all get the
+same numbers from the same series.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tunebench.core.interval import Event
+from tunebench.core.knobs import new_sessions_only
+from tunebench.core.stats import steady_start
+
+SETTLE_SECONDS = 3  # skipped after a change: the server reacts within a second or two, clients a second later
+ROUNDS = 2000
+SEED = 15  # fixed: the same series give the same interval everywhere (run, replay, report, tests)
+LEVEL = 0.95
+TOP_WAITS = 3
+MIN_SECONDS = 3  # fewer settled seconds on either side: no verdict
+
+Floats = npt.NDArray[np.float64]
+SeriesMap = Mapping[str, tuple[Sequence[float] | Floats, Sequence[float] | Floats]]
+
+
+@dataclass(frozen=True, slots=True)
+class WaitShift:
+    """A wait instrument's mean wait time per second (ms/s), before and after."""
+
+    name: str
+    before: float
+    after: float
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Before vs after a change, on settled per-second values; `ratio` is mean TPS after / before."""
+
+    tps_before: float
+    tps_after: float
+    ratio: float
+    ci_low: float
+    ci_high: float
+    seconds_before: int
+    seconds_after: int
+    block: int  # the bootstrap's block length in seconds (the larger of the two sides')
+    p95_before: float | None = None
+    p95_after: float | None = None
+    p99_before: float | None = None
+    p99_after: float | None = None
+    waits: tuple[WaitShift, ...] = ()
+    windows: tuple[tuple[float, float], tuple[float, float]] | None = None  # the settled (from, to) of each side
+
+    @property
+    def clear(self) -> bool:
+        """Whether the interval excludes 1.0 (no change)."""
+        return not (self.ci_low <= 1.0 <= self.ci_high)
+
+    def tps_text(self) -> str:
+        ci = f"95 % CI {self.ci_low:.2f}-{self.ci_high:.2f}"
+        if not self.clear:
+            return f"no clear difference in TPS ({self.ratio:.2f}x, {ci})"
+        return f"{self.ratio:.2f}x TPS ({ci})"
+
+    def short_text(self) -> str:
+        """For a plot's annotation: "1.24x TPS (CI 1.18-1.30)" or "no clear TPS difference (CI 0.97-1.05)"."""
+        ci = f"CI {self.ci_low:.2f}-{self.ci_high:.2f}"
+        return f"{self.ratio:.2f}x TPS ({ci})" if self.clear else f"no clear TPS difference ({ci})"
+
+    def latency_text(self) -> str:
+        parts = [f"{name} {_ms(b)} → {_ms(a)} ms" for name, b, a in
+                 (("p95", self.p95_before, self.p95_after), ("p99", self.p99_before, self.p99_after))
+                 if b is not None and a is not None]
+        return ", ".join(parts)
+
+    def waits_text(self) -> str:
+        if not self.waits:
+            return ""
+        return "waits " + ", ".join(f"{short_wait(w.name)} {_ms(w.before)} → {_ms(w.after)} ms/s" for w in self.waits)
+
+    def text(self, waits: bool = False) -> str:
+        """One line: "1.24x TPS (95 % CI 1.18-1.30), p95 11.7 → 9.9 ms" (and the top waits if asked)."""
+        parts = [self.tps_text(), self.latency_text()] + ([self.waits_text()] if waits else [])
+        return ", ".join(p for p in parts if p)
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Verdict:
+        """From to_dict() after a JSON round trip (tuples came back as lists)."""
+        names = set(cls.__dataclass_fields__)
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["waits"] = tuple(WaitShift(**w) for w in d.get("waits") or ())
+        win = d.get("windows")
+        kw["windows"] = tuple(tuple(w) for w in win) if win else None
+        return cls(**kw)
+
+
+def short_wait(name: str) -> str:
+    """`waits.wait/synch/mutex/innodb/log_sys_mutex.ms` -> `log_sys_mutex`."""
+    inst = name.removeprefix("waits.").removesuffix(".ms")
+    return inst.rsplit("/", 1)[-1]
+
+
+def _ms(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.2f}"
+
+
+def lag1(x: Floats) -> float:
+    """Lag-1 autocorrelation (0 for a constant or a too short series)."""
+    if len(x) < 3:
+        return 0.0
+    d = x - x.mean()
+    den = float(np.dot(d, d))
+    return float(np.dot(d[:-1], d[1:]) / den) if den > 0 else 0.0
+
+
+def block_length(x: Floats) -> int:
+    """max(n^(1/3), (1+r)/(1-r)) with r the lag-1 autocorrelation clipped to [0, 0.9], at most n/3."""
+    n = len(x)
+    r = min(max(lag1(x), 0.0), 0.9)
+    b = max(math.ceil(n ** (1 / 3)), math.ceil((1 + r) / (1 - r)))
+    return max(1, min(b, n // 3))
+
+
+def _block_means(x: Floats, block: int, rng: np.random.Generator, rounds: int) -> Floats:
+    """Means of `rounds` circular moving-block resamples of x (each of x's length)."""
+    n = len(x)
+    k = math.ceil(n / block)
+    starts = rng.integers(0, n, size=(rounds, k))
+    idx = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(rounds, k * block)[:, :n] % n
+    means: Floats = x[idx].mean(axis=1)
+    return means
+
+
+def ratio_ci(before: Sequence[float] | Floats, after: Sequence[float] | Floats, block: int | None = None,
+             rounds: int = ROUNDS, seed: int = SEED, level: float = LEVEL) -> tuple[float, float, float, int]:
+    """mean(after)/mean(before) and its bootstrap percentile interval: (ratio, low, high, block).
+    `block=None` picks each side's block length from its own autocorrelation; `block=1` is the naive
+    (independent seconds) bootstrap."""
+    b, a = np.asarray(before, dtype=np.float64), np.asarray(after, dtype=np.float64)
+    if len(b) < 2 or len(a) < 2 or b.mean() <= 0:
+        raise ValueError("a ratio needs at least 2 seconds on each side and a positive mean before")
+    bb = block_length(b) if block is None else block
+    ba = block_length(a) if block is None else block
+    rng = np.random.default_rng(seed)
+    mb, ma = _block_means(b, bb, rng, rounds), _block_means(a, ba, rng, rounds)
+    ratios = ma[mb > 0] / mb[mb > 0]
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return float(a.mean() / b.mean()), float(low), float(high), max(bb, ba)
+
+
+def settled_from(values: Sequence[float] | Floats, skip: int) -> int:
+    """Leading seconds left out of one side: `skip` fixed seconds (after a change), then the seconds the
+    steady-state detector finds below the side's steady level (core.stats.steady_start). The fixed seconds are
+    never shortened to make room: a side left with too few seconds gets no verdict."""
+    if len(values) <= skip:
+        return len(values)
+    return skip + steady_start(list(values[skip:]))
+
+
+def inside(t: Floats, lo: float, hi: float) -> npt.NDArray[np.bool_]:
+    """Which samples cover a second wholly inside [lo, hi]: a sample is stamped at the end of its second (like
+    the run's intervals). The second a change falls in is neither before nor after it; and a probe's read still
+    in flight when a step ends is not needed (its second ends after the step)."""
+    mask: npt.NDArray[np.bool_] = (t - 1.0 >= lo) & (t <= hi)
+    return mask
+
+
+def window(t: Floats, v: Floats, lo: float, hi: float) -> Floats:
+    """The values of the samples whose second lies wholly inside [lo, hi]."""
+    picked: Floats = v[inside(t, lo, hi)]
+    return picked
+
+
+def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: float,
+               settle_before: int = 0, settle_after: int = SETTLE_SECONDS) -> Verdict | None:
+    """Before = seconds in [start, flip], after = [flip, end] (whole seconds, see `inside`), of
+    `client.<group>.tps`; each side settled
+    (`settle_*` fixed seconds, then the steady-state detector); p95/p99 are the mean of the per-second
+    percentiles over the same settled seconds; the waits are `waits.*.ms` series, the top ones by their larger
+    side. None when either side has fewer than MIN_SECONDS settled seconds or no TPS before."""
+    def arrays(name: str) -> tuple[Floats, Floats] | None:
+        if name not in series:
+            return None
+        t, v = series[name]
+        return np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64)
+
+    tps = arrays(f"client.{group}.tps")
+    if tps is None:
+        return None
+    t, v = tps
+    sides = []
+    for lo, hi, skip in ((start, flip, settle_before), (flip, end, settle_after)):
+        mask = inside(t, lo, hi)
+        ts, vs = t[mask], v[mask]
+        cut = settled_from(vs, skip)
+        if len(vs) - cut < MIN_SECONDS:
+            return None
+        sides.append(((float(ts[cut] - 1.0), hi), vs[cut:]))
+    (wb, before), (wa, after) = sides
+    if before.mean() <= 0:
+        return None
+    ratio, low, high, block = ratio_ci(before, after)
+
+    def means(name: str) -> tuple[float, float] | None:
+        arr = arrays(name)
+        if arr is None:
+            return None
+        b, a = window(*arr, *wb), window(*arr, *wa)
+        b, a = b[np.isfinite(b)], a[np.isfinite(a)]
+        return (float(b.mean()), float(a.mean())) if len(b) and len(a) else None
+
+    p95, p99 = means(f"client.{group}.lat.p95"), means(f"client.{group}.lat.p99")
+    waits = []
+    for name in sorted(n for n in series if is_wait(n)):
+        m = means(name)
+        if m is not None and max(m) > 0:
+            waits.append(WaitShift(name, *m))
+    waits.sort(key=lambda w: -max(w.before, w.after))
+    return Verdict(
+        tps_before=float(before.mean()), tps_after=float(after.mean()), ratio=ratio, ci_low=low, ci_high=high,
+        seconds_before=len(before), seconds_after=len(after), block=block,
+        p95_before=p95[0] if p95 else None, p95_after=p95[1] if p95 else None,
+        p99_before=p99[0] if p99 else None, p99_after=p99[1] if p99 else None,
+        waits=tuple(waits[:TOP_WAITS]), windows=(wb, wa))
+
+
+def series_names(group: str, names: Sequence[str]) -> list[str]:
+    """The series a verdict for `group` reads, out of a session's `names`."""
+    own = [f"client.{group}.{s}" for s in ("tps", "lat.p95", "lat.p99")]
+    return [n for n in names if n in own or is_wait(n)]
+
+
+def is_wait(name: str) -> bool:
+    """An instrument's wait time series (not the probe's `total` and `other` sums)."""
+    return name.startswith("waits.") and name.endswith(".ms") and name not in ("waits.total.ms", "waits.other.ms")
+
+
+def step_window(t: Floats, v: Floats, step: Mapping[str, Any]) -> Floats:
+    """A recorded step's measured seconds (from `measure_from`, after the warm-up, to `ended_at`) of a series."""
+    return window(t, v, float(step["measure_from"]), float(step["ended_at"]))
+
+
+def pair_verdict(before: Sequence[float], after: Sequence[float]) -> Verdict | None:
+    """Two steps' per-second TPS (a sweep configuration against the baseline at the same threads), each
+    settled by the steady-state detector; None when either has fewer than MIN_SECONDS seconds."""
+    b = np.asarray(before, dtype=np.float64)
+    a = np.asarray(after, dtype=np.float64)
+    b, a = b[settled_from(b, 0):], a[settled_from(a, 0):]
+    if len(b) < MIN_SECONDS or len(a) < MIN_SECONDS or b.mean() <= 0:
+        return None
+    ratio, low, high, block = ratio_ci(b, a)
+    return Verdict(tps_before=float(b.mean()), tps_after=float(a.mean()), ratio=ratio, ci_low=low, ci_high=high,
+                   seconds_before=len(b), seconds_after=len(a), block=block)
+
+
+def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], start: float, at: float, end: float,
+                  settle_before: int, stamped: float, several_groups: bool = False) -> Event:
+    """The "verdict" event of one live change for one client group: its label is the Events line, its data the
+    numbers (`verdict`: Verdict.to_dict() or None) and the window, so a replay or a report reads them back and a
+    test can recompute them from the stored series. Stamped when it is known (`stamped`, the step's end);
+    `data["at"]` is the change's own time."""
+    v = ab_verdict(series, group, start, at, end, settle_before=settle_before)
+    name = str(change.get("name"))
+    head = f"{name} {change.get('from')} → {change.get('to')}" + (f" ({group})" if several_groups else "")
+    text = v.text(waits=True) if v else "too few settled seconds on one side for a verdict"
+    warn = new_sessions_only(name)
+    if warn:
+        text += " (applies to new connections only: the load's open connections kept the old value)"
+    return Event(stamped, "verdict", f"{head}: {text}",
+                 {"name": name, "from": change.get("from"), "to": change.get("to"), "group": group, "at": at,
+                  "start": start, "end": end, "settle_before": settle_before, "new_sessions_only": warn,
+                  "verdict": v.to_dict() if v else None})
+
+
+def event_verdict(data: Mapping[str, Any]) -> Verdict | None:
+    """The Verdict a "verdict" event's data carries (None: too few seconds for one)."""
+    v = data.get("verdict")
+    return Verdict.from_dict(v) if isinstance(v, Mapping) else None
+
+
+def recompute(series: SeriesMap, data: Mapping[str, Any]) -> Verdict | None:
+    """A verdict event's numbers again, from `series` and the window the event names."""
+    return ab_verdict(series, str(data["group"]), float(data["start"]), float(data["at"]), float(data["end"]),
+                      settle_before=int(data.get("settle_before") or 0))

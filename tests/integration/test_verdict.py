@@ -1,0 +1,85 @@
+"""Issue 15's A/B verdict on the real sandbox: a live flip of innodb_flush_log_at_trx_commit 1 -> 2 mid-step (as
+`tunebench gui --demo` does) records a verdict event whose numbers equal a recomputation from the stored series,
+and a sweep's configuration pairs carry verdicts equal to a recomputation from the steps' stored seconds."""
+
+import json
+import threading
+
+import pytest
+from tests.conftest import wait_until
+from tests.integration.test_sweep import knob_values, store_for, write_spec
+
+from tunebench.core.verdict import Verdict, pair_verdict, recompute, step_window
+from tunebench.load.engine import ClientGroup
+from tunebench.load.workload import load_workload
+from tunebench.run.experiment import Experiment
+from tunebench.run.spec import RunSpec
+
+pytestmark = pytest.mark.integration
+
+
+def test_live_flip_records_a_verdict_equal_to_the_stored_series(sandbox, cli):
+    before = knob_values(sandbox)
+    wl = load_workload("oltp_update_index")
+    group = ClientGroup("main", wl, wl.options({"table_size": 10000}), (4, 4))
+    store = store_for(sandbox)
+    spec = RunSpec(groups=(group,), step_seconds=14, warmup_seconds=0, probes=("status", "waits"))
+    steps: list[int] = []
+    seconds: list[float] = []
+    exp = Experiment(store, sandbox.target(), spec, on_interval=lambda iv: seconds.append(iv.t),
+                     on_event=lambda ev: steps.append(len(seconds)) if ev.kind == "step_start" else None)
+    changes = []
+
+    def flip():  # 7 s into the second step
+        wait_until(lambda: len(steps) == 2 and len(seconds) >= steps[1] + 7, 180, "7 s of the second step")
+        changes.append(exp.change_knob("innodb_flush_log_at_trx_commit", "2"))
+
+    th = threading.Thread(target=flip)
+    th.start()
+    result = exp.run().to_dict()
+    th.join()
+    assert result["status"] == "completed" and changes and changes[0]["from"] == "1"
+    session = store.get_session(result["session_id"])
+    verdicts = [e for e in session["events"] if e["kind"] == "verdict"]
+    assert len(verdicts) == 1
+    ev = verdicts[0]
+    data = ev["data"]
+    assert (data["name"], data["from"], data["to"], data["group"]) == ("innodb_flush_log_at_trx_commit", "1", "2",
+                                                                         "main")
+    step2 = session["steps"][1]
+    assert step2["started_at"] - 1.5 <= data["start"] < data["at"] < data["end"] == ev["t"]
+    v = Verdict.from_dict(data["verdict"])
+    stored = {n: (d.t, d.v) for n, d in store.series(result["session_id"]).items()}
+    assert recompute(stored, data) == v
+    assert v.seconds_before >= 4 and v.seconds_after >= 3 and v.p95_before is not None
+    assert v.ci_low <= v.ratio <= v.ci_high
+    assert ev["label"] == f"innodb_flush_log_at_trx_commit 1 → 2: {v.text(waits=True)}"
+    md = cli("sessions", "export", str(result["session_id"]), "--format", "md")
+    assert md.returncode == 0, md.stderr
+    assert f"| {v.ratio:.2f}x ({v.ci_low:.2f}-{v.ci_high:.2f})" in md.stdout
+    assert knob_values(sandbox) == before
+    store.close()
+
+
+def test_sweep_pairs_carry_a_verdict_equal_to_the_stored_seconds(sandbox, cli, tmp_path):
+    spec = write_spec(tmp_path, """
+workload = "oltp_point_select"
+threads = [2]
+step_seconds = 8
+warmup_seconds = 1
+[options]
+table_size = 10000
+[axes]
+innodb_spin_wait_delay = [6, 96]
+""")
+    out = cli("sweep", spec, "--probes", "none", "--json", timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    cell = next(r for r in result["ratios"] if r["config"] == 1)["steps"][0]
+    store = store_for(sandbox)
+    session = store.get_session(result["session_id"])
+    tps = store.series(result["session_id"], ["client.main.tps"])["client.main.tps"]
+    base, other = (step_window(tps.t, tps.v, st) for st in session["steps"])
+    assert Verdict.from_dict(cell["verdict"]) == pair_verdict(base, other)
+    assert session["summary"]["ratios"][1]["steps"][0]["verdict"] == cell["verdict"]
+    store.close()

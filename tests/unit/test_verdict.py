@@ -1,0 +1,210 @@
+"""The knob A/B verdict's statistics (core/verdict.py) on series whose answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tunebench.core.verdict import (
+    Verdict,
+    ab_verdict,
+    block_length,
+    lag1,
+    pair_verdict,
+    ratio_ci,
+    settled_from,
+)
+
+
+def ar1(n: int, phi: float, sigma: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    e = rng.normal(0, sigma, n)
+    x = np.empty(n)
+    x[0] = e[0] / np.sqrt(1 - phi**2)
+    for i in range(1, n):
+        x[i] = phi * x[i - 1] + e[i]
+    return x
+
+
+def test_known_ratio_is_covered() -> None:
+    rng = np.random.default_rng(1)
+    before = 1000 + rng.normal(0, 20, 60)
+    after = 1240 + rng.normal(0, 25, 60)
+    ratio, low, high, _ = ratio_ci(before, after)
+    assert low < 1.24 < high
+    assert low > 1.2 and high < 1.28  # 60 quiet seconds a side: a tight interval
+    assert ratio == pytest.approx(after.mean() / before.mean())
+
+
+def test_no_difference_spans_one() -> None:
+    rng = np.random.default_rng(2)
+    before, after = 500 + rng.normal(0, 30, 40), 500 + rng.normal(0, 30, 40)
+    ratio, low, high, _ = ratio_ci(before, after)
+    assert low < 1.0 < high
+    v = Verdict(500, 500 * ratio, ratio, low, high, 40, 40, 3)
+    assert not v.clear
+    assert v.text().startswith("no clear difference in TPS (")
+
+
+def test_autocorrelated_noise_widens_the_interval() -> None:
+    noise_b, noise_a = ar1(90, 0.8, 10, 3), ar1(90, 0.8, 10, 4)
+    before, after = 1000 + noise_b, 1000 + noise_a
+    assert lag1(before) > 0.5
+    assert block_length(before) >= 5
+    _, lo, hi, block = ratio_ci(before, after)
+    _, nlo, nhi, nblock = ratio_ci(before, after, block=1)
+    assert nblock == 1 and block > 1
+    assert hi - lo > 1.4 * (nhi - nlo)
+
+
+def test_independent_noise_keeps_a_short_block() -> None:
+    x = 100 + np.random.default_rng(5).normal(0, 5, 64)
+    assert block_length(x) == 4  # n^(1/3)
+
+
+def test_reproducible() -> None:
+    rng = np.random.default_rng(6)
+    b, a = 100 + rng.normal(0, 9, 30), 110 + rng.normal(0, 9, 30)
+    assert ratio_ci(b, a) == ratio_ci(list(b), list(a))
+
+
+def test_settle_skips_fixed_seconds_then_the_ramp() -> None:
+    values = [0, 10, 20, 50, 60, 100, 101, 99, 100, 102, 98, 100, 100, 101]
+    assert settled_from(values, 3) == 5  # 3 fixed, then 50 and 60 below the steady level
+    assert settled_from([100.0] * 10, 3) == 3
+    assert settled_from([100.0] * 4, 3) == 3  # never shortened: too few seconds left means no verdict
+    assert settled_from([100.0] * 2, 3) == 2
+
+
+def series_of(t0: float, values: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    # stamped at the end of each second, as the run's intervals are
+    return np.arange(len(values)) + t0 + 1.0, np.asarray(values, dtype=float)
+
+
+def test_ab_verdict_on_series() -> None:
+    rng = np.random.default_rng(7)
+    tps = [*(1000 + rng.normal(0, 10, 20)), 400, 700, 900, *(2000 + rng.normal(0, 10, 20))]
+    p95 = [12.0] * 20 + [30, 20, 15] + [6.0] * 20
+    series = {"client.main.tps": series_of(100.0, tps), "client.main.lat.p95": series_of(100.0, p95),
+              "waits.wait/synch/mutex/innodb/log_sys_mutex.ms": series_of(100.0, [50.0] * 20 + [9.0] * 23),
+              "waits.wait/io/file/innodb/innodb_log_file.ms": series_of(100.0, [0.0] * 43)}
+    v = ab_verdict(series, "main", 100.0, 120.0, 143.0)
+    assert v is not None
+    assert v.seconds_before == 20 and v.seconds_after == 20  # the 3 s after the change left out
+    assert v.ratio == pytest.approx(2.0, rel=0.02) and v.clear
+    assert v.ci_low < v.ratio < v.ci_high
+    assert v.p95_before == 12.0 and v.p95_after == 6.0 and v.p99_before is None
+    assert [w.name for w in v.waits] == ["waits.wait/synch/mutex/innodb/log_sys_mutex.ms"]  # all-zero left out
+    assert v.windows == ((100.0, 120.0), (123.0, 143.0))
+    text = v.text(waits=True)
+    assert text.startswith(f"{v.ratio:.2f}x TPS (95 % CI {v.ci_low:.2f}-{v.ci_high:.2f}), p95 12.0 → 6.00 ms")
+    assert "log_sys_mutex 50.0 → 9.00 ms/s" in text
+    assert Verdict.from_dict(v.to_dict()) == v
+
+
+def test_ab_verdict_needs_seconds_on_both_sides() -> None:
+    series = {"client.main.tps": series_of(0.0, [100.0] * 10)}
+    assert ab_verdict(series, "main", 0.0, 8.0, 10.0) is None  # 2 s after, all settling
+    assert ab_verdict(series, "other", 0.0, 5.0, 10.0) is None
+
+
+def test_pair_verdict() -> None:
+    rng = np.random.default_rng(8)
+    v = pair_verdict(list(100 + rng.normal(0, 2, 20)), list(150 + rng.normal(0, 2, 20)))
+    assert v is not None and v.clear and v.ci_low < 1.5 < v.ci_high
+    assert pair_verdict([100.0, 100.0], [100.0] * 10) is None
+
+
+def test_synthetic_verdict_equals_a_recomputation(tmp_path) -> None:
+    from tunebench.core.verdict import recompute
+    from tunebench.store.repo import Store
+    from tunebench.store.synthetic import record
+
+    store = Store(tmp_path / "s.db")
+    sid = record(store, 120, n_series=30, knob_at=90, verdict=True)
+    ev = next(e for e in store.get_session(sid)["events"] if e["kind"] == "verdict")
+    v = recompute({n: (d.t, d.v) for n, d in store.series(sid).items()}, ev["data"])
+    assert v is not None and v == Verdict.from_dict(ev["data"]["verdict"])
+    assert v.ci_low < 1.15 < v.ci_high and v.clear  # the synthetic flip's +15 %
+    assert ev["label"].startswith(f"innodb_flush_log_at_trx_commit 1 → 2: {v.ratio:.2f}x TPS (95 % CI ")
+    store.close()
+
+
+def test_markdown_report_has_the_verdict(tmp_path) -> None:
+    from tunebench.core.results import markdown
+    from tunebench.store.repo import Store
+    from tunebench.store.synthetic import record
+
+    store = Store(tmp_path / "s.db")
+    sid = record(store, 120, n_series=30, knob_at=90, verdict=True)
+    session = store.get_session(sid)
+    v = Verdict.from_dict(next(e for e in session["events"] if e["kind"] == "verdict")["data"]["verdict"])
+    md = markdown(session)
+    assert "## A/B verdicts of live changes" in md
+    row = next(line for line in md.splitlines() if "innodb_flush_log_at_trx_commit 1 → 2" in line)
+    assert f"| {v.ratio:.2f}x ({v.ci_low:.2f}-{v.ci_high:.2f}) |" in row
+    assert f"| {v.tps_before:,.1f} | {v.tps_after:,.1f} |" in row
+    assert row.startswith("| +90 s |")
+    store.close()
+
+
+def test_sweep_ratio_to_baseline_carries_the_verdict() -> None:
+    from tests.unit.test_sweep_plan import CURRENT, KNOBS, make_plan, parse_spec, spec
+
+    from tunebench.core.results import markdown, sweep_tables
+
+    s = parse_spec(spec('innodb_spin_wait_delay = [6, 96]', "baseline = { innodb_spin_wait_delay = 6 }"))
+    plan = make_plan(s, KNOBS, CURRENT)
+    rng = np.random.default_rng(9)
+    seconds = {1: 1000 + rng.normal(0, 20, 20), 2: 3000 + rng.normal(0, 40, 20),
+               3: 1000 + rng.normal(0, 20, 20), 4: 3600 + rng.normal(0, 40, 20)}
+    steps = [{"step": n, "config": (n - 1) // 2, "group": "main", "threads": 1 if n % 2 else 4,
+              "tps": float(seconds[n].mean()), "qps": 1.0, "lat_p95_ms": 1.0, "lat_p99_ms": 2.0, "cv": 0.01,
+              "tps_median": 1.0} for n in seconds]
+    t = sweep_tables(plan, steps, {}, seconds)
+    cells = next(r for r in t["ratios"] if r["config"] == 1)["steps"]
+    at1, at4 = (Verdict.from_dict(c["verdict"]) for c in cells)
+    assert at1 == pair_verdict(seconds[1], seconds[3]) and not at1.clear
+    assert at4 == pair_verdict(seconds[2], seconds[4]) and at4.clear and at4.ci_low < 1.2 < at4.ci_high
+    assert all("verdict" not in c for c in next(r for r in t["ratios"] if r["config"] == 0)["steps"])
+    md = markdown({"id": 7, "workload": "w", "target": "sandbox", "engine": "builtin", "transport": "socket",
+                   "status": "completed", "summary": t})
+    assert f"({at4.ci_low:.2f}-{at4.ci_high:.2f}) |" in md
+    assert f"({at1.ci_low:.2f}-{at1.ci_high:.2f}, no clear difference) |" in md
+
+
+def test_run_flip_verdicts_two_changes_in_one_step(tmp_path) -> None:
+    """What the run records at a step's end: one verdict per change, each between its neighbours, the second
+    settled 3 s after the first too; every one equals a recomputation from the stored series."""
+    from tunebench.core.interval import Interval
+    from tunebench.core.verdict import recompute
+    from tunebench.run.session import flip_verdicts
+    from tunebench.store.repo import Store
+
+    store = Store(tmp_path / "s.db")
+    w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="w", config={},
+                          started_at=1000.0)
+    rng = np.random.default_rng(10)
+    t0 = 1000.123456
+    level = [100.0] * 15 + [150.0] * 15 + [120.0] * 15
+    ivs = [Interval(t0 + s + 1, "main", 4, level[s] + rng.normal(0, 2), 1.0, 1.0, 0.0, 0.0,
+                    {"p95": 10.0 - s / 10, "p99": 20.0}) for s in range(45)]
+    for iv in ivs:
+        w.add_interval(iv)
+    w.flush()
+    marks = [(t0 + 14.9, {"name": "sort_buffer_size", "from": "262144", "to": "1048576"}),
+             (t0 + 30.0, {"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2"})]
+    events = flip_verdicts(store, w.id, marks, {"main": ivs[2:]}, t0 + 45.5)
+    assert [e.kind for e in events] == ["verdict", "verdict"]
+    first, second = (e.data for e in events)
+    assert (first["start"], first["at"], first["end"]) == (ivs[2].t - 1.5, marks[0][0], marks[1][0])
+    assert (second["start"], second["settle_before"]) == (marks[0][0], 3)
+    assert first["new_sessions_only"] and "applies to new connections only" in events[0].label
+    assert not second["new_sessions_only"]
+    stored = {n: (d.t, d.v) for n, d in store.series(w.id).items()}
+    for e in events:
+        assert recompute(stored, e.data) == Verdict.from_dict(e.data["verdict"])
+    a, b = (Verdict.from_dict(d["verdict"]) for d in (first, second))
+    assert a.seconds_before == 12 and a.seconds_after == 12 and a.ci_low < 1.5 < a.ci_high  # flip's second: neither
+    assert b.seconds_before == 12 and b.seconds_after == 12 and b.ci_low < 0.8 < b.ci_high
+    store.close()
