@@ -43,11 +43,11 @@ class SeriesBuffer:
 @dataclass(frozen=True, slots=True)
 class Marker:
     t: float
-    kind: str  # step | knob | mark | restart
+    kind: str  # step | knob | mark | restart | config (a sweep configuration: a band until the next)
     label: str
 
 
-MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "step"}
+MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config"}
 
 
 class Timeline:
