@@ -6,6 +6,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from tunebench.core.interval import Event
+from tunebench.ui.bands import band_names
 from tunebench.ui.dashboard import Dashboard
 from tunebench.ui.theme import THEMES
 from tunebench.ui.timeline import Timeline
@@ -55,7 +56,7 @@ def test_each_configuration_is_one_band_with_one_label_on_the_top_plot(dashboard
     for k, (text, value) in enumerate(zip(texts, "120", strict=True)):
         knobs = f"flush_log_at_trx_commit={value}"
         assert text.startswith((f"configuration {k + 1}: {knobs}", f"{k + 1}: {knobs}")), texts
-    assert labels[1].toolTip() == "configuration 2: flush_log_at_trx_commit=2, sync_binlog=0"
+    assert labels[1].toolTip() == "configuration 2: innodb_flush_log_at_trx_commit=2, sync_binlog=0"
     rects = [lab.sceneBoundingRect() for lab in labels]
     view = top.view.sceneBoundingRect()
     for k, rect in enumerate(rects):
@@ -91,3 +92,35 @@ def test_step_labels_are_readable_on_stage(dashboard):
     for band in top.bands:
         assert band.label.font.pointSizeF() == pytest.approx(9 * 1.8)
         assert band.label.fg.name() == THEMES["stage"].plot_foreground
+
+
+def test_band_names_leave_out_what_every_configuration_shares():
+    labels = [f"configuration {k + 1}: log_bin=ON, sync_binlog={v}" for k, v in enumerate((0, 1, 100))]
+    assert band_names(labels) == [("configuration 1: sync_binlog=0", "1: sync_binlog=0"),
+                                  ("configuration 2: sync_binlog=1", "2: sync_binlog=1"),
+                                  ("configuration 3: sync_binlog=100", "3: sync_binlog=100")]
+    assert band_names(labels[:1]) == [("configuration 1: log_bin=ON, sync_binlog=0", "1: log_bin=ON, sync_binlog=0")]
+    assert band_names(["configuration 1: as configured", "configuration 2: as configured"]) == [
+        ("configuration 1: as configured", "1: as configured"), ("configuration 2: as configured", "2: as configured")]
+
+
+def test_overlapping_step_labels_show_one(qtbot):
+    """Steps a second apart on a wide range: their labels would be drawn over each other; one of them shows."""
+    d = Dashboard(Timeline(), THEMES["light"])
+    qtbot.addWidget(d)
+    d.resize(800, 600)
+    d.show()
+    d.timer.stop()
+    for s in range(300):
+        d.timeline.add(1000.0 + s, {"client.main.tps": 100.0})
+    d.timeline.add_event(Event(1100.0, "step_start", "step 1: main=4"))
+    d.timeline.add_event(Event(1101.0, "restart", "sandbox restarted: innodb_log_file_size (7 s)"))
+    d.timeline.add_event(Event(1200.0, "step_start", "step 2: main=16"))
+    d.redraw()
+    QApplication.processEvents()
+    shown = [line.label.toPlainText() for line, _k in d.panels[0].labelled if line.label.isVisible()]
+    assert shown == ["main=4", "main=16"]  # the step label stays, the restart's would cover it
+    d.set_x_range(100.0, 104.0)  # zoomed in: room for both
+    QApplication.processEvents()
+    shown = [line.label.toPlainText() for line, _k in d.panels[0].labelled if line.label.isVisible()]
+    assert "main=4" in shown and any(t.startswith("sandbox restarted") for t in shown)

@@ -203,3 +203,23 @@ def test_compare_overlay_reads_each_session_at_the_aligned_second(win, qtbot):
     got = dict(curves.values[compare.curve_plot.getPlotItem().getViewBox()])
     assert curves.x == 2.0 and len(got) == 2
     assert all(v.endswith(" TPS") and v != NO_VALUE for v in got.values())
+
+
+def test_every_box_stays_inside_its_plot(qtbot):
+    d = Dashboard(Timeline(), THEMES["light"])
+    qtbot.addWidget(d)
+    d.resize(460, 800)  # a narrow dashboard: the boxes fit neither side of a line in the middle
+    d.show()
+    qtbot.waitExposed(d)
+    d.timer.stop()
+    _fill(d.timeline, 30)
+    d.redraw()
+    QApplication.processEvents()
+    for at in (3.0, 15.0, 29.0):
+        d.crosshair.show_at(at)
+        for p in d._shown_panels():
+            ln, box = d.crosshair._items[p.view]
+            assert ln.isVisible() and box.isVisible() == bool(p.curves), p.title  # (no waits in these data)
+            rect = box.sceneBoundingRect()
+            view = p.view.sceneBoundingRect()
+            assert view.left() <= rect.left() and rect.right() <= view.right() + 0.5, (p.title, at)

@@ -18,6 +18,22 @@ PAD = 3  # pixels around a band label's text
 MIN_LABEL = 28  # narrower than this (pixels), a band shows no label
 
 
+def band_names(labels: list[str]) -> list[tuple[str, str]]:
+    """Per configuration event label ("configuration 2: log_bin=ON, sync_binlog=1"), its name in two lengths
+    without what every configuration shares (("configuration 2: sync_binlog=1", "2: sync_binlog=1") when all
+    have log_bin=ON): what tells the bands apart, readable in the room a band has."""
+    split = []
+    for label in labels:
+        head, _, knobs = label.partition(": ")
+        split.append((head.removeprefix("configuration ").strip(), [k.strip() for k in knobs.split(",") if k.strip()]))
+    common = set.intersection(*(set(parts) for _n, parts in split)) if len(split) > 1 else set()
+    out = []
+    for (number, parts), label in zip(split, labels, strict=True):
+        distinct = ", ".join(p for p in parts if p not in common) or ", ".join(parts)
+        out.append((f"configuration {number}: {distinct}", f"{number}: {distinct}") if distinct else (label, label))
+    return out
+
+
 def band_brush(theme: Theme, k: int) -> QBrush:
     """Alternate tints, faint enough that curves stay the contrast on top of them."""
     tints = ("#4c8fd6", "#e0922f") if theme.name == "light" else ("#5aa9ff", "#ffb347")
@@ -67,7 +83,8 @@ class ConfigBand:
     def __init__(self, plot: pg.PlotItem, start: float, name: str, k: int, theme: Theme, labelled: bool):
         self.plot = plot
         self.start, self.end = start, start
-        self.name = name
+        self.name = name  # the event's label: the tooltip
+        self.names = (name, name)  # what the label says, long and short (set_names)
         self.region = pg.LinearRegionItem((start, start), movable=False, brush=band_brush(theme, k),
                                           pen=pg.mkPen(None))
         self.region.setZValue(-100)  # under the curves and the markers
@@ -112,12 +129,10 @@ class ConfigBand:
         if room < MIN_LABEL:
             label.hide()
             return 0.0
-        # in full when it fits, else as "2: knobs" (the knobs are what the reader wants), elided at the end
+        # long when it fits, else short (the knobs are what the reader wants), elided at the end
         fm = QFontMetricsF(font)
-        number, _, knobs = self.name.removeprefix("configuration ").partition(": ")
-        short = f"{number}: {knobs}" if knobs else self.name
-        text = self.name if fm.horizontalAdvance(self.name) <= room else \
-            fm.elidedText(short, Qt.TextElideMode.ElideRight, room)
+        long, short = self.names
+        text = long if fm.horizontalAdvance(long) <= room else fm.elidedText(short, Qt.TextElideMode.ElideRight, room)
         label.set_text(text, font)
         label.setPos(left + 1, 1)
         label.show()

@@ -215,11 +215,17 @@ class Crosshair(QObject):
             drawn = self._draw(vb, at, self.x_text(at) if k == 0 else "", rows)
             if drawn is not None:
                 placed.append(drawn)
-        # every box on the same side of the line: right of it, unless the widest box has no room there
+        # every box on the same side of the line: right of it, else left of it, else (a narrow plot) inside it
         widest = max([box.boundingRect().width() for _px, _w, box in placed] + [0.0])
         for px, width, box in placed:
-            right = px + BOX_GAP + widest <= width or px < width / 2
-            box.setPos(max(0.0, px + BOX_GAP if right else px - BOX_GAP - box.boundingRect().width()), 2)
+            w = box.boundingRect().width()
+            if px + BOX_GAP + widest <= width:
+                left = px + BOX_GAP
+            elif px - BOX_GAP - widest >= 0:
+                left = px - BOX_GAP - w
+            else:
+                left = max(0.0, min(px + BOX_GAP, width - w))
+            box.setPos(left, 2)
         drawn_on = {box for _px, _w, box in placed}
         for ln, box in self._items.values():
             if box not in drawn_on:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QGraphicsWidget, QSizePolicy
 
@@ -26,6 +26,7 @@ MARGIN = 2  # the legend's own margin, all round
 LABEL_GAP = 3  # pixels between two rows of marker labels
 # Where a marker's label sits along its line (0 bottom, 1 top) when the rows above leave it room
 LABEL_POSITION = {"step": 0.92, "knob": 0.72}
+PRIORITY = {"step": 0, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
 
 
 class Swatch(pg.ItemSample):
@@ -194,9 +195,27 @@ def fit_legend(legend: SideLegend, view: pg.ViewBox) -> None:
     legend.layout.activate()
 
 
+def _show_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], newest_first: bool) -> None:
+    """The labels of one row that fit beside those already shown, the rest hidden: steps before marks before
+    restarts, left to right (knob labels: newest first). Overlapping, none of them could be read."""
+    spans: list[tuple[float, float]] = []
+    xs = {id(line): view.mapFromView(QPointF(line.value(), 0)).x() for line in lines}
+    order = sorted(lines, key=lambda ln: (PRIORITY.get(getattr(ln, "kind", "step"), 1),
+                                         -xs[id(ln)] if newest_first else xs[id(ln)]))
+    for line in order:
+        label = line.label
+        w = label.boundingRect().width()
+        left = xs[id(line)] - label.anchor.x() * w
+        free = all(left + w + LABEL_GAP <= a or left >= b + LABEL_GAP for a, b in spans)
+        if free:
+            spans.append((left, left + w))
+        if label.isVisible() != free:
+            label.setVisible(free)
+
+
 def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, str]], top: float = 0.0) -> None:
     """Marker labels in rows from `top` (pixels from the view's top) down: step labels first, knob labels in a
-    row below them, each at its usual height when there is room."""
+    row below them, each at its usual height when there is room, none over another."""
     height = view.height()
     if height <= 0 or not labelled:
         return
@@ -210,4 +229,5 @@ def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, 
         for line in lines:
             if line.label.orthoPos != position:
                 line.label.setPosition(position)
+        _show_apart(view, lines, newest_first=kind == "knob")
         top = centre + h / 2 + LABEL_GAP

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem
 
-from tunebench.ui.bands import ConfigBand, band_brush
+from tunebench.ui.bands import ConfigBand, band_brush, band_names
 from tunebench.ui.crosshair import Trace
 from tunebench.ui.legend import (
     LABEL_POSITION,
@@ -153,7 +153,7 @@ class Panel:
         self._update_labels()
 
     def _on_x_range_changed(self) -> None:
-        if self.bands and "config" in self.labels:
+        if self.labelled or (self.bands and "config" in self.labels):  # what overlaps depends on the scale
             self._update_labels()
 
     def _update_labels(self) -> None:
@@ -264,6 +264,7 @@ class Panel:
             self.plot.removeItem(line)
             if getattr(line, "kind", "") == "config":
                 self.bands.pop().remove()
+                self._name_bands()
         while len(self.markers) < len(tl.markers):
             if budget <= 0:
                 return False
@@ -322,15 +323,20 @@ class Panel:
             self.labelled.append((line, "knob" if m.kind == "knob" else "step"))
             self._update_labels()
 
+    def _name_bands(self) -> None:
+        names = band_names([b.name.replace("innodb_", "") for b in self.bands])  # (as knob labels drop it)
+        for b, n in zip(self.bands, names, strict=True):
+            b.names = n
+
     def _add_band(self, m: Marker) -> None:
         """A configuration: its band from here on (the one before ends here), its name on a labelled plot,
         and an edge line so that `markers` stays one item per timeline marker."""
         if self.bands:
             self.bands[-1].set_end(m.t)
-        name = m.label.replace("innodb_", "")
-        band = ConfigBand(self.plot, m.t, name, len(self.bands), self.theme, "config" in self.labels)
+        band = ConfigBand(self.plot, m.t, m.label, len(self.bands), self.theme, "config" in self.labels)
         band.set_appearance(self.theme)
         self.bands.append(band)
+        self._name_bands()
         edge = band_brush(self.theme, band.k).color()
         edge.setAlpha(160)
         line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(edge, width=1))
