@@ -90,11 +90,16 @@ class ReadoutBox(QGraphicsItem):
         self.bold = QFont(self.font)
         self.bold.setBold(True)
 
-    def set_rows(self, header: str, rows: list[tuple[QColor, str, str]]) -> None:
+    def set_rows(self, header: str, rows: list[tuple[QColor, str, str]], room: float) -> None:
+        """The rows, the names shortened when the box would be wider than `room` (the values never are)."""
         fm, fb = QFontMetricsF(self.font), QFontMetricsF(self.bold)
         names = max([fm.horizontalAdvance(r[1]) for r in rows] + [0.0])
         values = max([fb.horizontalAdvance(r[2]) for r in rows] + [0.0])
-        width = max(SWATCH + PAD + names + 2 * PAD + values, fb.horizontalAdvance(header)) + 2 * PAD
+        fixed = SWATCH + 3 * PAD + values + 2 * PAD
+        if fixed + names > room and rows:
+            names = max(3 * fm.averageCharWidth(), room - fixed)
+            rows = [(c, fm.elidedText(n, Qt.TextElideMode.ElideRight, names), v) for c, n, v in rows]
+        width = max(fixed + names, fb.horizontalAdvance(header) + 2 * PAD)
         height = (len(rows) + bool(header)) * fm.height() + 2 * PAD
         if (width, height) != self._size:
             self.prepareGeometryChange()
@@ -250,7 +255,7 @@ class Crosshair(QObject):
         ln, box = items
         ln.setLine(px, 0, px, height)
         ln.show()
-        box.set_rows(header, rows)
+        box.set_rows(header, rows, width - 2)
         box.setVisible(bool(rows or header))
         return px, width, box
 
