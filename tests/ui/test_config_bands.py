@@ -124,3 +124,9 @@ def test_overlapping_step_labels_show_one(qtbot):
     QApplication.processEvents()
     shown = [line.label.toPlainText() for line, _k in d.panels[0].labelled if line.label.isVisible()]
     assert "main=4" in shown and any(t.startswith("sandbox restarted") for t in shown)
+
+
+def test_the_hover_title_names_the_configuration(dashboard):
+    dashboard.crosshair.show_at(50.0)
+    box = dashboard.crosshair._items[dashboard.panels[0].view][1]
+    assert box.header == "50 s · 2: flush_log_at_trx_commit=2, sync_binlog=0"

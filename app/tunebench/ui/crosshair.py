@@ -99,6 +99,7 @@ class ReadoutBox(QGraphicsItem):
         if fixed + names > room and rows:
             names = max(3 * fm.averageCharWidth(), room - fixed)
             rows = [(c, fm.elidedText(n, Qt.TextElideMode.ElideRight, names), v) for c, n, v in rows]
+        header = fb.elidedText(header, Qt.TextElideMode.ElideRight, max(0.0, room - 2 * PAD))
         width = max(fixed + names, fb.horizontalAdvance(header) + 2 * PAD)
         height = (len(rows) + bool(header)) * fm.height() + 2 * PAD
         if (width, height) != self._size:

@@ -22,7 +22,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from tunebench.ui.crosshair import Crosshair, HoverPlot
+from tunebench.ui.crosshair import Crosshair, HoverPlot, seconds
 from tunebench.ui.plot_panel import PALETTE, SHOWN_PREFIXES, TOP_WAITS, Panel, TopWaits, panel_specs
 from tunebench.ui.readouts import ReadoutBar
 from tunebench.ui.theme import Theme
@@ -67,7 +67,7 @@ class Dashboard(QWidget):
         self._leader: pg.ViewBox | None = None
         self._x_window: tuple[float, float] | None = None  # the x range every plot shows while following
         self._legend_width = -1.0
-        self.crosshair = Crosshair(self.graphics, self._hover_plots, theme)
+        self.crosshair = Crosshair(self.graphics, self._hover_plots, theme, self._hover_title)
         self._build_plots()
         # One panel per tick, a full round about every second (data arrive every second, every 0.25 s at the
         # fastest probe rate): no single event-loop turn holds the whole redraw.
@@ -135,6 +135,11 @@ class Dashboard(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_legends()
+
+    def _hover_title(self, x: float) -> str:
+        """The hovered second, and in a sweep the configuration it belongs to."""
+        band = next((b for b in reversed(self.panels[0].bands) if b.start <= x <= b.end), None)
+        return f"{seconds(x)} · {band.names[1]}" if band is not None else seconds(x)
 
     def _hover_plots(self) -> list[HoverPlot]:
         return [(p.view, p.traces(self.timeline)) for p in self._shown_panels()]
