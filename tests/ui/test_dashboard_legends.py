@@ -1,6 +1,9 @@
-"""Plot legends: inside their plot in a narrow dashboard, clear of the marker labels, and laid out after stage
-mode exactly as before it (three defects seen at 1920x1080)."""
+"""Plot legends: beside their plot (never over a curve: the waits legend covered most of the waits plot), the
+same room on every plot so the time axes line up, clear of the marker labels, and laid out after stage mode
+exactly as before it."""
 
+import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QApplication
@@ -13,12 +16,14 @@ from tunebench.ui.timeline import Timeline
 
 
 def _fill(tl: Timeline, seconds: int = 25, t0: float = 1000.0) -> None:
+    """A demo's data: a climbing TPS, noisy waits of eight instruments (the top six and 'other' shown), CPU."""
+    rng = np.random.default_rng(1)
     for s in range(seconds):
         values = {"client.main.tps": 6000.0 + 50 * s, "client.main.qps": 6000.0, "client.main.lat.p95": 5 + s / 5,
                   "client.main.lat.p99": 9 + s / 4, "client.main.threads": 16, "server.questions": 6000.0,
                   "server.threads_running": 12, "host.local.cpu.user": 70.0, "host.local.cpu.system": 20.0,
                   "host.local.cpu.iowait": 1.0, "proc.local.server.cpu": 30.0, "proc.local.client.cpu": 20.0}
-        values.update({f"waits.{w}.ms": 10.0 * (i + 1) for i, w in enumerate(WAITS)})
+        values.update({f"waits.{w}.ms": 10.0 * (i + 1) * rng.uniform(0.7, 1.3) for i, w in enumerate(WAITS)})
         values["waits.other.ms"] = 5.0
         tl.add(t0 + s, values)
     tl.add_event(Event(t0 + 3, "step_start", "step 1: main=4"))
@@ -42,14 +47,55 @@ def _legend_rect(p) -> QRectF:
     return p.plot.legend.sceneBoundingRect()
 
 
-@pytest.mark.parametrize("width", [520, 640, 1000])
-def test_every_legend_is_inside_its_plot(qtbot, width):
+def _drawn_points(p) -> list[pg.Point]:
+    """Every point of the panel's curves inside its visible range, in scene coordinates."""
+    (x0, x1), (y0, y1) = p.view.viewRange()
+    out = []
+    for curve in p.curves.values():
+        x, y = curve.getData()
+        keep = (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+        out += [p.view.mapViewToScene(pg.Point(float(a), float(b))) for a, b in zip(x[keep], y[keep], strict=True)]
+    return out
+
+
+@pytest.mark.parametrize("width", [520, 640, 1000, 1600])
+def test_no_legend_covers_a_curve(qtbot, width):
     d = _dashboard(qtbot, width)
+    legends = [_legend_rect(p) for p in d.panels]
+    assert all(p.plot.legend.items for p in d.panels)
+    for p in d.panels:
+        points = _drawn_points(p)
+        assert len(points) > 20, p.title
+        for rect in legends:
+            covered = [pt for pt in points if rect.contains(pt)]
+            assert not covered, (p.title, rect.getRect(), covered[:3])
+
+
+@pytest.mark.parametrize("width", [520, 640, 1000])
+def test_every_legend_is_beside_its_plot_and_the_time_axes_line_up(qtbot, width):
+    d = _dashboard(qtbot, width)
+    shown = QRectF(d.graphics.mapToScene(d.graphics.viewport().rect()).boundingRect())
     for p in d.panels:
         view = p.view.sceneBoundingRect()
         legend = _legend_rect(p)
         assert p.plot.legend.items, p.title
-        assert view.contains(legend), (p.title, view.getRect(), legend.getRect())
+        assert legend.width() > 40 and legend.height() > 10, (p.title, legend.getRect())
+        assert not view.intersects(legend), (p.title, view.getRect(), legend.getRect())
+        assert legend.left() >= view.right() and shown.contains(legend), (p.title, legend.getRect())
+        assert p.plot.sceneBoundingRect().contains(legend), p.title
+    # one second is at one screen x on every plot: the hover line is straight
+    assert len({(round(p.view.sceneBoundingRect().left(), 1), round(p.view.sceneBoundingRect().right(), 1))
+                for p in d.panels}) == 1
+
+
+def test_a_short_plot_lists_what_fits_and_counts_the_rest(qtbot):
+    d = _dashboard(qtbot, 1000, height=560)
+    waits = d.panels[4]
+    legend = waits.plot.legend
+    shown = [label for _s, label in legend.items if label.isVisible()]
+    assert len(legend.items) == 7 and 1 <= len(shown) < 7
+    assert legend.more.isVisible() and legend.more.text == f"+{7 - len(shown)} more"
+    assert _legend_rect(waits).bottom() <= waits.view.sceneBoundingRect().bottom() + 1
 
 
 @pytest.mark.parametrize("width", [640, 1000, 1400])
@@ -74,7 +120,8 @@ def _legend_layout(d: Dashboard) -> dict:
     for p in d.panels:
         legend = p.plot.legend
         out[p.title] = (round(legend.width(), 1), round(legend.height(), 1),
-                        [(round(lab.pos().x(), 1), round(lab.pos().y(), 1)) for _s, lab in legend.items])
+                        [(round(lab.pos().x(), 1), round(lab.pos().y(), 1)) for _s, lab in legend.items
+                         if lab.isVisible()], legend.more.isVisible() and legend.more.text)
     return out
 
 

@@ -1,5 +1,6 @@
 """Compare sessions: overlays aligned at the start, a step or a marker; TPS-vs-concurrency curves of every
-configuration; the best-to-best bars and ratio table."""
+configuration; the best-to-best bars and ratio table. The overlay and the curves have the hover readout and
+their legends beside them, as on the dashboard."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -24,8 +26,39 @@ from PySide6.QtWidgets import (
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sessions import ALIGN_MODES, METRICS, align_offset, best_to_best, metric_series, tps_by_threads
 from tunebench.store.repo import Store
+from tunebench.ui.crosshair import Crosshair, HoverPlot, Trace
 from tunebench.ui.dashboard import PALETTE
+from tunebench.ui.legend import add_legend, fit_legend, natural_width, set_column_width
 from tunebench.ui.theme import Theme
+
+LEGEND_SHARE = 0.3  # at most this share of a plot's width goes to its legend
+
+
+def unit_of(metric: str) -> str:
+    """The unit of a compared metric or series, as the dashboard's readout writes it."""
+    if metric in ("TPS", "QPS"):
+        return metric
+    if metric.endswith(" ms") or ".lat." in metric:
+        return "ms"
+    if metric.endswith(".tps"):
+        return "TPS"
+    if metric.endswith(".qps") or metric == "server.questions":
+        return "QPS"
+    if metric.startswith("waits.") and metric.endswith(".ms"):
+        return "ms/s"
+    if metric.endswith(".threads") or metric.startswith("server.threads_"):
+        return "threads"
+    if metric.startswith(("host.", "proc.")) and ".cpu" in metric:
+        return "%"
+    return ""
+
+
+def threads_text(x: float) -> str:
+    return f"{2 ** x:,.0f} client threads"
+
+
+def aligned_seconds(x: float) -> str:
+    return f"{x:+,.0f} s"
 
 
 class CompareView(QWidget):
@@ -52,11 +85,14 @@ class CompareView(QWidget):
         for w in (QLabel("metric"), self.metric_box, QLabel("align at"), self.align, self.which, self.apply_button):
             controls.addWidget(w)
         controls.addWidget(self.status, 1)
+        # what the hover readouts read: per plot, the curves as drawn
+        self.overlay_traces: list[Trace] = []
+        self.curve_traces: list[Trace] = []
         self.overlay = pg.PlotWidget()
-        self.overlay.addLegend(offset=(-10, 5))
+        add_legend(self.overlay.getPlotItem())
         self.overlay.setLabel("bottom", "seconds from the alignment point")
         self.curve_plot = pg.PlotWidget()
-        self.curve_plot.addLegend(offset=(-10, 5))
+        add_legend(self.curve_plot.getPlotItem())
         self.curve_plot.setLabel("bottom", "client threads (log2)")
         self.curve_plot.setLabel("left", "TPS")
         self.bars = pg.PlotWidget()
@@ -78,7 +114,23 @@ class CompareView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(self.tabs, 1)
+        self.crosshairs = [
+            Crosshair(self.overlay, lambda: self._hover(self.overlay, self.overlay_traces), theme, aligned_seconds),
+            Crosshair(self.curve_plot, lambda: self._hover(self.curve_plot, self.curve_traces), theme, threads_text)]
+        for w in (self.overlay, self.curve_plot):
+            w.getPlotItem().getViewBox().sigResized.connect(self._fit_legends)
         self.apply_theme(theme)
+
+    @staticmethod
+    def _hover(widget: pg.PlotWidget, traces: list[Trace]) -> list[HoverPlot]:
+        return [(widget.getPlotItem().getViewBox(), traces)]
+
+    def _fit_legends(self) -> None:
+        """Each legend beside its plot, at most LEGEND_SHARE of the plot's width."""
+        for w in (self.overlay, self.curve_plot):
+            item = w.getPlotItem()
+            set_column_width(item.legend, min(natural_width(item.legend), LEGEND_SHARE * w.width()))
+            fit_legend(item.legend, item.getViewBox())
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -89,7 +141,10 @@ class CompareView(QWidget):
                 item.getAxis(axis).setTextPen(pg.mkPen(theme.plot_foreground))
             if item.legend is not None:
                 item.legend.setLabelTextColor(theme.plot_foreground)
-                item.legend.setBrush(pg.mkBrush(theme.label_fill))
+                for _sample, label in item.legend.items:
+                    label.setText(label.text, color=theme.plot_foreground)
+        for crosshair in self.crosshairs:
+            crosshair.set_appearance(theme, 1.0)
 
     def set_sessions(self, ids: list[int]) -> None:
         self.session_ids = list(ids)
@@ -114,6 +169,9 @@ class CompareView(QWidget):
             self.status.setText(str(exc))
         self._draw_curves()
         self._draw_best()
+        self._fit_legends()
+        for crosshair in self.crosshairs:
+            crosshair.hide()
 
     def _draw_overlay(self) -> None:
         plot = self.overlay.getPlotItem()
@@ -121,6 +179,7 @@ class CompareView(QWidget):
         if plot.legend is not None:
             plot.legend.clear()
         self.curves.clear()
+        self.overlay_traces = []
         metric, mode, which = self.metric_box.currentText(), self.align.currentText(), self.which.text().strip()
         plot.setLabel("left", metric)
         notes = []
@@ -133,7 +192,10 @@ class CompareView(QWidget):
             offset = align_offset(session, mode, which)
             data = self.store.series(sid, [name])[name]
             pen = pg.mkPen(PALETTE[i % len(PALETTE)], width=3)
-            self.curves[sid] = plot.plot(data.t - offset, data.v, pen=pen, name=self._title(sid))
+            x = data.t - offset
+            self.curves[sid] = plot.plot(x, data.v, pen=pen, name=self._title(sid))
+            self.overlay_traces.append(Trace(self._title(sid), QColor(PALETTE[i % len(PALETTE)]), x, data.v,
+                                             unit_of(metric)))
         plot.addItem(pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("#888888", width=2),
                                      label=f"{mode} {which}".strip(),
                                      labelOpts={"position": 0.95, "color": "#888888"}))
@@ -144,6 +206,7 @@ class CompareView(QWidget):
         plot.clear()
         if plot.legend is not None:
             plot.legend.clear()
+        self.curve_traces = []
         for sid in self.session_ids:
             for label, points in tps_by_threads(self.sessions[sid]).items():
                 if not points:
@@ -152,8 +215,9 @@ class CompareView(QWidget):
                 x = np.log2([p[0] for p in ordered])
                 y = [p[1] for p in ordered]
                 color = self.colors[(sid, label)]
-                plot.plot(x, y, pen=pg.mkPen(color, width=3), symbol="o", symbolBrush=color,
-                          name=f"{self._title(sid)} {label}".strip())
+                name = f"{self._title(sid)} {label}".strip()
+                plot.plot(x, y, pen=pg.mkPen(color, width=3), symbol="o", symbolBrush=color, name=name)
+                self.curve_traces.append(Trace(name, QColor(color), x, np.asarray(y, dtype=float), "TPS"))
         ticks = sorted({p[0] for sid in self.session_ids for pts in tps_by_threads(self.sessions[sid]).values()
                         for p in pts})
         plot.getAxis("bottom").setTicks([[(float(np.log2(t)), str(t)) for t in ticks]])

@@ -8,6 +8,9 @@ window is decided once per tick from the timeline and set on every plot, with th
 link would set each plot again from each of the others). Only the data redraw is spread over the ticks,
 one panel per tick (its new markers and its curves), so no single event-loop turn holds the whole redraw.
 Any manual pan or zoom stops following and links the plots again, so they pan and zoom together.
+
+Every plot keeps the same room for its legend at its right (the widest legend's, within a share of the
+width), so one second is at the same screen x on every plot: the hover line runs straight through them.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from tunebench.ui.crosshair import Crosshair, HoverPlot, seconds
 from tunebench.ui.plot_panel import PALETTE, SHOWN_PREFIXES, TOP_WAITS, Panel, TopWaits, panel_specs
 from tunebench.ui.readouts import ReadoutBar
 from tunebench.ui.theme import Theme
@@ -26,6 +31,8 @@ from tunebench.ui.timeline import Timeline
 __all__ = ["FOLLOW_STEP", "PALETTE", "SHOWN_PREFIXES", "TOP_WAITS", "Dashboard"]
 
 FOLLOW_STEP = 10  # seconds the followed window moves at a time
+LEGEND_SHARE = 0.3  # at most this share of the plots' width goes to the legends
+LEGEND_MIN = 90.0  # pixels (times the font scale): below this the names are elided rather than the plots
 
 
 class PlotStack(pg.GraphicsView):
@@ -59,6 +66,8 @@ class Dashboard(QWidget):
         self._waits = TopWaits()
         self._leader: pg.ViewBox | None = None
         self._x_window: tuple[float, float] | None = None  # the x range every plot shows while following
+        self._legend_width = -1.0
+        self.crosshair = Crosshair(self.graphics, self._hover_plots, theme, self._hover_title)
         self._build_plots()
         # One panel per tick, a full round about every second (data arrive every second, every 0.25 s at the
         # fastest probe rate): no single event-loop turn holds the whole redraw.
@@ -77,12 +86,13 @@ class Dashboard(QWidget):
     def _build_plots(self) -> None:
         specs = panel_specs(self._waits)
         first: pg.PlotItem | None = None
-        for i, (title, select) in enumerate(specs):
+        for i, (title, unit, select) in enumerate(specs):
             plot = self.graphics.ci.addPlot(row=i, col=0)
-            # marker labels on the first plot, and the knob's on the latency plot too
-            labels = ("step", "knob", "mark", "restart", "verdict") if i == 0 else \
+            # marker labels, configuration names and verdicts on the first plot, and the knob's on the latency
+            # plot too
+            labels = ("config", "step", "knob", "mark", "restart", "verdict") if i == 0 else \
                 ("knob",) if title == "latency ms" else ()
-            panel = Panel(title, plot, select, self.theme, labels)
+            panel = Panel(title, unit, plot, select, self.theme, labels)
             if first is None:
                 first = plot
             else:
@@ -92,6 +102,8 @@ class Dashboard(QWidget):
             else:
                 plot.setLabel("bottom", "seconds")
             panel.view.sigRangeChangedManually.connect(self._on_manual_range)
+            panel.view.sigXRangeChanged.connect(self._on_x_range_changed)
+            panel.view.sigResized.connect(self._on_x_range_changed)
             self.panels.append(panel)
         self._set_following(True)
 
@@ -103,6 +115,38 @@ class Dashboard(QWidget):
         for p in self.panels:
             p.set_appearance(theme, scale, self.line_scale)
         self.bar.set_scale(scale)
+        self._fit_legends(force=True)
+        self.crosshair.set_appearance(theme, scale)
+
+    # -- legends and the hover readout --
+    def _shown_panels(self) -> list[Panel]:
+        return [p for p in self.panels if p.plot.isVisible() and p.plot.scene() is not None]
+
+    def _fit_legends(self, force: bool = False) -> None:
+        """One legend width for every plot: the widest legend's full names, within LEGEND_SHARE of the width."""
+        shown = self._shown_panels()
+        want = max([p.legend_width for p in shown] + [0.0])
+        cap = max(LEGEND_MIN * self.font_scale, LEGEND_SHARE * self.graphics.width())
+        width = min(want, cap)
+        if force or width != self._legend_width:
+            self._legend_width = width
+            for p in self.panels:
+                p.set_legend_width(width)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_legends()
+
+    def _hover_title(self, x: float) -> str:
+        """The hovered second, and in a sweep the configuration it belongs to."""
+        band = next((b for b in reversed(self.panels[0].bands) if b.start <= x <= b.end), None)
+        return f"{seconds(x)} · {band.names[1]}" if band is not None else seconds(x)
+
+    def _hover_plots(self) -> list[HoverPlot]:
+        return [(p.view, p.traces(self.timeline)) for p in self._shown_panels()]
+
+    def _on_x_range_changed(self) -> None:
+        self.crosshair.refresh()  # the line stays at its second as the plots scroll or zoom under it
 
     # -- following and linking --
     def _set_following(self, on: bool) -> None:
@@ -150,8 +194,11 @@ class Dashboard(QWidget):
         self.line_scale = line_scale
         for p in self.panels:
             p.set_line_scale(line_scale)
+        self._fit_legends(force=True)
+        self.crosshair.hide()
 
     def reset(self) -> None:
+        self.crosshair.hide()
         for p in self.panels:
             p.reset()
         self._next_panel = 0
@@ -186,7 +233,9 @@ class Dashboard(QWidget):
         for p in self.panels:
             while not p.update(self.timeline, budget=1000):
                 pass
+        self._fit_legends()
         self.bar.update_from(self.timeline)
+        self.crosshair.refresh()
 
     def _update_step(self) -> None:
         self._follow()
@@ -195,3 +244,6 @@ class Dashboard(QWidget):
             self.bar.update_from(self.timeline)
         if p.update(self.timeline):
             self._next_panel = (self._next_panel + 1) % len(self.panels)
+            if self._next_panel == 0:  # a round done: legends as wide as their new entries need, new values
+                self._fit_legends()
+                self.crosshair.refresh()

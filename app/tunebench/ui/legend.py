@@ -1,10 +1,13 @@
-"""A plot's legend that fits its plot: at the top right, as many columns (up to three) as the plot is wide, at
-its entries' own size; and the marker labels kept below it.
+"""A plot's legend beside its plot, never over its curves; and the marker labels along the top of the plot.
 
-pyqtgraph's LegendItem sizes itself from its entries' current geometry, which after a font change (stage
-mode and back) is still the old one: the grid kept the big columns, spaced out, for the small font. And with
-a fixed column count a legend of long names ran out of a narrow plot at the left. Here the grid is rebuilt
-and the legend set to the grid's preferred size each time its entries, their font or the plot's width change.
+Inside the view box, a legend of up to seven waits covered most of the short waits plot. Here it is a column
+right of the view box, in room the plot's layout keeps for it. That column is equally wide on every plot of
+a dashboard (the width is the dashboard's to decide), so the time axes still line up. Names are elided to
+the width; a plot too short for all its entries shows the first ones and "+N more", whose values the hover
+readout lists in full.
+
+The legend is laid out here only: pyqtgraph's LegendItem sized itself from its entries' previous geometry
+(after a font change it kept the old, bigger grid) and put itself at the plot's top left when an entry came.
 """
 
 from __future__ import annotations
@@ -12,86 +15,210 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QFontMetricsF
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter
+from PySide6.QtWidgets import QGraphicsWidget, QSizePolicy
 
-OFFSET = (-10, 5)  # from the view box's top right corner
-MAX_COLUMNS = 3
-SAMPLE = 20  # the size of an entry's line sample
-LABEL_GAP = 3  # pixels between the legend and a marker label, and between two rows of marker labels
-# Where a marker's label sits along its line (0 bottom, 1 top) when the legend leaves it room
+GAP = 6  # pixels between the view box and its legend
+SAMPLE = 20  # the width of an entry's line sample
+SPACING = 4  # between a sample and its name
+MARGIN = 2  # the legend's own margin, all round
+LABEL_GAP = 3  # pixels between two rows of marker labels
+# Where a marker's label sits along its line (0 bottom, 1 top) when the rows above leave it room
 LABEL_POSITION = {"step": 0.92, "knob": 0.72, "verdict": 0.1}
+PRIORITY = {"step": 0, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
 
 
-def add_legend(plot: pg.PlotItem, fill: str) -> pg.LegendItem:
-    legend = plot.addLegend(offset=OFFSET, labelTextSize="9pt", colCount=MAX_COLUMNS, brush=pg.mkBrush(fill))
-    legend.layout.setContentsMargins(4, 2, 4, 2)  # (9 px all round by default: a row's worth on a short plot)
+class Swatch(pg.ItemSample):
+    """An entry's line sample, centred on its row whatever the font size (pyqtgraph's draws at y = 11)."""
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(0, 0, SAMPLE, max(1.0, self.size().height()))
+
+    def paint(self, p: QPainter, *args: object) -> None:
+        pen = pg.mkPen(self.item.opts["pen"])
+        if not self.item.isVisible():  # switched off by a click on its entry: a faint sample
+            color = pen.color()
+            color.setAlpha(60)
+            pen.setColor(color)
+        p.setPen(pen)
+        y = self.size().height() / 2
+        p.drawLine(0, round(y), SAMPLE, round(y))
+
+
+class SideLegend(pg.LegendItem):
+    """The legend of one plot, in a column right of its view box."""
+
+    def __init__(self) -> None:
+        super().__init__(offset=None, horSpacing=SPACING, verSpacing=0, labelTextSize="9pt", sampleType=Swatch,
+                         frame=False)
+        self.layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
+        self.points = 9.0  # the entries' font size: what elision measures with
+        self.width_px = 0.0  # the column's width, set by fit_legend
+        # "+N more" when the plot is too short for every entry
+        self.more = pg.LabelItem("", parent=self, justify="left")
+        self.more.hide()
+        # keeps the column in the plot's grid, right of the view box; the legend sits over it
+        self.spacer = QGraphicsWidget()
+        self.spacer.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Ignored)
+        self.spacer.setMaximumWidth(0)
+
+    def updateSize(self) -> None:
+        """Nothing: fit_legend sizes and places the legend."""
+
+    def mouseDragEvent(self, ev: object) -> None:
+        """Not draggable: dragged into the view it covered the curves again."""
+
+    def _empty_grid(self) -> None:
+        for i in range(self.layout.count() - 1, -1, -1):
+            self.layout.removeAt(i)
+
+    def _drop(self, sample: Swatch, label: pg.LabelItem) -> None:
+        for w in (sample, label):
+            w.close()
+            if w.scene() is not None:  # (PySide does not take a closed item out of its scene)
+                w.scene().removeItem(w)
+
+    def removeItem(self, item: object) -> None:
+        """An entry out (pyqtgraph's asked the grid for entries "+N more" had left out of it: Qt warnings)."""
+        for sample, label in self.items:
+            if sample.item is item or label.text == item:
+                self._empty_grid()  # fit_legend lays the rest out again
+                self.items.remove((sample, label))
+                self._drop(sample, label)
+                return
+
+    def clear(self) -> None:
+        self._empty_grid()
+        for sample, label in self.items:
+            self._drop(sample, label)
+        self.items = []
+
+
+def add_legend(plot: pg.PlotItem) -> SideLegend:
+    legend = SideLegend()
+    legend.setParentItem(plot)
+    plot.legend = legend  # where PlotItem.addItem puts a named curve's entry
+    plot.layout.addItem(legend.spacer, 2, 3)
     return legend
 
 
-def _relayout(legend: pg.LegendItem, columns: int, label_width: float | None) -> None:
-    """The entries in a fresh grid of `columns` columns, in order (pyqtgraph's own refill after a removal
-    put the next entry on top of another), each label its curve's full name, elided to `label_width`."""
+def entry_font(points: float) -> QFont:
+    f = QFont()
+    f.setPointSizeF(points)
+    return f
+
+
+def _full_name(sample: Swatch, label: pg.LabelItem) -> str:
+    return str(sample.item.name() or label.text)
+
+
+def natural_width(legend: SideLegend) -> float:
+    """The column's width with every name in full (0 without entries)."""
+    if not legend.items:
+        return 0.0
+    fm = QFontMetricsF(entry_font(legend.points))
+    widest = max(fm.horizontalAdvance(_full_name(s, lab)) for s, lab in legend.items)
+    return math.ceil(2 * MARGIN + SAMPLE + SPACING + widest + 2 * 2 + 2)  # + the text's document margins
+
+
+def _relayout(legend: SideLegend, shown: int, label_width: float) -> None:
+    """The first `shown` entries in one column, names elided to `label_width`; the rest hidden and counted."""
     grid = legend.layout
     for i in range(grid.count() - 1, -1, -1):
         grid.removeAt(i)
-    legend.columnCount = columns
-    legend.rowCount = math.ceil(len(legend.items) / columns)
+    fm = QFontMetricsF(entry_font(legend.points))
     for k, (sample, label) in enumerate(legend.items):
-        sample.setPreferredSize(SAMPLE, SAMPLE)  # what it draws (a QGraphicsWidget asks for 50 x 50)
-        full = sample.item.name() or label.text
-        text = full if label_width is None else QFontMetricsF(label.item.font()).elidedText(
-            full, Qt.TextElideMode.ElideRight, label_width)
+        label.item.document().setDocumentMargin(2)  # (4 by default: rows 8 px taller than their text)
+        label.updateMin()
+        visible = k < shown
+        sample.setVisible(visible)
+        label.setVisible(visible)
+        if not visible:
+            continue
+        text = fm.elidedText(_full_name(sample, label), Qt.TextElideMode.ElideRight, max(8.0, label_width))
         if text != label.text:
             label.setText(text)
-        row, col = divmod(k, columns)
-        grid.addItem(sample, row, 2 * col)
-        grid.addItem(label, row, 2 * col + 1)
+        sample.setPreferredSize(SAMPLE, label.minimumHeight())
+        sample.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        grid.addItem(sample, k, 0)
+        grid.addItem(label, k, 1)
+        grid.setAlignment(label, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    hidden = len(legend.items) - shown
+    legend.more.setVisible(hidden > 0)
+    if hidden > 0:
+        legend.more.item.document().setDocumentMargin(2)
+        legend.more.setText(f"+{hidden} more", size=f"{legend.points:.4g}pt", color=legend.opts["labelTextColor"])
+        grid.addItem(legend.more, shown, 0, 1, 2)
+        grid.setAlignment(legend.more, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 
-def _preferred(legend: pg.LegendItem) -> tuple[float, float]:
+def _preferred(legend: SideLegend) -> tuple[float, float]:
     legend.layout.invalidate()  # the entries' size hints may have changed with their font
     size = legend.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize)
     return size.width(), size.height()
 
 
-def fit_legend(legend: pg.LegendItem, view: pg.ViewBox) -> None:
-    """The most columns (up to three) that fit the view's width at full names; when their rows are taller than
-    the view, more columns with the names shortened to share the width. The legend is exactly its grid's
-    preferred size, so no spacing is left over from an earlier, bigger font."""
+def set_column_width(legend: SideLegend, width: float) -> None:
+    """The room right of the view box (the plot relays itself out when it changes)."""
+    width = float(math.ceil(width))
+    if legend.spacer.maximumWidth() != width:
+        legend.spacer.setMinimumWidth(width)
+        legend.spacer.setMaximumWidth(width)
+    legend.width_px = width
+
+
+def fit_legend(legend: SideLegend, view: pg.ViewBox) -> None:
+    """The entries in the column: as many as the view is tall (the others counted), names elided to fit, the
+    legend placed at the view's top right, outside it."""
     n = len(legend.items)
-    if not n:
-        legend.setGeometry(QRectF(0, 0, 0, 0))
+    width = legend.width_px - GAP
+    view_rect = view.geometry()
+    if not n or width <= SAMPLE:
+        for sample, label in legend.items:
+            sample.hide()
+            label.hide()
+        legend.more.hide()
+        legend.setGeometry(QRectF(view_rect.right() + GAP, view_rect.top(), 0, 0))
         return
-    room_w, room_h = view.width() - 2 * abs(OFFSET[0]), view.height() - 2 * abs(OFFSET[1])
-    most = min(MAX_COLUMNS, n)
-    for columns in range(most, 0, -1):
-        _relayout(legend, columns, None)
-        width, height = _preferred(legend)
-        if width <= room_w:
-            break
-    if height > room_h and columns < most:
-        columns = most
-        width = math.inf
-    share = room_w / columns  # a first guess, then less by what is still too wide
-    for _ in range(4):
-        if width <= room_w:
-            break
-        share = max(24.0, share - max(1.0, (width - room_w) / columns))
-        _relayout(legend, columns, share)
-        width, height = _preferred(legend)
-    legend.setGeometry(QRectF(0, 0, width, height))
+    label_width = width - 2 * MARGIN - SAMPLE - SPACING - 6
+    shown = n
+    _relayout(legend, shown, label_width)
+    _w, height = _preferred(legend)
+    room = view_rect.height()
+    if height > room and n > 1:
+        row = (height - 2 * MARGIN) / n
+        shown = max(1, int((room - 2 * MARGIN) // row) - 1)  # one row for "+N more"
+        _relayout(legend, shown, label_width)
+        _w, height = _preferred(legend)
+    legend.setGeometry(QRectF(view_rect.right() + GAP, view_rect.top(), width, height))
     legend.layout.activate()
 
 
-def place_marker_labels(legend: pg.LegendItem | None, view: pg.ViewBox,
-                        labelled: list[tuple[pg.InfiniteLine, str]]) -> None:
-    """Marker labels below the legend (at the top right, it covered a knob label next to the newest line):
-    step labels first, knob labels in a row below them, each at its usual height when there is room."""
+def _show_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], newest_first: bool) -> None:
+    """The labels of one row that fit beside those already shown, the rest hidden: steps before marks before
+    restarts, left to right (knob labels: newest first). Overlapping, none of them could be read."""
+    spans: list[tuple[float, float]] = []
+    xs = {id(line): view.mapFromView(QPointF(line.value(), 0)).x() for line in lines}
+    order = sorted(lines, key=lambda ln: (PRIORITY.get(getattr(ln, "kind", "step"), 1),
+                                         -xs[id(ln)] if newest_first else xs[id(ln)]))
+    for line in order:
+        label = line.label
+        w = label.boundingRect().width()
+        left = xs[id(line)] - label.anchor.x() * w
+        free = all(left + w + LABEL_GAP <= a or left >= b + LABEL_GAP for a, b in spans)
+        if free:
+            spans.append((left, left + w))
+        if label.isVisible() != free:
+            label.setVisible(free)
+
+
+def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, str]], top: float = 0.0) -> None:
+    """Marker labels in rows from `top` (pixels from the view's top) down: step labels first, knob labels in a
+    row below them, each at its usual height when there is room, none over another."""
     height = view.height()
     if height <= 0 or not labelled:
         return
-    top = legend.geometry().bottom() + LABEL_GAP if legend is not None and legend.items else 0.0
     for kind in ("step", "knob"):
         lines = [line for line, k in labelled if k == kind]
         if not lines:
@@ -102,4 +229,5 @@ def place_marker_labels(legend: pg.LegendItem | None, view: pg.ViewBox,
         for line in lines:
             if line.label.orthoPos != position:
                 line.label.setPosition(position)
+        _show_apart(view, lines, newest_first=kind == "knob")
         top = centre + h / 2 + LABEL_GAP

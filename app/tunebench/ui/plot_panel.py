@@ -1,5 +1,6 @@
 """One plot of the dashboard and what it shows: its series chosen from the timeline (the six panels, the
-top-N waits), its curves, its step and knob markers, its legend; redrawn a few new items at a time."""
+top-N waits), its curves, its step and knob markers, its configuration bands, its legend; redrawn a few new
+items at a time."""
 
 from __future__ import annotations
 
@@ -9,14 +10,27 @@ from collections.abc import Callable
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QGraphicsItem
 
-from tunebench.ui.legend import LABEL_POSITION, add_legend, fit_legend, place_marker_labels
+from tunebench.ui.bands import ConfigBand, band_brush, band_names
+from tunebench.ui.crosshair import Trace
+from tunebench.ui.legend import (
+    LABEL_POSITION,
+    add_legend,
+    fit_legend,
+    natural_width,
+    place_marker_labels,
+    set_column_width,
+)
 from tunebench.ui.theme import Theme
 from tunebench.ui.timeline import Marker, Timeline
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78"]
-MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd", "verdict": "#d62728"}
+MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd", "config": "#888888",
+                 "verdict": "#d62728"}
+# A knob label on a dark plot: the knob's red lightened to stay readable (4.5:1 on black)
+KNOB_LABEL_DARK = "#ff6b6b"
 TOP_WAITS = 6
 # Every series a panel can show starts with one of these: a replay reads only those from the store.
 SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.")
@@ -98,19 +112,19 @@ class TopWaits:
         return out
 
 
-def panel_specs(waits: Select) -> list[tuple[str, Select]]:
-    """The dashboard's plots, top to bottom: title and what each shows."""
+def panel_specs(waits: Select) -> list[tuple[str, str, Select]]:
+    """The dashboard's plots, top to bottom: title, the unit of its values and what it shows."""
     return [
-        ("TPS", lambda t: [(n, n.split(".")[1]) for n in t.names("client.", ".tps")]),
-        ("QPS", lambda t: [(n, f"{n.split('.')[1]} (client)") for n in t.names("client.", ".qps")]
+        ("TPS", "TPS", lambda t: [(n, n.split(".")[1]) for n in t.names("client.", ".tps")]),
+        ("QPS", "QPS", lambda t: [(n, f"{n.split('.')[1]} (client)") for n in t.names("client.", ".qps")]
          + [(n, "server Questions") for n in t.names("server.questions")]),
-        ("latency ms", lambda t: [(n, f"{n.split('.')[1]} {n.rsplit('.', 1)[1]}")
+        ("latency ms", "ms", lambda t: [(n, f"{n.split('.')[1]} {n.rsplit('.', 1)[1]}")
                                   for n in t.names("client.") if n.endswith((".lat.p95", ".lat.p99"))]),
-        ("threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")
+        ("threads", "threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")
                                if not n.startswith("client.total.")]
          + [(n, "server running") for n in t.names("server.threads_running")]),
-        ("waits ms/s", waits),
-        ("CPU %", lambda t: [(n, n.split(".")[-1]) for n in t.names("host.local.cpu.")
+        ("waits ms/s", "ms/s", waits),
+        ("CPU %", "%", lambda t: [(n, n.split(".")[-1]) for n in t.names("host.local.cpu.")
                              if n.rsplit(".", 1)[1] in ("user", "system", "iowait")]
          + [(n, f"{n.split('.')[1]} busy") for n in t.names("host.", ".cpu.busy")
             if not n.startswith("host.local.")]
@@ -121,23 +135,26 @@ def panel_specs(waits: Select) -> list[tuple[str, Select]]:
 
 
 class Panel:
-    """One plot and the series it shows: `select(timeline)` -> [(series, legend label)]."""
+    """One plot and the series it shows: `select(timeline)` -> [(series, legend label)], values in `unit`."""
 
-    def __init__(self, title: str, plot: pg.PlotItem, select: Select, theme: Theme, labels: tuple[str, ...]):
+    def __init__(self, title: str, unit: str, plot: pg.PlotItem, select: Select, theme: Theme,
+                 labels: tuple[str, ...]):
         self.title = title
+        self.unit = unit
         self.plot = plot
         self.select = select
         self.theme = theme
-        self.labels = labels  # the marker kinds whose label this panel shows
+        self.labels = labels  # the marker kinds whose label this panel shows ("config": the bands' names)
         self.line_scale = 1.0
         self.font_scale = 1.0
         self.curves: dict[str, pg.PlotDataItem] = {}
-        self.markers: list[pg.InfiniteLine] = []
+        self.markers: list[pg.InfiniteLine] = []  # one per timeline marker, in its order
         self.labelled: list[tuple[pg.InfiniteLine, str]] = []  # markers with a label, and their kind
+        self.bands: list[ConfigBand] = []  # one per configuration marker
         self.version = -1  # the timeline version this panel last drew
         plot.setLabel("left", title)
         plot.showGrid(x=False, y=False)
-        add_legend(plot, theme.label_fill)
+        self.legend = add_legend(plot)
         plot.setDownsampling(auto=True, mode="peak")
         plot.setClipToView(True)
         plot.getAxis("left").setWidth(70)
@@ -146,24 +163,52 @@ class Panel:
             plot.getAxis(axis).enableAutoSIPrefix(False)
         plot.enableAutoRange(axis="y")
         self.view.sigResized.connect(self._on_view_resized)
-        plot.legend.geometryChanged.connect(self._update_labels)
+        self.view.sigXRangeChanged.connect(self._on_x_range_changed)
 
     @property
     def view(self) -> pg.ViewBox:
         return self.plot.getViewBox()
 
+    @property
+    def legend_width(self) -> float:
+        """The legend column's width with every name in full."""
+        return natural_width(self.legend)
+
+    def set_legend_width(self, width: float) -> None:
+        set_column_width(self.legend, width)
+        fit_legend(self.legend, self.view)
+
     def _on_view_resized(self) -> None:
-        fit_legend(self.plot.legend, self.view)
+        fit_legend(self.legend, self.view)
         self._update_labels()
 
+    def _on_x_range_changed(self) -> None:
+        if self.labelled or (self.bands and "config" in self.labels):  # what overlaps depends on the scale
+            self._update_labels()
+
     def _update_labels(self) -> None:
-        place_marker_labels(self.plot.legend, self.view, self.labelled)
+        """Band names in the top row, then the step and knob labels below them."""
+        label_font = font(9 * self.font_scale, bold=True)
+        top = max([b.place_label(label_font) for b in self.bands] + [0.0])
+        place_marker_labels(self.view, self.labelled, top + 2 if top else 0.0)
+
+    def traces(self, tl: Timeline) -> list[Trace]:
+        """The curves shown, as the hover readout reads them: the timeline's own samples."""
+        out = []
+        for name, curve in self.curves.items():
+            buf = tl.series.get(name)
+            if buf is None or not curve.isVisible():
+                continue
+            x, y = buf.view()
+            unit = "waits/s" if name.startswith("waits.") and name.endswith(".count") else self.unit
+            out.append(Trace(curve.name() or name, curve.opts["pen"].color(), x, y, unit))
+        return out
 
     def pen(self, i: int, color: object) -> object:
         return pg.mkPen(color, width=(3 if i == 0 else 2) * self.line_scale)
 
     def set_appearance(self, theme: Theme, scale: float, line_scale: float) -> None:
-        """Theme, font scale and line width onto the axes, legend, curves and marker labels."""
+        """Theme, font scale and line width onto the axes, legend, curves, bands and marker labels."""
         self.theme, self.font_scale, self.line_scale = theme, scale, line_scale
         fg = pg.mkColor(theme.plot_foreground)
         tick_font = font(9 * scale)
@@ -175,9 +220,10 @@ class Panel:
             ax.label.setFont(tick_font)
             ax.setLabel(ax.labelText, color=theme.plot_foreground)
         self.plot.getAxis("left").setWidth(int(70 * scale))  # room for "25000" at the bigger size
-        legend = self.plot.legend
-        size = f"{9 * scale:.4g}pt"
-        legend.setBrush(pg.mkBrush(theme.label_fill))
+        legend = self.legend
+        legend.points = 9 * scale
+        size = f"{legend.points:.4g}pt"
+        legend.setBrush(pg.mkBrush(theme.plot_background))  # (not drawn: what is behind it, beside the plot)
         legend.setLabelTextColor(fg)
         legend.setLabelTextSize(size)
         for _sample, label in legend.items:  # pyqtgraph keeps the new colour, draws the old: redraw
@@ -191,6 +237,8 @@ class Panel:
             curve.setPen(self.pen(i, color))
         for line in self.markers:
             self._style_marker(line)
+        for band in self.bands:
+            band.set_appearance(theme)
         self._update_labels()
 
     def set_line_scale(self, line_scale: float) -> None:
@@ -198,12 +246,19 @@ class Panel:
         for i, curve in enumerate(self.curves.values()):
             curve.setPen(self.pen(i, curve.opts["pen"].color()))
 
+    def _label_color(self, kind: str) -> str:
+        """Marker labels in the plot's foreground (a grey step label faded on a projector), knob labels red."""
+        if kind in ("knob", "verdict"):
+            return MARKER_COLORS["knob"] if self.theme.name == "light" else KNOB_LABEL_DARK
+        return self.theme.plot_foreground
+
     def _style_marker(self, line: pg.InfiniteLine) -> None:
         """A marker's label in the current appearance (its line keeps its kind's colour)."""
         label = getattr(line, "label", None)  # (pyqtgraph sets it only on lines with a label)
         if label is not None:
             label.fill = pg.mkBrush(self.theme.label_fill)
-            label.setFont(font(9 * self.font_scale))
+            label.setColor(self._label_color(getattr(line, "kind", "step")))
+            label.setFont(font(9 * self.font_scale, bold=True))
             label.update()
 
     def reset(self) -> None:
@@ -211,12 +266,15 @@ class Panel:
             self.plot.removeItem(c)
         for m in self.markers:
             self.plot.removeItem(m)
+        for b in self.bands:
+            b.remove()
         self.curves.clear()
         self.markers.clear()
         self.labelled.clear()
+        self.bands.clear()
         self.version = -1
-        self.plot.legend.clear()
-        fit_legend(self.plot.legend, self.view)
+        self.legend.clear()
+        fit_legend(self.legend, self.view)
         # an empty plot shows no scale of the timeline it showed before (back to live from a replay)
         self.plot.setYRange(0, 1, padding=0)
         self.plot.enableAutoRange(axis="y")
@@ -228,8 +286,8 @@ class Panel:
             return True
         shown = list(self.curves)
         done = self._sync(tl, budget)
-        if list(self.curves) != shown:  # the legend's entries changed: its grid and size afresh
-            fit_legend(self.plot.legend, self.view)
+        if list(self.curves) != shown:  # the legend's entries changed: its rows afresh
+            fit_legend(self.legend, self.view)
         return done
 
     def _sync(self, tl: Timeline, budget: int) -> bool:
@@ -237,11 +295,17 @@ class Panel:
             line = self.markers.pop()
             self.labelled = [(ln, k) for ln, k in self.labelled if ln is not line]
             self.plot.removeItem(line)
+            if getattr(line, "kind", "") == "config":
+                self.bands.pop().remove()
+                self._name_bands()
         while len(self.markers) < len(tl.markers):
             if budget <= 0:
                 return False
             self._add_marker(tl.markers[len(self.markers)])
             budget -= 1
+        if self.bands:  # the newest configuration lasts up to the newest data
+            self.bands[-1].set_end(max(tl.x_max, self.bands[-1].start))
+            self._on_x_range_changed()
         chosen = self.select(tl)
         keep = {name for name, _ in chosen}
         for gone in [n for n in self.curves if n not in keep]:  # e.g. a wait that left the top-N
@@ -259,6 +323,8 @@ class Panel:
                 taken = {c.opts["pen"].color().name() for c in self.curves.values()}
                 color = series_color(name, palette, taken)
                 curve = self.plot.plot([], [], pen=self.pen(i, color), name=label)
+                # drawn once per change of data or range, not again for every strip the hover line uncovers
+                curve.curve.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
                 self.curves[name] = curve
             x, y = tl.series[name].view()
             curve.setData(x, y)
@@ -266,6 +332,9 @@ class Panel:
         return True
 
     def _add_marker(self, m: Marker) -> None:
+        if m.kind == "config":
+            self._add_band(m)
+            return
         color = MARKER_COLORS.get(m.kind, "#888888")
         style = Qt.PenStyle.DashLine if m.kind == "step" else Qt.PenStyle.SolidLine
         label = m.label if m.kind != "step" else m.label.split(":")[-1].strip()
@@ -276,13 +345,37 @@ class Panel:
         pen = pg.mkPen(None) if m.kind == "verdict" else pg.mkPen(color, width=2, style=style)
         line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pen,
                                label=label if shown else None,
-                               labelOpts={"position": LABEL_POSITION.get(m.kind, 0.92), "color": color,
-                                          "fill": self.theme.label_fill,
+                               labelOpts={"position": LABEL_POSITION.get(m.kind, 0.92), "color":
+                                          self._label_color(m.kind), "fill": self.theme.label_fill,
                                           # knob labels sit left of their line: the newest is at the edge
                                           "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
                                           else [(0, 0.5), (0, 0.5)]})
+        line.kind = m.kind
+        self._style_marker(line)
         self.plot.addItem(line, ignoreBounds=True)
         self.markers.append(line)
         if shown and m.kind != "verdict":
             self.labelled.append((line, "knob" if m.kind == "knob" else "step"))
             self._update_labels()
+
+    def _name_bands(self) -> None:
+        names = band_names([b.name.replace("innodb_", "") for b in self.bands])  # (as knob labels drop it)
+        for b, n in zip(self.bands, names, strict=True):
+            b.names = n
+
+    def _add_band(self, m: Marker) -> None:
+        """A configuration: its band from here on (the one before ends here), its name on a labelled plot,
+        and an edge line so that `markers` stays one item per timeline marker."""
+        if self.bands:
+            self.bands[-1].set_end(m.t)
+        band = ConfigBand(self.plot, m.t, m.label, len(self.bands), self.theme, "config" in self.labels)
+        band.set_appearance(self.theme)
+        self.bands.append(band)
+        self._name_bands()
+        edge = band_brush(self.theme, band.k).color()
+        edge.setAlpha(160)
+        line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(edge, width=1))
+        line.kind = "config"
+        self.plot.addItem(line, ignoreBounds=True)
+        self.markers.append(line)
+        self._update_labels()

@@ -44,11 +44,11 @@ class SeriesBuffer:
 @dataclass(frozen=True, slots=True)
 class Marker:
     t: float
-    kind: str  # step | knob | mark | restart | verdict
+    kind: str  # step | knob | mark | restart | verdict | config (a sweep configuration: a band until the next)
     label: str
 
 
-MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "step",
+MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config",
                 "verdict": "verdict"}
 
 
