@@ -149,13 +149,37 @@ def align_offset(session: Mapping[str, Any], mode: str, which: str = "") -> floa
 
 
 def tps_by_threads(session: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
-    """Per configuration (label) of a session: (threads, TPS) of the main group, for concurrency curves."""
+    """Per configuration (label) of a session: (threads, TPS) of the main group, for concurrency curves.
+
+    A run with live knob changes is several configurations too: a step split by a change gives one point on
+    each side (its segments), and the steps after it belong to the knobs as changed — never one mean across
+    a flip. Labels name the live changes in effect ("" before any)."""
     summary = session.get("summary") or {}
     if summary.get("configs"):
         return {c["label"]: [(s["threads"], s["tps"]) for s in c["steps"]] for c in summary["configs"]}
     steps = summary.get("steps") or []
     main = steps[0]["group"] if steps else "main"
-    return {"": [(s["threads"], s["tps"]) for s in steps if s["group"] == main]}
+    curves: dict[str, list[tuple[int, float]]] = {"": []}
+    changed: dict[str, str] = {}
+
+    def label() -> str:
+        return ", ".join(f"{k}={v}" for k, v in changed.items())
+
+    for st in steps:
+        if st["group"] != main:
+            continue
+        segments = st.get("segments") or []
+        if not segments:
+            curves.setdefault(label(), []).append((st["threads"], st["tps"]))
+            continue
+        for seg in segments:
+            after = seg.get("after")
+            if after:
+                changed[str(after["name"]).removeprefix("innodb_")] = str(after["to"])
+            part = (seg.get("groups") or {}).get(main)
+            if part is not None:
+                curves.setdefault(label(), []).append((st["threads"], part["tps"]))
+    return {k: v for k, v in curves.items() if v or k == ""}
 
 
 def best_to_best(sessions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
