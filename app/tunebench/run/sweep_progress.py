@@ -1,0 +1,205 @@
+"""A sweep's results as they arrive: the run's plan and its StepResults so far, turned into the tables the CLI
+prints (core/results.py `sweep_tables`, the one implementation), the configuration x threads grid, the time
+left by the plan, and which differences are within the steps' own noise. Qt-free: the window's view reads it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tunebench.core.interval import Event
+from tunebench.core.results import sweep_tables
+from tunebench.core.sweep import RESTART_SECONDS, Plan
+from tunebench.run.records import StepResult
+from tunebench.run.session import steps_json
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One configuration at one concurrency (the main client group), as measured."""
+
+    tps: float
+    p95_ms: float | None
+    cv: float | None
+    best: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    idx: int
+    label: str
+    baseline: bool
+    cells: Mapping[int, Cell]  # threads -> cell; missing while the step has not run
+    best: Mapping[str, Any] | None  # the table's best point: threads, tps, qps, lat_p95_ms
+    measuring: int | None = None  # the threads of the step under way in this configuration
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    done: int  # steps ended
+    total: int  # steps planned
+    elapsed: float  # seconds since the first step started
+    remaining: float | None  # seconds left by the plan's estimate; None when it is over
+
+
+class SweepProgress:
+    """A live sweep (`start(plan)`, then `add_step` / `add_event` as the run reports them) or a recorded one
+    (`show_session`). `tables()` is what `sessions export --format md` prints from, for the steps so far."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self.plan: Plan | None = None
+        self.results: list[StepResult] = []
+        self.applied: dict[int, dict[str, str]] = {}
+        self.started_at: float | None = None  # the first step's start
+        self.step_started_at: float | None = None  # the running step's start
+        self.running_config: int | None = None  # and its configuration
+        self.running_threads: int | None = None  # and its main group's threads
+        self.ended_at: float | None = None  # the last step's end
+        self.recorded: dict[str, Any] | None = None  # a recorded session's summary tables
+        self.name = ""
+        self._recorded_done = self._recorded_total = 0
+
+    # -- input --
+    def start(self, plan: Plan) -> None:
+        self.clear()
+        self.plan, self.name = plan, plan.spec.name
+
+    def add_step(self, result: StepResult) -> None:
+        if self.plan is not None:
+            self.results.append(result)
+
+    def add_event(self, ev: Event) -> None:
+        if self.plan is None:
+            return
+        data: Mapping[str, Any] = ev.data
+        if ev.kind == "config":
+            self.applied[int(data.get("config", 0))] = dict(data.get("knobs") or {})
+        elif ev.kind == "step_start":
+            self.started_at = ev.t if self.started_at is None else self.started_at
+            self.step_started_at = ev.t
+            self.running_config = int(data.get("config", 0))
+            threads = data.get("threads") or {}
+            self.running_threads = threads.get(self.plan.spec.groups[0].name) if self.plan.spec.groups else None
+        elif ev.kind == "step_end":
+            self.ended_at, self.step_started_at, self.running_config, self.running_threads = ev.t, None, None, None
+
+    def show_session(self, session: Mapping[str, Any]) -> bool:
+        """A recorded sweep session: its summary's tables (computed by sweep_tables when it ended). False when
+        it is not a sweep, or has no tables (still running, or killed before it ended)."""
+        self.clear()
+        summary = session.get("summary") or {}
+        sweep = (session.get("config") or {}).get("sweep")
+        if not sweep or not summary.get("configs"):
+            return False
+        self.recorded = dict(summary)
+        self.name = str(sweep.get("name", ""))
+        steps = [st for st in session.get("steps", []) if st.get("ended_at") is not None]
+        self._recorded_total = len(sweep.get("groups", [{}])[0].get("threads", [])) * len(summary["configs"])
+        self._recorded_done = len(steps)
+        self.started_at = min((float(st["started_at"]) for st in steps), default=None)
+        self.ended_at = max((float(st["ended_at"]) for st in steps), default=None)
+        return True
+
+    # -- output --
+    @property
+    def active(self) -> bool:
+        return self.plan is not None or self.recorded is not None
+
+    def tables(self) -> dict[str, Any]:
+        if self.recorded is not None:
+            return self.recorded
+        if self.plan is None:
+            return {"configs": [], "baseline": 0, "best_to_best": [], "ratios": []}
+        return sweep_tables(self.plan, steps_json(self.results), self.applied)
+
+    def threads(self) -> list[int]:
+        """The columns: the main group's concurrency steps (planned, or those measured)."""
+        if self.plan is not None:
+            return sorted(set(self.plan.spec.groups[0].threads))
+        return sorted({st["threads"] for c in self.tables()["configs"] for st in c["steps"]})
+
+    def rows(self) -> list[Row]:
+        """Every planned configuration (a recorded one: those that ran), its steps so far and best point."""
+        tables = self.tables()
+        ran = {c["idx"]: c for c in tables["configs"]}
+        planned = ([(c.idx, c.label()) for c in self.plan.configs] if self.plan is not None
+                   else [(c["idx"], c["label"]) for c in tables["configs"]])
+        rows = []
+        for idx, label in planned:
+            c = ran.get(idx)
+            best = c["best"] if c else None
+            cells = {st["threads"]: Cell(st["tps"], st["lat_p95_ms"], st["cv"],
+                                         best is not None and st["threads"] == best["threads"])
+                     for st in (c["steps"] if c else [])}
+            measuring = self.running_threads if idx == self.running_config else None
+            rows.append(Row(idx, label, idx == tables["baseline"], cells, best, measuring))
+        return rows
+
+    def progress(self, now: float) -> Progress:
+        if self.recorded is not None:
+            elapsed = (self.ended_at or 0.0) - (self.started_at or 0.0)
+            return Progress(self._recorded_done, self._recorded_total, elapsed, None)
+        if self.plan is None:
+            return Progress(0, 0, 0.0, None)
+        plan, spec = self.plan, self.plan.spec
+        total = len(plan.configs) * spec.steps
+        done = len(self.results)
+        if done >= total:
+            return Progress(done, total, (self.ended_at or now) - (self.started_at or now), None)
+        # The plan's own arithmetic (make_plan) for the work left, so that it starts at the plan's estimate: the
+        # steps not ended, a cool-down per configuration not finished, the restarts of those not started (and
+        # the one back at the end); less what the running step has had already.
+        per_step = spec.warmup_seconds + spec.step_seconds
+        steps_of: dict[int, int] = defaultdict(int)
+        for r in self.results:
+            steps_of[r.config] += 1
+        started = set(steps_of) | ({self.running_config} if self.running_config is not None else set())
+        unfinished = [c for c in plan.configs if steps_of[c.idx] < spec.steps]
+        cooldowns = len(unfinished)
+        restarts = sum(c.restart for c in unfinished if c.idx not in started)
+        restarts += plan.restarts - sum(c.restart for c in plan.configs)  # back to the original settings
+        remaining = (total - done) * per_step + cooldowns * spec.cooldown_seconds + restarts * RESTART_SECONDS
+        if self.step_started_at is not None:
+            remaining -= min(per_step, now - self.step_started_at)
+        elapsed = now - self.started_at if self.started_at is not None else 0.0
+        return Progress(done, total, elapsed, max(0.0, remaining))
+
+    # -- noise --
+    def spread(self, config: int, threads: int) -> float | None:
+        """The relative spread of one point: its step's CV (per-second TPS), or with repeats the spread
+        between the repeats of the same configuration at that concurrency ((max - min) / mean), the larger."""
+        tables = self.tables()
+        by_idx = {c["idx"]: c for c in tables["configs"]}
+        c = by_idx.get(config)
+        if c is None:
+            return None
+        tps_of: dict[str, list[float]] = defaultdict(list)
+        for other in tables["configs"]:
+            for st in other["steps"]:
+                if st["threads"] == threads:
+                    tps_of[_same_configuration(other)].append(st["tps"])
+        cv = next((st["cv"] for st in c["steps"] if st["threads"] == threads), None)
+        repeats = tps_of.get(_same_configuration(c), [])
+        between = ((max(repeats) - min(repeats)) / (sum(repeats) / len(repeats))
+                   if len(repeats) > 1 and sum(repeats) > 0 else None)
+        known = [v for v in (cv, between) if v is not None]
+        return max(known) if known else None
+
+    def within_noise(self, ratio: float | None, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        """Is `ratio` (point a over point b, each (config, threads)) closer to 1 than either point's spread?"""
+        if ratio is None:
+            return False
+        spreads = [s for s in (self.spread(*a), self.spread(*b)) if s is not None]
+        return bool(spreads) and abs(ratio - 1.0) < max(spreads)
+
+
+def _same_configuration(c: Mapping[str, Any]) -> str:
+    """What a configuration is, its repeat number aside."""
+    return json.dumps([c["knobs"], c["transport"], c["engine"], c["cpus"]], sort_keys=True, default=str)
