@@ -181,3 +181,18 @@ def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
     # and the session summary holds what the view computed live
     session = json.loads(run_cli("sessions", "show", str(outcome.session_id), "--json").stdout)
     assert session["summary"]["best_to_best"] == view.model.tables()["best_to_best"]
+
+
+def test_details_of_a_step_without_latency_show_a_dash(win, qtbot):
+    """A step that measured no latency (lost server, stopped at once) has p95/p99 None: the details showed
+    nothing at all (a TypeError formatting None), now a dash, and its configuration."""
+    w = win.store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_point_select",
+                              config={"groups": []}, flavor="mariadb", version="10.11")
+    sid = w.start_step(0, 1.0, 1.0, {"threads": {"main": 4}, "config": 0, "step": 0, "knobs": {}})
+    w.end_step(sid, 2.0, {})
+    w.finish("incomplete", {"steps": [{"step": 1, "config": 0, "group": "main", "threads": 4, "tps": 0.0, "qps": 0.0,
+                                       "lat_p95_ms": None, "lat_p99_ms": None, "cv": None}]}, ended_at=2.0)
+    win.sessions.refresh()
+    win.sessions.select([w.id])
+    text = win.sessions.details.toPlainText()
+    assert "as configured" in text and "0.0\t0.0\t-\t-" in text.replace("\n", "\t")
