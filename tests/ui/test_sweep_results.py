@@ -131,15 +131,20 @@ def record_sweep(store, plan, results) -> int:
     from tunebench.run.spec import sweep_run_spec
 
     w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_point_select",
-                          config=session_config(sweep_run_spec(plan.spec), plan), flavor="mariadb", version="10.11")
+                          config=session_config(sweep_run_spec(plan.spec), plan), flavor="mariadb", version="10.11",
+                          started_at=1_790_000_000.0)
     t = 1_790_000_000.0
     for r in results:
         cfg = plan.configs[r.config]
         sid = w.start_step(r.idx, t, t, {"threads": {"main": r.summaries[0].threads}, "config": cfg.idx,
                                          "step": r.idx % plan.spec.steps, "knobs": dict(cfg.knobs)})
-        w.add_event(Event(t, "step_start", f"step {r.idx + 1}", {"config": cfg.idx}))
+        w.add_event(Event(t, "step_start", f"step {r.idx + 1}",
+                          {"config": cfg.idx, "threads": {"main": r.summaries[0].threads}}))
+        w.add_samples(t + 1, {"client.main.tps": r.summaries[0].tps})  # the replay's timeline reaches the end
         t += 12
+        w.add_samples(t, {"client.main.tps": r.summaries[0].tps})
         w.end_step(sid, t, {s.group: s.to_dict() for s in r.summaries})
+        w.add_event(Event(t, "step_end", f"step {r.idx + 1} done"))
     w.finish("completed", {"steps": steps_json(results), **sweep_tables(plan, steps_json(results), {})}, ended_at=t)
     return w.id
 
@@ -152,6 +157,13 @@ def test_a_replayed_sweep_shows_its_tables_and_its_step_configurations(win, qtbo
     assert "sweep tiny" in view.title.text() and "(recorded)" in view.title.text()
     assert view.bar.format() == "4/4 steps" and view.eta.text() == "0 min 48 s elapsed, done"
     assert_view_is_the_report(view, markdown(win.store.get_session(sid)))
+    win.replay_bar.seek(30.0)  # the head in step 3: the tables as they were then
+    assert view.bar.format() == "2/4 steps" and view.eta.text() == "0 min 30 s elapsed, about 0 min 18 s left (plan)"
+    assert shown(view.grid, strip=False)[1][1] == "measuring…" and shown(view.grid)[1][2] == "-"
+    win.replay_bar.seek(1e9)
+    assert_view_is_the_report(view, markdown(win.store.get_session(sid)))
+    win.show_live()
+    assert "No sweep yet" in view.title.text()
     win.sessions.refresh()
     win.sessions.select([sid])
     html = win.sessions.details.toPlainText()

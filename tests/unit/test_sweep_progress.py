@@ -108,16 +108,35 @@ def test_with_repeats_the_spread_between_repeats_counts():
     assert m.within_noise(ratio, (1, 4), (0, 4))
 
 
-def test_a_recorded_session_shows_its_summary_tables():
+def recorded(plan, steps):
+    """A finished sweep session as the store gives it back: steps 12 s apart from t0 = 1000."""
+    session = {"started_at": 1000.0, "config": {"sweep": {**plan.spec.to_dict(), "estimated_seconds": 48}},
+               "summary": {"steps": steps_json(steps), **sweep_tables(plan, steps_json(steps), {})},
+               "steps": [], "events": []}
+    for r in steps:
+        t = 1000.0 + 12 * r.idx
+        session["steps"].append({"idx": r.idx, "started_at": t, "ended_at": t + 12, "config": {"config": r.config},
+                                 "summary": {s.group: s.to_dict() for s in r.summaries}})
+        session["events"] += [{"t": t, "kind": "step_start", "label": "", "data": {"config": r.config,
+                                                                                   "threads": {"main": 4}}},
+                              {"t": t + 12, "kind": "step_end", "label": "", "data": {}}]
+    return session
+
+
+def test_a_recorded_session_replays_its_tables():
     plan = plan_of("innodb_flush_log_at_trx_commit = [1, 2]")
     steps = [result(plan, c, i, 1000.0 + 100 * c + 10 * i) for c in (0, 1) for i in (0, 1)]
-    tables = sweep_tables(plan, steps_json(steps), {})
-    session = {"config": {"sweep": {**plan.spec.to_dict()}}, "summary": {"steps": steps_json(steps), **tables},
-               "steps": [{"started_at": 10.0 * i, "ended_at": 10.0 * i + 9} for i in range(4)]}
     m = SweepProgress()
-    assert m.show_session(session)
-    assert m.tables()["best_to_best"] == tables["best_to_best"]
+    assert m.show_session(recorded(plan, steps))
+    assert m.tables() == sweep_tables(plan, steps_json(steps), {})  # whole: the summary's tables
     assert [r.best["tps"] for r in m.rows()] == [1010.0, 1110.0]
-    p = m.progress(1e9)
-    assert (p.done, p.total, p.elapsed, p.remaining) == (4, 4, 39.0, None)
+    p = m.progress(m.now())
+    assert (p.done, p.total, p.elapsed, p.remaining) == (4, 4, 48.0, None)
+    m.seek(30.0)  # the replay's head in step 3: two steps ended
+    assert m.tables() == sweep_tables(plan, steps_json(steps[:2]), {})
+    assert [r.measuring for r in m.rows()] == [None, 4]
+    p = m.progress(m.now())
+    assert (p.done, p.elapsed) == (2, 30.0) and p.remaining == pytest.approx(2 * 12 - 6)
+    m.seek(1e9)
+    assert m.progress(m.now()).done == 4
     assert not SweepProgress().show_session({"config": {}, "summary": {"steps": []}, "steps": []})

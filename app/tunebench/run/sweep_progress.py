@@ -6,6 +6,7 @@ left by the plan, and which differences are within the steps' own noise. Qt-free
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +14,8 @@ from typing import Any
 
 from tunebench.core.interval import Event
 from tunebench.core.results import sweep_tables
-from tunebench.core.sweep import RESTART_SECONDS, Plan
+from tunebench.core.stats import StepSummary
+from tunebench.core.sweep import RESTART_SECONDS, ConfigPlan, GroupSpec, Plan, SweepSpec
 from tunebench.run.records import StepResult
 from tunebench.run.session import steps_json
 
@@ -62,9 +64,11 @@ class SweepProgress:
         self.running_config: int | None = None  # and its configuration
         self.running_threads: int | None = None  # and its main group's threads
         self.ended_at: float | None = None  # the last step's end
-        self.recorded: dict[str, Any] | None = None  # a recorded session's summary tables
         self.name = ""
-        self._recorded_done = self._recorded_total = 0
+        # a recorded session: its steps and events on its clock, and the replay head (seconds from its start)
+        self.recorded: list[tuple[float, StepResult | Event]] | None = None
+        self.t0 = 0.0
+        self.head: float | None = None
 
     # -- input --
     def start(self, plan: Plan) -> None:
@@ -91,30 +95,64 @@ class SweepProgress:
             self.ended_at, self.step_started_at, self.running_config, self.running_threads = ev.t, None, None, None
 
     def show_session(self, session: Mapping[str, Any]) -> bool:
-        """A recorded sweep session: its summary's tables (computed by sweep_tables when it ended). False when
+        """A recorded sweep session, whole (`seek` then shows it as it was at a point of its replay). False when
         it is not a sweep, or has no tables (still running, or killed before it ended)."""
         self.clear()
         summary = session.get("summary") or {}
         sweep = (session.get("config") or {}).get("sweep")
         if not sweep or not summary.get("configs"):
             return False
-        self.recorded = dict(summary)
-        self.name = str(sweep.get("name", ""))
-        steps = [st for st in session.get("steps", []) if st.get("ended_at") is not None]
-        self._recorded_total = len(sweep.get("groups", [{}])[0].get("threads", [])) * len(summary["configs"])
-        self._recorded_done = len(steps)
-        self.started_at = min((float(st["started_at"]) for st in steps), default=None)
-        self.ended_at = max((float(st["ended_at"]) for st in steps), default=None)
+        # The plan as far as the session keeps it: the spec as written and the configurations that ran (the
+        # summary's), so the tables come from sweep_tables over the steps as they did live.
+        configs = tuple(ConfigPlan(c["idx"], c["knobs"], {}, c["transport"], c["engine"], c["cpus"], c["repeat"])
+                        for c in summary["configs"])
+        plan = Plan(spec_of(sweep), configs, int(sweep.get("restarts_planned", 0)),
+                    float(sweep.get("estimated_seconds", 0)), int(summary.get("baseline", 0)))
+        self.t0 = float(session["started_at"])
+        timeline: list[tuple[float, StepResult | Event]] = []
+        for st in session.get("steps", []):
+            if st.get("summary") is None or st.get("ended_at") is None:
+                continue
+            summaries = tuple(StepSummary.from_dict(v) for k, v in st["summary"].items() if not k.startswith("_"))
+            timeline.append((float(st["ended_at"]), StepResult(st["idx"], summaries, st["config"].get("config", 0),
+                                                                incomplete="_incomplete" in st["summary"])))
+        for e in session.get("events", []):
+            if e["kind"] in ("config", "step_start", "step_end"):
+                timeline.append((float(e["t"]), Event(e["t"], e["kind"], e["label"], e["data"])))
+        # at one time, the step's end event before its result (as the run sends them)
+        timeline.sort(key=lambda item: (item[0], isinstance(item[1], StepResult)))
+        self.recorded = timeline
+        self.seek(float("inf"), plan)
         return True
+
+    def seek(self, head: float, plan: Plan | None = None) -> None:
+        """A recorded session as it was `head` seconds after its start: the steps ended by then."""
+        if self.recorded is None:
+            return
+        recorded, t0, plan = self.recorded, self.t0, plan or self.plan
+        assert plan is not None
+        self.clear()
+        self.start(plan)
+        self.recorded, self.t0 = recorded, t0
+        for t, item in recorded:
+            if t - t0 > head:
+                break
+            if isinstance(item, StepResult):
+                self.add_step(item)
+            else:
+                self.add_event(item)
+        self.head = min(head, (recorded[-1][0] - t0) if recorded else 0.0)
 
     # -- output --
     @property
     def active(self) -> bool:
-        return self.plan is not None or self.recorded is not None
+        return self.plan is not None
+
+    def now(self) -> float:
+        """The clock the progress reads: a replay's head, else the wall clock."""
+        return self.t0 + self.head if self.head is not None else time.time()
 
     def tables(self) -> dict[str, Any]:
-        if self.recorded is not None:
-            return self.recorded
         if self.plan is None:
             return {"configs": [], "baseline": 0, "best_to_best": [], "ratios": []}
         return sweep_tables(self.plan, steps_json(self.results), self.applied)
@@ -143,9 +181,6 @@ class SweepProgress:
         return rows
 
     def progress(self, now: float) -> Progress:
-        if self.recorded is not None:
-            elapsed = (self.ended_at or 0.0) - (self.started_at or 0.0)
-            return Progress(self._recorded_done, self._recorded_total, elapsed, None)
         if self.plan is None:
             return Progress(0, 0, 0.0, None)
         plan, spec = self.plan, self.plan.spec
@@ -198,6 +233,18 @@ class SweepProgress:
             return False
         spreads = [s for s in (self.spread(*a), self.spread(*b)) if s is not None]
         return bool(spreads) and abs(ratio - 1.0) < max(spreads)
+
+
+def spec_of(d: Mapping[str, Any]) -> SweepSpec:
+    """A sweep spec back from SweepSpec.to_dict() (what a session's config keeps)."""
+    return SweepSpec(
+        d["name"], tuple(GroupSpec(g["name"], g["workload"], tuple(g["threads"]), g.get("options", {}))
+                         for g in d["groups"]),
+        {k: tuple(v) for k, v in d["axes"].items()}, d["step_seconds"], d["warmup_seconds"],
+        d.get("cooldown_seconds", 0), d.get("repeats", 1), d.get("order", "listed"), d.get("seed", 1),
+        d.get("reset_data", False), d.get("engine", "builtin"), d.get("transport"), d.get("baseline", {}),
+        d.get("description", ""), d.get("schema", "tunebench"), d.get("source", ""),
+        tuple(d.get("optional_axes", ())))
 
 
 def _same_configuration(c: Mapping[str, Any]) -> str:

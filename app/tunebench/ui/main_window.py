@@ -93,7 +93,8 @@ class MainWindow(QMainWindow):
         self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.sweep_results = SweepResultsView(SweepProgress())  # under the plots: both in sight during a sweep
+        # under the plots, between the side docks: both in sight during a sweep
+        self.sweep_results = SweepResultsView(SweepProgress(), SweepProgress())
         self.sweep_dock = self._dock("Sweep results", self.sweep_results, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -148,6 +149,7 @@ class MainWindow(QMainWindow):
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
+        self.replay_bar.moved.connect(self.sweep_results.replay_to)
         self.sessions.message.connect(self.show_message)
         self.sessions.open_requested.connect(self.open_replay)
         self.sessions.compare_requested.connect(self.compare_sessions)
@@ -347,6 +349,7 @@ class MainWindow(QMainWindow):
         if not self.view.is_live():
             self.view.show_live()
             self.controller.close_replay()
+            self.sweep_results.show_live()
 
     def compare_sessions(self, ids: list[int]) -> None:
         try:

@@ -5,7 +5,6 @@ plan, and the differences within the steps' own noise marked. It draws a run/swe
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer
@@ -46,11 +45,13 @@ def number(v: Any, digits: int = 1) -> str:
 
 
 class SweepResultsView(QWidget):
-    """Takes its model; the window feeds it the run's plan, steps and events (or a recorded session)."""
+    """Takes its models: the live sweep's, fed the run's plan, steps and events, and the replayed session's,
+    shown while a replay is (the live one goes on filling in meanwhile)."""
 
-    def __init__(self, model: SweepProgress, parent: QWidget | None = None):
+    def __init__(self, live: SweepProgress, replayed: SweepProgress, parent: QWidget | None = None):
         super().__init__(parent)
-        self.model = model
+        self.live, self.replayed = live, replayed
+        self.model = live  # the one shown
         self.title = QLabel()
         self.title.setObjectName("sweep-title")
         self.bar = QProgressBar()
@@ -110,37 +111,52 @@ class SweepResultsView(QWidget):
         t.setWordWrap(True)
         return t
 
-    # -- input: the run's records, or a recorded session --
+    # -- input: the run's records --
     def start(self, plan: Plan) -> None:
-        self.model.start(plan)
+        self.live.start(plan)
         self.clock.start()
-        self._update_all()
+        self._update_live()
 
     def add_step(self, result: StepResult) -> None:
-        if self.model.plan is not None:
-            self.model.add_step(result)
-            self._update_all()
+        if self.live.plan is not None:
+            self.live.add_step(result)
+            self._update_live()
 
     def add_event(self, ev: Event) -> None:
-        self.model.add_event(ev)
-        if ev.kind in ("step_start", "step_end"):
+        self.live.add_event(ev)
+        if ev.kind in ("step_start", "step_end") and self.model is self.live:
             self._update_progress()
             self._update_grid()  # the cell being measured
 
     def run_finished(self, _outcome: object = None) -> None:
         self.clock.stop()
-        self._update_progress()
-
-    def show_session(self, session: dict[str, Any]) -> bool:
-        """A recorded session's sweep tables; False (and the view empty) when it is not a sweep."""
-        self.clock.stop()
-        shown = self.model.show_session(session)
-        self._update_all()
-        return shown
+        self._update_live()
 
     def clear(self) -> None:
         self.clock.stop()
-        self.model.clear()
+        self.live.clear()
+        self._update_live()
+
+    def _update_live(self) -> None:
+        if self.model is self.live:
+            self._update_all()
+
+    # -- a recorded session, replayed --
+    def show_session(self, session: dict[str, Any]) -> bool:
+        """A recorded session's sweep, whole; False (and the view empty) when it is not a sweep."""
+        shown = self.replayed.show_session(session)
+        self.model = self.replayed
+        self._update_all()
+        return shown
+
+    def replay_to(self, x: float) -> None:
+        """The replay's head moved to `x` seconds from the session's start: the steps ended by then."""
+        if self.model is self.replayed and self.replayed.active:
+            self.replayed.seek(x)
+            self._update_all()
+
+    def show_live(self) -> None:
+        self.model = self.live
         self._update_all()
 
     # -- drawing --
@@ -159,7 +175,7 @@ class SweepResultsView(QWidget):
             self.bar.setFormat("")
             self.eta.setText("")
             return
-        p = m.progress(time.time())
+        p = m.progress(m.now())
         self.title.setText(f"<b>sweep {m.name}</b>" + (" (recorded)" if m.recorded is not None else ""))
         self.bar.setRange(0, max(1, p.total))
         self.bar.setValue(p.done)
