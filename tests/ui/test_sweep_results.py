@@ -113,6 +113,8 @@ def test_steps_fill_the_tables_in_as_they_end(win, qtbot, plan):
     best = shown(view.best, strip=False)
     assert best[0][1] == "innodb_flush_log_at_trx_commit=2" and best[0][6] == "1.316"
     assert best[1][6] == "1.000"  # the baseline against itself: no noise mark
+    assert view.leader.text() == ("best: <b>innodb_flush_log_at_trx_commit=2</b>, 2,500.0 TPS at 4 threads, "
+                                  "1.316x the baseline's best")
     c.run_finished.emit(RunOutcome("completed", 1))
     assert view.bar.format() == "4/4 steps" and view.eta.text().endswith("done")
     assert not view.clock.isActive()
@@ -157,6 +159,9 @@ def test_a_replayed_sweep_shows_its_tables_and_its_step_configurations(win, qtbo
     assert "sweep tiny" in view.title.text() and "(recorded)" in view.title.text()
     assert view.bar.format() == "4/4 steps" and view.eta.text() == "0 min 48 s elapsed, done"
     assert_view_is_the_report(view, markdown(win.store.get_session(sid)))
+    assert view.leader.text().startswith("best: <b>innodb_flush_log_at_trx_commit=2</b>, 1,300.0 TPS at 4")
+    win.replay_bar.seek(20.0)  # the head in step 2: the baseline leads, alone
+    assert view.leader.text().endswith("1,000.0 TPS at 2 threads (the baseline)")
     win.replay_bar.seek(30.0)  # the head in step 3: the tables as they were then
     assert view.bar.format() == "2/4 steps" and view.eta.text() == "0 min 30 s elapsed, about 0 min 18 s left (plan)"
     assert shown(view.grid, strip=False)[1][1] == "measuring…" and shown(view.grid)[1][2] == "-"

@@ -225,9 +225,14 @@ class SweepResultsView(QWidget):
         tables, m = self.model.tables(), self.model
         base = next((c for c in tables["configs"] if c["idx"] == tables["baseline"]), None)
         top = tables["best_to_best"][0] if tables["best_to_best"] else None
-        self.leader.setText("" if top is None else (
-            f"best so far: <b>{top['label']}</b>, {number(top['tps'])} TPS at {top['threads']} threads"
-            + (f", {number(top['ratio'], 3)}x the baseline's best" if top["ratio"] is not None else "")))
+        if top is None:
+            self.leader.setText("")
+        else:
+            versus = (" (the baseline)" if top["config"] == tables["baseline"] else
+                      f", {number(top['ratio'], 3)}x the baseline's best" if top["ratio"] is not None else "")
+            so_far = "" if m.progress(m.now()).remaining is None else " so far"
+            self.leader.setText(f"best{so_far}: <b>{top['label']}</b>, {number(top['tps'])} TPS at "
+                                f"{top['threads']} threads{versus}")
         b = self.best
         b.clear()
         heads = ["rank", "configuration", "best TPS", "at threads", "QPS", "p95 ms", "ratio"]
