@@ -185,8 +185,9 @@ def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
     view = window.sweep_results
     steps_seen = []
     # the grid fills in as each step ends (the view's slot runs before this one: connected first)
-    window.controller.step.connect(lambda _r: steps_seen.append(
-        sum(cell != "-" for row in shown(view.grid) for cell in row[1:-1])))
+    live_tables = []
+    window.controller.step.connect(lambda _r: (steps_seen.append(
+        sum(cell != "-" for row in shown(view.grid) for cell in row[1:-1])), live_tables.append(view.model.tables())))
     with qtbot.waitSignal(window.run_finished, timeout=180000) as finished:
         window.run_sweep()
         qtbot.waitUntil(lambda: view.model.plan is not None, timeout=60000)
@@ -197,9 +198,15 @@ def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
     out = run_cli("sessions", "export", str(outcome.session_id), "--format", "md")
     assert out.returncode == 0, out.stderr[-2000:]
     assert_view_is_the_report(view, out.stdout)
-    # and the session summary holds what the view computed live
-    session = json.loads(run_cli("sessions", "show", str(outcome.session_id), "--json").stdout)
-    assert session["summary"]["best_to_best"] == view.model.tables()["best_to_best"]
+    # the tables computed live after the last step are the session summary's (which adds the configuration
+    # pairs' A/B verdicts from the stored per-second TPS: the view shows those once the run has ended)
+    summary = json.loads(run_cli("sessions", "show", str(outcome.session_id), "--json").stdout)["summary"]
+    live = live_tables[-1]
+    assert live["best_to_best"] == summary["best_to_best"]
+    assert [{k: v for k, v in c.items() if k != "applied"} for c in live["configs"]] == \
+        [{k: v for k, v in c.items() if k != "applied"} for c in summary["configs"]]
+    assert [[(st["threads"], st["tps"], st["ratio"]) for st in r["steps"]] for r in live["ratios"]] == \
+        [[(st["threads"], st["tps"], st["ratio"]) for st in r["steps"]] for r in summary["ratios"]]
 
 
 def test_details_of_a_step_without_latency_show_a_dash(win, qtbot):

@@ -140,3 +140,16 @@ def test_a_recorded_session_replays_its_tables():
     m.seek(1e9)
     assert m.progress(m.now()).done == 4
     assert not SweepProgress().show_session({"config": {}, "summary": {"steps": []}, "steps": []})
+
+
+def test_once_the_run_has_ended_its_own_tables_are_shown():
+    plan = plan_of("innodb_flush_log_at_trx_commit = [1, 2]")
+    m = SweepProgress()
+    m.start(plan)
+    m.add_step(result(plan, 0, 0, 1000.0))
+    m.finish({})  # a run that failed before its tables: the live ones stay
+    assert m.tables()["configs"][0]["steps"][0]["tps"] == 1000.0
+    final = {"configs": [{"idx": 0}], "baseline": 0, "best_to_best": [], "ratios": [{"verdict": {}}],
+             "restarts_planned": 0}
+    m.finish({**final, "steps": [], "status": "completed"})
+    assert m.tables() == final

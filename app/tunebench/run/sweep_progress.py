@@ -69,6 +69,10 @@ class SweepProgress:
         self.recorded: list[tuple[float, StepResult | Event]] | None = None
         self.t0 = 0.0
         self.head: float | None = None
+        # the run's own tables once it has ended (the session summary's): with the configuration pairs' A/B
+        # verdicts, which need the per-second TPS as stored
+        self.final: dict[str, Any] | None = None
+        self._summary: dict[str, Any] | None = None
 
     # -- input --
     def start(self, plan: Plan) -> None:
@@ -93,6 +97,12 @@ class SweepProgress:
             self.running_threads = threads.get(self.plan.spec.groups[0].name) if self.plan.spec.groups else None
         elif ev.kind == "step_end":
             self.ended_at, self.step_started_at, self.running_config, self.running_threads = ev.t, None, None, None
+
+    def finish(self, details: Mapping[str, Any]) -> None:
+        """The run ended: its tables (RunOutcome.details, the same as the session summary) from now on."""
+        if self.plan is not None and details.get("configs"):
+            self.final = {k: details[k] for k in ("configs", "baseline", "best_to_best", "ratios", "restarts_planned")
+                          if k in details}
 
     def show_session(self, session: Mapping[str, Any]) -> bool:
         """A recorded sweep session, whole (`seek` then shows it as it was at a point of its replay). False when
@@ -122,6 +132,7 @@ class SweepProgress:
         # at one time, the step's end event before its result (as the run sends them)
         timeline.sort(key=lambda item: (item[0], isinstance(item[1], StepResult)))
         self.recorded = timeline
+        self._summary = dict(summary)
         self.seek(float("inf"), plan)
         return True
 
@@ -129,11 +140,11 @@ class SweepProgress:
         """A recorded session as it was `head` seconds after its start: the steps ended by then."""
         if self.recorded is None:
             return
-        recorded, t0, plan = self.recorded, self.t0, plan or self.plan
+        recorded, t0, plan, summary = self.recorded, self.t0, plan or self.plan, self._summary
         assert plan is not None
         self.clear()
         self.start(plan)
-        self.recorded, self.t0 = recorded, t0
+        self.recorded, self.t0, self._summary = recorded, t0, summary
         for t, item in recorded:
             if t - t0 > head:
                 break
@@ -142,6 +153,8 @@ class SweepProgress:
             else:
                 self.add_event(item)
         self.head = min(head, (recorded[-1][0] - t0) if recorded else 0.0)
+        if summary is not None and len(self.results) == sum(isinstance(i, StepResult) for _t, i in recorded):
+            self.finish(summary)  # every step: the summary's tables, verdicts included
 
     # -- output --
     @property
@@ -153,6 +166,8 @@ class SweepProgress:
         return self.t0 + self.head if self.head is not None else time.time()
 
     def tables(self) -> dict[str, Any]:
+        if self.final is not None:
+            return self.final
         if self.plan is None:
             return {"configs": [], "baseline": 0, "best_to_best": [], "ratios": []}
         return sweep_tables(self.plan, steps_json(self.results), self.applied)

@@ -24,17 +24,26 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.interval import Event
 from tunebench.core.sweep import Plan, duration_text
-from tunebench.run.records import StepResult
+from tunebench.core.verdict import event_verdict
+from tunebench.run.records import RunOutcome, StepResult
 from tunebench.run.sweep_progress import SweepProgress
 
 NOISE_MARK = "≈"  # after a ratio whose difference from 1 is smaller than the steps' own spread
-NOISE_HELP = f"{NOISE_MARK} within noise: the difference is smaller than the steps' own spread (CV, repeats)"
+NOISE_HELP = (f"{NOISE_MARK} within noise: the difference is smaller than the steps' own spread (CV, repeats); "
+              "once the run has ended, its A/B verdict's 95 % CI holds 1")
 SHADE = QColor(46, 160, 67)  # TPS shading: this green, more opaque the nearer the sweep's best TPS
 
 
 def stacked(label: str) -> str:
     """A configuration's label one knob a line: the tables stay narrow enough to sit beside each other."""
     return label.replace(", ", "\n")
+
+
+def ci_text(v: Any) -> str:
+    """A ratio's 95 % CI as the Markdown report writes it after the ratio ("" without a verdict)."""
+    if v is None:
+        return ""
+    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
 
 
 def number(v: Any, digits: int = 1) -> str:
@@ -128,8 +137,9 @@ class SweepResultsView(QWidget):
             self._update_progress()
             self._update_grid()  # the cell being measured
 
-    def run_finished(self, _outcome: object = None) -> None:
+    def run_finished(self, outcome: RunOutcome) -> None:
         self.clock.stop()
+        self.live.finish(outcome.details)
         self._update_live()
 
     def clear(self) -> None:
@@ -261,10 +271,14 @@ class SweepResultsView(QWidget):
             by = {st["threads"]: st for st in row["steps"]}
             for j, t in enumerate(threads):
                 st = by.get(t)
-                noisy = st is not None and row["config"] != tables["baseline"] and m.within_noise(
-                    st["ratio"], (row["config"], t), (tables["baseline"], t))
+                verdict = event_verdict({"verdict": st.get("verdict")}) if st else None
+                if verdict is not None:  # the run's A/B verdict on the stored per-second TPS: its CI says
+                    noisy = not verdict.clear
+                else:
+                    noisy = st is not None and row["config"] != tables["baseline"] and m.within_noise(
+                        st["ratio"], (row["config"], t), (tables["baseline"], t))
                 tps = number(st["tps"]) if st else "-"
-                ratio = (number(st["ratio"], 3) + (f" {NOISE_MARK}" if noisy else "")) if st else "-"
+                ratio = (number(st["ratio"], 3) + ci_text(verdict) + (f" {NOISE_MARK}" if noisy else "")) if st else "-"
                 r.setItem(i, 1 + 2 * j, self._number_item(tps, True, False))
                 r.setItem(i, 2 + 2 * j, self._number_item(ratio, True, noisy))
         r.resizeRowsToContents()
