@@ -238,8 +238,11 @@ class SweepResultsView(QWidget):
         if top is None:
             self.leader.setText("")
         else:
+            noisy = base is not None and base["best"] is not None and m.within_noise(
+                top["ratio"], (top["config"], top["threads"]), (base["idx"], base["best"]["threads"]))
             versus = (" (the baseline)" if top["config"] == tables["baseline"] else
-                      f", {number(top['ratio'], 3)}x the baseline's best" if top["ratio"] is not None else "")
+                      f", {number(top['ratio'], 3)}x the baseline's best" + (f" {NOISE_MARK}" if noisy else "")
+                      if top["ratio"] is not None else "")
             so_far = "" if m.progress(m.now()).remaining is None else " so far"
             self.leader.setText(f"best{so_far}: <b>{top['label']}</b>, {number(top['tps'])} TPS at "
                                 f"{top['threads']} threads{versus}")
