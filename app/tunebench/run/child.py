@@ -1,9 +1,10 @@
 """An Experiment in a child process, talking to its parent over one pipe (no Qt here).
 
 The GUI process only draws: the engine, the probes and the SQLite writes run in this child, so they never
-take the GUI's interpreter lock. Up the pipe go typed records (run/records.py): Interval, Samples, Event,
-Note, StepResult, then exactly one RunOutcome (a failure is an outcome with a RunError, never text to
-parse). Down come commands: Stop, Mark, ChangeKnob, RestoreKnobs; the last two are answered with a Reply.
+take the GUI's interpreter lock. Up the pipe go typed records (run/records.py): a sweep's Plan first (what the
+window's sweep results view fills in), Interval, Samples, Event, Note, StepResult, then exactly one
+RunOutcome (a failure is an outcome with a RunError, never text to parse). Down come commands: Stop, Mark,
+ChangeKnob, RestoreKnobs; the last two are answered with a Reply.
 If the parent goes away, the run stops (and, as always, puts every knob back).
 """
 
@@ -68,6 +69,7 @@ def child_main(req: RunRequest, conn: Connection) -> None:
         plan = None
         if req.sweep is not None:
             plan, _info = plan_sweep(req.sweep, req.target, req.spec.transport, note=lambda m: send(Note(m)))
+            send(plan)
         sweep = req.sweep
         exp = Experiment(store, req.target, req.spec, plan=plan,
                          reset_data=sweep.reset_data if sweep else False,

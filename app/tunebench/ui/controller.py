@@ -34,6 +34,7 @@ class WindowController(QObject):
     run_finished = Signal(object)  # RunOutcome
     event = Signal(object)  # Event: the run's, and marks put while no run goes
     step = Signal(object)  # StepResult
+    sweep_planned = Signal(object)  # the running sweep's Plan
     host_key_unknown = Signal(str)  # ssh://user@host:port, from a run's RunError
     facts = Signal(str, object)  # target name, ServerFacts
     facts_failed = Signal(str, str)  # target name, message
@@ -71,6 +72,7 @@ class WindowController(QObject):
         worker.event.connect(self._on_event)
         worker.note.connect(self.message)
         worker.step.connect(self.step)
+        worker.plan.connect(self.sweep_planned)
         worker.finished.connect(self._on_finished)
         self.worker = worker
         self.started_at = time.time()

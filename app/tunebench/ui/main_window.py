@@ -31,6 +31,7 @@ from tunebench.mysql.target import typed_password
 from tunebench.run.child import RunRequest
 from tunebench.run.records import RunOutcome
 from tunebench.run.spec import sweep_run_spec
+from tunebench.run.sweep_progress import SweepProgress
 from tunebench.run.tasks import data_request
 from tunebench.store.repo import Store
 from tunebench.ui import export
@@ -44,6 +45,7 @@ from tunebench.ui.sessions_panel import SessionsPanel
 from tunebench.ui.shortcuts_dialog import ShortcutsDialog, shortcut_rows
 from tunebench.ui.status_line import StatusLine
 from tunebench.ui.sweep_panel import SweepPanel
+from tunebench.ui.sweep_results import SweepResultsView
 from tunebench.ui.target_facts import TargetFacts
 from tunebench.ui.targets_panel import TargetsPanel
 from tunebench.ui.theme import THEMES, Theme, apply_appearance
@@ -91,6 +93,11 @@ class MainWindow(QMainWindow):
         self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
         self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
+        # under the plots, between the side docks: both in sight during a sweep
+        self.sweep_results = SweepResultsView(SweepProgress(), SweepProgress())
+        self.sweep_dock = self._dock("Sweep results", self.sweep_results, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         build_actions(self)
         self.empty_states = install_empty_states(self)
         self._set_running(False)
@@ -142,6 +149,7 @@ class MainWindow(QMainWindow):
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
+        self.replay_bar.moved.connect(self.sweep_results.replay_to)
         self.sessions.message.connect(self.show_message)
         self.sessions.open_requested.connect(self.open_replay)
         self.sessions.compare_requested.connect(self.compare_sessions)
@@ -154,6 +162,12 @@ class MainWindow(QMainWindow):
         c.message.connect(self.show_message)
         c.running_changed.connect(self._set_running)
         c.event.connect(self._on_event)
+        c.run_started.connect(lambda _worker: self.sweep_results.clear())
+        c.sweep_planned.connect(self.sweep_results.start)
+        c.sweep_planned.connect(self._show_sweep_results)
+        c.step.connect(self.sweep_results.add_step)
+        c.event.connect(self.sweep_results.add_event)
+        c.run_finished.connect(self.sweep_results.run_finished)
         c.run_finished.connect(self._on_finished)
         c.host_key_unknown.connect(self._offer_trust)
         c.prepared.connect(self._on_prepared)
@@ -242,6 +256,10 @@ class MainWindow(QMainWindow):
         if ev.kind == "restore" and ev.data.get("state") == "restored":
             self.knobs.show_value(str(ev.data.get("name")), ev.data.get("now", ev.data.get("original")))
 
+    def _show_sweep_results(self, *_plan: Any) -> None:
+        if not self.stage.on:  # stage keeps its docks hidden
+            self.sweep_results.reveal()
+
     def _on_finished(self, _outcome: RunOutcome) -> None:
         self.sessions.refresh()
 
@@ -319,6 +337,8 @@ class MainWindow(QMainWindow):
             return 0.0
         tl = self.replay_timeline
         self.view.show_replay(tl)
+        if self.sweep_results.show_session(s):
+            self._show_sweep_results()
         self.central.setCurrentIndex(0)
         took = time.perf_counter() - t
         self.show_message(f"replaying session {session_id} ({s['workload']}, {len(tl.series)} series, "
@@ -329,6 +349,7 @@ class MainWindow(QMainWindow):
         if not self.view.is_live():
             self.view.show_live()
             self.controller.close_replay()
+            self.sweep_results.show_live()
 
     def compare_sessions(self, ids: list[int]) -> None:
         try:

@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
 from tunebench.core.interval import Event, Interval
+from tunebench.core.sweep import Plan
 from tunebench.run.child import RunRequest, child_main
 from tunebench.run.records import (
     ChangeKnob,
@@ -39,6 +40,7 @@ class RunWorker(QObject):
     samples = Signal(float, object)  # t, {series: value}
     event = Signal(object)  # Event
     step = Signal(object)  # StepResult
+    plan = Signal(object)  # a sweep's Plan, before its first step
     note = Signal(str)
     finished = Signal(object)  # RunOutcome
 
@@ -86,6 +88,8 @@ class RunWorker(QObject):
                 self.event.emit(record)
             case StepResult():
                 self.step.emit(record)
+            case Plan():
+                self.plan.emit(record)
             case Note(text=text):
                 self.note.emit(text)
             case Reply():

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sessions import browse_row, diff_settings, matches, session_title
+from tunebench.core.sweep import human
 from tunebench.store.repo import Store
 
 COLUMNS = [("id", "ID"), ("started_at", "date"), ("name", "name"), ("target", "target"), ("server", "server"),
@@ -45,6 +46,22 @@ def _cell(key: str, value: Any) -> str:
         s = int(value)
         return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
     return str(value)
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def step_configuration(session: dict[str, Any], step: int) -> str:
+    """The configuration step `step` (1-based) ran in, numbered as the Events number it, with its knobs (the
+    sweep's label when the summary has it: transport, engine and CPUs too)."""
+    config = next((st["config"] for st in session.get("steps", []) if st["idx"] + 1 == step), {})
+    idx = int(config.get("config", 0))
+    labels = {c["idx"]: c["label"] for c in (session.get("summary") or {}).get("configs", [])}
+    knobs = labels.get(idx) or ", ".join(f"{k}={human(v)}" for k, v in (config.get("knobs") or {}).items())
+    if not (session.get("config") or {}).get("sweep"):
+        return knobs or "as configured"  # one configuration: no number
+    return f"{idx + 1}: {knobs or 'as configured'}"
 
 
 class NumericItem(QTableWidgetItem):
@@ -197,12 +214,12 @@ class SessionsPanel(QWidget):
             lines.append(f"tags: {s['tags']}<br>")
         if s.get("notes"):
             lines.append(f"notes: {s['notes']}<br>")
-        lines.append("<table border=1 cellspacing=0 cellpadding=3><tr><th>step</th><th>group</th>"
-                     "<th>threads</th><th>TPS</th><th>QPS</th><th>p95 ms</th><th>p99 ms</th></tr>")
+        lines.append("<table border=1 cellspacing=0 cellpadding=3><tr><th>step</th><th>configuration</th>"
+                     "<th>group</th><th>threads</th><th>TPS</th><th>QPS</th><th>p95 ms</th><th>p99 ms</th></tr>")
         for st in (s.get("summary") or {}).get("steps", []):
-            lines.append(f"<tr><td>{st['step']}</td><td>{st['group']}</td><td>{st['threads']}</td>"
-                         f"<td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td><td>{st['lat_p95_ms']:.2f}</td>"
-                         f"<td>{st['lat_p99_ms']:.2f}</td></tr>")
+            lines.append(f"<tr><td>{st['step']}</td><td>{step_configuration(s, st['step'])}</td><td>{st['group']}</td>"
+                         f"<td>{st['threads']}</td><td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td>"
+                         f"<td>{_ms(st['lat_p95_ms'])}</td><td>{_ms(st['lat_p99_ms'])}</td></tr>")
         lines.append("</table><br><b>events</b><br>")
         for ev in s["events"]:
             lines.append(f"{time.strftime('%H:%M:%S', time.localtime(ev['t']))} [{ev['kind']}] {ev['label']}<br>")

@@ -1,0 +1,299 @@
+"""The sweep results view: the configuration x threads grid of TPS and p95 filling in as steps end, the best point
+of each configuration, the best-to-best and ratio-to-baseline tables, the progress with the time left by the
+plan, and the differences within the steps' own noise marked. It draws a run/sweep_progress.SweepProgress.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tunebench.core.interval import Event
+from tunebench.core.sweep import Plan, duration_text
+from tunebench.core.verdict import event_verdict
+from tunebench.run.records import RunOutcome, StepResult
+from tunebench.run.sweep_progress import SweepProgress
+
+NOISE_MARK = "≈"  # after a ratio whose difference from 1 is smaller than the steps' own spread
+NOISE_HELP = (f"{NOISE_MARK} within noise: the difference is smaller than the steps' own spread (CV, repeats); "
+              "once the run has ended, its A/B verdict's 95 % CI holds 1")
+SHADE = QColor(46, 160, 67)  # TPS shading: this green, more opaque the nearer the sweep's best TPS
+
+
+def stacked(label: str) -> str:
+    """A configuration's label one knob a line: the tables stay narrow enough to sit beside each other."""
+    return label.replace(", ", "\n")
+
+
+def ci_text(v: Any) -> str:
+    """A ratio's 95 % CI as the Markdown report writes it after the ratio ("" without a verdict)."""
+    if v is None:
+        return ""
+    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
+
+
+def number(v: Any, digits: int = 1) -> str:
+    """A number as the Markdown report writes it (core/results.py), so the two read the same."""
+    if v is None:
+        return "-"
+    return f"{v:,.{digits}f}" if isinstance(v, float) else str(v)
+
+
+class SweepResultsView(QWidget):
+    """Takes its models: the live sweep's, fed the run's plan, steps and events, and the replayed session's,
+    shown while a replay is (the live one goes on filling in meanwhile)."""
+
+    def __init__(self, live: SweepProgress, replayed: SweepProgress, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.live, self.replayed = live, replayed
+        self.model = live  # the one shown
+        self.title = QLabel()
+        self.title.setObjectName("sweep-title")
+        self.bar = QProgressBar()
+        self.bar.setTextVisible(True)
+        self.eta = QLabel()
+        self.eta.setObjectName("sweep-eta")
+        head = QHBoxLayout()
+        head.addWidget(self.title, 2)
+        head.addWidget(self.bar, 2)
+        head.addWidget(self.eta, 1)
+        self.grid = self._table()
+        self.best = self._table()
+        self.ratios = self._table()
+        # one at a time: beside the docks, under the plots, two of them side by side were cut off
+        self.tables = QTabWidget()
+        self.tables.addTab(self.grid, "TPS · p95 by threads")
+        self.tables.addTab(self.best, "Best-to-best")
+        self.tables.addTab(self.ratios, "Ratio to baseline")
+        self.leader = QLabel()  # the best-to-best's first line, in sight whatever the tab
+        self.leader.setObjectName("sweep-leader")
+        self.legend = QLabel(f"★ best point of a configuration   {NOISE_HELP}")
+        self.legend.setObjectName("sweep-legend")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(head)
+        layout.addWidget(self.leader)
+        layout.addWidget(self.tables, 1)
+        layout.addWidget(self.legend)
+        self.clock = QTimer(self)  # the time left moves between steps too
+        self.clock.setInterval(1000)
+        self.clock.timeout.connect(self._update_progress)
+        self._update_all()
+
+    def sizeHint(self) -> QSize:
+        # room for the head, about five two-line configurations and the legend: the plots keep the rest
+        return QSize(900, self.fontMetrics().height() * 19)
+
+    def reveal(self) -> None:
+        """Show the dock this view is in, at least as tall as its size hint."""
+        dock = self.parentWidget()
+        if not isinstance(dock, QDockWidget):
+            return
+        dock.show()
+        want = self.sizeHint().height()
+        if dock.height() < want:
+            # QMainWindow.resizeDocks leaves a bottom dock the layout made thin as it is: ask for the height
+            # through the minimum, then let go of it (the user can drag the splitter back)
+            dock.setMinimumHeight(want)
+            QTimer.singleShot(0, lambda: dock.setMinimumHeight(0))
+
+    @staticmethod
+    def _table() -> QTableWidget:
+        t = QTableWidget()
+        t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        t.verticalHeader().setVisible(False)
+        t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        t.setWordWrap(True)
+        return t
+
+    # -- input: the run's records --
+    def start(self, plan: Plan) -> None:
+        self.live.start(plan)
+        self.clock.start()
+        self._update_live()
+
+    def add_step(self, result: StepResult) -> None:
+        if self.live.plan is not None:
+            self.live.add_step(result)
+            self._update_live()
+
+    def add_event(self, ev: Event) -> None:
+        self.live.add_event(ev)
+        if ev.kind in ("step_start", "step_end") and self.model is self.live:
+            self._update_progress()
+            self._update_grid()  # the cell being measured
+
+    def run_finished(self, outcome: RunOutcome) -> None:
+        self.clock.stop()
+        self.live.finish(outcome.details)
+        self._update_live()
+
+    def clear(self) -> None:
+        self.clock.stop()
+        self.live.clear()
+        self._update_live()
+
+    def _update_live(self) -> None:
+        if self.model is self.live:
+            self._update_all()
+
+    # -- a recorded session, replayed --
+    def show_session(self, session: dict[str, Any]) -> bool:
+        """A recorded session's sweep, whole; False (and the view empty) when it is not a sweep."""
+        shown = self.replayed.show_session(session)
+        self.model = self.replayed
+        self._update_all()
+        return shown
+
+    def replay_to(self, x: float) -> None:
+        """The replay's head moved to `x` seconds from the session's start: the steps ended by then."""
+        if self.model is self.replayed and self.replayed.active:
+            self.replayed.seek(x)
+            self._update_all()
+
+    def show_live(self) -> None:
+        self.model = self.live
+        self._update_all()
+
+    # -- drawing --
+    def _update_all(self) -> None:
+        self._update_progress()
+        self._update_grid()
+        self._update_best()
+        self._update_ratios()
+
+    def _update_progress(self) -> None:
+        m = self.model
+        if not m.active:
+            self.title.setText("No sweep yet: Build > Sweep > Run, or replay a recorded sweep")
+            self.bar.setRange(0, 1)
+            self.bar.setValue(0)
+            self.bar.setFormat("")
+            self.eta.setText("")
+            return
+        p = m.progress(m.now())
+        self.title.setText(f"<b>sweep {m.name}</b>" + (" (recorded)" if m.recorded is not None else ""))
+        self.bar.setRange(0, max(1, p.total))
+        self.bar.setValue(p.done)
+        self.bar.setFormat(f"{p.done}/{p.total} steps")
+        left = "done" if p.remaining is None else f"about {duration_text(p.remaining)} left (plan)"
+        if m.started_at is None and p.remaining is not None:
+            self.eta.setText(f"starting: {left}")  # the configuration is being applied, the data checked
+        else:
+            self.eta.setText(f"{duration_text(p.elapsed)} elapsed, {left}")
+
+    def _update_grid(self) -> None:
+        rows, threads = self.model.rows(), self.model.threads()
+        top = max((c.tps for r in rows for c in r.cells.values()), default=0.0)
+        g = self.grid
+        g.clear()
+        g.setColumnCount(len(threads) + 2)
+        g.setHorizontalHeaderLabels(["configuration", *(f"{t} thr\nTPS · p95 ms" for t in threads), "best"])
+        g.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            g.setItem(i, 0, QTableWidgetItem(stacked(r.label) + ("  (baseline)" if r.baseline else "")))
+            for j, t in enumerate(threads, 1):
+                c = r.cells.get(t)
+                if c is None:
+                    item = QTableWidgetItem("measuring…" if r.measuring == t else "")
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+                    g.setItem(i, j, item)
+                    continue
+                item = QTableWidgetItem(f"{'★ ' if c.best else ''}{number(c.tps)}\n{number(c.p95_ms, 3)} ms")
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setToolTip(f"{r.label} at {t} threads: {number(c.tps)} TPS, p95 {number(c.p95_ms, 3)} ms, "
+                                f"CV {number(c.cv, 3)}")
+                if top > 0:
+                    shade = QColor(SHADE)
+                    shade.setAlphaF(0.08 + 0.5 * c.tps / top)
+                    item.setBackground(QBrush(shade))
+                if c.best:
+                    font = QFont(item.font())
+                    font.setBold(True)
+                    item.setFont(font)
+                g.setItem(i, j, item)
+            best = r.best
+            g.setItem(i, len(threads) + 1, QTableWidgetItem(
+                f"{number(best['tps'])} @{best['threads']}" if best else "-"))
+        g.resizeRowsToContents()
+
+    def _update_best(self) -> None:
+        tables, m = self.model.tables(), self.model
+        base = next((c for c in tables["configs"] if c["idx"] == tables["baseline"]), None)
+        top = tables["best_to_best"][0] if tables["best_to_best"] else None
+        if top is None:
+            self.leader.setText("")
+        else:
+            noisy = base is not None and base["best"] is not None and m.within_noise(
+                top["ratio"], (top["config"], top["threads"]), (base["idx"], base["best"]["threads"]))
+            versus = (" (the baseline)" if top["config"] == tables["baseline"] else
+                      f", {number(top['ratio'], 3)}x the baseline's best" + (f" {NOISE_MARK}" if noisy else "")
+                      if top["ratio"] is not None else "")
+            so_far = "" if m.progress(m.now()).remaining is None else " so far"
+            self.leader.setText(f"best{so_far}: <b>{top['label']}</b>, {number(top['tps'])} TPS at "
+                                f"{top['threads']} threads{versus}")
+        b = self.best
+        b.clear()
+        heads = ["rank", "configuration", "best TPS", "at threads", "QPS", "p95 ms", "ratio"]
+        b.setColumnCount(len(heads))
+        b.setHorizontalHeaderLabels(heads)
+        b.setRowCount(len(tables["best_to_best"]))
+        for i, row in enumerate(tables["best_to_best"]):
+            noisy = base is not None and base["best"] is not None and row["config"] != base["idx"] and m.within_noise(
+                row["ratio"], (row["config"], row["threads"]), (base["idx"], base["best"]["threads"]))
+            cells = [str(i + 1), stacked(row["label"]), number(row["tps"]), str(row["threads"]), number(row["qps"]),
+                     number(row["lat_p95_ms"], 3), number(row["ratio"], 3) + (f" {NOISE_MARK}" if noisy else "")]
+            for j, text in enumerate(cells):
+                b.setItem(i, j, self._number_item(text, j != 1, noisy and j == 6))
+        b.resizeRowsToContents()
+
+    def _update_ratios(self) -> None:
+        tables, m = self.model.tables(), self.model
+        threads = self.model.threads()
+        r = self.ratios
+        r.clear()
+        r.setColumnCount(1 + 2 * len(threads))
+        r.setHorizontalHeaderLabels(["configuration", *(h for t in threads for h in (f"{t} thr TPS", "ratio"))])
+        r.setRowCount(len(tables["ratios"]))
+        for i, row in enumerate(tables["ratios"]):
+            r.setItem(i, 0, QTableWidgetItem(stacked(row["label"])))
+            by = {st["threads"]: st for st in row["steps"]}
+            for j, t in enumerate(threads):
+                st = by.get(t)
+                verdict = event_verdict({"verdict": st.get("verdict")}) if st else None
+                if verdict is not None:  # the run's A/B verdict on the stored per-second TPS: its CI says
+                    noisy = not verdict.clear
+                else:
+                    noisy = st is not None and row["config"] != tables["baseline"] and m.within_noise(
+                        st["ratio"], (row["config"], t), (tables["baseline"], t))
+                tps = number(st["tps"]) if st else "-"
+                ratio = (number(st["ratio"], 3) + ci_text(verdict) + (f" {NOISE_MARK}" if noisy else "")) if st else "-"
+                r.setItem(i, 1 + 2 * j, self._number_item(tps, True, False))
+                r.setItem(i, 2 + 2 * j, self._number_item(ratio, True, noisy))
+        r.resizeRowsToContents()
+
+    @staticmethod
+    def _number_item(text: str, right: bool, noisy: bool) -> QTableWidgetItem:
+        item = QTableWidgetItem(text)
+        if right:
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if noisy:
+            item.setToolTip(NOISE_HELP)
+            font = QFont(item.font())
+            font.setItalic(True)
+            item.setFont(font)
+        return item

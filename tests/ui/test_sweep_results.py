@@ -1,0 +1,224 @@
+"""The sweep results view (ui/sweep_results.py): live tables from the run's records, the same as the Markdown
+report of the session (`sessions export --format md`), the time left, the noise marks, the step configurations."""
+
+import json
+import re
+
+import pytest
+from tests.conftest import run_cli
+
+from tunebench.core.interval import Event
+from tunebench.core.knobs import KnobInfo
+from tunebench.core.results import markdown, sweep_tables
+from tunebench.core.stats import StepSummary
+from tunebench.core.sweep import make_plan, parse_spec
+from tunebench.run.records import RunOutcome, StepResult
+from tunebench.run.session import steps_json
+from tunebench.ui.sweep_results import NOISE_MARK
+
+KNOBS = {"innodb_flush_log_at_trx_commit": KnobInfo("innodb_flush_log_at_trx_commit", "int", True, 0, 3, current="1")}
+TINY = """name = "tiny"
+workload = "oltp_point_select"
+threads = [2, 4]
+step_seconds = 3
+warmup_seconds = 0
+baseline = { innodb_flush_log_at_trx_commit = 1 }
+
+[options]
+tables = 1
+table_size = 2000
+
+[axes]
+innodb_flush_log_at_trx_commit = [1, 2]
+"""
+
+
+def md_tables(text: str) -> dict[str, list[list[str]]]:
+    """The Markdown report's tables by heading, rows of cells (header and rule left out)."""
+    out: dict[str, list[list[str]]] = {}
+    heading = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            heading = line[3:]
+            out[heading] = []
+        elif line.startswith("|") and heading:
+            out[heading].append([c.strip() for c in line.strip("|").split("|")])
+    return {h: rows[2:] for h, rows in out.items()}
+
+
+def shown(table, strip=True, label=0) -> list[list[str]]:
+    """A view table's cells as text; with `strip`, as Markdown prints them: the configuration (column `label`,
+    one knob a line) on one line without its baseline tag, the TPS line of a grid cell without its best mark,
+    a ratio without its noise mark."""
+    rows = []
+    for r in range(table.rowCount()):
+        cells = [table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())]
+        if strip:
+            cells = [re.sub(r"  \(baseline\)$", "", c).replace("\n", ", ") if i == label else
+                     re.sub(rf"^★ | {NOISE_MARK}$", "", c.split("\n")[0]) or "-" for i, c in enumerate(cells)]
+        rows.append(cells)
+    return rows
+
+
+def assert_view_is_the_report(view, report: str) -> None:
+    md = md_tables(report)
+    assert shown(view.grid) == md["TPS by configuration and concurrency"]
+    assert shown(view.best, label=1) == md["Best-to-best"]
+    ratio = next(h for h in md if h.startswith("Ratio to baseline"))
+    assert shown(view.ratios) == md[ratio]
+
+
+def summary(threads: int, tps: float, cv: float) -> StepSummary:
+    return StepSummary("main", threads, 10, tps, tps * 9, tps, cv, 1.0, 1e5 / tps, 2e5 / tps, 5.0, 0, 0, tps * 10)
+
+
+@pytest.fixture
+def plan():
+    text = TINY.replace("step_seconds = 3", "step_seconds = 10").replace("warmup_seconds = 0", "warmup_seconds = 2")
+    return make_plan(parse_spec(text), KNOBS, {"innodb_flush_log_at_trx_commit": "1"})
+
+
+def test_steps_fill_the_tables_in_as_they_end(win, qtbot, plan):
+    c = win.controller
+    view = win.sweep_results
+    win.sweep_dock.hide()
+    c.sweep_planned.emit(plan)
+    assert win.sweep_dock.isVisible() and win.view.isVisible()  # the dashboard stays in sight
+    assert view.bar.format() == "0/4 steps" and view.eta.text() == "starting: about 0 min 48 s left (plan)"
+    assert shown(view.grid) == [["innodb_flush_log_at_trx_commit=1", "-", "-", "-"],
+                                ["innodb_flush_log_at_trx_commit=2", "-", "-", "-"]]
+    results = [StepResult(0, (summary(2, 1000.0, 0.04),), 0), StepResult(1, (summary(4, 1900.0, 0.01),), 0),
+               StepResult(2, (summary(2, 1020.0, 0.01),), 1), StepResult(3, (summary(4, 2500.0, 0.01),), 1)]
+    t = 1_790_000_000.0
+    c.event.emit(Event(t, "config", "configuration 1: innodb_flush_log_at_trx_commit=1",
+                       {"config": 0, "knobs": {"innodb_flush_log_at_trx_commit": "1"}}))
+    c.event.emit(Event(t, "step_start", "step 1: main=2", {"config": 0, "threads": {"main": 2}}))
+    assert shown(view.grid, strip=False)[0][1] == "measuring…"
+    c.step.emit(results[0])
+    c.event.emit(Event(t + 12, "step_end", "step 1 done"))
+    assert view.bar.value() == 1 and view.bar.format() == "1/4 steps"
+    assert shown(view.grid)[0] == ["innodb_flush_log_at_trx_commit=1", "1,000.0", "-", "1,000.0 @2"]
+    for r in results[1:]:
+        c.step.emit(r)
+    tables = sweep_tables(plan, steps_json(results), {0: {"innodb_flush_log_at_trx_commit": "1"}})
+    report = markdown({"id": 1, "workload": "w", "target": "t", "engine": "builtin", "transport": "socket",
+                       "status": "completed", "summary": {"steps": steps_json(results), **tables}})
+    assert_view_is_the_report(view, report)
+    grid = shown(view.grid, strip=False)
+    assert grid[0][2].startswith("★ 1,900.0") and grid[1][2].startswith("★ 2,500.0")  # the best points
+    assert grid[0][2].endswith(f"{1e5 / 1900:,.3f} ms") and grid[0][0].endswith("(baseline)")  # p95 below TPS
+    # 1020 vs 1000 at 2 threads: +2 %, the baseline's CV there is 4 %: within noise; 2500 vs 1900 is not
+    ratios = shown(view.ratios, strip=False)
+    assert ratios[1][2] == f"1.020 {NOISE_MARK}" and ratios[1][4] == "1.316"
+    best = shown(view.best, strip=False)
+    assert best[0][1] == "innodb_flush_log_at_trx_commit=2" and best[0][6] == "1.316"
+    assert best[1][6] == "1.000"  # the baseline against itself: no noise mark
+    assert view.leader.text() == ("best: <b>innodb_flush_log_at_trx_commit=2</b>, 2,500.0 TPS at 4 threads, "
+                                  "1.316x the baseline's best")
+    c.run_finished.emit(RunOutcome("completed", 1))
+    assert view.bar.format() == "4/4 steps" and view.eta.text().endswith("done")
+    assert not view.clock.isActive()
+
+
+def test_a_plain_run_clears_the_view(win, qtbot, plan):
+    win.controller.sweep_planned.emit(plan)
+    assert win.sweep_results.grid.rowCount() == 2
+    win.controller.run_started.emit(None)
+    assert win.sweep_results.grid.rowCount() == 0 and "No sweep yet" in win.sweep_results.title.text()
+
+
+def record_sweep(store, plan, results) -> int:
+    """A finished sweep session as the run writes one (steps with their configuration, the summary's tables)."""
+    from tunebench.run.session import session_config
+    from tunebench.run.spec import sweep_run_spec
+
+    w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_point_select",
+                          config=session_config(sweep_run_spec(plan.spec), plan), flavor="mariadb", version="10.11",
+                          started_at=1_790_000_000.0)
+    t = 1_790_000_000.0
+    for r in results:
+        cfg = plan.configs[r.config]
+        sid = w.start_step(r.idx, t, t, {"threads": {"main": r.summaries[0].threads}, "config": cfg.idx,
+                                         "step": r.idx % plan.spec.steps, "knobs": dict(cfg.knobs)})
+        w.add_event(Event(t, "step_start", f"step {r.idx + 1}",
+                          {"config": cfg.idx, "threads": {"main": r.summaries[0].threads}}))
+        w.add_samples(t + 1, {"client.main.tps": r.summaries[0].tps})  # the replay's timeline reaches the end
+        t += 12
+        w.add_samples(t, {"client.main.tps": r.summaries[0].tps})
+        w.end_step(sid, t, {s.group: s.to_dict() for s in r.summaries})
+        w.add_event(Event(t, "step_end", f"step {r.idx + 1} done"))
+    w.finish("completed", {"steps": steps_json(results), **sweep_tables(plan, steps_json(results), {})}, ended_at=t)
+    return w.id
+
+
+def test_a_replayed_sweep_shows_its_tables_and_its_step_configurations(win, qtbot, plan):
+    results = [StepResult(i, (summary(2 if i % 2 == 0 else 4, 1000.0 + 100 * i, 0.02),), i // 2) for i in range(4)]
+    sid = record_sweep(win.store, plan, results)
+    win.open_replay(sid)
+    view = win.sweep_results
+    assert "sweep tiny" in view.title.text() and "(recorded)" in view.title.text()
+    assert view.bar.format() == "4/4 steps" and view.eta.text() == "0 min 48 s elapsed, done"
+    assert_view_is_the_report(view, markdown(win.store.get_session(sid)))
+    assert view.leader.text().startswith("best: <b>innodb_flush_log_at_trx_commit=2</b>, 1,300.0 TPS at 4")
+    win.replay_bar.seek(20.0)  # the head in step 2: the baseline leads, alone
+    assert view.leader.text().endswith("1,000.0 TPS at 2 threads (the baseline)")
+    win.replay_bar.seek(30.0)  # the head in step 3: the tables as they were then
+    assert view.bar.format() == "2/4 steps" and view.eta.text() == "0 min 30 s elapsed, about 0 min 18 s left (plan)"
+    assert shown(view.grid, strip=False)[1][1] == "measuring…" and shown(view.grid)[1][2] == "-"
+    win.replay_bar.seek(1e9)
+    assert_view_is_the_report(view, markdown(win.store.get_session(sid)))
+    win.show_live()
+    assert "No sweep yet" in view.title.text()
+    win.sessions.refresh()
+    win.sessions.select([sid])
+    html = win.sessions.details.toPlainText()
+    assert "configuration" in html
+    for i, knob in enumerate(("innodb_flush_log_at_trx_commit=1", "innodb_flush_log_at_trx_commit=2")):
+        assert f"{i + 1}: {knob}" in html
+
+
+@pytest.mark.integration
+def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
+    """A tiny sweep run from the window on the real sandbox: the view's tables, filled in live from the run's
+    StepResults, are the tables `tunebench sessions export ID --format md` prints for the session it recorded."""
+    window.sweep.load_toml(TINY, "tiny.toml")
+    view = window.sweep_results
+    steps_seen = []
+    # the grid fills in as each step ends (the view's slot runs before this one: connected first)
+    live_tables = []
+    window.controller.step.connect(lambda _r: (steps_seen.append(
+        sum(cell != "-" for row in shown(view.grid) for cell in row[1:-1])), live_tables.append(view.model.tables())))
+    with qtbot.waitSignal(window.run_finished, timeout=180000) as finished:
+        window.run_sweep()
+        qtbot.waitUntil(lambda: view.model.plan is not None, timeout=60000)
+        assert view.bar.format() == "0/4 steps" and "left (plan)" in view.eta.text()
+    outcome = finished.args[0]
+    assert outcome.status == "completed", outcome.error
+    assert steps_seen == [1, 2, 3, 4] and view.bar.format() == "4/4 steps"
+    out = run_cli("sessions", "export", str(outcome.session_id), "--format", "md")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert_view_is_the_report(view, out.stdout)
+    # the tables computed live after the last step are the session summary's (which adds the configuration
+    # pairs' A/B verdicts from the stored per-second TPS: the view shows those once the run has ended)
+    summary = json.loads(run_cli("sessions", "show", str(outcome.session_id), "--json").stdout)["summary"]
+    live = live_tables[-1]
+    assert live["best_to_best"] == summary["best_to_best"]
+    assert [{k: v for k, v in c.items() if k != "applied"} for c in live["configs"]] == \
+        [{k: v for k, v in c.items() if k != "applied"} for c in summary["configs"]]
+    assert [[(st["threads"], st["tps"], st["ratio"]) for st in r["steps"]] for r in live["ratios"]] == \
+        [[(st["threads"], st["tps"], st["ratio"]) for st in r["steps"]] for r in summary["ratios"]]
+
+
+def test_details_of_a_step_without_latency_show_a_dash(win, qtbot):
+    """A step that measured no latency (lost server, stopped at once) has p95/p99 None: the details showed
+    nothing at all (a TypeError formatting None), now a dash, and its configuration."""
+    w = win.store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_point_select",
+                              config={"groups": []}, flavor="mariadb", version="10.11")
+    sid = w.start_step(0, 1.0, 1.0, {"threads": {"main": 4}, "config": 0, "step": 0, "knobs": {}})
+    w.end_step(sid, 2.0, {})
+    w.finish("incomplete", {"steps": [{"step": 1, "config": 0, "group": "main", "threads": 4, "tps": 0.0, "qps": 0.0,
+                                       "lat_p95_ms": None, "lat_p99_ms": None, "cv": None}]}, ended_at=2.0)
+    win.sessions.refresh()
+    win.sessions.select([w.id])
+    text = win.sessions.details.toPlainText()
+    assert "as configured" in text and "0.0\t0.0\t-\t-" in text.replace("\n", "\t")
