@@ -222,3 +222,12 @@ def test_details_of_a_step_without_latency_show_a_dash(win, qtbot):
     win.sessions.select([w.id])
     text = win.sessions.details.toPlainText()
     assert "as configured" in text and "0.0\t0.0\t-\t-" in text.replace("\n", "\t")
+
+
+def test_the_results_dock_stays_out_of_the_way_of_a_plain_run(win, qtbot, plan):
+    """Seen under Xvfb: a fresh window's demo run gave a quarter of the dashboard to "No sweep yet"."""
+    assert not win.sweep_dock.isVisible()
+    win.controller.sweep_planned.emit(plan)
+    assert win.sweep_dock.isVisible()
+    win.controller.run_started.emit(None)  # the next run, a plain one: no plan follows
+    assert not win.sweep_dock.isVisible()

@@ -163,6 +163,8 @@ def start_replay(window: MainWindow, session_id: int, stage: bool, screenshot: s
     window.open_replay(session_id)
     if stage:
         window.stage.set(True, full_screen=not screenshot)
+        if screenshot:
+            window.stage.help.hide()  # the picture is of the plots; the hotkey card shows on entering otherwise
     if screenshot:
         window.replay_bar.seek(window.replay_timeline.end)
         QTimer.singleShot(800, lambda: save_and_quit(window, screenshot, session_id, "replayed"))

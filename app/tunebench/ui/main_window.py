@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self._connect_panels()
         self._connect_controller()
         restore_window(self)
+        self.sweep_dock.hide()  # until a sweep runs or is replayed: a plain run keeps the whole height for plots
         self.set_appearance(self.theme, self.font_scale)
         self.facts.reload()
 
@@ -162,7 +163,7 @@ class MainWindow(QMainWindow):
         c.message.connect(self.show_message)
         c.running_changed.connect(self._set_running)
         c.event.connect(self._on_event)
-        c.run_started.connect(lambda _worker: self.sweep_results.clear())
+        c.run_started.connect(lambda _worker: (self.sweep_results.clear(), self.sweep_dock.hide()))
         c.sweep_planned.connect(self.sweep_results.start)
         c.sweep_planned.connect(self._show_sweep_results)
         c.step.connect(self.sweep_results.add_step)
