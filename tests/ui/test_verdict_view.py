@@ -63,3 +63,19 @@ def test_replay_annotates_the_tps_plot_at_the_change_and_stage_flashes_it(win, q
     win.replay_bar.seek(80.0)
     win.replay_bar.seek(95.0)  # played past the change
     assert win.stage.help.isVisible() and v.tps_text() in win.stage.help.text()
+
+
+def test_a_late_change_keeps_its_verdict_label_inside_the_plot(win, qtbot):
+    """Seen in the README's screenshot: a change near the run's end had its verdict cut at the plot's edge
+    (drawn right of its line); live, the newest change is always near the right edge."""
+    sid = record(win.store, 120, 30, knob_at=112, verdict=True)
+    _ev, v = verdict_event(win, sid)
+    win.open_replay(sid)
+    tps = win.dashboard.panels[0]
+    qtbot.waitUntil(lambda: any(getattr(m, "label", None) is not None and m.label.toPlainText() == v.short_text()
+                                for m in tps.markers), timeout=5000)
+    line = next(m for m in tps.markers if getattr(m, "label", None) is not None
+                and m.label.toPlainText() == v.short_text())
+    view = tps.view.sceneBoundingRect()
+    label = line.label.sceneBoundingRect()
+    assert view.contains(label), (view, label)

@@ -347,8 +347,9 @@ class Panel:
                                label=label if shown else None,
                                labelOpts={"position": LABEL_POSITION.get(m.kind, 0.92), "color":
                                           self._label_color(m.kind), "fill": self.theme.label_fill,
-                                          # knob labels sit left of their line: the newest is at the edge
-                                          "anchors": [(1, 0.5), (1, 0.5)] if m.kind == "knob"
+                                          # knob labels and verdicts sit left of their line: the newest
+                                          # change is at the right edge (right of it, a verdict was cut off)
+                                          "anchors": [(1, 0.5), (1, 0.5)] if m.kind in ("knob", "verdict")
                                           else [(0, 0.5), (0, 0.5)]})
         line.kind = m.kind
         self._style_marker(line)
