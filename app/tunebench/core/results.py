@@ -66,20 +66,28 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
             "restarts_planned": plan.restarts}
 
 
-def _ci(verdict: Mapping[str, Any] | None) -> str:
-    """A ratio cell's 95 % CI, and whether the difference is clear."""
-    v = event_verdict({"verdict": verdict})
+def ci_text(v: Any) -> str:
+    """A ratio's 95 % CI as the report writes it after the ratio, and whether the difference is clear ("" for
+    no verdict). The window's sweep tables use it too, so the two read the same."""
     if v is None:
         return ""
     return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
 
 
-def _f(v: Any, digits: int = 1) -> str:
+def _ci(verdict: Mapping[str, Any] | None) -> str:
+    return ci_text(event_verdict({"verdict": verdict}))
+
+
+def number(v: Any, digits: int = 1) -> str:
+    """A number as the report writes it ("-" for none)."""
     if v is None:
         return "-"
     if isinstance(v, float):
         return f"{v:,.{digits}f}"
     return str(v)
+
+
+_f = number
 
 
 def markdown(session: Mapping[str, Any]) -> str:

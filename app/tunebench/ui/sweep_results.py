@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.interval import Event
+from tunebench.core.results import ci_text, number
 from tunebench.core.sweep import Plan, duration_text
 from tunebench.core.verdict import event_verdict
 from tunebench.run.records import RunOutcome, StepResult
@@ -37,20 +38,6 @@ SHADE = QColor(46, 160, 67)  # TPS shading: this green, more opaque the nearer t
 def stacked(label: str) -> str:
     """A configuration's label one knob a line: the tables stay narrow enough to sit beside each other."""
     return label.replace(", ", "\n")
-
-
-def ci_text(v: Any) -> str:
-    """A ratio's 95 % CI as the Markdown report writes it after the ratio ("" without a verdict)."""
-    if v is None:
-        return ""
-    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
-
-
-def number(v: Any, digits: int = 1) -> str:
-    """A number as the Markdown report writes it (core/results.py), so the two read the same."""
-    if v is None:
-        return "-"
-    return f"{v:,.{digits}f}" if isinstance(v, float) else str(v)
 
 
 class SweepResultsView(QWidget):
