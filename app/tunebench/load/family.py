@@ -1,0 +1,140 @@
+"""The workload family seam: what a family of workloads declares, and what the engines and the run need of it.
+
+A *family* is a kind of benchmark with its own schema and transactions: the sysbench OLTP family (the
+oltp_*.lua scripts), TPC-C-like, dbSTRESS-like, iiBench, or one sysbench Lua script given by path. A
+*workload* (workloads/NAME.toml) is a named preset of one family: its family, option defaults and fixed
+values (and, for OLTP, its event list).
+
+Everything family-specific lives behind this protocol; the engines, the run spec, the CLI, the window and
+sweeps only use what it declares. The shapes here are the contract between the engines and the families;
+change them with every family at once.
+
+Builtin engine, per connection (worker Slot):
+    work = family.connection_work(ctx)      # after each (re)connect: prepares statements, per-connection init
+    while active:
+        t0 = now(); kind = work()           # one transaction; returns its index in family.transactions
+        latency[kind].append(now() - t0); events[kind] += 1
+A DriverError raised out of work() is handled by the worker as today (retryable errors: ROLLBACK, counted as
+an error of `ctx.counts.current` -- the transaction type the family set before its first statement;
+connection errors: reconnect; anything else ends the connection). A family that retries internally (TPC-C
+deadlocks) counts each retry with `ctx.counts.retry()` and its own rollbacks with `ctx.counts.rollback()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from tunebench.core.target import ConnParams
+from tunebench.load.options import OptionSpec
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TrxType:
+    """One transaction type of a family: `weight` of the mix (relative; a single-type family has one)."""
+
+    name: str  # an identifier: it becomes a series name client.<group>.trx.<name>.tps
+    weight: int = 1
+    help: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One consistency condition (TPC-C 3.3.2.x) and whether the data meets it."""
+
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class Counts(Protocol):
+    """The statement counters of one connection, as sysbench's reads/writes/other count them."""
+
+    reads: int
+    writes: int
+    other: int
+    current: int  # index of the transaction type under way (errors are charged to it)
+
+    def retry(self) -> None: ...  # a deadlock/lock-wait the family retried itself
+
+    def rollback(self) -> None: ...  # a rollback the transaction profile asks for (TPC-C's 1 % NewOrders)
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionContext:
+    """What a family gets to build one connection's work."""
+
+    session: Any  # load.driver RawSession | PureSession: prepare(sql), execute(stmt, *args), query(bytes)
+    counts: Counts
+    rng: np.random.Generator
+    options: Mapping[str, Any]  # resolved and validated
+    slot: int  # 0-based number of this connection in its group
+    slots: int  # connections the group may open (the schedule's maximum): for per-thread ranges
+
+
+Transaction = Callable[[], int]  # runs one transaction, returns its TrxType index
+
+
+class Family(Protocol):
+    name: str  # "oltp", "tpcc", "dbstress", "iibench", "lua"
+    description: str
+    engines: tuple[str, ...]  # which engines can run it: ("builtin", "sysbench"), ("builtin",), ("sysbench",)
+
+    def option_specs(self) -> Mapping[str, OptionSpec]:
+        """Every option, with type, default, help and range; the CLI's -o, the window's form and sweeps use
+        these and nothing else."""
+        ...
+
+    def resolve(self, given: Mapping[str, Any], where: str = "") -> dict[str, Any]:
+        """Defaults <- given; unknown names and bad values raise ConfigError naming the known options."""
+        ...
+
+    def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]: ...
+
+    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
+        """What groups of this family sharing one schema must agree on (the data set's shape)."""
+        ...
+
+    def missing_data(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> str | None:
+        """None when the prepared data matches `options`; otherwise one line saying what is missing."""
+        ...
+
+    def prepare(self, params: ConnParams, schema: str, options: Mapping[str, Any], threads: int,
+                progress: Progress | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+        """Create and load the tables in parallel, registering each in the schema's tunebench_tables before
+        loading it (cleanup drops only registered tables; a cancelled load leaves none half-made)."""
+        ...
+
+    def cleanup(self, params: ConnParams, schema: str) -> dict[str, Any]: ...
+
+    def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
+        """Consistency conditions; [] when the family has none."""
+        ...
+
+    def connection_work(self, ctx: ConnectionContext) -> Transaction:
+        """Builtin engine: prepare this connection's statements and return its transaction function."""
+        ...
+
+    def sysbench_args(self, options: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """sysbench engine: (script name or path, its --option flags)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadPreset:
+    """workloads/NAME.toml: a named preset of one family."""
+
+    name: str
+    family: str
+    description: str = ""
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)  # family-specific keys (OLTP: event)
+    path: str = ""
+
