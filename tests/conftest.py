@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from server_leaks import kill_all, servers_under
+
 # Before anything imports tunebench.paths: never touch the user's real data dir or sandbox.
 _HOME = Path(tempfile.mkdtemp(prefix="tb-test-"))
 os.environ["TUNEBENCH_HOME"] = str(_HOME)
@@ -99,6 +101,39 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if missing := server_fixtures_without_marker(item):
         pytest.fail(f"{item.nodeid} uses {', '.join(sorted(missing))} (a real server, sysbench or sshd) but is not "
                     "marked @pytest.mark.integration", pytrace=False)
+
+
+def _session_roots(config: pytest.Config) -> list[str]:
+    roots = [str(_HOME)]
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is not None:
+        roots.append(str(factory.getbasetemp()))
+    return roots
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_servers(request):
+    """A server a test starts in a directory of its own must be stopped by that test: it failed once to be,
+    and a sandbox outlived `make test`. The shared sandbox (and its restarts) is the session's business."""
+    roots = _session_roots(request.config)
+    shared = str(_HOME / "sandbox") + "/"
+    before = set(servers_under(roots))
+    yield
+    stray = {pid: line for pid, line in servers_under(roots).items() if pid not in before and shared not in line}
+    if stray:
+        kill_all(stray)
+        pytest.fail("the test left a database server running (killed now): " + "; ".join(stray.values()),
+                    pytrace=False)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After every fixture is torn down, no server of this session may still run."""
+    left = servers_under(_session_roots(session.config))
+    if left:
+        kill_all(left)
+        session.config.pluginmanager.get_plugin("terminalreporter").write_line(
+            "FAILED: database servers outlived the test session (killed now): " + "; ".join(left.values()), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

@@ -126,3 +126,38 @@ def test_cli_prepare_ctrl_c_cancels_cleanly(sandbox, cli):
         conn.cursor().execute("DROP DATABASE tb_ctrl_c")
     finally:
         conn.close()
+
+
+def test_stop_while_a_run_prepares_its_data_cancels_the_prepare(sandbox):
+    """The window's Stop (and the CLI's first Ctrl-C) during a run's automatic prepare used to wait for the whole
+    load and then run the steps: now the load stops, its half-made table goes, and the run ends "stopped" with
+    no session and nothing changed."""
+    from tests.integration.test_sweep import knob_values, store_for
+
+    from tunebench.load.engine import ClientGroup
+    from tunebench.load.workload import load_workload
+    from tunebench.run.experiment import Experiment
+    from tunebench.run.spec import RunSpec
+
+    before = knob_values(sandbox)
+    wl = load_workload("oltp_point_select")
+    group = ClientGroup("main", wl, wl.options({"table_size": 2_000_000}), (2,))
+    store = store_for(sandbox)
+    exp = None
+
+    def note(line: str) -> None:
+        if line.startswith("Inserting") and exp is not None:
+            exp.request_stop(by_user=True)
+
+    exp = Experiment(store, sandbox.target(), RunSpec(groups=(group,), schema="tb_stopprep", step_seconds=5,
+                                                       probes=()), on_note=note)
+    out = exp.run()
+    assert (out.status, out.session_id, out.steps) == ("stopped", None, ())
+    conn = open_connection(conn_params(sandbox.target(), None))
+    try:
+        tables = query_all(conn, "SELECT table_name FROM information_schema.tables WHERE table_schema='tb_stopprep'")
+        assert [t[0] for t in tables] == ["tunebench_tables"]  # sbtest1 was half-made: dropped
+        conn.cursor().execute("DROP DATABASE tb_stopprep")
+    finally:
+        conn.close()
+    assert knob_values(sandbox) == before

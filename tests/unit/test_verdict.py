@@ -208,3 +208,28 @@ def test_run_flip_verdicts_two_changes_in_one_step(tmp_path) -> None:
     assert a.seconds_before == 12 and a.seconds_after == 12 and a.ci_low < 1.5 < a.ci_high  # flip's second: neither
     assert b.seconds_before == 12 and b.seconds_after == 12 and b.ci_low < 0.8 < b.ci_high
     store.close()
+
+
+def test_seconds_without_the_server_are_left_out() -> None:
+    """A server outage after a flip (0 TPS while it was down, then a slow restart) used to count as the knob's
+    effect: the verdict called a neutral change a big loss."""
+    from tunebench.core.verdict import outages, recompute, verdict_event
+
+    rng = np.random.default_rng(4)
+    tps = list(1000 + rng.normal(0, 10, 60))
+    tps[39:49] = [0.0] * 10  # down from t=39 to t=49: the samples stamped 40..49
+    series = {"client.main.tps": series_of(0.0, tps)}
+    events = [{"t": 39.0, "kind": "gap", "data": {"server": "down", "why": "frozen"}},
+              {"t": 49.0, "kind": "note", "data": {"server": "up", "seconds": 10.0}}]
+    down = outages(events, 60.0)
+    assert down == [(39.0, 49.0)]
+    blind = ab_verdict(series, "main", 0.0, 30.0, 60.0)
+    assert blind is not None and blind.ratio < 0.9  # what the verdict said before
+    v = ab_verdict(series, "main", 0.0, 30.0, 60.0, excluded=down)
+    assert v is not None and v.left_out == 10 and not v.clear
+    assert v.seconds_after <= 20 and 0.98 < v.ratio < 1.02
+    assert v.text().endswith("(10 s without the server left out)")
+    ev = verdict_event(series, "main", {"name": "x", "from": "1", "to": "2"}, 0.0, 30.0, 60.0, 0, 60.0,
+                       excluded=down)
+    assert ev.data["excluded"] == [[39.0, 49.0]] and recompute(series, ev.data) == v
+    assert outages(events[:1], 60.0) == [(39.0, 60.0)]  # never came back: to the end

@@ -63,6 +63,7 @@ class Verdict:
     p99_after: float | None = None
     waits: tuple[WaitShift, ...] = ()
     windows: tuple[tuple[float, float], tuple[float, float]] | None = None  # the settled (from, to) of each side
+    left_out: int = 0  # seconds of the two windows left out because the server was not answering
 
     @property
     def clear(self) -> bool:
@@ -94,7 +95,10 @@ class Verdict:
     def text(self, waits: bool = False) -> str:
         """One line: "1.24x TPS (95 % CI 1.18-1.30), p95 11.7 → 9.9 ms" (and the top waits if asked)."""
         parts = [self.tps_text(), self.latency_text()] + ([self.waits_text()] if waits else [])
-        return ", ".join(p for p in parts if p)
+        return ", ".join(p for p in parts if p) + self.left_out_text()
+
+    def left_out_text(self) -> str:
+        return f" ({self.left_out} s without the server left out)" if self.left_out else ""
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -182,19 +186,48 @@ def inside(t: Floats, lo: float, hi: float) -> npt.NDArray[np.bool_]:
     return mask
 
 
-def window(t: Floats, v: Floats, lo: float, hi: float) -> Floats:
-    """The values of the samples whose second lies wholly inside [lo, hi]."""
-    picked: Floats = v[inside(t, lo, hi)]
+def window(t: Floats, v: Floats, lo: float, hi: float, excluded: Outages = ()) -> Floats:
+    """The values of the samples whose second lies wholly inside [lo, hi] and touches no `excluded` interval."""
+    picked: Floats = v[inside(t, lo, hi) & ~touching(t, excluded)]
     return picked
 
 
+Outages = Sequence[tuple[float, float]]
+
+
+def touching(t: Floats, excluded: Outages) -> npt.NDArray[np.bool_]:
+    """Which samples' seconds (t-1, t] overlap one of the `excluded` (from, to) intervals."""
+    mask = np.zeros(len(t), dtype=bool)
+    for lo, hi in excluded:
+        mask |= (t > lo) & (t - 1.0 < hi)
+    return mask
+
+
+def outages(events: Sequence[Mapping[str, Any]], end: float) -> list[tuple[float, float]]:
+    """When the server was not answering, from a session's events: a `gap` event with data server=down opens
+    an outage, the next note with server=up closes it (an outage still open closes at `end`)."""
+    out: list[tuple[float, float]] = []
+    opened: float | None = None
+    for e in sorted(events, key=lambda e: float(e["t"])):
+        state = (e.get("data") or {}).get("server")
+        if e["kind"] == "gap" and state == "down" and opened is None:
+            opened = float(e["t"])
+        elif state == "up" and opened is not None:
+            out.append((opened, float(e["t"])))
+            opened = None
+    if opened is not None:
+        out.append((opened, end))
+    return out
+
+
 def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: float,
-               settle_before: int = 0, settle_after: int = SETTLE_SECONDS) -> Verdict | None:
+               settle_before: int = 0, settle_after: int = SETTLE_SECONDS, excluded: Outages = ()) -> Verdict | None:
     """Before = seconds in [start, flip], after = [flip, end] (whole seconds, see `inside`), of
     `client.<group>.tps`; each side settled
     (`settle_*` fixed seconds, then the steady-state detector); p95/p99 are the mean of the per-second
     percentiles over the same settled seconds; the waits are `waits.*.ms` series, the top ones by their larger
-    side. None when either side has fewer than MIN_SECONDS settled seconds or no TPS before."""
+    side. Seconds that touch an `excluded` interval (the server not answering) are left out of both sides and
+    counted in `left_out`. None when either side has fewer than MIN_SECONDS settled seconds or no TPS before."""
     def arrays(name: str) -> tuple[Floats, Floats] | None:
         if name not in series:
             return None
@@ -206,8 +239,10 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
         return None
     t, v = tps
     sides = []
+    down = touching(t, excluded)
+    left_out = int((inside(t, start, end) & down).sum())
     for lo, hi, skip in ((start, flip, settle_before), (flip, end, settle_after)):
-        mask = inside(t, lo, hi)
+        mask = inside(t, lo, hi) & ~down
         ts, vs = t[mask], v[mask]
         cut = settled_from(vs, skip)
         if len(vs) - cut < MIN_SECONDS:
@@ -222,7 +257,7 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
         arr = arrays(name)
         if arr is None:
             return None
-        b, a = window(*arr, *wb), window(*arr, *wa)
+        b, a = window(*arr, *wb, excluded), window(*arr, *wa, excluded)
         b, a = b[np.isfinite(b)], a[np.isfinite(a)]
         return (float(b.mean()), float(a.mean())) if len(b) and len(a) else None
 
@@ -238,7 +273,7 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
         seconds_before=len(before), seconds_after=len(after), block=block,
         p95_before=p95[0] if p95 else None, p95_after=p95[1] if p95 else None,
         p99_before=p99[0] if p99 else None, p99_after=p99[1] if p99 else None,
-        waits=tuple(waits[:TOP_WAITS]), windows=(wb, wa))
+        waits=tuple(waits[:TOP_WAITS]), windows=(wb, wa), left_out=left_out)
 
 
 def series_names(group: str, names: Sequence[str]) -> list[str]:
@@ -271,12 +306,13 @@ def pair_verdict(before: Sequence[float], after: Sequence[float]) -> Verdict | N
 
 
 def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], start: float, at: float, end: float,
-                  settle_before: int, stamped: float, several_groups: bool = False) -> Event:
+                  settle_before: int, stamped: float, several_groups: bool = False, excluded: Outages = ()) -> Event:
     """The "verdict" event of one live change for one client group: its label is the Events line, its data the
     numbers (`verdict`: Verdict.to_dict() or None) and the window, so a replay or a report reads them back and a
     test can recompute them from the stored series. Stamped when it is known (`stamped`, the step's end);
     `data["at"]` is the change's own time."""
-    v = ab_verdict(series, group, start, at, end, settle_before=settle_before)
+    excluded = [(lo, hi) for lo, hi in excluded if hi > start and lo < end]
+    v = ab_verdict(series, group, start, at, end, settle_before=settle_before, excluded=excluded)
     name = str(change.get("name"))
     head = f"{name} {change.get('from')} → {change.get('to')}" + (f" ({group})" if several_groups else "")
     text = v.text(waits=True) if v else "too few settled seconds on one side for a verdict"
@@ -286,7 +322,7 @@ def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], s
     return Event(stamped, "verdict", f"{head}: {text}",
                  {"name": name, "from": change.get("from"), "to": change.get("to"), "group": group, "at": at,
                   "start": start, "end": end, "settle_before": settle_before, "new_sessions_only": warn,
-                  "verdict": v.to_dict() if v else None})
+                  "excluded": [list(x) for x in excluded], "verdict": v.to_dict() if v else None})
 
 
 def event_verdict(data: Mapping[str, Any]) -> Verdict | None:
@@ -298,4 +334,5 @@ def event_verdict(data: Mapping[str, Any]) -> Verdict | None:
 def recompute(series: SeriesMap, data: Mapping[str, Any]) -> Verdict | None:
     """A verdict event's numbers again, from `series` and the window the event names."""
     return ab_verdict(series, str(data["group"]), float(data["start"]), float(data["at"]), float(data["end"]),
-                      settle_before=int(data.get("settle_before") or 0))
+                      settle_before=int(data.get("settle_before") or 0),
+                      excluded=[(float(lo), float(hi)) for lo, hi in data.get("excluded") or ()])

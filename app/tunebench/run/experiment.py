@@ -190,8 +190,9 @@ class Experiment:
             conn.close()
         self.password = admin_params.password
         self.server = info.summary()
-        ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password), spec,
-                    self.on_note)
+        if not ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password), spec,
+                           self.on_note, cancel=self.stop_event):
+            return self.outcome(self.stop_status)  # stopped while preparing: nothing recorded, nothing changed
         self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
                                                             self.resume)
         self.writer.on_locked = self.on_note
@@ -219,6 +220,8 @@ class Experiment:
                 if not todo:
                     continue
                 engine = self._start_config(cfg, n)
+                if engine is None:  # stopped while re-preparing the data
+                    break
                 for i in todo:
                     if self.stop_event.is_set():
                         break
@@ -258,7 +261,7 @@ class Experiment:
                              "intact, and the next start marks it interrupted")
         return self.outcome(status)
 
-    def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine:
+    def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine | None:
         assert self.controller is not None and self.writer is not None
         if cfg.knobs or cfg.static or cfg.cpus or self.plan:
             self.on_note(f"configuration {cfg.idx + 1}/{len(self.configs)}: {cfg.label()}")
@@ -271,8 +274,9 @@ class Experiment:
             self.on_note("client hosts connect over TCP: transport tcp")
             transport = "tcp"
         params = conn_params(self.target, transport, database=self.spec.schema, password=self.password)
-        if self.reset_data and n > 0:
-            ensure_data(params, self.spec, self.on_note, force=True)
+        if self.reset_data and n > 0 and not ensure_data(params, self.spec, self.on_note, force=True,
+                                                         cancel=self.stop_event):
+            return None
         engine = self._engine(params, cfg.engine)
         engine.open()
         self._engine_now = engine

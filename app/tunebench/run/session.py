@@ -12,7 +12,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.stats import StepSummary, summarize
 from tunebench.core.sweep import Plan
-from tunebench.core.verdict import SETTLE_SECONDS, series_names, step_window, verdict_event
+from tunebench.core.verdict import SETTLE_SECONDS, outages, series_names, step_window, verdict_event
 from tunebench.load.driver import driver_mode
 from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.target import Target
@@ -93,6 +93,7 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
     if not marks:
         return []
     known = list(store.series_names(session_id))
+    down = outages(store.get_session(session_id)["events"], ended)
     out = []
     for g, ivs in collected.items():
         if not ivs:
@@ -106,7 +107,7 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
         for i, (at, change) in enumerate(marks):
             out.append(verdict_event(series, g, change, cuts[i - 1] if i else start, at,
                                      cuts[i + 1] if i + 1 < len(cuts) else ended,
-                                     SETTLE_SECONDS if i else 0, ended, len(collected) > 1))
+                                     SETTLE_SECONDS if i else 0, ended, len(collected) > 1, excluded=down))
     return out
 
 

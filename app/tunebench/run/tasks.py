@@ -169,9 +169,11 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
                        r["seconds"], text, tuple(r["dropped"]), cancelled=r["cancelled"])
 
 
-def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], force: bool = False) -> None:
+def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], force: bool = False,
+                cancel: threading.Event | None = None) -> bool:
     """The run's tables, prepared if missing or of another shape (or, with `force`, dropped and prepared again:
-    a sweep's reset_data between configurations). The tables are shared by every client group of the run."""
+    a sweep's reset_data between configurations). The tables are shared by every client group of the run.
+    False when `cancel` stopped the load (its half-made tables are dropped, see load.prepare)."""
     opts = spec.groups[0].options
     rows = max(g.workload.prepare_rows(g.options) for g in spec.groups)
     if force:
@@ -179,7 +181,12 @@ def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], 
         cleanup(params, spec.schema)
     if force or not tables_ready(params, spec.schema, opts, rows):
         note(f"preparing {opts['tables']} table(s) x {rows} rows in schema {spec.schema}")
-        prepare(params, spec.schema, opts, rows, threads=spec.prepare_threads, progress=note)
+        done = prepare(params, spec.schema, opts, rows, threads=spec.prepare_threads, progress=note, cancel=cancel)
+        if done["cancelled"]:
+            note("the prepare was cancelled: " + (f"dropped the unfinished {', '.join(done['dropped'])}"
+                                                 if done["dropped"] else "no table was half-made"))
+            return False
+    return True
 
 
 # ---- a run's spec -----------------------------------------------------------------------------------------

@@ -1,0 +1,32 @@
+"""The suite's guard against servers that outlive their test (a sandbox once outlived `make test`)."""
+
+from __future__ import annotations
+
+import subprocess
+
+from conftest import wait_until
+from server_leaks import kill_all, servers_under
+
+
+def test_a_server_under_a_session_directory_is_found_and_killed(tmp_path):
+    # a process that looks like a server of this directory: argv[0] .../mariadbd
+    proc = subprocess.Popen([str(tmp_path / "mariadbd"), "60"], executable="/bin/sleep")
+    try:
+        found = wait_until(lambda: servers_under([str(tmp_path)]), 5, "the fake server to show in /proc")
+        assert list(found) == [proc.pid]
+        assert servers_under([str(tmp_path / "elsewhere")]) == {}
+        kill_all(found)
+        proc.wait(5)
+        assert servers_under([str(tmp_path)]) == {}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_other_processes_are_not_servers(tmp_path):
+    proc = subprocess.Popen([str(tmp_path / "sleep"), "60"], executable="/bin/sleep")
+    try:
+        assert servers_under([str(tmp_path)]) == {}
+    finally:
+        proc.kill()
+        proc.wait()
