@@ -14,7 +14,11 @@ import pytest
 from server_leaks import kill_all, servers_under
 
 # Before anything imports tunebench.paths: never touch the user's real data dir or sandbox.
-_HOME = Path(tempfile.mkdtemp(prefix="tb-test-"))
+# Once per test session: test modules import helpers from this file (`from tests.conftest import wait_until`),
+# and under --import-mode=importlib that can load it a second time as another module. A second home then took
+# over TUNEBENCH_HOME mid-session, and the sandbox a later subprocess started there outlived `make test`.
+_HOME = Path(os.environ.get("TUNEBENCH_TEST_HOME") or tempfile.mkdtemp(prefix="tb-test-"))
+os.environ["TUNEBENCH_TEST_HOME"] = str(_HOME)
 os.environ["TUNEBENCH_HOME"] = str(_HOME)
 os.environ.pop("MYSQL_PWD", None)
 
@@ -104,7 +108,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _session_roots(config: pytest.Config) -> list[str]:
-    roots = [str(_HOME)]
+    roots = [str(_HOME), os.environ.get("TUNEBENCH_HOME", "")]
     factory = getattr(config, "_tmp_path_factory", None)
     if factory is not None:
         roots.append(str(factory.getbasetemp()))

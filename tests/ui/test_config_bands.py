@@ -118,12 +118,19 @@ def test_overlapping_step_labels_show_one(qtbot):
     d.timeline.add_event(Event(1200.0, "step_start", "step 2: main=16"))
     d.redraw()
     QApplication.processEvents()
-    shown = [line.label.toPlainText() for line, _k in d.panels[0].labelled if line.label.isVisible()]
-    assert shown == ["main=4", "main=16"]  # the step label stays, the restart's would cover it
+    d.timeline.add_event(Event(1101.5, "mark", "checkpoint"))
+    d.redraw()
+    QApplication.processEvents()
+    visible = [line.label for line, _k in d.panels[0].labelled if line.label.isVisible()]
+    shown = [label.toPlainText() for label in visible]
+    # the step labels stay in the first row, the mark's goes to the second, the restart's has no room left
+    assert shown == ["main=4", "main=16", "checkpoint"]
+    rects = [label.sceneBoundingRect() for label in visible]
+    assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
     d.set_x_range(100.0, 104.0)  # zoomed in: room for both
     QApplication.processEvents()
     shown = [line.label.toPlainText() for line, _k in d.panels[0].labelled if line.label.isVisible()]
-    assert "main=4" in shown and any(t.startswith("sandbox restarted") for t in shown)
+    assert "main=4" in shown and any(t.startswith("sandbox restarted") for t in shown) and "checkpoint" in shown
 
 
 def test_the_hover_title_names_the_configuration(dashboard):

@@ -139,3 +139,33 @@ def test_legends_are_laid_out_as_before_after_stage(win, qtbot):
     QApplication.processEvents()
     after = _legend_layout(win.dashboard)
     assert after == before
+
+
+@pytest.mark.parametrize(("theme", "scale"), [("light", 1.0), ("stage", 1.8)])
+def test_no_curve_crosses_a_marker_label(qtbot, theme, scale):
+    """Knob labels sat at a fixed 72 % of the plot's height and the TPS curve ran through them (the README's
+    screenshot). Step and knob labels now share a row at the top and the curves keep below it; a verdict near
+    the bottom (and any label on a plot too short to keep clear) is drawn over the curves in a filled box."""
+    d = _dashboard(qtbot, 1400)
+    t0 = 1000.0
+    d.timeline.add_event(Event(t0 + 21, "verdict", "innodb_flush_log_at_trx_commit 1 → 2: 1.15x TPS (CI 1.05-1.25)",
+                               {"verdict": None}))
+    d.set_appearance(THEMES[theme], scale)
+    d.redraw()
+    QApplication.processEvents()
+    top_row = 0
+    for p in d.panels:
+        points = _drawn_points(p)
+        for line in p.markers:
+            label = getattr(line, "label", None)
+            if label is None or not label.isVisible():
+                continue
+            rect = label.sceneBoundingRect()
+            assert p.view.sceneBoundingRect().contains(rect), (p.title, label.toPlainText())
+            assert all(line.zValue() > c.zValue() for c in p.curves.values())
+            assert label.fill.color().alpha() >= 235  # the curve behind it only a shade
+            if line.kind != "verdict":
+                assert not any(pt.y() <= rect.bottom() for pt in points if rect.left() <= pt.x() <= rect.right()), \
+                    (p.title, label.toPlainText())
+                top_row += 1
+    assert top_row >= 3  # TPS: the step and the knob; latency: the knob

@@ -181,7 +181,8 @@ def test_a_replayed_sweep_shows_its_tables_and_its_step_configurations(win, qtbo
 def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
     """A tiny sweep run from the window on the real sandbox: the view's tables, filled in live from the run's
     StepResults, are the tables `tunebench sessions export ID --format md` prints for the session it recorded."""
-    window.sweep.load_toml(TINY, "tiny.toml")
+    # 5-second steps: enough settled seconds for the configuration pairs' verdicts
+    window.sweep.load_toml(TINY.replace("step_seconds = 3", "step_seconds = 5"), "tiny.toml")
     view = window.sweep_results
     steps_seen = []
     # the grid fills in as each step ends (the view's slot runs before this one: connected first)
@@ -198,8 +199,8 @@ def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
     out = run_cli("sessions", "export", str(outcome.session_id), "--format", "md")
     assert out.returncode == 0, out.stderr[-2000:]
     assert_view_is_the_report(view, out.stdout)
-    # the tables computed live after the last step are the session summary's (which adds the configuration
-    # pairs' A/B verdicts from the stored per-second TPS: the view shows those once the run has ended)
+    # the tables computed live after the last step are the session summary's, the configuration pairs' A/B
+    # verdicts included: live from the run's seconds, in the summary from the stored per-second TPS
     summary = json.loads(run_cli("sessions", "show", str(outcome.session_id), "--json").stdout)["summary"]
     live = live_tables[-1]
     assert live["best_to_best"] == summary["best_to_best"]
@@ -207,6 +208,9 @@ def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
         [{k: v for k, v in c.items() if k != "applied"} for c in summary["configs"]]
     assert [[(st["threads"], st["tps"], st["ratio"]) for st in r["steps"]] for r in live["ratios"]] == \
         [[(st["threads"], st["tps"], st["ratio"]) for st in r["steps"]] for r in summary["ratios"]]
+    verdicts = json.loads(json.dumps([[st.get("verdict") for st in r["steps"]] for r in live["ratios"]]))
+    assert any(v for row in verdicts for v in row)  # a CI before the run ended
+    assert verdicts == [[st.get("verdict") for st in r["steps"]] for r in summary["ratios"]]
 
 
 def test_details_of_a_step_without_latency_show_a_dash(win, qtbot):

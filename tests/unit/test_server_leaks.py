@@ -30,3 +30,17 @@ def test_other_processes_are_not_servers(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_importing_the_conftest_again_keeps_the_session_home():
+    """Test modules import helpers from conftest.py; a second load of it used to make a new TUNEBENCH_HOME
+    mid-session, and a sandbox started there by a later subprocess outlived the suite."""
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    home = os.environ["TUNEBENCH_HOME"]
+    spec = importlib.util.spec_from_file_location("conftest_again", Path(__file__).parents[1] / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert os.environ["TUNEBENCH_HOME"] == home and str(module._HOME) == home

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tunebench.core.interval import Event
+from tunebench.core.interval import Event, Interval
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.results import sweep_tables
 from tunebench.core.stats import StepSummary
@@ -153,3 +153,31 @@ def test_once_the_run_has_ended_its_own_tables_are_shown():
              "restarts_planned": 0}
     m.finish({**final, "steps": [], "status": "completed"})
     assert m.tables() == final
+
+
+def test_a_configuration_pair_has_its_verdict_as_soon_as_both_steps_ended():
+    """The ratio-to-baseline CI used to appear only when the whole sweep had ended."""
+    import numpy as np
+
+    from tunebench.core.verdict import pair_verdict
+
+    plan = plan_of("innodb_flush_log_at_trx_commit = [1, 2]")
+    m = SweepProgress()
+    m.start(plan)
+    rng = np.random.default_rng(3)
+    seconds = {}
+    t = 100.0
+    for config, step, level in ((0, 0, 1000.0), (1, 0, 1300.0)):
+        idx = config * plan.spec.steps + step
+        m.add_event(Event(t, "step_start", f"step {idx + 1}: main=4", {"threads": {"main": 4}, "config": config,
+                                                                       "step": idx + 1}))
+        values = list(level + rng.normal(0, 10, 12))
+        for k, v in enumerate(values):
+            m.add_interval(Interval(t + k + 1, "main", 4, v, v * 10, v * 10, 0.0, 0.0))
+        m.add_event(Event(t + 12, "step_end", "done", {}))
+        seconds[config] = values[plan.spec.warmup_seconds:]  # the measured seconds, after the warm-up
+        m.add_step(result(plan, config, step, float(np.mean(seconds[config]))))
+        t += 20
+    cell = next(r for r in m.tables()["ratios"] if r["config"] == 1)["steps"][0]
+    assert cell["verdict"] == pair_verdict(seconds[0], seconds[1]).to_dict()
+    assert cell["verdict"]["ci_low"] > 1.2

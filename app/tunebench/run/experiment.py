@@ -344,7 +344,7 @@ class Experiment:
         step_id = writer.start_step(idx, started, measure_from, {"threads": threads, "config": cfg.idx,
                                                                 "step": step, "knobs": dict(cfg.knobs)})
         self._record(Event(started, "step_start", f"step {idx + 1}: " + ", ".join(
-            f"{g}={n}" for g, n in threads.items()), {"threads": threads, "config": cfg.idx}))
+            f"{g}={n}" for g, n in threads.items()), {"threads": threads, "config": cfg.idx, "step": idx + 1}))
         self._live_marks = []
         gaps_before = self._gaps
         collected: dict[str, list[Interval]] = {g.name: [] for g in spec.groups}

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tunebench.core.interval import Event
+from tunebench.core.interval import Event, Interval
 from tunebench.core.results import sweep_tables
 from tunebench.core.stats import StepSummary
 from tunebench.core.sweep import RESTART_SECONDS, ConfigPlan, GroupSpec, Plan, SweepSpec
@@ -73,6 +73,12 @@ class SweepProgress:
         # verdicts, which need the per-second TPS as stored
         self.final: dict[str, Any] | None = None
         self._summary: dict[str, Any] | None = None
+        # live: the main group's per-second TPS of the running step, and of each step ended (step number ->
+        # its measured seconds), so the ratio table carries its A/B verdict as soon as a step has ended
+        self._seconds: list[tuple[float, float]] = []
+        self._measure_from: float | None = None
+        self._step_number: int | None = None
+        self.per_second: dict[int, list[float]] = {}
 
     # -- input --
     def start(self, plan: Plan) -> None:
@@ -82,6 +88,13 @@ class SweepProgress:
     def add_step(self, result: StepResult) -> None:
         if self.plan is not None:
             self.results.append(result)
+
+    def add_interval(self, iv: Interval) -> None:
+        """A second of the live run: the main group's TPS is kept while a step is measured."""
+        if self.plan is None or self._measure_from is None or not self.plan.spec.groups:
+            return
+        if iv.group == self.plan.spec.groups[0].name:
+            self._seconds.append((iv.t, iv.tps))
 
     def add_event(self, ev: Event) -> None:
         if self.plan is None:
@@ -95,7 +108,15 @@ class SweepProgress:
             self.running_config = int(data.get("config", 0))
             threads = data.get("threads") or {}
             self.running_threads = threads.get(self.plan.spec.groups[0].name) if self.plan.spec.groups else None
+            self._step_number = data.get("step")
+            self._measure_from = ev.t + self.plan.spec.warmup_seconds
+            self._seconds = []
         elif ev.kind == "step_end":
+            if self._step_number is not None and self._measure_from is not None:
+                # the seconds wholly inside the measured window, as core.verdict.step_window takes them
+                lo, hi = self._measure_from, ev.t
+                self.per_second[int(self._step_number)] = [v for t, v in self._seconds if t - 1.0 >= lo and t <= hi]
+            self._seconds, self._measure_from, self._step_number = [], None, None
             self.ended_at, self.step_started_at, self.running_config, self.running_threads = ev.t, None, None, None
 
     def finish(self, details: Mapping[str, Any]) -> None:
@@ -170,7 +191,7 @@ class SweepProgress:
             return self.final
         if self.plan is None:
             return {"configs": [], "baseline": 0, "best_to_best": [], "ratios": []}
-        return sweep_tables(self.plan, steps_json(self.results), self.applied)
+        return sweep_tables(self.plan, steps_json(self.results), self.applied, self.per_second)
 
     def threads(self) -> list[int]:
         """The columns: the main group's concurrency steps (planned, or those measured)."""

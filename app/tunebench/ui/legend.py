@@ -25,7 +25,8 @@ SPACING = 4  # between a sample and its name
 MARGIN = 2  # the legend's own margin, all round
 LABEL_GAP = 3  # pixels between two rows of marker labels
 # Where a marker's label sits along its line (0 bottom, 1 top) when the rows above leave it room
-LABEL_POSITION = {"step": 0.92, "knob": 0.72, "verdict": 0.1}
+LABEL_POSITION = {"step": 0.92, "knob": 0.92, "verdict": 0.08}  # until place_marker_labels puts them in place
+TOP_ROWS = 2  # rows of step and knob labels at a plot's top (the second only for labels the first has no room for)
 PRIORITY = {"step": 0, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
 
 
@@ -195,39 +196,56 @@ def fit_legend(legend: SideLegend, view: pg.ViewBox) -> None:
     legend.layout.activate()
 
 
-def _show_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], newest_first: bool) -> None:
-    """The labels of one row that fit beside those already shown, the rest hidden: steps before marks before
-    restarts, left to right (knob labels: newest first). Overlapping, none of them could be read."""
-    spans: list[tuple[float, float]] = []
+def _rows_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], rows: int) -> list[list[pg.InfiniteLine]]:
+    """Labels into at most `rows` rows where each fits beside those already there, the rest hidden: knob
+    changes first (newest first), then steps before marks before restarts, left to right. Overlapping, none of
+    them could be read."""
+    spans: list[list[tuple[float, float]]] = [[] for _ in range(rows)]
+    out: list[list[pg.InfiniteLine]] = [[] for _ in range(rows)]
     xs = {id(line): view.mapFromView(QPointF(line.value(), 0)).x() for line in lines}
-    order = sorted(lines, key=lambda ln: (PRIORITY.get(getattr(ln, "kind", "step"), 1),
-                                         -xs[id(ln)] if newest_first else xs[id(ln)]))
-    for line in order:
+
+    def rank(line: pg.InfiniteLine) -> tuple[int, float]:
+        kind = getattr(line, "kind", "step")
+        return (-1, -xs[id(line)]) if kind == "knob" else (PRIORITY.get(kind, 1), xs[id(line)])
+
+    for line in sorted(lines, key=rank):
         label = line.label
         w = label.boundingRect().width()
         left = xs[id(line)] - label.anchor.x() * w
-        free = all(left + w + LABEL_GAP <= a or left >= b + LABEL_GAP for a, b in spans)
-        if free:
-            spans.append((left, left + w))
-        if label.isVisible() != free:
-            label.setVisible(free)
+        row = next((r for r in range(rows)
+                    if all(left + w + LABEL_GAP <= a or left >= b + LABEL_GAP for a, b in spans[r])), None)
+        if row is not None:
+            spans[row].append((left, left + w))
+            out[row].append(line)
+        if label.isVisible() != (row is not None):
+            label.setVisible(row is not None)
+    return out
 
 
-def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, str]], top: float = 0.0) -> None:
-    """Marker labels in rows from `top` (pixels from the view's top) down: step labels first, knob labels in a
-    row below them, each at its usual height when there is room, none over another."""
+def _put_row(lines: list[pg.InfiniteLine], centre: float, height: float) -> None:
+    position = min(1.0, max(0.0, 1 - centre / height))
+    for line in lines:
+        if line.label.orthoPos != position:
+            line.label.setPosition(position)
+
+
+def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, str]], top: float = 0.0) -> float:
+    """Step and knob labels in a row at `top` (pixels from the view's top; below the band names), a second row
+    only for those that would overlap in the first, none over another; verdicts near the bottom. Returns where
+    the top rows end (pixels from the top): the plot keeps its curves below that line (see Headroom), so no
+    curve crosses a step or knob label."""
     height = view.height()
     if height <= 0 or not labelled:
-        return
-    for kind in ("step", "knob"):
-        lines = [line for line, k in labelled if k == kind]
-        if not lines:
-            continue
-        h = max(line.label.boundingRect().height() for line in lines)
-        centre = max((1 - LABEL_POSITION[kind]) * height, top + h / 2)
-        position = max(0.0, 1 - centre / height)
-        for line in lines:
-            if line.label.orthoPos != position:
-                line.label.setPosition(position)
-        _show_apart(view, lines, newest_first=kind == "knob")
-        top = centre + h / 2 + LABEL_GAP
+        return top
+    row = [line for line, k in labelled if k != "verdict"]
+    if row:
+        h = max(line.label.boundingRect().height() for line in row)
+        for lines in _rows_apart(view, row, TOP_ROWS):
+            if lines:
+                _put_row(lines, top + h / 2, height)
+                top += h + LABEL_GAP
+    verdicts = [line for line, k in labelled if k == "verdict"]
+    if verdicts:
+        h = max(line.label.boundingRect().height() for line in verdicts)
+        _put_row(_rows_apart(view, verdicts, 1)[0], height - h / 2 - LABEL_GAP, height)
+    return top

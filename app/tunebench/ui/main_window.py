@@ -158,12 +158,18 @@ class MainWindow(QMainWindow):
         self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
         self.workload.cancel_requested.connect(self.controller.cancel_prepare)
 
+    def _feed_sweep_results(self, worker: Any) -> None:
+        """The run's seconds to the sweep view too: a configuration pair's A/B verdict as soon as both ended."""
+        if worker is not None:
+            worker.interval.connect(self.sweep_results.add_interval)
+
     def _connect_controller(self) -> None:
         c = self.controller
         c.message.connect(self.show_message)
         c.running_changed.connect(self._set_running)
         c.event.connect(self._on_event)
         c.run_started.connect(lambda _worker: (self.sweep_results.clear(), self.sweep_dock.hide()))
+        c.run_started.connect(self._feed_sweep_results)
         c.sweep_planned.connect(self.sweep_results.start)
         c.sweep_planned.connect(self._show_sweep_results)
         c.step.connect(self.sweep_results.add_step)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from tunebench.ui.bands import ConfigBand, band_brush, band_names
 from tunebench.ui.crosshair import Trace
+from tunebench.ui.headroom import Headroom
 from tunebench.ui.legend import (
     LABEL_POSITION,
     add_legend,
@@ -25,6 +26,7 @@ from tunebench.ui.legend import (
 from tunebench.ui.theme import Theme
 from tunebench.ui.timeline import Marker, Timeline
 
+MARKER_Z = 20  # marker lines and their labels above the curves (z 0)
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78"]
 MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd", "config": "#888888",
@@ -162,6 +164,8 @@ class Panel:
             # an SI prefix change rewrites the label and relayouts every plot: seconds-long stalls under load
             plot.getAxis(axis).enableAutoSIPrefix(False)
         plot.enableAutoRange(axis="y")
+        self.headroom = Headroom(self.curves.values)
+        plot.addItem(self.headroom)
         self.view.sigResized.connect(self._on_view_resized)
         self.view.sigXRangeChanged.connect(self._on_x_range_changed)
 
@@ -190,7 +194,9 @@ class Panel:
         """Band names in the top row, then the step and knob labels below them."""
         label_font = font(9 * self.font_scale, bold=True)
         top = max([b.place_label(label_font) for b in self.bands] + [0.0])
-        place_marker_labels(self.view, self.labelled, top + 2 if top else 0.0)
+        bottom = place_marker_labels(self.view, self.labelled, top + 2 if top else 2.0)
+        if self.headroom.set_pixels(bottom):
+            self.view.updateAutoRange()
 
     def traces(self, tl: Timeline) -> list[Trace]:
         """The curves shown, as the hover readout reads them: the timeline's own samples."""
@@ -272,6 +278,7 @@ class Panel:
         self.markers.clear()
         self.labelled.clear()
         self.bands.clear()
+        self.headroom.set_pixels(0.0)
         self.version = -1
         self.legend.clear()
         fit_legend(self.legend, self.view)
@@ -352,11 +359,14 @@ class Panel:
                                           "anchors": [(1, 0.5), (1, 0.5)] if m.kind in ("knob", "verdict")
                                           else [(0, 0.5), (0, 0.5)]})
         line.kind = m.kind
+        # over the curves: where a label cannot keep clear of them (a verdict near the bottom, a short plot), its
+        # filled box covers the curve rather than the curve crossing its text
+        line.setZValue(MARKER_Z)
         self._style_marker(line)
         self.plot.addItem(line, ignoreBounds=True)
         self.markers.append(line)
-        if shown and m.kind != "verdict":
-            self.labelled.append((line, "knob" if m.kind == "knob" else "step"))
+        if shown:
+            self.labelled.append((line, m.kind if m.kind in ("knob", "verdict") else "step"))
             self._update_labels()
 
     def _name_bands(self) -> None:

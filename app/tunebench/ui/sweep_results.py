@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tunebench.core.interval import Event
+from tunebench.core.interval import Event, Interval
 from tunebench.core.results import ci_text, number
 from tunebench.core.sweep import Plan, duration_text
 from tunebench.core.verdict import event_verdict
@@ -31,7 +31,7 @@ from tunebench.run.sweep_progress import SweepProgress
 
 NOISE_MARK = "≈"  # after a ratio whose difference from 1 is smaller than the steps' own spread
 NOISE_HELP = (f"{NOISE_MARK} within noise: the difference is smaller than the steps' own spread (CV, repeats); "
-              "once the run has ended, its A/B verdict's 95 % CI holds 1")
+              "once both steps have ended, their A/B verdict's 95 % CI holds 1")
 SHADE = QColor(46, 160, 67)  # TPS shading: this green, more opaque the nearer the sweep's best TPS
 
 
@@ -117,6 +117,9 @@ class SweepResultsView(QWidget):
         if self.live.plan is not None:
             self.live.add_step(result)
             self._update_live()
+
+    def add_interval(self, iv: Interval) -> None:
+        self.live.add_interval(iv)
 
     def add_event(self, ev: Event) -> None:
         self.live.add_event(ev)

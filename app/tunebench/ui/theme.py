@@ -19,10 +19,10 @@ class Theme:
     palette: tuple[str, ...] = ()  # curve colours (empty: the dashboard's default)
 
 
-LIGHT = Theme("light", "#ffffff", "#202020", (255, 255, 255, 200))
-DARK = Theme("dark", "#15181c", "#d8d8d8", (21, 24, 28, 200))
+LIGHT = Theme("light", "#ffffff", "#202020", (255, 255, 255, 235))
+DARK = Theme("dark", "#15181c", "#d8d8d8", (21, 24, 28, 235))
 # Stage: black and saturated, for a projector in a lit room.
-STAGE = Theme("stage", "#000000", "#ffffff", (0, 0, 0, 220),
+STAGE = Theme("stage", "#000000", "#ffffff", (0, 0, 0, 235),
               ("#ffd400", "#00e5ff", "#ff4fa3", "#7cff3b", "#ff8c1a", "#b388ff", "#ffffff", "#ff5252"))
 THEMES = {"light": LIGHT, "dark": DARK, "stage": STAGE}
 
