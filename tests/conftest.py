@@ -17,8 +17,10 @@ from server_leaks import kill_all, servers_under
 # Once per test session: test modules import helpers from this file (`from tests.conftest import wait_until`),
 # and under --import-mode=importlib that can load it a second time as another module. A second home then took
 # over TUNEBENCH_HOME mid-session, and the sandbox a later subprocess started there outlived `make test`.
-_HOME = Path(os.environ.get("TUNEBENCH_TEST_HOME") or tempfile.mkdtemp(prefix="tb-test-"))
-os.environ["TUNEBENCH_TEST_HOME"] = str(_HOME)
+# (Keyed by this process: a pytest this one starts, e.g. a --collect-only, is a session of its own.)
+_pid, _, _home = os.environ.get("TUNEBENCH_TEST_HOME", "").partition(":")
+_HOME = Path(_home) if _pid == str(os.getpid()) and _home else Path(tempfile.mkdtemp(prefix="tb-test-"))
+os.environ["TUNEBENCH_TEST_HOME"] = f"{os.getpid()}:{_HOME}"
 os.environ["TUNEBENCH_HOME"] = str(_HOME)
 os.environ.pop("MYSQL_PWD", None)
 
@@ -108,11 +110,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _session_roots(config: pytest.Config) -> list[str]:
+    """This session's directories, each with its slash: /tmp/pytest-of-root/pytest-25 is not pytest-256."""
     roots = [str(_HOME), os.environ.get("TUNEBENCH_HOME", "")]
     factory = getattr(config, "_tmp_path_factory", None)
     if factory is not None:
         roots.append(str(factory.getbasetemp()))
-    return roots
+    return [r.rstrip("/") + "/" for r in roots if r]
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,11 @@ from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import LoadEngine
 from tunebench.load.sysbench import SysbenchEngine
-from tunebench.mysql.connect import ServerInfo, introspect, open_connection
+from tunebench.mysql.connect import introspect, open_connection
 from tunebench.mysql.target import Target, conn_params
-from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, server_is_local, start_sampler
+from tunebench.run.monitor import ProbeSampler, server_is_local
 from tunebench.run.records import RunError, RunOutcome, StepResult
+from tunebench.run.run_probes import RunProbes
 from tunebench.run.runlock import RunLock
 from tunebench.run.session import flip_verdicts, live_segments, open_session, steps_json, steps_per_second
 from tunebench.run.spec import RunSpec, check_run_capacity, single_config
@@ -32,7 +33,7 @@ from tunebench.store.repo import SessionWriter, Store
 RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering before it gives up
 
 
-class Experiment:
+class Experiment(RunProbes):
     """Runs a RunSpec against a target and records it; callbacks let the CLI (or GUI) watch.
 
     With a sweep `plan`, every configuration of the plan runs the RunSpec's steps in turn, in one
@@ -283,56 +284,6 @@ class Experiment:
         self._record(Event(time.time(), "engine", f"{cfg.engine} engine started ({transport})",
                                     {"client_pids": engine.client_pids(), "config": cfg.idx}))
         return engine
-
-    def _start_probes(self, params: Any, transport: str, info: ServerInfo) -> None:
-        """Probes start before the load (a baseline second) and stop after it; see monitor.py."""
-        if self.spec.probes == ():
-            return
-        writer = self.writer
-        assert writer is not None
-        pid, why = local_server_pid(self.target, info, transport)
-        assert self.controller is not None
-        probes = build_probes(self.spec.probes, params, self.target.name, info, pid,
-                              None if self._runners else self._client_pids, why,
-                              pid_file=info.variables.get("pid_file"), remote=self._watch,
-                              journal=self.controller.probe_journal())
-
-        self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self._probe_samples,
-                                                        self._store_failed, self.on_note, self._record)
-
-    def _probe_samples(self, t: float, values: dict[str, float]) -> None:
-        if any(k.startswith("waits.") for k in values):
-            self._waits_t = max(self._waits_t or t, t)
-        self.on_samples(t, values)
-
-    def _await_waits(self, t: float) -> None:
-        """The waits probe's seconds up to `t` written before a verdict reads them: its read in flight when the
-        step ended lands a moment later (bounded: a probe that stopped answering gets one interval and 2 s)."""
-        limit = time.monotonic() + self.spec.probe_interval + 2.0
-        while self._waits_t is not None and self._waits_t < t and time.monotonic() < limit:
-            if self.stop_event.wait(0.05):
-                return
-
-    def _pause_probes(self) -> None:
-        """A planned restart: neither a probe failure nor a server outage."""
-        if self.server_watch is not None:
-            self.server_watch.stop()
-        if self.sampler is not None:
-            self.sampler.stop()
-
-    def _resume_probes(self) -> None:
-        if self.lock is not None:
-            self.lock.after_restart()
-        if self.stop_event.is_set():
-            return
-        if self.sampler is not None:
-            self.sampler.start()
-        if self.server_watch is not None:
-            self.server_watch.start()
-
-    def _client_pids(self) -> list[int]:
-        engine = self._engine_now
-        return engine.client_pids() if engine is not None else []
 
     def _run_step(self, engine: LoadEngine, cfg: ConfigPlan, step: int) -> None:
         spec, writer = self.spec, self.writer

@@ -9,11 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSettings, Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
-    QFileDialog,
     QFrame,
     QListWidget,
     QMainWindow,
@@ -34,7 +32,6 @@ from tunebench.run.spec import sweep_run_spec
 from tunebench.run.sweep_progress import SweepProgress
 from tunebench.run.tasks import data_request
 from tunebench.store.repo import Store
-from tunebench.ui import export
 from tunebench.ui.compare import CompareView
 from tunebench.ui.controller import WindowController
 from tunebench.ui.dashboard import SHOWN_PREFIXES
@@ -42,22 +39,22 @@ from tunebench.ui.empty_state import install_empty_states
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
-from tunebench.ui.shortcuts_dialog import ShortcutsDialog, shortcut_rows
 from tunebench.ui.status_line import StatusLine
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.sweep_results import SweepResultsView
 from tunebench.ui.target_facts import TargetFacts
 from tunebench.ui.targets_panel import TargetsPanel
-from tunebench.ui.theme import THEMES, Theme, apply_appearance
 from tunebench.ui.timeline import Timeline
 from tunebench.ui.timeline_view import TimelineView
 from tunebench.ui.window_actions import build_actions
+from tunebench.ui.window_appearance import WindowAppearance
+from tunebench.ui.window_dialogs import WindowDialogs
 from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
 from tunebench.ui.wording import for_window
 from tunebench.ui.workload_panel import WorkloadPanel
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
     def __init__(self, store: Store, sandbox: SandboxServer | None = None, settings: QSettings | None = None):
         super().__init__()
         self.store = store
@@ -296,42 +293,6 @@ class MainWindow(QMainWindow):
     def mark(self) -> None:
         self.controller.mark()
 
-    # -- first run, about --
-    def show_about(self) -> Any:
-        from tunebench.ui.about import AboutDialog
-
-        dlg = AboutDialog(self.controller.server_version, self)
-        dlg.show()
-        return dlg
-
-    def show_shortcuts(self) -> Any:
-        """Help > Keyboard shortcuts, non-modal (returned for tests and screenshots)."""
-        dialog = ShortcutsDialog(shortcut_rows(self, self.stage.actions), self)
-        dialog.show()
-        return dialog
-
-    def maybe_welcome(self) -> Any:
-        """The welcome, once, when the store is empty: never modal, so nothing waits on it."""
-        from tunebench.ui.about import WelcomeDialog
-
-        try:
-            empty = not self.store.list_sessions()
-        except TunebenchError:
-            empty = False
-        if not empty or self.settings.value("welcomed", False, type=bool):
-            return None
-        self.settings.setValue("welcomed", True)
-        dlg = WelcomeDialog(self)
-        dlg.use_sandbox.connect(self.targets.use_sandbox)
-        dlg.add_server.connect(self.targets.add_dialog)
-        dlg.load_recipe.connect(self._on_load_recipe)
-        dlg.show()
-        return dlg
-
-    def _on_load_recipe(self, name: str) -> None:
-        self.sweep.load_recipe(name)
-        self.builders.setCurrentWidget(self.sweep)
-
     # -- replay, compare, export --
     def open_replay(self, session_id: int) -> float:
         """Open a recorded session in the dashboard, whole (Play replays it from the start, following the
@@ -365,79 +326,6 @@ class MainWindow(QMainWindow):
             self.show_message(str(exc))
             return
         self.central.setCurrentIndex(2)
-
-    def export_view(self, kind: str) -> None:
-        """PNG, SVG, CSV or the Markdown report of the session on screen: whole, or the visible range only when
-        File > "Export the visible range only" is checked."""
-        sid = self.controller.session_id()
-        if kind == "md" and sid is None:
-            self.show_message("a report is of a recorded session: replay one or finish a run first")
-            return
-        name = f"session-{sid}.{kind}" if sid else f"tunebench.{kind}"
-        path, _ = QFileDialog.getSaveFileName(self, "Export", name, export.FILTERS[kind])
-        if not path:
-            return
-        visible = self.visible_only_action.isChecked()
-        try:
-            session = self.store.get_session(sid) if sid is not None else None
-            out = export.export(kind, self.dashboard, path, session, self.store, visible)
-        except TunebenchError as exc:
-            self.show_message(str(exc))
-            return
-        self.show_message(f"wrote {out} ({'visible range' if visible else 'whole session'})")
-
-    # -- presentation --
-    def toggle_full_screen(self) -> None:
-        if self.isFullScreen():
-            self.showNormal()
-        else:
-            self.showFullScreen()
-
-    def set_appearance(self, theme: Theme, scale: float) -> None:
-        """The window's look from its two inputs, theme and font scale, whatever the order they change in:
-        the application (font, then palette), the dashboard, the compare view."""
-        self.theme, self.font_scale = theme, max(0.6, min(3.0, scale))
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            apply_appearance(app, theme, self.font_scale)
-            # Qt passes the new font and palette on to widgets through posted events: deliver them now, so
-            # every size computed from here on (leaving stage: the window's minimum size, from docks still
-            # hidden) is of the new fonts, not of the ones before
-            for kind in (QEvent.Type.ApplicationFontChange, QEvent.Type.FontChange,
-                         QEvent.Type.ApplicationPaletteChange, QEvent.Type.PaletteChange):
-                QApplication.sendPostedEvents(None, kind)
-        self.status.fix_clock_width()
-        self.dashboard.set_appearance(theme, self.font_scale)
-        self.compare.apply_theme(theme)
-
-    def set_theme(self, name: str) -> None:
-        self.set_appearance(THEMES[name], self.font_scale)
-
-    def toggle_theme(self) -> None:
-        self.set_theme("dark" if self.theme.name == "light" else "light")
-
-    def scale_fonts(self, factor: float) -> None:
-        scale = self.font_scale * factor
-        if abs(scale - round(scale)) < 1e-9:
-            scale = round(scale)  # A+ then A- is 1.0 again, not 0.9999999
-        self.set_appearance(self.theme, scale)
-
-    def _on_save_sweep(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", f"{self.sweep.spec.name}.toml", "TOML (*.toml)")
-        if path:
-            try:
-                self.sweep.save(path)
-            except (OSError, ConfigError) as exc:
-                self.show_message(str(exc))
-
-    def _on_load_sweep(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load sweep", "", "TOML (*.toml)")
-        if path:
-            try:
-                with open(path) as f:
-                    self.sweep.load_toml(f.read(), path)
-            except (OSError, ConfigError) as exc:
-                self.show_message(str(exc))
 
     # -- data --
     def _on_prepare(self, clean: bool) -> None:

@@ -1,0 +1,97 @@
+"""The run's probes and server watch around the load: started before it (a baseline second), paused across a
+planned restart, the waits probe's last read awaited before a verdict reads the store. A part of Experiment
+(run/experiment.py), apart so that one stays about the steps."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tunebench.core.errors import StoreError
+from tunebench.core.interval import Event
+from tunebench.hosts.ssh import SshRunner
+from tunebench.load.engine import LoadEngine
+from tunebench.mysql.connect import ServerInfo
+from tunebench.mysql.target import Target
+from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, start_sampler
+from tunebench.run.runlock import RunLock
+from tunebench.run.spec import RunSpec
+from tunebench.run.tuning import KnobController
+from tunebench.run.watch import ServerWatch
+from tunebench.store.repo import SessionWriter
+
+
+class RunProbes:
+    """Experiment's probe lifecycle; the attributes below are Experiment's."""
+
+    spec: RunSpec
+    target: Target
+    writer: SessionWriter | None
+    controller: KnobController | None
+    sampler: ProbeSampler | None
+    probe_status: dict[str, dict[str, Any]]
+    server_watch: ServerWatch | None
+    lock: RunLock | None
+    stop_event: threading.Event
+    on_note: Callable[[str], None]
+    on_samples: Callable[[float, dict[str, float]], None]
+    _runners: list[SshRunner]
+    _watch: list[tuple[str, str, SshRunner]]
+    _engine_now: LoadEngine | None
+    _waits_t: float | None
+
+    def _record(self, ev: Event) -> None: ...  # (Experiment's)
+
+    def _store_failed(self, exc: StoreError) -> None: ...  # (Experiment's)
+
+    def _start_probes(self, params: Any, transport: str, info: ServerInfo) -> None:
+        """Probes start before the load (a baseline second) and stop after it; see monitor.py."""
+        if self.spec.probes == ():
+            return
+        writer = self.writer
+        assert writer is not None
+        pid, why = local_server_pid(self.target, info, transport)
+        assert self.controller is not None
+        probes = build_probes(self.spec.probes, params, self.target.name, info, pid,
+                              None if self._runners else self._client_pids, why,
+                              pid_file=info.variables.get("pid_file"), remote=self._watch,
+                              journal=self.controller.probe_journal())
+
+        self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self._probe_samples,
+                                                        self._store_failed, self.on_note, self._record)
+
+    def _probe_samples(self, t: float, values: dict[str, float]) -> None:
+        if any(k.startswith("waits.") for k in values):
+            self._waits_t = max(self._waits_t or t, t)
+        self.on_samples(t, values)
+
+    def _await_waits(self, t: float) -> None:
+        """The waits probe's seconds up to `t` written before a verdict reads them: its read in flight when the
+        step ended lands a moment later (bounded: a probe that stopped answering gets one interval and 2 s)."""
+        limit = time.monotonic() + self.spec.probe_interval + 2.0
+        while self._waits_t is not None and self._waits_t < t and time.monotonic() < limit:
+            if self.stop_event.wait(0.05):
+                return
+
+    def _pause_probes(self) -> None:
+        """A planned restart: neither a probe failure nor a server outage."""
+        if self.server_watch is not None:
+            self.server_watch.stop()
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    def _resume_probes(self) -> None:
+        if self.lock is not None:
+            self.lock.after_restart()
+        if self.stop_event.is_set():
+            return
+        if self.sampler is not None:
+            self.sampler.start()
+        if self.server_watch is not None:
+            self.server_watch.start()
+
+    def _client_pids(self) -> list[int]:
+        engine = self._engine_now
+        return engine.client_pids() if engine is not None else []
