@@ -141,14 +141,19 @@ def test_legends_are_laid_out_as_before_after_stage(win, qtbot):
     assert after == before
 
 
-@pytest.mark.parametrize(("theme", "scale"), [("light", 1.0), ("stage", 1.8)])
-def test_no_curve_crosses_a_marker_label(qtbot, theme, scale):
+@pytest.mark.parametrize(("theme", "scale", "width"), [("light", 1.0, 1400), ("light", 1.0, 900), ("light", 1.0, 760), ("stage", 1.8, 1400)])
+def test_no_curve_crosses_a_marker_label(qtbot, theme, scale, width):
     """Knob labels sat at a fixed 72 % of the plot's height and the TPS curve ran through them (the README's
-    screenshot). Step and knob labels now share a row at the top and the curves keep below it; a verdict near
-    the bottom (and any label on a plot too short to keep clear) is drawn over the curves in a filled box."""
-    d = _dashboard(qtbot, 1400)
+    screenshot). Labels now share a row at the top and the curves keep below it (a label on a plot too short to
+    keep clear is drawn over the curves in a filled box); a knob label that would be cut at the plot's left
+    edge goes right of its line (the README's demo picture cut "flush_log_at_trx_commit = 2 · 1.28x ...")."""
+    d = _dashboard(qtbot, width)
     t0 = 1000.0
-    d.timeline.add_event(Event(t0 + 21, "verdict", "innodb_flush_log_at_trx_commit 1 → 2: 1.15x TPS (CI 1.05-1.25)",
+    # a verdict joins its change's label; one without a change on the plot gets a label of its own
+    d.timeline.add_event(Event(t0 + 19, "verdict", "innodb_flush_log_at_trx_commit 1 → 2: 1.15x TPS (CI 1.05-1.25)",
+                               {"verdict": None}))
+    d.timeline.add_event(Event(t0 + 4, "knob", "innodb_io_capacity = 400"))
+    d.timeline.add_event(Event(t0 + 23, "verdict", "innodb_io_capacity 200 → 400: 1.01x TPS (CI 0.95-1.06)",
                                {"verdict": None}))
     d.set_appearance(THEMES[theme], scale)
     d.redraw()
@@ -163,9 +168,11 @@ def test_no_curve_crosses_a_marker_label(qtbot, theme, scale):
             rect = label.sceneBoundingRect()
             assert p.view.sceneBoundingRect().contains(rect), (p.title, label.toPlainText())
             assert all(line.zValue() > c.zValue() for c in p.curves.values())
-            assert label.fill.color().alpha() >= 235  # the curve behind it only a shade
-            if line.kind != "verdict":
+            assert label.fill.color().alpha() >= 235  # where a short plot leaves no room: the curve only a shade
+            if scale == 1.0:
                 assert not any(pt.y() <= rect.bottom() for pt in points if rect.left() <= pt.x() <= rect.right()), \
                     (p.title, label.toPlainText())
-                top_row += 1
-    assert top_row >= 3  # TPS: the step and the knob; latency: the knob
+            top_row += 1
+    assert top_row >= 5  # TPS: the step, the knobs (one with its verdict), the lone verdict; latency: the knobs
+    knob = next(line for line in d.panels[0].markers if getattr(line, "kind", "") == "knob")
+    assert knob.label.toPlainText() == "flush_log_at_trx_commit = 2 · no verdict"  # (the event carries none)

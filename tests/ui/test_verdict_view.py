@@ -52,11 +52,17 @@ def test_replay_annotates_the_tps_plot_at_the_change_and_stage_flashes_it(win, q
     win.open_replay(sid)
     tps = win.dashboard.panels[0]
     t0 = win.replay_timeline.t0
-    qtbot.waitUntil(lambda: any((getattr(m, "label", None) is not None and m.label.toPlainText() == v.short_text())
-                                for m in tps.markers), timeout=5000)
+    qtbot.waitUntil(lambda: any((getattr(m, "label", None) is not None
+                                 and m.label.toPlainText().endswith(" · " + v.short_text())) for m in tps.markers),
+                    timeout=5000)
     line = next(m for m in tps.markers if getattr(m, "label", None) is not None
-                and m.label.toPlainText() == v.short_text())
-    assert line.value() == ev.data["at"] - t0  # at the change, not at the step's end when it became known
+                and m.label.toPlainText().endswith(" · " + v.short_text()))
+    # the change's own label carries it: at the change, not at the step's end when it became known
+    assert line.kind == "knob" and line.label.toPlainText().startswith("flush_log_at_trx_commit")
+    assert line.value() == ev.data["at"] - t0
+    win.replay_bar.seek(80.0)  # back before the change: its label without the verdict
+    qtbot.waitUntil(lambda: all(v.short_text() not in m.label.toPlainText() for m in tps.markers
+                                if getattr(m, "label", None) is not None), timeout=5000)
     assert v.short_text().startswith(f"{v.ratio:.2f}x TPS (CI ")
     win.stage.set(True, full_screen=False)
     win.stage.help.hide()
@@ -72,10 +78,10 @@ def test_a_late_change_keeps_its_verdict_label_inside_the_plot(win, qtbot):
     _ev, v = verdict_event(win, sid)
     win.open_replay(sid)
     tps = win.dashboard.panels[0]
-    qtbot.waitUntil(lambda: any(getattr(m, "label", None) is not None and m.label.toPlainText() == v.short_text()
+    qtbot.waitUntil(lambda: any(getattr(m, "label", None) is not None and v.short_text() in m.label.toPlainText()
                                 for m in tps.markers), timeout=5000)
     line = next(m for m in tps.markers if getattr(m, "label", None) is not None
-                and m.label.toPlainText() == v.short_text())
+                and v.short_text() in m.label.toPlainText())
     view = tps.view.sceneBoundingRect()
     label = line.label.sceneBoundingRect()
     assert view.contains(label), (view, label)

@@ -78,7 +78,7 @@ class ReadoutBox(QGraphicsItem):
         self.font = QFont()
         self.bold = QFont()
         self.fg = QColor("#202020")
-        self.fill = QColor(255, 255, 255, 235)
+        self.fill = QColor(255, 255, 255)
         self.border = QColor("#888888")
         self._size = (0.0, 0.0)
         self._columns = (0.0, 0.0)  # where the names and the values start
@@ -152,7 +152,7 @@ class Crosshair(QObject):
         self.hovered_x: float | None = None  # the data x under the mouse (kept while the view scrolls under it)
         self._items: dict[pg.ViewBox, tuple[QGraphicsLineItem, ReadoutBox]] = {}
         self._pen = QPen(QColor("#202020"))
-        self._style = (QColor("#202020"), QColor(255, 255, 255, 235), 9.0)
+        self._style = (QColor("#202020"), QColor(255, 255, 255), 9.0)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(HOVER_MS)
@@ -166,7 +166,8 @@ class Crosshair(QObject):
         line.setAlpha(170)
         self._pen = QPen(line, max(1.0, round(scale)))
         self._pen.setCosmetic(True)
-        self._style = (QColor(theme.plot_foreground), QColor(*theme.label_fill[:3], 235), 9 * scale)
+        # opaque: the marker labels under the box showed through it
+        self._style = (QColor(theme.plot_foreground), QColor(*theme.label_fill[:3]), 9 * scale)
         for ln, box in self._items.values():
             ln.setPen(self._pen)
             self._style_box(box)

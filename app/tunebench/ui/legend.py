@@ -25,7 +25,7 @@ SPACING = 4  # between a sample and its name
 MARGIN = 2  # the legend's own margin, all round
 LABEL_GAP = 3  # pixels between two rows of marker labels
 # Where a marker's label sits along its line (0 bottom, 1 top) when the rows above leave it room
-LABEL_POSITION = {"step": 0.92, "knob": 0.92, "verdict": 0.08}  # until place_marker_labels puts them in place
+LABEL_POSITION = {"step": 0.92, "knob": 0.92, "verdict": 0.92}  # until place_marker_labels puts them in place
 TOP_ROWS = 2  # rows of step and knob labels at a plot's top (the second only for labels the first has no room for)
 PRIORITY = {"step": 0, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
 
@@ -206,11 +206,12 @@ def _rows_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], rows: int) -> li
 
     def rank(line: pg.InfiniteLine) -> tuple[int, float]:
         kind = getattr(line, "kind", "step")
-        return (-1, -xs[id(line)]) if kind == "knob" else (PRIORITY.get(kind, 1), xs[id(line)])
+        return (-1, -xs[id(line)]) if kind in ("knob", "verdict") else (PRIORITY.get(kind, 1), xs[id(line)])
 
     for line in sorted(lines, key=rank):
         label = line.label
         w = label.boundingRect().width()
+        _pick_side(line, xs[id(line)], w, view.width())
         left = xs[id(line)] - label.anchor.x() * w
         row = next((r for r in range(rows)
                     if all(left + w + LABEL_GAP <= a or left >= b + LABEL_GAP for a, b in spans[r])), None)
@@ -222,6 +223,24 @@ def _rows_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], rows: int) -> li
     return out
 
 
+def _pick_side(line: pg.InfiniteLine, x: float, w: float, width: float) -> None:
+    """A knob label sits left of its line (the newest change is near the right edge); where that would cut it at
+    the plot's left edge, right of the line; where neither side has room (a narrow plot, a long verdict),
+    across its line, from the plot's left edge (its filled box hides the line under it)."""
+    if getattr(line, "kind", "") not in ("knob", "verdict"):
+        return
+    if x - w >= 0:
+        f = 1.0
+    elif x + w <= width:
+        f = 0.0
+    else:
+        f = max(0.0, min(1.0, x / w))
+    anchors = [(f, 0.5), (f, 0.5)]
+    if line.label.anchors != anchors:
+        line.label.anchors = anchors
+        line.label.updatePosition()
+
+
 def _put_row(lines: list[pg.InfiniteLine], centre: float, height: float) -> None:
     position = min(1.0, max(0.0, 1 - centre / height))
     for line in lines:
@@ -230,22 +249,17 @@ def _put_row(lines: list[pg.InfiniteLine], centre: float, height: float) -> None
 
 
 def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, str]], top: float = 0.0) -> float:
-    """Step and knob labels in a row at `top` (pixels from the view's top; below the band names), a second row
-    only for those that would overlap in the first, none over another; verdicts near the bottom. Returns where
-    the top rows end (pixels from the top): the plot keeps its curves below that line (see Headroom), so no
-    curve crosses a step or knob label."""
+    """Marker labels (steps, knob changes with their verdicts) in a row at `top` (pixels from the view's top;
+    below the band names), a second row only for those that would overlap in the first, none over another.
+    Returns where the rows end (pixels from the top): the plot keeps its curves below that line (see
+    Headroom), so no curve crosses a label."""
     height = view.height()
     if height <= 0 or not labelled:
         return top
-    row = [line for line, k in labelled if k != "verdict"]
-    if row:
-        h = max(line.label.boundingRect().height() for line in row)
-        for lines in _rows_apart(view, row, TOP_ROWS):
-            if lines:
-                _put_row(lines, top + h / 2, height)
-                top += h + LABEL_GAP
-    verdicts = [line for line, k in labelled if k == "verdict"]
-    if verdicts:
-        h = max(line.label.boundingRect().height() for line in verdicts)
-        _put_row(_rows_apart(view, verdicts, 1)[0], height - h / 2 - LABEL_GAP, height)
+    lines = [line for line, _k in labelled]
+    h = max(line.label.boundingRect().height() for line in lines)
+    for row in _rows_apart(view, lines, TOP_ROWS):
+        if row:
+            _put_row(row, top + h / 2, height)
+            top += h + LABEL_GAP
     return top

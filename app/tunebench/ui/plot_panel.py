@@ -302,6 +302,9 @@ class Panel:
             line = self.markers.pop()
             self.labelled = [(ln, k) for ln, k in self.labelled if ln is not line]
             self.plot.removeItem(line)
+            knob = getattr(line, "merged_into", None)
+            if knob is not None:  # its knob's label without the verdict again
+                knob.label.setFormat(knob.base_text)
             if getattr(line, "kind", "") == "config":
                 self.bands.pop().remove()
                 self._name_bands()
@@ -348,7 +351,19 @@ class Panel:
         if m.kind == "knob":
             label = label.removeprefix("innodb_")
         shown = m.kind in self.labels
-        # a verdict is text at its knob's line (which is drawn already), low in the plot, away from the curves
+        knob = self._knob_line_at(m.t) if m.kind == "verdict" and shown else None
+        if knob is not None:
+            # the verdict joins its change's label ("flush_log_at_trx_commit = 2 · 1.15x TPS (CI 1.05-1.25)"):
+            # one label a change, in the row at the top, clear of the curves
+            knob.base_text = getattr(knob, "base_text", knob.label.format)
+            knob.label.setFormat(f"{knob.base_text} · {label}")
+            line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(None))
+            line.kind, line.merged_into = m.kind, knob
+            self.plot.addItem(line, ignoreBounds=True)
+            self.markers.append(line)
+            self._update_labels()
+            return
+        # a verdict without its change's line: text at the change, in the top row like a knob label
         pen = pg.mkPen(None) if m.kind == "verdict" else pg.mkPen(color, width=2, style=style)
         line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pen,
                                label=label if shown else None,
@@ -368,6 +383,11 @@ class Panel:
         if shown:
             self.labelled.append((line, m.kind if m.kind in ("knob", "verdict") else "step"))
             self._update_labels()
+
+    def _knob_line_at(self, t: float) -> pg.InfiniteLine | None:
+        """The labelled knob-change line at `t` (a verdict's `at`), if this plot has one."""
+        return next((ln for ln, kind in reversed(self.labelled) if kind == "knob" and abs(ln.value() - t) < 0.5),
+                    None)
 
     def _name_bands(self) -> None:
         names = band_names([b.name.replace("innodb_", "") for b in self.bands])  # (as knob labels drop it)
