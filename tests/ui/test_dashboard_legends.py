@@ -141,7 +141,8 @@ def test_legends_are_laid_out_as_before_after_stage(win, qtbot):
     assert after == before
 
 
-@pytest.mark.parametrize(("theme", "scale", "width"), [("light", 1.0, 1400), ("light", 1.0, 900), ("light", 1.0, 760), ("stage", 1.8, 1400)])
+@pytest.mark.parametrize(("theme", "scale", "width"),
+                         [("light", 1.0, 1400), ("light", 1.0, 900), ("light", 1.0, 760), ("stage", 1.8, 1400)])
 def test_no_curve_crosses_a_marker_label(qtbot, theme, scale, width):
     """Knob labels sat at a fixed 72 % of the plot's height and the TPS curve ran through them (the README's
     screenshot). Labels now share a row at the top and the curves keep below it (a label on a plot too short to
@@ -153,6 +154,8 @@ def test_no_curve_crosses_a_marker_label(qtbot, theme, scale, width):
     d.timeline.add_event(Event(t0 + 19, "verdict", "innodb_flush_log_at_trx_commit 1 → 2: 1.15x TPS (CI 1.05-1.25)",
                                {"verdict": None}))
     d.timeline.add_event(Event(t0 + 4, "knob", "innodb_io_capacity = 400"))
+    d.timeline.add_event(Event(t0 + 12, "drift", "server variables changed outside Tunebench (during step 1): "
+                               "sync_binlog 1 → 0", {"drift": [{"name": "sync_binlog", "from": "1", "to": "0"}]}))
     d.timeline.add_event(Event(t0 + 23, "verdict", "innodb_io_capacity 200 → 400: 1.01x TPS (CI 0.95-1.06)",
                                {"verdict": None}))
     d.set_appearance(THEMES[theme], scale)
@@ -173,6 +176,10 @@ def test_no_curve_crosses_a_marker_label(qtbot, theme, scale, width):
                 assert not any(pt.y() <= rect.bottom() for pt in points if rect.left() <= pt.x() <= rect.right()), \
                     (p.title, label.toPlainText())
             top_row += 1
-    assert top_row >= 5  # TPS: the step, the knobs (one with its verdict), the lone verdict; latency: the knobs
+    # TPS: the drift, the knobs (one with its verdict), the lone verdict, the step if two rows leave it room;
+    # latency: the knobs
+    assert top_row >= 5
+    drift = next(line for line in d.panels[0].markers if getattr(line, "kind", "") == "drift")
+    assert drift.label.isVisible() and drift.label.toPlainText() == "changed outside Tunebench: sync_binlog"
     knob = next(line for line in d.panels[0].markers if getattr(line, "kind", "") == "knob")
     assert knob.label.toPlainText() == "flush_log_at_trx_commit = 2 · no verdict"  # (the event carries none)

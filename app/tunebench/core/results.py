@@ -103,7 +103,7 @@ def markdown(session: Mapping[str, Any]) -> str:
         for s in summary.get("steps", []):
             lines.append(f"| {s['step']} | {s['group']} | {s['threads']} | {_f(s['tps'])} | {_f(s['qps'])} | "
                          f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
-        return "\n".join(lines + verdict_lines(session)) + "\n"
+        return "\n".join(lines + drift_lines(session) + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
@@ -132,7 +132,22 @@ def markdown(session: Mapping[str, Any]) -> str:
                 st = by.get(t)
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}{_ci(st.get('verdict'))}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines + verdict_lines(session)) + "\n"
+    return "\n".join(lines + drift_lines(session) + verdict_lines(session)) + "\n"
+
+
+def drift_lines(session: Mapping[str, Any]) -> list[str]:
+    """Server variables that changed outside Tunebench while it ran ("drift" events): the steps they touch
+    measured another server than the session's settings say."""
+    events = [e for e in session.get("events", []) if e["kind"] == "drift"]
+    if not events:
+        return []
+    lines = ["", "## Warning: server variables changed outside Tunebench", "",
+             "| when | variable | from | to |", "|---|---|---|---|"]
+    for e in events:
+        d = e.get("data") or {}
+        for c in d.get("drift") or ():
+            lines.append(f"| {d.get('when', '')} | {c['name']} | {c['from']} | {c['to']} |")
+    return lines
 
 
 # ---- what an export says about its session: one title line, the settings it changed, its series ------------

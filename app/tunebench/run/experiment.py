@@ -19,6 +19,7 @@ from tunebench.load.engine import LoadEngine
 from tunebench.load.sysbench import SysbenchEngine
 from tunebench.mysql.connect import introspect, open_connection
 from tunebench.mysql.target import Target, conn_params
+from tunebench.run.drift import DriftGuard
 from tunebench.run.monitor import ProbeSampler, server_is_local
 from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.run_probes import RunProbes
@@ -76,6 +77,7 @@ class Experiment(RunProbes):
         self.server_watch: ServerWatch | None = None
         self.lock: RunLock | None = None
         self._store_error: StoreError | None = None
+        self.drift: DriftGuard | None = None
         self._per_second: dict[int, Any] | None = None
         self._waits_t: float | None = None  # the latest second the waits probe reported
 
@@ -148,7 +150,7 @@ class Experiment(RunProbes):
         self._record(Event(time.time(), "note", message))
 
     def _event(self, ev: Event) -> None:
-        if ev.kind in ("restart", "restore", "error"):
+        if ev.kind in ("restart", "restore", "error", "drift"):
             self.on_note(ev.label)
         self._record(ev)
 
@@ -210,6 +212,8 @@ class Experiment(RunProbes):
         restore = stop_on_sigterm(self.request_stop)
         engine: LoadEngine | None = None
         try:
+            self.drift = DriftGuard(lambda: open_connection(admin_params, f"{self.target.name} (drift guard)"),
+                                    lambda: self.controller.touched if self.controller else (), self._event)
             self._start_probes(admin_params, transport, info)
             self.server_watch = watch_server(
                 lambda: open_connection(admin_params, f"{self.target.name} (watch)", timeout=3, read_timeout=3),
@@ -290,6 +294,8 @@ class Experiment(RunProbes):
         assert writer is not None
         idx = cfg.idx * spec.steps + step
         threads = {g.name: g.threads_at(step) for g in spec.groups}
+        if self.drift:
+            self.drift.check(f"before step {idx + 1}")
         started = time.time()
         measure_from = started + spec.warmup_seconds
         step_id = writer.start_step(idx, started, measure_from, {"threads": threads, "config": cfg.idx,
@@ -356,6 +362,8 @@ class Experiment(RunProbes):
             incomplete.update(server_down_seconds=round(down, 1), why=why)
         if incomplete:
             summary["_incomplete"] = incomplete
+        if self.drift and (drift := self.drift.check(f"during step {idx + 1}")):
+            summary["_drift"] = [d.text() for d in drift]
         writer.end_step(step_id, ended, summary)
         if self._live_marks:
             self._await_waits(ended)

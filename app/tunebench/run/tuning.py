@@ -93,6 +93,7 @@ class KnobController:
         self._written: str | None = None  # the option file's content as this run last wrote it
         self.owner = (os.getpid(), proc_start(os.getpid()))
         self.knobs: dict[str, KnobInfo] = {}
+        self.touched: set[str] = set()  # every setting this run changed (the drift guard leaves them out)
         self.restarts = 0
         self._password: str | None = None
 
@@ -126,6 +127,7 @@ class KnobController:
     # -- journal --
     def journal(self, name: str, kind: str, original: str | None) -> int | None:
         """A journal row for a setting about to change (its original, kind dynamic, static or probe)."""
+        self.touched.add(name)
         return self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
                                       original=to_journal(original), owner_pid=self.owner[0],
                                       owner_start=self.owner[1])
@@ -137,6 +139,7 @@ class KnobController:
     def apply_config(self, cfg: ConfigPlan) -> dict[str, str]:
         """Bring the server to this configuration; returns the read-back value of every knob."""
         readback: dict[str, str] = {}
+        self.touched.update(cfg.knobs)  # (static ones change by a restart, journaled as the option file)
         if self.sandbox is not None:
             self._restart_sandbox(cfg)  # restarts only when the overlay or the CPU binding must change
         elif self.remote is not None and cfg.static:

@@ -30,7 +30,7 @@ MARKER_Z = 20  # marker lines and their labels above the curves (z 0)
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78"]
 MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd", "config": "#888888",
-                 "verdict": "#d62728"}
+                 "verdict": "#d62728", "drift": "#ff7f0e"}
 # A knob label on a dark plot: the knob's red lightened to stay readable (4.5:1 on black)
 KNOB_LABEL_DARK = "#ff6b6b"
 TOP_WAITS = 6
@@ -256,6 +256,8 @@ class Panel:
         """Marker labels in the plot's foreground (a grey step label faded on a projector), knob labels red."""
         if kind in ("knob", "verdict"):
             return MARKER_COLORS["knob"] if self.theme.name == "light" else KNOB_LABEL_DARK
+        if kind == "drift":
+            return MARKER_COLORS["drift"]
         return self.theme.plot_foreground
 
     def _style_marker(self, line: pg.InfiniteLine) -> None:

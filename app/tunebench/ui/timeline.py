@@ -49,7 +49,7 @@ class Marker:
 
 
 MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config",
-                "verdict": "verdict"}
+                "verdict": "verdict", "drift": "drift"}
 
 
 def marker_of(ev: Event, t0: float) -> Marker:
@@ -58,6 +58,9 @@ def marker_of(ev: Event, t0: float) -> Marker:
     if ev.kind == "verdict":
         v = event_verdict(ev.data)
         return Marker(float(ev.data.get("at", ev.t)) - t0, "verdict", v.short_text() if v else "no verdict")
+    if ev.kind == "drift":  # the names on the plot; the values are in the Events line
+        names = [str(d.get("name")) for d in ev.data.get("drift") or ()]
+        return Marker(ev.t - t0, "drift", "changed outside Tunebench: " + ", ".join(names))
     return Marker(ev.t - t0, MARKER_KINDS[ev.kind], ev.label)
 
 
