@@ -1,7 +1,7 @@
 """The drift guard: a server variable that changed while a run went, and not by Tunebench, is said on the
-timeline (a `drift` event, a marker on the plots) and flagged on the step. Someone else's SET GLOBAL, or a script's side effect (sysbench-tpcc's
-prepare leaves innodb_flush_log_at_trx_commit=0 behind), makes a step measure another server than the one the
-session says, e.g. results 8x too good."""
+timeline (a `drift` event, a marker on the plots) and flagged on the step. Someone else's SET GLOBAL, or a
+script's side effect (sysbench-tpcc's prepare leaves innodb_flush_log_at_trx_commit=0 behind), makes a step
+measure another server than the one the session says, e.g. results 8x too good."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ LABEL_GAP = 3  # pixels between two rows of marker labels
 # Where a marker's label sits along its line (0 bottom, 1 top) when the rows above leave it room
 LABEL_POSITION = {"step": 0.92, "knob": 0.92, "verdict": 0.92}  # until place_marker_labels puts them in place
 TOP_ROWS = 2  # rows of step and knob labels at a plot's top (the second only for labels the first has no room for)
-PRIORITY = {"drift": -1, "step": 0, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
+PRIORITY = {"step": 0, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
 
 
 class Swatch(pg.ItemSample):
@@ -197,15 +197,17 @@ def fit_legend(legend: SideLegend, view: pg.ViewBox) -> None:
 
 
 def _rows_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], rows: int) -> list[list[pg.InfiniteLine]]:
-    """Labels into at most `rows` rows where each fits beside those already there, the rest hidden: knob
-    changes first (newest first), then steps before marks before restarts, left to right. Overlapping, none of
-    them could be read."""
+    """Labels into at most `rows` rows where each fits beside those already there, the rest hidden: drift
+    warnings first, then knob changes (newest first), then steps before marks before restarts, left to right.
+    Overlapping, none of them could be read."""
     spans: list[list[tuple[float, float]]] = [[] for _ in range(rows)]
     out: list[list[pg.InfiniteLine]] = [[] for _ in range(rows)]
     xs = {id(line): view.mapFromView(QPointF(line.value(), 0)).x() for line in lines}
 
     def rank(line: pg.InfiniteLine) -> tuple[int, float]:
         kind = getattr(line, "kind", "step")
+        if kind == "drift":  # a warning that the step measured another server: before anything else
+            return (-2, xs[id(line)])
         return (-1, -xs[id(line)]) if kind in ("knob", "verdict") else (PRIORITY.get(kind, 1), xs[id(line)])
 
     for line in sorted(lines, key=rank):
@@ -224,17 +226,17 @@ def _rows_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], rows: int) -> li
 
 
 def _pick_side(line: pg.InfiniteLine, x: float, w: float, width: float) -> None:
-    """A knob label sits left of its line (the newest change is near the right edge); where that would cut it at
-    the plot's left edge, right of the line; where neither side has room (a narrow plot, a long verdict),
-    across its line, from the plot's left edge (its filled box hides the line under it)."""
-    if getattr(line, "kind", "") not in ("knob", "verdict"):
-        return
-    if x - w >= 0:
+    """A knob label sits left of its line (the newest change is near the right edge), other labels right of
+    theirs; where its side would cut it at the plot's edge, the other side; where neither has room (a narrow
+    plot, a long verdict), across its line, inside the plot (its filled box hides the line under it)."""
+    left_first = getattr(line, "kind", "") in ("knob", "verdict")
+    fits_left, fits_right = x - w >= 0, x + w <= width
+    if fits_left and (left_first or not fits_right):
         f = 1.0
-    elif x + w <= width:
+    elif fits_right:
         f = 0.0
     else:
-        f = max(0.0, min(1.0, x / w))
+        f = max(0.0, min(1.0, x / w)) if w > 0 else 0.0
     anchors = [(f, 0.5), (f, 0.5)]
     if line.label.anchors != anchors:
         line.label.anchors = anchors
