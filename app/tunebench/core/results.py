@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tunebench.core.efficiency import LABELS, efficiency_rows, fmt
 from tunebench.core.sweep import Plan
 from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
@@ -103,7 +104,7 @@ def markdown(session: Mapping[str, Any]) -> str:
         for s in summary.get("steps", []):
             lines.append(f"| {s['step']} | {s['group']} | {s['threads']} | {_f(s['tps'])} | {_f(s['qps'])} | "
                          f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
-        return "\n".join(lines + drift_lines(session) + verdict_lines(session)) + "\n"
+        return "\n".join(lines + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
@@ -132,7 +133,27 @@ def markdown(session: Mapping[str, Any]) -> str:
                 st = by.get(t)
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}{_ci(st.get('verdict'))}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines + drift_lines(session) + verdict_lines(session)) + "\n"
+    return "\n".join(lines + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
+
+
+def efficiency_lines(session: Mapping[str, Any]) -> list[str]:
+    """Per step and client group, what one transaction or query cost the server (core/efficiency.py); n/a where
+    a probe did not record what it needs (sessions before it was recorded have no table)."""
+    rows = efficiency_rows(session.get("steps") or [])
+    if not rows:
+        return []
+    configs = {st["idx"] + 1: (st.get("config") or {}).get("config") for st in session.get("steps") or []}
+    keys = list(LABELS)
+    lines = ["", "## Per-operation efficiency", "",
+             "Over each step's measured seconds, the server's totals over the step's transactions or queries "
+             "(CPU: the server process; context switches and disk: the host).", "",
+             "| step | config | group | " + " | ".join(LABELS[k] for k in keys) + " |",
+             "|---:|---:|---|" + "---:|" * len(keys)]
+    for step, group, eff in rows:
+        config = configs.get(step)
+        lines.append(f"| {step} | {'-' if config is None else config + 1} | {group} | "
+                     + " | ".join(fmt(eff.get(k)) for k in keys) + " |")
+    return lines
 
 
 def drift_lines(session: Mapping[str, Any]) -> list[str]:

@@ -24,7 +24,14 @@ from tunebench.run.monitor import ProbeSampler, server_is_local
 from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.run_probes import RunProbes
 from tunebench.run.runlock import RunLock
-from tunebench.run.session import flip_verdicts, live_segments, open_session, steps_json, steps_per_second
+from tunebench.run.session import (
+    efficiency_of,
+    flip_verdicts,
+    live_segments,
+    open_session,
+    steps_json,
+    steps_per_second,
+)
 from tunebench.run.spec import RunSpec, check_run_capacity, single_config
 from tunebench.run.tasks import ensure_data
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
@@ -364,6 +371,11 @@ class Experiment(RunProbes):
             summary["_incomplete"] = incomplete
         if self.drift and (drift := self.drift.check(f"during step {idx + 1}")):
             summary["_drift"] = [d.text() for d in drift]
+        try:
+            writer.flush()  # the efficiency reads the step's seconds back from the store
+            summary["_efficiency"] = efficiency_of(self.store, writer.id, list(threads), measure_from, ended)
+        except StoreError as exc:
+            self._store_failed(exc)
         writer.end_step(step_id, ended, summary)
         if self._live_marks:
             self._await_waits(ended)

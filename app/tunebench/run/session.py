@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from tunebench.core.efficiency import series_needed, step_efficiency
 from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.stats import StepSummary, summarize
@@ -108,6 +109,17 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
             out.append(verdict_event(series, g, change, cuts[i - 1] if i else start, at,
                                      cuts[i + 1] if i + 1 < len(cuts) else ended,
                                      SETTLE_SECONDS if i else 0, ended, len(collected) > 1, excluded=down))
+    return out
+
+
+def efficiency_of(store: Store, session_id: int, groups: Sequence[str], lo: float, hi: float
+                  ) -> dict[str, dict[str, float | None]]:
+    """Each client group's per-operation efficiency over a step's measured seconds, from the series as stored."""
+    known = list(store.series_names(session_id))
+    out = {}
+    for g in groups:
+        series = {n: (d.t, d.v) for n, d in store.series(session_id, series_needed(known, g)).items()}
+        out[g] = {k: None if v is None else round(v, 3) for k, v in step_efficiency(series, g, lo, hi).items()}
     return out
 
 
