@@ -165,10 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, target=False)
     sp.set_defaults(func=cmd_restore)
 
-    sp = sub.add_parser("sessions", help="recorded sessions: list, show, export, import, rename, tag, note, delete")
-    sp.add_argument("action", choices=["list", "show", "export", "import", "rename", "tag", "note", "delete"])
+    sp = sub.add_parser("sessions", help="recorded sessions: list, show, export, import, rename, tag, note, delete, "
+                                         "diff")
+    sp.add_argument("action", choices=["list", "show", "export", "import", "rename", "tag", "note", "delete", "diff"])
     sp.add_argument("id", nargs="?", help="session ID (import: the session file)")
-    sp.add_argument("text", nargs="?", help="rename/tag/note: the new name, comma-separated tags, or note")
+    sp.add_argument("text", nargs="?", help="rename/tag/note: the new name, comma-separated tags, or note; "
+                                            "diff: the second session's ID")
+    sp.add_argument("--step", type=int, help="diff: this step of the first session (default: its best step)")
+    sp.add_argument("--step-b", type=int, help="diff: this step of the second session (default: --step, or its "
+                                               "best step)")
     sp.add_argument("--format", choices=["csv", "json", "md", "sqlite"], default="csv",
                     help="csv: every series on the 1-second timeline; json: session, events and raw samples; "
                          "md: result tables (steps, sweep curves, best-to-best, ratios) as Markdown; "

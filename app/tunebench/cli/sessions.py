@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tunebench.cli.output import emit
 from tunebench.cli.resolve import open_store
@@ -44,6 +45,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         raise ConfigError(f"a session ID is a number, not {args.id!r}") from None
     if not 1 <= sid <= MAX_ID:
         raise ConfigError(f"no session {args.id} (IDs are from 1 to {MAX_ID})")
+    if args.action == "diff":
+        return _diff(args, store, sid)
     if args.action in ("rename", "tag", "note"):
         if args.text is None:
             raise ConfigError(f"sessions {args.action} {sid} needs the text ('' clears)")
@@ -100,6 +103,25 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(out)
+    return 0
+
+
+def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
+    """`sessions diff A B`: waits and counters per transaction, profile functions, efficiency of one step each."""
+    from tunebench.core.diff import diff, text, to_dict
+    from tunebench.run.session import diff_side
+
+    if args.text is None:
+        raise ConfigError("sessions diff A B needs two session IDs (the same one twice, with --step and --step-b, "
+                          "compares two of its steps)")
+    try:
+        other = int(args.text)
+    except ValueError:
+        raise ConfigError(f"a session ID is a number, not {args.text!r}") from None
+    a = diff_side(store, sid, args.step)
+    b = diff_side(store, other, args.step_b if args.step_b is not None else args.step)
+    sections = diff(a, b)
+    emit(args, {"a": a.label, "b": b.label, **to_dict(sections)}, text(a, b, sections).rstrip())
     return 0
 
 

@@ -73,6 +73,9 @@ def step_efficiency(series: SeriesMap, group: str, lo: float, hi: float) -> dict
         end = min([_last(series, n, lo, hi) for n in nums + dens] + [hi])
         a = _total(series, nums, lo, end) if nums else None
         b = _total(series, dens, lo, end) if dens else None
+        if den == "commits" and not b and f"client.{group}.tps" in series:
+            # autocommit statements (oltp_update_index) count no Com_commit: each transaction is a commit
+            b = _total(series, [f"client.{group}.tps"], lo, end)
         out[key] = a * scale / b if a is not None and b else None
     return out
 

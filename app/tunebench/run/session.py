@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from tunebench.core.diff import Side
 from tunebench.core.efficiency import series_needed, step_efficiency
 from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event, Interval
@@ -121,6 +122,30 @@ def efficiency_of(store: Store, session_id: int, groups: Sequence[str], lo: floa
         series = {n: (d.t, d.v) for n, d in store.series(session_id, series_needed(known, g)).items()}
         out[g] = {k: None if v is None else round(v, 3) for k, v in step_efficiency(series, g, lo, hi).items()}
     return out
+
+
+def diff_side(store: Store, session_id: int, step: int | None = None) -> Side:
+    """One side of a `sessions diff`: step `step` (1-based) of the session, or its best step by the main client
+    group's TPS; its measured seconds, every series, and the step's efficiency."""
+    session = store.get_session(session_id)
+    ended = [st for st in session["steps"] if st["ended_at"] is not None and st.get("summary")]
+    if not ended:
+        raise ConfigError(f"session {session_id} has no finished step to compare")
+    groups = [g["name"] for g in (session.get("config") or {}).get("groups", [])] or ["main"]
+    group = groups[0]
+    if step is None:
+        pick = max(ended, key=lambda st: (st["summary"].get(group) or {}).get("tps") or 0.0)
+    else:
+        pick = next((st for st in ended if st["idx"] + 1 == step), None)
+        if pick is None:
+            numbers = ", ".join(str(st["idx"] + 1) for st in ended)
+            raise ConfigError(f"session {session_id} has no finished step {step} (it has {numbers})")
+    data = store.series(session_id)
+    threads = (pick["summary"].get(group) or {}).get("threads")
+    return Side(f"session {session_id} step {pick['idx'] + 1} ({session['workload']}, {group}={threads})",
+                {n: (d.t, d.v) for n, d in data.items()}, {n: d.kind for n, d in data.items()},
+                float(pick["measure_from"]), float(pick["ended_at"]), group,
+                (pick["summary"].get("_efficiency") or {}).get(group) or {})
 
 
 def steps_per_second(store: Store, session_id: int, group: str) -> dict[int, Any]:

@@ -1,0 +1,135 @@
+"""Why two steps differ: the InnoDB waits and the server's counters per transaction, the CPU profile's functions
+and the per-operation efficiency, side by side ("lock_latch waits per trx 0.8 -> 0.1"). Each side is one
+recorded step's measured seconds (of a session, or two steps of one session)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tunebench.core.efficiency import LABELS, step_efficiency
+from tunebench.core.verdict import window
+
+TOP = 10  # rows per section
+# Less than this per transaction on both sides (a connection per 100,000 transactions, a wait of 0.01 µs):
+# moving from 0 to that is not why a step is faster, and it would crowd out what is.
+NEGLIGIBLE = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One step of one session: its series (name -> (t, v)), kinds (counter/gauge), window and client group."""
+
+    label: str
+    series: Mapping[str, tuple[Any, Any]]
+    kinds: Mapping[str, str]
+    lo: float
+    hi: float
+    group: str
+    efficiency: Mapping[str, float | None]  # the step summary's (used where the series give none)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    name: str
+    a: float | None
+    b: float | None
+
+    @property
+    def change(self) -> float:
+        """How much it moved, relative to the larger side (0 when neither has it)."""
+        a, b = self.a or 0.0, self.b or 0.0
+        top = max(abs(a), abs(b))
+        return abs(b - a) / top if top else 0.0
+
+
+def _total(side: Side, name: str) -> float | None:
+    if name not in side.series:
+        return None
+    t, v = side.series[name]
+    w = window(np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64), side.lo, side.hi)
+    w = w[np.isfinite(w)]
+    return float(w.sum()) if len(w) else None
+
+
+def _mean(side: Side, name: str) -> float | None:
+    if name not in side.series:
+        return None
+    t, v = side.series[name]
+    w = window(np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64), side.lo, side.hi)
+    w = w[np.isfinite(w)]
+    return float(w.mean()) if len(w) else None
+
+
+def per_trx(side: Side, name: str) -> float | None:
+    """A counter's total over the step's transactions (its per-second rates summed, over the TPS summed)."""
+    num, trx = _total(side, name), _total(side, f"client.{side.group}.tps")
+    return num / trx if num is not None and trx else None
+
+
+def diff(a: Side, b: Side) -> dict[str, list[Row]]:
+    """The sections, each sorted by how much its rows moved: waits (ms and count per transaction), server
+    counters per transaction, profile functions (% of samples), efficiency (the step summaries')."""
+    names = sorted(set(a.series) | set(b.series))
+    waits = [n for n in names if n.startswith("waits.") and n.endswith((".ms", ".count"))
+             and not n.startswith(("waits.total.", "waits.other."))]
+    counters = [n for n in names if n.startswith(("server.", "innodb.")) and
+                (a.kinds.get(n) or b.kinds.get(n)) == "rate"]
+    profile = [n for n in names if n.startswith("profile.")]
+    # from the series (so a session recorded before summaries kept it has it too), else the summary's
+    ea, eb = (step_efficiency(x.series, x.group, x.lo, x.hi) or x.efficiency for x in (a, b))
+    out = {
+        "waits per transaction": [Row(_wait_name(n), *(_us(per_trx(x, n)) if n.endswith(".ms") else per_trx(x, n)
+                                                        for x in (a, b))) for n in waits],
+        "server counters per transaction": [Row(n, per_trx(a, n), per_trx(b, n)) for n in counters],
+        "profile (% of samples)": [Row(n.removeprefix("profile."), _mean(a, n), _mean(b, n)) for n in profile],
+        "efficiency": [Row(LABELS[k], ea.get(k), eb.get(k)) for k in LABELS],
+    }
+    for key, floor in (("waits per transaction", NEGLIGIBLE), ("server counters per transaction", NEGLIGIBLE),
+                       ("profile (% of samples)", 0.0)):
+        rows = [r for r in out[key] if max(abs(r.a or 0.0), abs(r.b or 0.0)) > floor]
+        if key == "waits per transaction":  # the time waited is the story: the largest shift in µs first
+            rows.sort(key=lambda r: (not r.name.endswith("µs"), -abs((r.b or 0.0) - (r.a or 0.0))))
+        else:  # counters of any unit (bytes, pages, rows): by how much they moved, relatively
+            rows.sort(key=lambda r: -r.change)
+        out[key] = rows[:TOP]
+    return out
+
+
+def _us(ms: float | None) -> float | None:
+    return None if ms is None else ms * 1000.0
+
+
+def _wait_name(series: str) -> str:
+    """`waits.rwlock/lock_latch.ms` -> `lock_latch (rwlock) µs`; `.count` -> `... waits`."""
+    inst = series.removeprefix("waits.")
+    base, _, unit = inst.rpartition(".")
+    kind, _, name = base.rpartition("/")
+    return f"{name} ({kind}) " + ("µs" if unit == "ms" else "waits")
+
+
+def fmt(v: float | None) -> str:
+    if v is None:
+        return "n/a"
+    a = abs(v)
+    return f"{v:,.0f}" if a >= 100 else f"{v:.1f}" if a >= 10 else f"{v:.2f}" if a >= 0.1 else f"{v:.3g}"
+
+
+def text(a: Side, b: Side, sections: Mapping[str, Sequence[Row]]) -> str:
+    lines = [f"A: {a.label}", f"B: {b.label}", ""]
+    for title, rows in sections.items():
+        lines.append(f"{title}:")
+        if not rows:
+            lines.append("  (none recorded)")
+        width = max([len(r.name) for r in rows] + [10])
+        for r in rows:
+            lines.append(f"  {r.name:{width}}  {fmt(r.a):>10} → {fmt(r.b):<10}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def to_dict(sections: Mapping[str, Sequence[Row]]) -> dict[str, list[dict[str, Any]]]:
+    return {k: [{"name": r.name, "a": r.a, "b": r.b} for r in rows] for k, rows in sections.items()}

@@ -1,0 +1,55 @@
+"""`tunebench sessions diff A B` (issue 18 part 3) on recorded sessions: waits per transaction, counters,
+efficiency, side by side; bad input is one line."""
+
+import json
+
+import numpy as np
+import pytest
+from tests.conftest import run_cli
+
+from tunebench.core.diff import Side, diff
+from tunebench.store.repo import Store
+from tunebench.store.synthetic import record
+
+
+def side(label, tps, lock_ms, fsyncs):
+    t = np.arange(10) + 101.0
+    series = {"client.main.tps": (t, np.full(10, tps)), "waits.rwlock/lock_latch.ms": (t, np.full(10, lock_ms)),
+              "waits.rwlock/lock_latch.count": (t, np.full(10, lock_ms / 2)),
+              "server.innodb_data_fsyncs": (t, np.full(10, fsyncs)), "server.connections": (t, np.zeros(10))}
+    kinds = dict.fromkeys(series, "rate")
+    return Side(label, series, kinds, 100.0, 110.0, "main", {})
+
+
+def test_waits_and_counters_per_transaction():
+    a, b = side("A", 1000.0, 800.0, 1000.0), side("B", 2000.0, 200.0, 10.0)
+    out = diff(a, b)
+    waits = {r.name: (r.a, r.b) for r in out["waits per transaction"]}
+    assert waits["lock_latch (rwlock) µs"] == pytest.approx((800.0, 100.0))  # 0.8 ms -> 0.1 ms per transaction
+    assert next(iter(waits)) == "lock_latch (rwlock) µs"
+    counters = {r.name: (r.a, r.b) for r in out["server counters per transaction"]}
+    assert counters == {"server.innodb_data_fsyncs": pytest.approx((1.0, 0.005))}  # a zero counter is not listed
+    eff = {r.name: (r.a, r.b) for r in out["efficiency"]}
+    assert eff["fsync/commit"] == pytest.approx((1.0, 0.005))  # no Com_commit: a transaction is a commit
+
+
+def test_the_cli_diffs_two_sessions(tmp_path):
+    store = Store(tmp_path / "sessions.sqlite")
+    first = record(store, 60, n_series=40, seed=1)
+    second = record(store, 60, n_series=40, seed=2, tps=15_000.0)
+    store.close()
+    env = {"TUNEBENCH_HOME": str(tmp_path)}
+    out = run_cli("sessions", "diff", str(first), str(second), "--step", "2", env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"A: session {first} step 2 (oltp_point_select, main=16)\n"
+                                 f"B: session {second} step 2 (oltp_point_select, main=16)")
+    assert "waits per transaction:" in out.stdout and "efficiency:" in out.stdout
+    data = json.loads(run_cli("sessions", "diff", str(first), str(second), "--json", env=env).stdout)
+    assert data["waits per transaction"] and data["a"].startswith(f"session {first} step ")
+    for args, line in ((["diff", str(first)], "sessions diff A B needs two session IDs"),
+                       (["diff", str(first), "x"], "a session ID is a number, not 'x'"),
+                       (["diff", str(first), str(second), "--step", "9"],
+                        f"session {first} has no finished step 9 (it has 1, 2)")):
+        bad = run_cli("sessions", *args, env=env)
+        assert bad.returncode != 0 and "Traceback" not in bad.stderr
+        assert line in bad.stderr, bad.stderr
