@@ -69,3 +69,27 @@ def test_bars_have_the_colour_of_their_configuration_curve(qtbot):
     assert heights == sorted(heights, reverse=True)
     assert [curves[label] for label in labels] == brushes
     assert np.isclose(heights[0], 1200)  # b, flush=1, 64 threads
+
+
+def test_the_why_tab_is_the_sessions_diff_of_two(qtbot, tmp_path):
+    """Compare of two sessions: their best steps' waits and counters per transaction and efficiency, as
+    `tunebench sessions diff A B` prints them, computed off the GUI thread."""
+    from tunebench.core.diff import diff
+    from tunebench.run.session import diff_side
+    from tunebench.store.repo import Store
+    from tunebench.store.synthetic import record
+
+    store = Store(tmp_path / "s.sqlite")
+    a, b = record(store, 60, n_series=40, seed=1), record(store, 60, n_series=40, seed=2, tps=15_000.0)
+    view = CompareView(store, THEMES["light"])
+    qtbot.addWidget(view)
+    view.set_sessions([a, b])
+    qtbot.waitUntil(lambda: view.why.table.rowCount() > 0, timeout=10000)
+    want = diff(diff_side(store, a), diff_side(store, b))
+    shown = [view.why.table.item(r, 0).text() for r in range(view.why.table.rowCount())]
+    assert shown[0] == "waits per transaction"
+    assert [r.name for r in want["waits per transaction"]] == shown[1:1 + len(want["waits per transaction"])]
+    assert view.why.head.text().startswith(f"A: session {a} step ")
+    view.set_sessions([a])
+    assert view.why.table.rowCount() == 0
+    store.close()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sessions import ALIGN_MODES, METRICS, align_offset, best_to_best, metric_series, tps_by_threads
 from tunebench.store.repo import Store
+from tunebench.ui.compare_diff import DiffView
 from tunebench.ui.crosshair import Crosshair, HoverPlot, Trace
 from tunebench.ui.dashboard import PALETTE
 from tunebench.ui.legend import add_legend, fit_legend, natural_width, set_column_width
@@ -111,6 +112,8 @@ class CompareView(QWidget):
         self.tabs.addTab(self.overlay, "Overlay")
         self.tabs.addTab(self.curve_plot, "TPS vs threads")
         self.tabs.addTab(best, "Best to best")
+        self.why = DiffView(store)
+        self.tabs.addTab(self.why, "Why (diff)")
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
         layout.addWidget(self.tabs, 1)
@@ -150,6 +153,7 @@ class CompareView(QWidget):
         self.session_ids = list(ids)
         self.sessions = {sid: self.store.get_session(sid) for sid in ids}
         self.redraw()
+        self.why.show_pair(self.session_ids)
 
     def _title(self, sid: int) -> str:
         s = self.sessions[sid]
