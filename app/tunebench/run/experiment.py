@@ -25,7 +25,6 @@ from tunebench.run.records import RunError, RunOutcome, StepResult
 from tunebench.run.run_probes import RunProbes
 from tunebench.run.runlock import RunLock
 from tunebench.run.session import (
-    efficiency_of,
     flip_verdicts,
     live_segments,
     open_session,
@@ -369,13 +368,7 @@ class Experiment(RunProbes):
             incomplete.update(server_down_seconds=round(down, 1), why=why)
         if incomplete:
             summary["_incomplete"] = incomplete
-        if self.drift and (drift := self.drift.check(f"during step {idx + 1}")):
-            summary["_drift"] = [d.text() for d in drift]
-        try:
-            writer.flush()  # the efficiency reads the step's seconds back from the store
-            summary["_efficiency"] = efficiency_of(self.store, writer.id, list(threads), measure_from, ended)
-        except StoreError as exc:
-            self._store_failed(exc)
+        self._step_extras(summary, idx, list(threads), measure_from, ended)
         writer.end_step(step_id, ended, summary)
         if self._live_marks:
             self._await_waits(ended)

@@ -1,5 +1,6 @@
 """The run's probes and server watch around the load: started before it (a baseline second), paused across a
-planned restart, the waits probe's last read awaited before a verdict reads the store. A part of Experiment
+planned restart, the waits probe's last read awaited before a verdict reads the store; and what a step's
+summary gets from them (the drift guard's flag, the per-operation efficiency). A part of Experiment
 (run/experiment.py), apart so that one stays about the steps."""
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from tunebench.hosts.ssh import SshRunner
 from tunebench.load.engine import LoadEngine
 from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.target import Target
+from tunebench.run.drift import DriftGuard
 from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, start_sampler
 from tunebench.run.runlock import RunLock
+from tunebench.run.session import efficiency_of
 from tunebench.run.spec import RunSpec
 from tunebench.run.tuning import KnobController
 from tunebench.run.watch import ServerWatch
-from tunebench.store.repo import SessionWriter
+from tunebench.store.repo import SessionWriter, Store
 
 
 class RunProbes:
@@ -41,6 +44,8 @@ class RunProbes:
     _watch: list[tuple[str, str, SshRunner]]
     _engine_now: LoadEngine | None
     _waits_t: float | None
+    drift: DriftGuard | None
+    store: Store
 
     def _record(self, ev: Event) -> None: ...  # (Experiment's)
 
@@ -95,3 +100,17 @@ class RunProbes:
     def _client_pids(self) -> list[int]:
         engine = self._engine_now
         return engine.client_pids() if engine is not None else []
+
+    def _step_extras(self, summary: dict[str, Any], idx: int, groups: list[str], lo: float, hi: float) -> None:
+        """What a step's summary adds to the load's numbers: the drift guard's flag (variables changed outside
+        Tunebench during it) and each group's per-operation efficiency from the series as stored."""
+        if self.drift and (drift := self.drift.check(f"during step {idx + 1}")):
+            summary["_drift"] = [d.text() for d in drift]
+        writer = self.writer
+        if writer is None:
+            return
+        try:
+            writer.flush()  # the efficiency reads the step's seconds back from the store
+            summary["_efficiency"] = efficiency_of(self.store, writer.id, groups, lo, hi)
+        except StoreError as exc:
+            self._store_failed(exc)
