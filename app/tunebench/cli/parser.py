@@ -166,12 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_restore)
 
     sp = sub.add_parser("sessions", help="recorded sessions: list, show, export, import, rename, tag, note, delete, "
-                                         "diff")
-    sp.add_argument("action", choices=["list", "show", "export", "import", "rename", "tag", "note", "delete", "diff"])
+                                         "diff, profile")
+    sp.add_argument("action", choices=["list", "show", "export", "import", "rename", "tag", "note", "delete", "diff",
+                                       "profile"])
     sp.add_argument("id", nargs="?", help="session ID (import: the session file)")
     sp.add_argument("text", nargs="?", help="rename/tag/note: the new name, comma-separated tags, or note; "
                                             "diff: the second session's ID")
-    sp.add_argument("--step", type=int, help="diff: this step of the first session (default: its best step)")
+    sp.add_argument("--step", type=int, help="diff: this step of the first session (default: its best step); "
+                                             "profile: this step (default: every profiled step)")
+    sp.add_argument("--top", type=int, default=20, help="profile: functions listed per step (default 20)")
+    sp.add_argument("--svg", help="profile: write the step's flame graph to this SVG file")
     sp.add_argument("--step-b", type=int, help="diff: this step of the second session (default: --step, or its "
                                                "best step)")
     sp.add_argument("--format", choices=["csv", "json", "md", "sqlite"], default="csv",

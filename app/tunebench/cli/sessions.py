@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import sys
@@ -47,6 +48,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         raise ConfigError(f"no session {args.id} (IDs are from 1 to {MAX_ID})")
     if args.action == "diff":
         return _diff(args, store, sid)
+    if args.action == "profile":
+        return _profile(args, store, sid)
     if args.action in ("rename", "tag", "note"):
         if args.text is None:
             raise ConfigError(f"sessions {args.action} {sid} needs the text ('' clears)")
@@ -122,6 +125,44 @@ def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
     b = diff_side(store, other, args.step_b if args.step_b is not None else args.step)
     sections = diff(a, b)
     emit(args, {"a": a.label, "b": b.label, **to_dict(sections)}, text(a, b, sections).rstrip())
+    return 0
+
+
+def _profile(args: argparse.Namespace, store: Any, sid: int) -> int:
+    """`sessions profile ID [--step N] [--top N] [--svg FILE]`: the server's top functions by self time per
+    profiled step (the `profile` probe's folded stacks), and a step's flame graph."""
+    from tunebench.core.flamegraph import svg
+    from tunebench.hosts.profile import self_top
+
+    if not 1 <= args.top <= 1000:
+        raise ConfigError(f"--top must be from 1 to 1000, got {args.top}")
+    session = store.get_session(sid)
+    steps = [st for st in session["steps"] if (st.get("summary") or {}).get("_profile")]
+    if args.step is not None:
+        steps = [st for st in steps if st["idx"] + 1 == args.step]
+    if not steps:
+        which = f"step {args.step}" if args.step is not None else "any step"
+        raise ConfigError(f"session {sid} has no CPU profile of {which} (record one with --probes ...,profile)")
+    if args.svg and len(steps) > 1:
+        raise ConfigError("--svg draws one step: give it with --step N")
+    data, lines = [], []
+    for st in steps:
+        folded = st["summary"]["_profile"]
+        top = self_top(collections.Counter(folded), args.top)
+        samples = sum(folded.values())
+        data.append({"step": st["idx"] + 1, "samples": samples, "top": [{"function": f, "pct": p} for f, p in top]})
+        lines.append(f"step {st['idx'] + 1}: {samples} samples")
+        lines += [f"  {p:5.1f} %  {f}" for f, p in top]
+    if args.svg:
+        _check_output(Path(args.svg), overwrite=True)
+        st = steps[0]
+        title = f"session {sid} step {st['idx'] + 1}: {session['workload']}, server CPU (self + children)"
+        try:
+            Path(args.svg).write_text(svg(st["summary"]["_profile"], title))
+        except OSError as exc:
+            raise ConfigError(f"cannot write {args.svg}: {exc.strerror}") from None
+        lines.append(f"wrote {args.svg}")
+    emit(args, data, "\n".join(lines))
     return 0
 
 

@@ -16,7 +16,8 @@ from typing import Literal, Protocol
 from tunebench.core.errors import TunebenchError
 
 Kind = Literal["counter", "gauge"]
-PROBE_NAMES = ("status", "waits", "metrics", "cpu", "proc")
+PROBE_NAMES = ("status", "waits", "metrics", "cpu", "proc", "profile")
+DEFAULT_PROBES = PROBE_NAMES[:5]  # `profile` (perf) costs CPU: only when asked for
 MIN_INTERVAL, MAX_INTERVAL = 0.25, 60.0
 
 
@@ -84,7 +85,8 @@ class RateTracker:
 
 
 def parse_probe_list(text: str | None) -> tuple[str, ...] | None:
-    """`--probes` value: None (all that work), 'none', or a comma list of PROBE_NAMES."""
+    """`--probes` value: None (every default probe that works: all but profile), 'none', or a comma list of
+    PROBE_NAMES."""
     from tunebench.core.errors import ConfigError
 
     if text is None or text.strip() in ("", "all"):

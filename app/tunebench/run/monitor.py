@@ -22,7 +22,8 @@ import mysql.connector
 
 from tunebench.core.errors import StoreError, TunebenchError
 from tunebench.core.interval import Event
-from tunebench.core.probe import PROBE_NAMES, Probe, ProbeUnavailable, RateTracker
+from tunebench.core.probe import DEFAULT_PROBES, Probe, ProbeUnavailable, RateTracker
+from tunebench.hosts.profile import ProfileProbe
 from tunebench.hosts.telemetry import (
     HostCpuProbe,
     ProcessCpuProbe,
@@ -101,10 +102,10 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
                  server_pid: int | None, client_pids: Callable[[], Iterable[int]] | None,
                  server_note: str = "", pid_file: str | None = None,
                  remote: Sequence[tuple[str, str, Any]] = (), journal: SettingsJournal | None = None) -> list[Probe]:
-    """The probes asked for (None = all), in PROBE_NAMES order; then those of the SSH hosts in `remote`
+    """The probes asked for (None = the default ones), in PROBE_NAMES order; then those of the SSH hosts in `remote`
     ((label, role, runner): the database host, the client hosts). What the SQL probes switch on at the server
     goes into `journal` first."""
-    names = PROBE_NAMES if selected is None else tuple(selected)
+    names = DEFAULT_PROBES if selected is None else tuple(selected)
 
     def connect() -> Any:
         return open_connection(params, f"{target_name} (probe)", timeout=5)
@@ -129,6 +130,8 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
             roles["tunebench"] = lambda: [os.getpid()]
             note = "" if server_pid else f"server CPU not measured: {server_note or 'server pid unknown'}"
             probes.append(ProcessCpuProbe(roles, "local", note=note))
+        elif name == "profile":
+            probes.append(ProfileProbe(lambda: [p for p in [server_pid_from(pid_file) or server_pid] if p]))
     for label, role, runner in remote:
         probes += remote_probes(names, label, role, runner, pid_file if role == "db" else None)
     return probes

@@ -12,6 +12,7 @@ from typing import Any
 
 from tunebench.core.errors import StoreError
 from tunebench.core.interval import Event
+from tunebench.hosts.profile import ProfileProbe
 from tunebench.hosts.ssh import SshRunner
 from tunebench.load.engine import LoadEngine
 from tunebench.mysql.connect import ServerInfo
@@ -103,9 +104,13 @@ class RunProbes:
 
     def _step_extras(self, summary: dict[str, Any], idx: int, groups: list[str], lo: float, hi: float) -> None:
         """What a step's summary adds to the load's numbers: the drift guard's flag (variables changed outside
-        Tunebench during it) and each group's per-operation efficiency from the series as stored."""
+        Tunebench during it), the CPU profile's folded stacks, and each group's per-operation efficiency."""
         if self.drift and (drift := self.drift.check(f"during step {idx + 1}")):
             summary["_drift"] = [d.text() for d in drift]
+        profile = next((p for p in (self.sampler.probes if self.sampler else []) if p.name == "profile"), None)
+        if isinstance(profile, ProfileProbe) and (folded := profile.take_folded()):
+            # the perf windows that ended since the last step's end (a window is a few seconds, not step-aligned)
+            summary["_profile"] = folded
         writer = self.writer
         if writer is None:
             return
