@@ -2,6 +2,7 @@
 # Installs the system packages Tunebench needs when they are missing (Debian/Ubuntu, apt-get).
 # Server + load: mariadb-server (mariadbd, mariadb-install-db), sysbench. Later issues: xvfb (GUI tests),
 # openssh-server (SSH runner tests), Qt's runtime libraries (PySide6). python3-venv for `python3 -m venv`.
+# linux-perf: the CPU profile probe.
 set -eu
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || missing="$missing $2"; }
@@ -14,6 +15,7 @@ need sysbench sysbench
 need Xvfb xvfb
 need sshd openssh-server
 need taskset util-linux
+need perf linux-perf  # the `profile` probe (Debian's package; Ubuntu's is linux-tools-$(uname -r))
 need_lib libEGL.so.1 libegl1
 need_lib libGL.so.1 libgl1
 need_lib libxkbcommon.so.0 libxkbcommon0
