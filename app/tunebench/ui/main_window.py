@@ -36,6 +36,7 @@ from tunebench.ui.compare import CompareView
 from tunebench.ui.controller import WindowController
 from tunebench.ui.dashboard import SHOWN_PREFIXES
 from tunebench.ui.empty_state import install_empty_states
+from tunebench.ui.hot_functions import HotFunctions
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
@@ -89,7 +90,10 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self._dock("Targets", self.targets, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
+        events = self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.hot = HotFunctions(self.dashboard, store, self.controller.session_id)
+        self.tabifyDockWidget(events, self._dock("Hot functions", self.hot, Qt.DockWidgetArea.RightDockWidgetArea))
+        events.raise_()
         # under the plots, between the side docks: both in sight during a sweep
         self.sweep_results = SweepResultsView(SweepProgress(), SweepProgress())
         self.sweep_dock = self._dock("Sweep results", self.sweep_results, Qt.DockWidgetArea.BottomDockWidgetArea)

@@ -35,7 +35,7 @@ MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "resta
 KNOB_LABEL_DARK = "#ff6b6b"
 TOP_WAITS = 6
 # Every series a panel can show starts with one of these: a replay reads only those from the store.
-SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.")
+SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.", "profile.")
 
 Select = Callable[[Timeline], list[tuple[str, str]]]
 

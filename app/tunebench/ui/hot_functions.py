@@ -1,0 +1,127 @@
+"""The "Hot functions" dock: the server's top functions by self time (the `profile` probe's series) over the
+dashboard's visible range, as bars, live and in replay; and a recorded step's flame graph saved as SVG."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tunebench.core.errors import TunebenchError
+from tunebench.core.flamegraph import svg
+from tunebench.store.repo import Store
+from tunebench.ui.dashboard import Dashboard
+
+TOP = 15
+PREFIX = "profile."
+EMPTY = "No CPU profile: run with the profile probe (--probes ...,profile; perf samples the server)"
+
+
+def visible_top(dashboard: Dashboard, n: int = TOP) -> list[tuple[str, float]]:
+    """(function, mean % of samples) over the dashboard's visible x range, the largest first."""
+    tl = dashboard.timeline
+    lo, hi = dashboard.panels[0].view.viewRange()[0]
+    out = []
+    for name, buf in tl.series.items():
+        if not name.startswith(PREFIX) or name.endswith(".other"):
+            continue
+        x, y = buf.view()
+        keep = (x >= lo) & (x <= hi)
+        if keep.any():
+            out.append((name.split(".", 2)[2], float(np.nanmean(y[keep]))))
+    return sorted(out, key=lambda fv: -fv[1])[:n]
+
+
+class HotFunctions(QWidget):
+    """Takes the dashboard (what is on screen) and the store and a way to name the session on screen."""
+
+    def __init__(self, dashboard: Dashboard, store: Store, session_id: Callable[[], int | None],
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.dashboard, self.store, self.session_id = dashboard, store, session_id
+        self.head = QLabel(EMPTY)
+        self.head.setWordWrap(True)
+        self.table = QTableWidget(0, 2)
+        self.table.setHorizontalHeaderLabels(["function (self)", "% of samples"])
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.setColumnWidth(0, 260)
+        self.steps = QComboBox()
+        self.flame = QPushButton("Flame graph SVG…")
+        self.flame.clicked.connect(self._on_flame)
+        row = QHBoxLayout()
+        row.addWidget(self.steps, 1)
+        row.addWidget(self.flame)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.head)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(row)
+        self.timer = QTimer(self)
+        self.timer.setInterval(1000)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+        self.refresh()
+
+    def refresh(self, force: bool = False) -> None:
+        if not (force or self.isVisible()):  # (a tab behind the Events costs nothing)
+            return
+        top = visible_top(self.dashboard)
+        self.head.setText("Server CPU by function, over the visible range (mean of the perf windows)" if top
+                          else EMPTY)
+        self.table.setRowCount(len(top))
+        for i, (name, pct) in enumerate(top):
+            self.table.setItem(i, 0, QTableWidgetItem(name))
+            bar = QTableWidgetItem(f"{pct:5.1f} %  " + "█" * max(1, round(pct / 2)))
+            self.table.setItem(i, 1, bar)
+        self.table.resizeColumnToContents(1)
+        self._fill_steps()
+
+    def _fill_steps(self) -> None:
+        sid = self.session_id()
+        if sid is None:
+            self.steps.clear()
+            return
+        try:
+            steps = [st for st in self.store.get_session(sid)["steps"] if (st.get("summary") or {}).get("_profile")]
+        except TunebenchError:
+            return
+        wanted = [f"session {sid} step {st['idx'] + 1}" for st in steps]
+        if [self.steps.itemText(i) for i in range(self.steps.count())] != wanted:
+            self.steps.clear()
+            for text, st in zip(wanted, steps, strict=True):
+                self.steps.addItem(text, (sid, st["idx"]))
+        self.flame.setEnabled(bool(steps))
+
+    def _on_flame(self) -> None:
+        data: Any = self.steps.currentData()
+        if data is None:
+            return
+        sid, idx = data
+        path, _ = QFileDialog.getSaveFileName(self, "Flame graph", f"session-{sid}-step-{idx + 1}.svg", "SVG (*.svg)")
+        if path:
+            self.save_flame(sid, idx, path)
+
+    def save_flame(self, sid: int, idx: int, path: str) -> None:
+        session = self.store.get_session(sid)
+        st = next(st for st in session["steps"] if st["idx"] == idx)
+        title = f"session {sid} step {idx + 1}: {session['workload']}, server CPU"
+        try:
+            with open(path, "w") as f:
+                f.write(svg(st["summary"]["_profile"], title))
+        except OSError as exc:
+            self.head.setText(f"cannot write {path}: {exc.strerror}")
+            return
+        self.head.setText(f"wrote {path}")
