@@ -38,3 +38,11 @@ def test_flame_graph_svg():
     out = svg(fold(SCRIPT), "session 1 step 2")
     assert out.startswith("<svg") and out.rstrip().endswith("</svg>")
     assert "vio_socket_io_wait (2 samples, 66.7 %)" in out and "session 1 step 2" in out
+
+
+def test_series_names_of_functions():
+    from tunebench.hosts.profile import series_part
+
+    assert series_part("[k] finish_task_switch.isra.0") == "k:finish_task_switch_isra_0"
+    assert series_part("mariadbd [unknown]") == "mariadbd:unknown"
+    assert series_part("Prepared_statement::execute") == "Prepared_statement::execute"

@@ -40,6 +40,14 @@ def frame_name(sym: str, dso: str) -> str:
     return "[k] " + sym if base == "[kernel.kallsyms]" else sym
 
 
+def series_part(function: str) -> str:
+    """A function as one component of a series name: `[k] schedule` -> `k:schedule`, `mariadbd [unknown]` ->
+    `mariadbd:unknown` (dots and other odd characters become _)."""
+    if function.startswith("[k] "):
+        function = "k:" + function[4:]
+    return name_part(function.replace(" [unknown]", ":unknown"))
+
+
 def fold(script: str) -> Counter[str]:
     """`perf script` output (samples: a header line, then frames leaf first, a blank line) as folded stacks:
     "root;...;leaf" -> samples."""
@@ -139,7 +147,7 @@ class ProfileProbe:
                 self._stop.wait(self.window)
                 continue
             folded = fold(script.decode(errors="replace"))
-            top = {f"profile.{self.label}.{name_part(f)}": pct for f, pct in self_top(folded)}
+            top = {f"profile.{self.label}.{series_part(f)}": pct for f, pct in self_top(folded)}
             with self._lock:
                 self._latest, self._fresh = top, True
                 self._folded.update(folded)
