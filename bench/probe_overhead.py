@@ -21,13 +21,10 @@ import threading
 import time
 from pathlib import Path
 
-from tunebench.hosts.sandbox import SandboxServer
+from bench_sandbox import point_select_sandbox
+
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup
-from tunebench.load.prepare import prepare, tables_ready
-from tunebench.load.workload import load_workload
-from tunebench.mysql.connect import introspect, open_connection
-from tunebench.mysql.target import conn_params
 from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid
 from tunebench.store.repo import Store
 
@@ -71,19 +68,8 @@ def main() -> None:
     ap.add_argument("--cost-reads", type=int, default=200, help="reads per probe for the direct cost")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    sb = SandboxServer()
-    sb.start()
-    target = sb.target()
-    admin = conn_params(target, "socket")
-    params = conn_params(target, "socket", database="tunebench", password=admin.password)
-    conn = open_connection(admin)
-    info = introspect(conn)
-    conn.cursor().execute("CREATE DATABASE IF NOT EXISTS tunebench")
-    conn.close()
-    wl = load_workload("oltp_point_select")
-    opts = wl.options({"table_size": args.table_size})
-    if not tables_ready(params, "tunebench", opts, args.table_size):
-        prepare(params, "tunebench", opts, args.table_size)
+    bs = point_select_sandbox(args.table_size)
+    target, admin, params, info, wl, opts = bs.target, bs.admin, bs.params, bs.info, bs.workload, bs.options
     group = ClientGroup("main", wl, opts, (args.threads,))
     store = Store(Path(tempfile.mkdtemp(prefix="tb-bench-")) / "bench.sqlite")
     writer = store.new_session(target="sandbox", transport="socket", engine="builtin", workload=wl.name,

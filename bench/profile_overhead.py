@@ -13,14 +13,11 @@ import json
 import statistics
 import threading
 
+from bench_sandbox import point_select_sandbox
+
 from tunebench.hosts.profile import ProfileProbe
-from tunebench.hosts.sandbox import SandboxServer
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup
-from tunebench.load.prepare import prepare, tables_ready
-from tunebench.load.workload import load_workload
-from tunebench.mysql.connect import open_connection
-from tunebench.mysql.target import conn_params
 
 
 def block_tps(engine: BuiltinEngine, threads: int, seconds: int) -> float:
@@ -38,18 +35,8 @@ def main() -> None:
     ap.add_argument("--table-size", type=int, default=100000)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    sb = SandboxServer()
-    sb.start()
-    target = sb.target()
-    admin = conn_params(target, "socket")
-    params = conn_params(target, "socket", database="tunebench", password=admin.password)
-    conn = open_connection(admin)
-    conn.cursor().execute("CREATE DATABASE IF NOT EXISTS tunebench")
-    conn.close()
-    wl = load_workload("oltp_point_select")
-    opts = wl.options({"table_size": args.table_size})
-    if not tables_ready(params, "tunebench", opts, args.table_size):
-        prepare(params, "tunebench", opts, args.table_size)
+    bs = point_select_sandbox(args.table_size)
+    sb, params, wl, opts = bs.server, bs.params, bs.workload, bs.options
     pid = sb.status().pid
     engine = BuiltinEngine(params, [ClientGroup("main", wl, opts, (args.threads,))])
     engine.open()

@@ -46,22 +46,24 @@ class Row:
         return abs(b - a) / top if top else 0.0
 
 
-def _total(side: Side, name: str) -> float | None:
+def _seconds(side: Side, name: str) -> np.ndarray | None:
+    """The finite per-second values of `name` in the side's window (None: no such series or no seconds)."""
     if name not in side.series:
         return None
     t, v = side.series[name]
     w = window(np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64), side.lo, side.hi)
     w = w[np.isfinite(w)]
-    return float(w.sum()) if len(w) else None
+    return w if len(w) else None
+
+
+def _total(side: Side, name: str) -> float | None:
+    w = _seconds(side, name)
+    return None if w is None else float(w.sum())
 
 
 def _mean(side: Side, name: str) -> float | None:
-    if name not in side.series:
-        return None
-    t, v = side.series[name]
-    w = window(np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64), side.lo, side.hi)
-    w = w[np.isfinite(w)]
-    return float(w.mean()) if len(w) else None
+    w = _seconds(side, name)
+    return None if w is None else float(w.mean())
 
 
 def per_trx(side: Side, name: str) -> float | None:
