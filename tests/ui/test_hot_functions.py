@@ -34,3 +34,14 @@ def test_a_steps_flame_graph_is_saved(win, qtbot, tmp_path):
     text = out.read_text()
     assert text.startswith("<svg") and "row_search_mvcc (7 samples, 70.0 %)" in text
     assert win.hot.head.text() == f"wrote {out}"
+
+
+def test_the_workload_form_asks_for_the_cpu_profile(qtbot):
+    from tunebench.core.probe import DEFAULT_PROBES
+    from tunebench.ui.workload_panel import WorkloadPanel
+
+    panel = WorkloadPanel()
+    qtbot.addWidget(panel)
+    assert panel.run_spec().probes is None  # every default probe, no perf
+    panel.profile.setChecked(True)
+    assert panel.run_spec().probes == (*DEFAULT_PROBES, "profile")

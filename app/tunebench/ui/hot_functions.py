@@ -27,7 +27,8 @@ from tunebench.ui.dashboard import Dashboard
 
 TOP = 15
 PREFIX = "profile."
-EMPTY = "No CPU profile: run with the profile probe (--probes ...,profile; perf samples the server)"
+EMPTY = ("No CPU profile on screen: tick Build > CPU profile before Run (perf samples the server), or replay a "
+         "session recorded with it")
 
 
 def visible_top(dashboard: Dashboard, n: int = TOP) -> list[tuple[str, float]]:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.errors import ConfigError
+from tunebench.core.probe import DEFAULT_PROBES
 from tunebench.load.engine import ClientGroup
 from tunebench.load.options import OPTIONS, OptionSpec
 from tunebench.load.prepare import RowsProgress
@@ -131,6 +132,9 @@ class WorkloadPanel(QWidget):
         form.addRow("Step", self.step_seconds)
         self.warmup_seconds = seconds_box(0, 3600, 0)
         form.addRow("Warm-up", self.warmup_seconds)
+        self.profile = QCheckBox("sample the server's CPU with perf (Hot functions)")
+        self.profile.setToolTip("The profile probe: perf at 99 Hz on the server process, besides the other probes")
+        form.addRow("CPU profile", self.profile)
         layout.addLayout(form)
         box = QGroupBox("Options")
         self.options_form = QFormLayout(box)
@@ -242,4 +246,5 @@ class WorkloadPanel(QWidget):
                               lua_script=self.lua.text().strip() or None, engine=self.engine.currentText(),
                               step_seconds=self.step_seconds.value(), warmup_seconds=self.warmup_seconds.value(),
                               transport=self.transport.currentText(), client_hosts=self.client_host_urls(),
+                              probes=(*DEFAULT_PROBES, "profile") if self.profile.isChecked() else None,
                               group_options="shape")
