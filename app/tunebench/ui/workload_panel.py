@@ -132,7 +132,7 @@ class WorkloadPanel(QWidget):
         form.addRow("Step", self.step_seconds)
         self.warmup_seconds = seconds_box(0, 3600, 0)
         form.addRow("Warm-up", self.warmup_seconds)
-        self.profile = QCheckBox("sample the server's CPU with perf (Hot functions)")
+        self.profile = QCheckBox("perf on the server (Hot functions)")
         self.profile.setToolTip("The profile probe: perf at 99 Hz on the server process, besides the other probes")
         form.addRow("CPU profile", self.profile)
         layout.addLayout(form)
