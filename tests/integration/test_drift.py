@@ -52,6 +52,8 @@ def test_an_outside_set_global_mid_step_is_drift(sandbox, cli):
         th.join()
         _set_global(sandbox, "innodb_io_capacity", str(io))
     assert out.status == "completed", out.error
+    # nothing of the run outlives it: the server watch was restarted by the knob restore at the end, for ever
+    assert [t.name for t in threading.enumerate() if t.name in ("server-watch", "profile")] == []
     session = store.get_session(out.session_id)
     drift = [e for e in session["events"] if e["kind"] == "drift"]
     assert len(drift) == 1, [e["label"] for e in drift]

@@ -47,15 +47,11 @@ def test_builtin_read_write_statement_mix_matches_com_counters(sandbox_params, r
     trx = d["Com_commit"]
     assert trx > 100
     assert d["Com_rollback"] == 0
-    # 14 reads: 10 point + simple + sum + order + distinct; our own status queries are SHOW, not SELECT. A worker
-    # that does not stop within its grace (a loaded machine: it happened once in CI) leaves its last transaction
-    # unfinished: at most that one's statements beyond the committed ones, never fewer, never another mix.
-    extra = {k: d[k] - n * trx for k, n in (("Com_select", 14), ("Com_update", 2), ("Com_delete", 1),
-                                               ("Com_insert", 1))}
-    unfinished = any(extra.values())
-    assert d["Com_begin"] == trx + unfinished, d
-    assert all(0 <= extra[k] <= n for k, n in (("Com_select", 14), ("Com_update", 2), ("Com_delete", 1),
-                                               ("Com_insert", 1))), d
+    assert d["Com_begin"] == trx
+    # 14 reads: 10 point + simple + sum + order + distinct; our own status queries are SHOW, not SELECT
+    assert d["Com_select"] == 14 * trx
+    assert d["Com_update"] == 2 * trx  # index + non-index update
+    assert d["Com_delete"] == trx and d["Com_insert"] == trx
 
 
 class ServerCommitClock:

@@ -253,6 +253,9 @@ class Experiment(RunProbes):
         finally:
             if self.server_watch is not None:
                 self.server_watch.stop()
+                # gone for good: restoring the knobs below pauses and resumes the probes around a restart, and a
+                # resumed watch outlived the run, pinging the server for ever (4 SELECTs in a later test's mix)
+                self.server_watch = None
             if engine is not None:
                 with contextlib.suppress(Exception):
                     engine.close()

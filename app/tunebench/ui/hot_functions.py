@@ -1,5 +1,6 @@
-"""The "Hot functions" dock: the server's top functions by self time (the `profile` probe's series) over the
-dashboard's visible range, as bars, live and in replay; and a recorded step's flame graph saved as SVG."""
+"""The "Hot functions" dock (under the Events): the server's top functions by self time (the `profile` probe's
+series) over the dashboard's visible range, as bars, live and in replay; and a recorded step's flame graph saved
+as SVG."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ class HotFunctions(QWidget):
         self.refresh()
 
     def refresh(self, force: bool = False) -> None:
-        if not (force or self.isVisible()):  # (a tab behind the Events costs nothing)
+        if not (force or self.isVisible()):  # (a hidden dock costs nothing)
             return
         top = visible_top(self.dashboard)
         self.head.setText("Server CPU by function, over the visible range (mean of the perf windows)" if top

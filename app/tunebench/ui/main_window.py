@@ -90,10 +90,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self._dock("Targets", self.targets, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
-        events = self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
         self.hot = HotFunctions(self.dashboard, store, self.controller.session_id)
-        self.tabifyDockWidget(events, self._dock("Hot functions", self.hot, Qt.DockWidgetArea.RightDockWidgetArea))
-        events.raise_()
+        # under the Events, not tabbed with them: a tab bar the dock layout makes on its own first appeared after
+        # stage mode (a residue test_one_model caught)
+        self._dock("Hot functions", self.hot, Qt.DockWidgetArea.RightDockWidgetArea)
         # under the plots, between the side docks: both in sight during a sweep
         self.sweep_results = SweepResultsView(SweepProgress(), SweepProgress())
         self.sweep_dock = self._dock("Sweep results", self.sweep_results, Qt.DockWidgetArea.BottomDockWidgetArea)
