@@ -77,11 +77,13 @@ def test_trx_commit_doublewrite_recipe(sandbox, cli):
     configs = {c["idx"]: c["knobs"] for c in result["configs"]}
     for st in show["steps"]:
         eff = st["summary"]["_efficiency"]["main"]
-        assert eff["cpu_us_per_trx"] > 0 and eff["rows_read_per_query"] > 0 and eff["redo_bytes_per_commit"] > 0
+        # n/a, never a guess, where a probe has no second in the step (its first reading after a restart)
+        assert all(v is None or v >= 0 for v in eff.values()), eff
         trx = str(configs[st["config"]["config"]]["innodb_flush_log_at_trx_commit"])
-        fsyncs[trx].append(eff["fsyncs_per_commit"])
+        if eff["fsyncs_per_commit"] is not None:
+            fsyncs[trx].append(eff["fsyncs_per_commit"])
     # measured: trx_commit=1 0.91 / 0.38 / 0.21 at 4 / 16 / 64 threads (group commit), trx_commit=2 ~0.003
-    assert len(fsyncs["1"]) == len(fsyncs["2"]) == 6
+    assert len(fsyncs["1"]) >= 4 and len(fsyncs["2"]) >= 4, fsyncs
     assert max(fsyncs["2"]) < 0.05 and max(fsyncs["2"]) < min(fsyncs["1"]) / 5
 
 

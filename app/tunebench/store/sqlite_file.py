@@ -3,6 +3,7 @@ connections are set up, and SQLite's errors in the user's words."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,18 @@ def sqlite_tables(path: Path, in_use_ok: bool = False) -> tuple[set[str], int | 
             error = exc
             if attempt or in_use or not Path(str(path) + "-wal").exists():
                 break  # damaged, not busy: reading it with locks would only add -wal/-shm beside it
+    if _read_only(path):
+        # a WAL-mode file on a read-only file system cannot even be opened for reading (no -shm beside it):
+        # SQLite says "unable to open database file", which is not a damaged file
+        raise StoreError(f"cannot open {path}: the store's file or file system is read-only ({error})") from None
     raise StoreError(f"{path} is a damaged SQLite file ({error})") from None
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY) or not os.access(path.parent, os.W_OK)
+    except OSError:
+        return False
 
 
 def _sqlite_pragmas(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
