@@ -28,6 +28,9 @@ class Interval:
     lat_ms: Mapping[str, float | None] = field(default_factory=dict)
     errors: float = 0.0
     reconnects: float = 0.0
+    # Per transaction type, for families of several (TPC-C: new_order, payment, ...): name -> {"tps",
+    # "errors", "rollbacks", "retries", "lat.p95", ...}; empty for one-type families (OLTP).
+    trx: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
 
     def series(self) -> dict[str, float]:
         """The interval as named series values (DESIGN.md naming), skipping unknown latencies."""
@@ -46,6 +49,10 @@ class Interval:
             value = self.lat_ms.get(key)
             if value is not None:
                 out[f"{prefix}lat.{key}"] = value
+        for name, values in self.trx.items():
+            for key, value in values.items():
+                if value is not None:
+                    out[f"{prefix}trx.{name}.{key}"] = value
         return out
 
 

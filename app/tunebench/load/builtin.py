@@ -105,8 +105,9 @@ class BuiltinEngine:
         self._stderr_dir = Path(tempfile.mkdtemp(prefix="tunebench-workers-"))
         for w in range(self.nworkers):
             plans = tuple(
-                GroupPlan(g.name, g.workload.program(g.options),
-                          tuple(n for n in range(max(g.schedule)) if n % self.nworkers == w))
+                GroupPlan(g.name, g.family.name, g.family.plan(g.workload, g.options), dict(g.options),
+                          tuple(t.name for t in g.family.transactions(g.options)),
+                          tuple(n for n in range(max(g.schedule)) if n % self.nworkers == w), max(g.schedule))
                 for g in self.groups
             )
             self._specs.append(WorkerSpec(w, self.params, plans, self.t0_mono, self.seed))
@@ -236,13 +237,33 @@ class BuiltinEngine:
     def _merge(self, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
         merged: dict[str, list[Any]] = {}
         for report in reports.values():
-            for group, (totals, idx, counts, max_ns, threads) in report.items():
-                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0])
+            for group, (totals, idx, counts, max_ns, threads, trx) in report.items():
+                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0, None])
                 for i in range(6):
                     m[0][i] += totals[i]
                 m[1].add_sparse(idx, counts, max_ns)
                 m[2] += threads
+                if trx is not None:
+                    if m[3] is None:
+                        m[3] = [[[0, 0, 0, 0], LatencyHistogram()] for _ in trx]
+                    for (tot, hist), (*values, t_idx, t_counts, t_max) in zip(m[3], trx, strict=True):
+                        for i in range(4):
+                            tot[i] += values[i]
+                        hist.add_sparse(t_idx, t_counts, t_max)
         return merged
+
+    def _trx(self, group: ClientGroup, per_type: list[Any] | None) -> dict[str, dict[str, float | None]]:
+        """Interval.trx of one group: per transaction type, its rates and latency percentiles."""
+        if per_type is None:
+            return {}
+        names = [t.name for t in group.family.transactions(group.options)]
+        out: dict[str, dict[str, float | None]] = {}
+        for name, ((ev, err, rb, retry), hist) in zip(names, per_type, strict=True):
+            values: dict[str, float | None] = {"tps": float(ev), "errors": float(err), "rollbacks": float(rb),
+                                               "retries": float(retry)}
+            values.update({f"lat.{k}": v for k, v in hist.summary_ms().items()})
+            out[name] = values
+        return out
 
     def _current_tick(self) -> int:
         return int(time.monotonic() - self.t0_mono)
@@ -323,7 +344,8 @@ class BuiltinEngine:
             t = self.t0_wall + tick + 1
             running = statements = 0
             for g in self.groups:
-                (ev, r, w, o, err, rc), hist, nthreads = merged.get(g.name, [[0] * 6, LatencyHistogram(), 0])
+                (ev, r, w, o, err, rc), hist, nthreads, per_type = merged.get(
+                    g.name, [[0] * 6, LatencyHistogram(), 0, None])
                 running += nthreads
                 statements += r + w + o
                 lat = hist.summary_ms()
@@ -333,7 +355,7 @@ class BuiltinEngine:
                 # the threads really running: a dead worker's connections are not
                 sink(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
                               qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
-                              lat_ms=lat, errors=float(err), reconnects=float(rc)))
+                              lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type)))
             silence_reported = self._watch_silence(running, statements, silence_reported)
         return step_hist
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
+from tunebench.load.family import Family
 from tunebench.load.workload import Workload
 
 IntervalSink = Callable[[Interval], None]
@@ -25,6 +26,10 @@ class ClientGroup:
     schedule: tuple[int, ...]
     lua_script: str | None = None  # sysbench engine only: any Lua script path
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def family(self) -> Family:
+        return self.workload.family
 
     def threads_at(self, step: int) -> int:
         return self.schedule[min(step, len(self.schedule) - 1)]

@@ -9,7 +9,8 @@ Everything family-specific lives behind this protocol; the engines, the run spec
 sweeps only use what it declares. The shapes here are the contract between the engines and the families;
 change them with every family at once.
 
-Builtin engine, per connection (worker Slot):
+Builtin engine: the parent computes `plan = family.plan(workload, options)` once (picklable; it goes to the
+worker processes), then per connection (worker Slot):
     work = family.connection_work(ctx)      # after each (re)connect: prepares statements, per-connection init
     while active:
         t0 = now(); kind = work()           # one transaction; returns its index in family.transactions
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -76,6 +77,7 @@ class ConnectionContext:
     options: Mapping[str, Any]  # resolved and validated
     slot: int  # 0-based number of this connection in its group
     slots: int  # connections the group may open (the schedule's maximum): for per-thread ranges
+    plan: Any = None  # what family.plan() made of the workload and its options
 
 
 Transaction = Callable[[], int]  # runs one transaction, returns its TrxType index
@@ -84,6 +86,8 @@ Transaction = Callable[[], int]  # runs one transaction, returns its TrxType ind
 class Family(Protocol):
     name: str  # "oltp", "tpcc", "dbstress", "iibench", "lua"
     description: str
+    form_options: tuple[str, ...]  # the options the window's workload form shows (the rest: its -o field)
+    headline: tuple[str, float, str] | None  # (trx type, factor, label): ("new_order", 60, "NOPM") or None
     engines: tuple[str, ...]  # which engines can run it: ("builtin", "sysbench"), ("builtin",), ("sysbench",)
 
     def option_specs(self) -> Mapping[str, OptionSpec]:
@@ -91,24 +95,38 @@ class Family(Protocol):
         these and nothing else."""
         ...
 
-    def resolve(self, given: Mapping[str, Any], where: str = "") -> dict[str, Any]:
-        """Defaults <- given; unknown names and bad values raise ConfigError naming the known options."""
+    def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
+                where: str = "") -> dict[str, Any]:
+        """Catalog defaults <- a workload's defaults <- given; `fixed` ones win. Unknown names and bad values
+        raise ConfigError naming the known options."""
         ...
 
     def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]: ...
+
+    def plan(self, workload: Any, options: Mapping[str, Any]) -> Any:
+        """What every connection of a group needs to build its work (picklable: it goes to the workers)."""
+        ...
+
+    def shape(self, options: Mapping[str, Any]) -> str:
+        """The data set in a few words, for messages: `2 table(s) x 10,000 rows`, `2 warehouse(s) x 1 set`."""
+        ...
 
     def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
         """What groups of this family sharing one schema must agree on (the data set's shape)."""
         ...
 
-    def missing_data(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> str | None:
+    def missing_data(self, params: ConnParams, schema: str, workload: Any,
+                     options: Mapping[str, Any]) -> str | None:
         """None when the prepared data matches `options`; otherwise one line saying what is missing."""
         ...
 
-    def prepare(self, params: ConnParams, schema: str, options: Mapping[str, Any], threads: int,
-                progress: Progress | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
-        """Create and load the tables in parallel, registering each in the schema's tunebench_tables before
-        loading it (cleanup drops only registered tables; a cancelled load leaves none half-made)."""
+    def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
+                progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+        """Create and load the tables in parallel, registering each in the schema's tunebench_tables once it is
+        whole (cleanup drops only registered tables; a cancelled load leaves none half-made). Returns
+        {schema, tables_created, rows, rows_per_table, seconds, cancelled, dropped, what} where `what` names the
+        data set (`2 table(s) x 30 rows`); `on_rows` hears a load.prepare.RowsProgress every 0.25 s."""
         ...
 
     def cleanup(self, params: ConnParams, schema: str) -> dict[str, Any]: ...
@@ -124,17 +142,3 @@ class Family(Protocol):
     def sysbench_args(self, options: Mapping[str, Any]) -> tuple[str, list[str]]:
         """sysbench engine: (script name or path, its --option flags)."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadPreset:
-    """workloads/NAME.toml: a named preset of one family."""
-
-    name: str
-    family: str
-    description: str = ""
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    fixed: Mapping[str, Any] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)  # family-specific keys (OLTP: event)
-    path: str = ""
-

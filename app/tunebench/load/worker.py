@@ -9,11 +9,11 @@ histogram and sends them to the parent, which merges workers into one Interval p
 from __future__ import annotations
 
 import faulthandler
-import itertools
 import os
 import threading
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -23,15 +23,19 @@ import numpy as np
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.target import ConnParams
 from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
-from tunebench.load.oltp import C_TEMPLATE, INSERT_TEXT, PAD_TEMPLATE, STATEMENTS, EventProgram
-from tunebench.load.randgen import id_stream, string_stream
+from tunebench.load.families import get_family
+from tunebench.load.family import ConnectionContext
 
 
 @dataclass(frozen=True, slots=True)
 class GroupPlan:
     name: str
-    program: EventProgram
+    family: str  # load/families.py name
+    plan: Any  # family.plan(workload, options): picklable
+    options: Mapping[str, Any]
+    trx: tuple[str, ...]  # the family's transaction type names (per-type counts when more than one)
     slots: tuple[int, ...]  # global slot numbers this worker runs for the group
+    nslots: int = 0  # connections the group may open in all
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +49,14 @@ class WorkerSpec:
 
 
 class Slot(threading.Thread):
-    """One client connection running events while active."""
+    """One client connection running its family's transactions while active. It is the family's Counts
+    (load/family.py): the family's statements add to reads/writes/other, errors are charged to `current`."""
 
     def __init__(self, spec: WorkerSpec, group: GroupPlan, number: int, notes: list[str]):
         super().__init__(name=f"{group.name}-{number}", daemon=True)
         self.params = spec.params
-        self.program = group.program
+        self.group = group
+        self.family = get_family(group.family)
         self.number = number
         self.notes = notes
         self.rng = np.random.default_rng([spec.seed, spec.index, number, hash(group.name) & 0xFFFF])
@@ -60,108 +66,29 @@ class Slot(threading.Thread):
         # cumulative counters: events, reads, writes, other, errors, reconnects
         self.events = self.reads = self.writes = self.other = self.errors = self.reconnects = 0
         self.lat: list[int] = []
+        # per transaction type (families with more than one): events, errors, rollbacks, retries; latencies
+        self.ntrx = len(group.trx) if len(group.trx) > 1 else 0
+        self.trx_counts = [[0, 0, 0, 0] for _ in range(self.ntrx)]
+        self.trx_lat: list[list[int]] = [[] for _ in range(self.ntrx)]
+        self.current = 0
         self.fatal: str | None = None
         self.session: Any = None
 
-    # ---- statements ------------------------------------------------------------------------
+    # ---- Counts -----------------------------------------------------------------------------
+    def retry(self) -> None:
+        self.errors += 1
+        if self.ntrx:
+            self.trx_counts[self.current][3] += 1
+
+    def rollback(self) -> None:
+        if self.ntrx:
+            self.trx_counts[self.current][2] += 1
+
     def _connect(self) -> None:
         self.session = open_session(self.params)
-        opts = self.program.options
-        self.stmts = []
-        for t in range(1, opts["tables"] + 1):
-            self.stmts.append({k: self.session.prepare(STATEMENTS[k][0] % t) for k in self.program.prepared_keys()})
-        if self.program.has_trx:
-            self.begin = self.session.prepare("BEGIN")
-            self.commit = self.session.prepare("COMMIT")
-
-    def _build_event(self) -> Any:
-        """Compile the program into a list of closures; the hot path is a loop over them."""
-        opts = self.program.options
-        rand_opts = {k: opts[k] for k in opts if k.startswith("rand_")}
-        ids = id_stream(self.rng, opts["rand_type"], 1, opts["table_size"], rand_opts).__next__
-        ntables = opts["tables"]
-        tnum = (lambda: 0) if ntables == 1 else id_stream(self.rng, "uniform", 0, ntables - 1, {}).__next__
-        cvals = string_stream(self.rng, C_TEMPLATE).__next__
-        pads = string_stream(self.rng, PAD_TEMPLATE).__next__
-        rsize = opts["range_size"] - 1
-        execute = self.session.execute
-        steps = []
-        for block in self.program.blocks:
-            kind, count = block.kind, block.count
-            if kind in ("begin", "commit"):
-                steps.append(self._step_other(execute, kind))
-            elif kind in ("point_selects", "index_updates"):
-                steps.append(self._step_point(execute, kind, count, tnum, ids))
-            elif kind in ("simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges"):
-                steps.append(self._step_range(execute, kind, count, tnum, ids, rsize))
-            elif kind == "non_index_updates":
-                steps.append(self._step_non_index(execute, count, tnum, ids, cvals))
-            elif kind == "delete_inserts":
-                steps.append(self._step_delete_insert(execute, count, tnum, ids, cvals, pads))
-            elif kind == "delete":
-                steps.append(self._step_point(execute, "deletes", 1, tnum, ids))
-            elif kind == "insert":
-                steps.append(self._step_insert_text(tnum, ids, cvals, pads, opts["auto_inc"]))
-        return steps
-
-    def _step_other(self, execute: Any, kind: str) -> Any:
-        def run() -> None:
-            execute(self.begin if kind == "begin" else self.commit)
-            self.other += 1
-        return run
-
-    def _step_point(self, execute: Any, key: str, count: int, tnum: Any, ids: Any) -> Any:
-        is_read = STATEMENTS[key][1] == "read"
-
-        def run() -> None:
-            stmt = self.stmts[tnum()][key]
-            for _ in range(count):
-                execute(stmt, ids())
-                if is_read:
-                    self.reads += 1
-                else:
-                    self.writes += 1
-        return run
-
-    def _step_range(self, execute: Any, key: str, count: int, tnum: Any, ids: Any, rsize: int) -> Any:
-        def run() -> None:
-            stmt = self.stmts[tnum()][key]
-            for _ in range(count):
-                i = ids()
-                execute(stmt, i, i + rsize)
-                self.reads += 1
-        return run
-
-    def _step_non_index(self, execute: Any, count: int, tnum: Any, ids: Any, cvals: Any) -> Any:
-        def run() -> None:
-            stmt = self.stmts[tnum()]["non_index_updates"]
-            for _ in range(count):
-                execute(stmt, cvals(), ids())
-                self.writes += 1
-        return run
-
-    def _step_delete_insert(self, execute: Any, count: int, tnum: Any, ids: Any, cvals: Any, pads: Any) -> Any:
-        def run() -> None:
-            stmts = self.stmts[tnum()]
-            for _ in range(count):
-                i, k = ids(), ids()
-                execute(stmts["deletes"], i)
-                self.writes += 1
-                execute(stmts["inserts"], i, k, cvals(), pads())
-                self.writes += 1
-        return run
-
-    def _step_insert_text(self, tnum: Any, ids: Any, cvals: Any, pads: Any, auto_inc: bool) -> Any:
-        query = self.session.query
-        unique = itertools.count(self.number << 20)
-
-        def run() -> None:
-            # oltp_insert.lua: id 0 lets AUTO_INCREMENT assign it; otherwise a unique value in INT range.
-            i = 0 if auto_inc else (next(unique) & 0xFFFFFFFF) - 2147483648
-            sql = INSERT_TEXT % (tnum() + 1, i, ids(), cvals().decode(), pads().decode())
-            query(sql.encode())
-            self.writes += 1
-        return run
+        ctx = ConnectionContext(self.session, self, self.rng, self.group.options, self.number,
+                                self.group.nslots or len(self.group.slots), self.group.plan)
+        self.work = self.family.connection_work(ctx)
 
     # ---- main loop ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -174,7 +101,6 @@ class Slot(threading.Thread):
         while self.session is None and not self.shutdown:
             try:
                 self._connect()
-                self.steps = self._build_event()
                 return True
             except DriverError as exc:
                 self.errors += 1
@@ -193,18 +119,39 @@ class Slot(threading.Thread):
                 continue
             if not self._ensure_connected():
                 continue
-            steps = self.steps
+            work = self.work
+            if self.ntrx:
+                self._run_typed(work)
+                continue
             while self.active:
                 t0 = perf()
                 try:
-                    for step in steps:
-                        step()
+                    work()
                 except DriverError as exc:
                     self._on_error(exc)
                     break
                 # Look the buffer up after the event: the reporter may have swapped it meanwhile.
                 self.lat.append(perf() - t0)
                 self.events += 1
+
+    def _run_typed(self, work: Any) -> None:
+        """The loop for families of several transaction types: each one also counted and timed by type."""
+        perf = time.perf_counter_ns
+        counts = self.trx_counts
+        while self.active:
+            t0 = perf()
+            try:
+                kind = work()
+            except DriverError as exc:
+                if exc.errno in RETRY_ERRNOS:
+                    counts[self.current][1] += 1
+                self._on_error(exc)
+                break
+            dt = perf() - t0
+            self.lat.append(dt)
+            self.trx_lat[kind].append(dt)  # looked up now: the reporter swaps the lists
+            counts[kind][0] += 1
+            self.events += 1
 
     def _on_error(self, exc: DriverError) -> None:
         if exc.errno in RETRY_ERRNOS:
@@ -227,6 +174,28 @@ class Slot(threading.Thread):
 
     def counters(self) -> tuple[int, int, int, int, int, int]:
         return (self.events, self.reads, self.writes, self.other, self.errors, self.reconnects)
+
+
+def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
+                last: dict[int, list[list[int]]]) -> tuple[Any, ...] | None:
+    """Per transaction type of one group over the last second: (events, errors, rollbacks, retries, sparse
+    histogram index, counts, max ns) each; None for a single-type family."""
+    ntrx = slots[0].ntrx if slots else 0
+    if not ntrx:
+        return None
+    out = []
+    for k in range(ntrx):
+        totals = [0, 0, 0, 0]
+        hist = LatencyHistogram()
+        for s in slots:
+            now, prev = s.trx_counts[k], last[id(s)][k]
+            for i in range(4):
+                totals[i] += now[i] - prev[i]
+            last[id(s)][k] = list(now)
+            hist.add_ns(buffers[id(s)][k])
+        idx, counts = hist.sparse()
+        out.append((*totals, idx, counts, hist.max_ns))
+    return tuple(out)
 
 
 def _capture_stderr(path: str) -> None:
@@ -270,6 +239,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
         g.name: [Slot(spec, g, n, notes) for n in g.slots] for g in spec.groups
     }
     last = {id(s): (0, 0, 0, 0, 0, 0) for ss in slots.values() for s in ss}
+    last_trx = {id(s): [[0, 0, 0, 0] for _ in range(s.ntrx)] for ss in slots.values() for s in ss}
     active: dict[str, int] = {g.name: 0 for g in spec.groups}
     fatal_sent = False
     conn.send(("ready", spec.index))
@@ -300,10 +270,12 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                 else:
                                     s.gate.clear()
             # Swap latency buffers first, then read them a moment later so an append in flight lands.
-            buffers = {}
+            buffers, trx_buffers = {}, {}
             for ss in slots.values():
                 for s in ss:
                     buffers[id(s)], s.lat = s.lat, []
+                    if s.ntrx:
+                        trx_buffers[id(s)], s.trx_lat = s.trx_lat, [[] for _ in range(s.ntrx)]
             time.sleep(0.002)
             report: dict[str, Any] = {}
             for name, ss in slots.items():
@@ -318,7 +290,8 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                     hist.add_ns(buffers[id(s)])
                 idx, counts = hist.sparse()
                 threads = sum(1 for s in ss if s.number < active[name] and not s.shutdown)
-                report[name] = (tuple(totals), idx, counts, hist.max_ns, threads)
+                report[name] = (tuple(totals), idx, counts, hist.max_ns, threads,
+                                _trx_report(ss, trx_buffers, last_trx))
             fatal = next((s.fatal for ss in slots.values() for s in ss if s.fatal), None)
             if fatal and not fatal_sent:
                 conn.send(("fatal", spec.index, fatal))

@@ -1,4 +1,7 @@
-"""Declarative workloads (workloads/*.toml): loading, validation and option resolution."""
+"""Declarative workloads (workloads/*.toml): loading, validation and option resolution.
+
+A workload is a named preset of one family (load/families.py): `family = "tpcc"` (default "oltp"), option
+[defaults] and [fixed] values, and for the OLTP family its `event` list and `sysbench_script`."""
 
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ from typing import Any
 
 from tunebench import paths
 from tunebench.core.errors import ConfigError, WorkloadError
+from tunebench.load.families import get_family
+from tunebench.load.family import Family
 from tunebench.load.oltp import EVENT_ITEMS, EventProgram, compile_program
-from tunebench.load.options import OPTIONS, resolve_options
 
-_KEYS = {"name", "description", "sysbench_script", "event", "defaults", "fixed", "prepare"}
+_KEYS = {"name", "description", "family", "sysbench_script", "event", "defaults", "fixed", "prepare"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,15 +26,20 @@ class Workload:
     name: str
     description: str
     sysbench_script: str
-    event: tuple[str, ...]
+    event: tuple[str, ...]  # OLTP family only
     defaults: Mapping[str, Any] = field(default_factory=dict)
     fixed: Mapping[str, Any] = field(default_factory=dict)
     # oltp_insert without auto_inc prepares empty tables, as sysbench does.
     empty_tables_without_auto_inc: bool = False
     path: str = ""
+    family_name: str = "oltp"
+
+    @property
+    def family(self) -> Family:
+        return get_family(self.family_name)
 
     def options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return resolve_options(self.defaults, self.fixed, given or {}, where=f"workload {self.name}: ")
+        return self.family.resolve(self.defaults, self.fixed, given or {}, where=f"workload {self.name}: ")
 
     def program(self, options: Mapping[str, Any]) -> EventProgram:
         return compile_program(self.event, options)
@@ -57,18 +66,29 @@ def _parse(path: Path) -> Workload:
     name = data.get("name", path.stem)
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise WorkloadError(f"{where}: 'name' must be a plain identifier")
-    event = data.get("event")
-    if not isinstance(event, list) or not event or not all(isinstance(e, str) for e in event):
+    family_name = data.get("family", "oltp")
+    if not isinstance(family_name, str):
+        raise WorkloadError(f"{where}: 'family' must be a name")
+    try:
+        family = get_family(family_name)
+    except WorkloadError as exc:
+        raise WorkloadError(f"{where}: {exc}") from None
+    event = data.get("event", [] if family_name != "oltp" else None)
+    if family_name != "oltp" and event:
+        raise WorkloadError(f"{where}: 'event' is for the oltp family; {family_name} declares its transactions")
+    if family_name == "oltp" and (
+            not isinstance(event, list) or not event or not all(isinstance(e, str) for e in event)):
         raise WorkloadError(f"{where}: 'event' must be a non-empty list of: {', '.join(EVENT_ITEMS)}")
     for item in event:
         if item not in EVENT_ITEMS:
             raise WorkloadError(f"{where}: unknown event item {item!r}; known: {', '.join(EVENT_ITEMS)}")
+    specs = family.option_specs()
     for table in ("defaults", "fixed"):
         section = data.get(table, {})
         if not isinstance(section, dict):
             raise WorkloadError(f"{where}: [{table}] must be a table of options")
         for key in section:
-            if key not in OPTIONS:
+            if key not in specs:
                 raise WorkloadError(f"{where}: [{table}] unknown option {key!r}")
     prepare = data.get("prepare", {})
     wl = Workload(
@@ -80,6 +100,7 @@ def _parse(path: Path) -> Workload:
         fixed=data.get("fixed", {}),
         empty_tables_without_auto_inc=bool(prepare.get("empty_tables_without_auto_inc", False)),
         path=str(path),
+        family_name=family_name,
     )
     try:
         wl.options()  # validates the values in [defaults] and [fixed]
