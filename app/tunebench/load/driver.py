@@ -115,6 +115,20 @@ class RawSession:
         except _mysql_connector.MySQLInterfaceError as exc:
             raise DriverError(getattr(exc, "errno", None), getattr(exc, "msg", str(exc))) from None
 
+    def query_rows(self, sql: bytes) -> list[tuple[Any, ...]]:
+        """A plain query's rows, every value as bytes (or None)."""
+        m = self._m
+        try:
+            m.query(sql)
+            out = []
+            if m.have_result_set:
+                while (row := m.fetch_row()) is not None:
+                    out.append(row)
+                m.free_result()
+            return out
+        except _mysql_connector.MySQLInterfaceError as exc:
+            raise DriverError(getattr(exc, "errno", None), getattr(exc, "msg", str(exc))) from None
+
     def query(self, sql: bytes) -> None:
         m = self._m
         try:
@@ -142,6 +156,7 @@ class _TextStatement:
 
     def stmt_execute(self, *args: Any, query_attrs: Any = None) -> None:
         self.session.query(self.sql)
+        self.have_result_set = False
 
 
 class PureSession:
@@ -172,6 +187,16 @@ class PureSession:
                 cur.fetchall()
         except mysql.connector.Error as exc:
             raise DriverError(exc.errno, exc.msg or str(exc)) from None
+
+    def query_rows(self, sql: bytes) -> list[tuple[Any, ...]]:
+        cur = self._c.cursor()
+        try:
+            cur.execute(sql.decode())
+            return list(cur.fetchall()) if cur.with_rows else []
+        except mysql.connector.Error as exc:
+            raise DriverError(exc.errno, exc.msg or str(exc)) from None
+        finally:
+            cur.close()
 
     def query(self, sql: bytes) -> None:
         cur = self._c.cursor()

@@ -87,6 +87,7 @@ class Family(Protocol):
     name: str  # "oltp", "tpcc", "dbstress", "iibench", "lua"
     description: str
     form_options: tuple[str, ...]  # the options the window's workload form shows (the rest: its -o field)
+    data_options: tuple[str, ...]  # the options that fix the data set (data_key's values)
     headline: tuple[str, float, str] | None  # (trx type, factor, label): ("new_order", 60, "NOPM") or None
     engines: tuple[str, ...]  # which engines can run it: ("builtin", "sysbench"), ("builtin",), ("sysbench",)
 

@@ -27,6 +27,7 @@ class OltpFamily:
     description = "sysbench OLTP (oltp_*.lua): sbtest tables, point/range selects, updates, delete+insert"
     engines = ("builtin", "sysbench")
     form_options = ("tables", "table_size", "range_size", "point_selects", "skip_trx", "rand_type")
+    data_options = ("tables", "table_size", "secondary", "auto_inc")  # what groups sharing the tables agree on
     headline = None
 
     def option_specs(self) -> Mapping[str, OptionSpec]:
@@ -46,7 +47,7 @@ class OltpFamily:
         return f"{options['tables']} table(s) x {options['table_size']:,} rows"
 
     def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
-        return tuple(options[k] for k in ("tables", "table_size", "secondary", "auto_inc"))
+        return tuple(options[k] for k in self.data_options)
 
     def missing_data(self, params: ConnParams, schema: str, workload: Any,
                      options: Mapping[str, Any]) -> str | None:

@@ -304,6 +304,7 @@ def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:
         if schema.lower() in SYSTEM_SCHEMAS and REGISTRY not in tables:
             check_schema_name(schema)  # nothing of ours there: refused like prepare
         cur = conn.cursor()
+        cur.execute("SET SESSION foreign_key_checks = 0")  # a family's foreign keys (TPC-C) between its tables
         dropped = []
         for name in sorted(registered):
             cur.execute(f"DROP TABLE IF EXISTS `{schema}`.`{name}`")

@@ -45,9 +45,10 @@ class Workload:
         return compile_program(self.event, options)
 
     def prepare_rows(self, options: Mapping[str, Any]) -> int:
-        if self.empty_tables_without_auto_inc and not options["auto_inc"]:
+        """Rows per table a prepare loads (OLTP's table_size; 0 where the family has no such option)."""
+        if self.empty_tables_without_auto_inc and not options.get("auto_inc", True):
             return 0
-        return int(options["table_size"])
+        return int(options.get("table_size", 0))
 
 
 def _parse(path: Path) -> Workload:

@@ -79,11 +79,16 @@ class RunSpec:
         unknown = [p for p in self.probes or () if p not in PROBE_NAMES]
         if unknown:
             raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}")
-        shapes = {(g.options["tables"], g.options["table_size"], g.options["secondary"], g.options["auto_inc"])
-                  for g in self.groups}
-        if len(shapes) > 1:
-            raise ConfigError("client groups share the sbtest tables: tables/table_size/secondary/auto_inc "
-                              "must be the same in every group")
+        for g in self.groups:
+            if self.engine not in g.family.engines:
+                raise ConfigError(f"group {g.name}: the {g.family.name} family runs on the "
+                                  f"{' or '.join(g.family.engines)} engine, not {self.engine}")
+        for family in {g.family.name for g in self.groups}:
+            same = [g for g in self.groups if g.family.name == family]
+            if len({g.family.data_key(g.options) for g in same}) > 1:
+                fam = same[0].family
+                raise ConfigError(f"client groups of the {family} family share its tables: "
+                                  f"{', '.join(f'{g.name} has {fam.shape(g.options)}' for g in same)}")
 
 
 def single_config(spec: RunSpec) -> ConfigPlan:

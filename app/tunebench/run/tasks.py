@@ -13,15 +13,13 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
 from tunebench.load.engine import ClientGroup
-from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup, prepare, tables_ready
+from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup
 from tunebench.load.workload import Workload, load_workload
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import ConnParams, Target, conn_params
 from tunebench.run.spec import RunSpec
 
-# The options that fix what the sbtest tables hold: every client group of a run shares them.
-SHAPE_OPTIONS = ("tables", "table_size", "secondary", "auto_inc")
 MAX_THREADS = 100_000
 
 
@@ -83,17 +81,18 @@ class DataRequest:
     cleanup: bool
     workload: Workload | None  # None for cleanup
     options: Mapping[str, Any] = field(repr=False)
-    rows: int  # per table
+    rows: int  # per table (OLTP)
     threads: int  # loader connections
 
     @property
-    def tables(self) -> int:
-        return int(self.options["tables"]) if self.workload is not None else 0
+    def what(self) -> str:
+        """The data set in a few words (the family's): `2 table(s) x 10,000 rows`."""
+        return self.workload.family.shape(self.options) if self.workload is not None else ""
 
     @property
     def busy_text(self) -> str:
         """What a view shows while it runs."""
-        return "cleaning up …" if self.cleanup else f"preparing {self.tables} table(s) x {self.rows:,} rows …"
+        return "cleaning up …" if self.cleanup else f"preparing {self.what} …"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +106,7 @@ class DataOutcome:
     rows_per_table: int  # cleanup: 0
     seconds: float
     summary: str
+    rows: int = 0  # prepare: rows loaded in all
     dropped: tuple[str, ...] = ()  # cleanup: what it dropped; a cancelled prepare: its half-loaded tables
     left_alone: tuple[str, ...] = ()  # cleanup: tables in the schema Tunebench did not create
     cancelled: bool = False  # prepare: stopped by its cancel event before every table was whole
@@ -116,6 +116,7 @@ class DataOutcome:
         if self.action == "cleanup":
             return {"schema": self.schema, "dropped": list(self.dropped), "left_alone": list(self.left_alone)}
         return {"schema": self.schema, "tables_created": self.tables, "rows_per_table": self.rows_per_table,
+                "rows": self.rows, "rows_per_s": round(self.rows / self.seconds) if self.seconds > 0 else 0,
                 "seconds": self.seconds, "cancelled": self.cancelled, "dropped": list(self.dropped)}
 
 
@@ -147,7 +148,8 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
         text = f"dropped {', '.join(r['dropped']) or 'nothing'} in {request.schema}" + (
             f"; left alone (not created by Tunebench): {', '.join(r['left_alone'])}" if r["left_alone"] else "")
         return DataOutcome("cleanup", target.name, request.schema, len(r["dropped"]), 0,
-                           round(time.monotonic() - started, 2), text, tuple(r["dropped"]), tuple(r["left_alone"]))
+                           round(time.monotonic() - started, 2), text, 0, tuple(r["dropped"]),
+                           tuple(r["left_alone"]))
     assert request.workload is not None  # a prepare request always has one (data_request)
     open_connection(params, target.name).close()  # an unreachable server is named as the target, not "target"
     if on_rows is None and progress is not None:
@@ -157,16 +159,15 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
             say(p.line())
 
         on_rows = as_line
-    r = prepare(params, request.schema, request.options, request.rows, threads=request.threads, progress=progress,
-                on_rows=on_rows, cancel=cancel)
+    r = request.workload.family.prepare(params, request.schema, request.workload, request.options,
+                                        request.threads, progress=progress, on_rows=on_rows, cancel=cancel)
     if r["cancelled"]:
         text = (f"prepare cancelled after {r['seconds']} s: {r['tables_created']} whole table(s) kept, "
                 f"{len(r['dropped'])} half-loaded dropped ({', '.join(r['dropped']) or 'none'}) in {request.schema}")
     else:
-        text = (f"prepared {r['tables_created']} table(s) x {r['rows_per_table']} rows in {request.schema} "
-                f"({r['seconds']} s)")
+        text = f"prepared {r['what']} in {request.schema} ({r['seconds']} s)"
     return DataOutcome("prepare", target.name, request.schema, r["tables_created"], r["rows_per_table"],
-                       r["seconds"], text, tuple(r["dropped"]), cancelled=r["cancelled"])
+                       r["seconds"], text, r["rows"], tuple(r["dropped"]), cancelled=r["cancelled"])
 
 
 def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], force: bool = False,
@@ -174,19 +175,32 @@ def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], 
     """The run's tables, prepared if missing or of another shape (or, with `force`, dropped and prepared again:
     a sweep's reset_data between configurations). The tables are shared by every client group of the run.
     False when `cancel` stopped the load (its half-made tables are dropped, see load.prepare)."""
-    opts = spec.groups[0].options
-    rows = max(g.workload.prepare_rows(g.options) for g in spec.groups)
     if force:
         note(f"resetting the data: re-preparing schema {spec.schema}")
         cleanup(params, spec.schema)
-    if force or not tables_ready(params, spec.schema, opts, rows):
-        note(f"preparing {opts['tables']} table(s) x {rows} rows in schema {spec.schema}")
-        done = prepare(params, spec.schema, opts, rows, threads=spec.prepare_threads, progress=note, cancel=cancel)
+    for g in data_groups(spec.groups):
+        missing = g.family.missing_data(params, spec.schema, g.workload, g.options)
+        if not force and missing is None:
+            continue
+        note(f"preparing {g.family.shape(g.options)} in schema {spec.schema}")
+        done = g.family.prepare(params, spec.schema, g.workload, g.options, spec.prepare_threads, progress=note,
+                                cancel=cancel)
         if done["cancelled"]:
             note("the prepare was cancelled: " + (f"dropped the unfinished {', '.join(done['dropped'])}"
                                                  if done["dropped"] else "no table was half-made"))
             return False
     return True
+
+
+def data_groups(groups: Sequence[ClientGroup]) -> list[ClientGroup]:
+    """One group per family whose data the run needs: the one that needs the most rows (an oltp_insert group,
+    which prepares empty tables, beside an oltp_read_write one shares the read_write group's tables)."""
+    best: dict[str, ClientGroup] = {}
+    for g in groups:
+        held = best.get(g.family.name)
+        if held is None or g.workload.prepare_rows(g.options) > held.workload.prepare_rows(held.options):
+            best[g.family.name] = g
+    return list(best.values())
 
 
 # ---- a run's spec -----------------------------------------------------------------------------------------
@@ -258,16 +272,23 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
     workload, whose other options may not apply to it). `probes`: `--probes` text, the names, or None (all).
     """
     built: list[ClientGroup] = []
-    shared: Mapping[str, Any] = options
+    main: ClientGroup | None = None
     if workload:
         wl = _workload(workload)
-        main_options = wl.options(options)
-        built.append(ClientGroup("main", wl, main_options, _schedule(threads), lua_script=lua_script))
-        if group_options == "shape":
-            shared = {k: main_options[k] for k in SHAPE_OPTIONS}
+        main = ClientGroup("main", wl, wl.options(options), _schedule(threads), lua_script=lua_script)
+        built.append(main)
     for g in groups:
         request = parse_group(g) if isinstance(g, str) else g
         wl = _workload(request.workload)
+        specs = wl.family.option_specs()
+        shared: Mapping[str, Any]
+        if group_options == "shape":  # the main group's data set, where it is of the same family
+            shared = ({k: main.options[k] for k in wl.family.data_options}
+                      if main is not None and main.family.name == wl.family.name else {})
+        elif main is not None:  # the options this group's family has (the main group checked every name)
+            shared = {k: v for k, v in options.items() if k.replace("-", "_") in specs}
+        else:
+            shared = options
         built.append(ClientGroup(request.name, wl, wl.options(shared), _schedule(request.threads),
                                  lua_script=request.lua_script))
     if not built:

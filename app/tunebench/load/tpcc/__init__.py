@@ -1,0 +1,1 @@
+"""The TPC-C-like workload family (see family.py)."""

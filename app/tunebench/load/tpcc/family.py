@@ -1,0 +1,108 @@
+"""The TPC-C-like family on the workload seam (load/family.py): options, data, check, transactions."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tunebench.core.errors import ConfigError
+from tunebench.core.target import ConnParams
+from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
+from tunebench.load.options import OptionSpec
+from tunebench.load.prepare import _existing, _server, cleanup
+from tunebench.load.tpcc import check as tpcc_check
+from tunebench.load.tpcc.loader import Loader, shape
+from tunebench.load.tpcc.schema import TABLES
+from tunebench.load.tpcc.trx import ISOLATION, TRX_NAMES, TpccConnection
+from tunebench.mysql.connect import open_connection
+
+_SPECS = (
+    OptionSpec("scale", int, 2, "Warehouses per table set (sysbench-tpcc's default is 100)", 1, 100_000),
+    OptionSpec("tables", int, 1, "Table sets: 10 sets x 100 warehouses spread the hot rows of 1 set x 1000",
+               1, 1000),
+    OptionSpec("use_fk", bool, True, "Create the foreign keys between the tables"),
+    OptionSpec("trx_level", str, "RR", "Transaction isolation level (RR, RC or SER)", choices=tuple(ISOLATION)),
+    OptionSpec("mysql_storage_engine", str, "innodb", "Storage engine"),
+)
+OPTIONS = {s.name: s for s in _SPECS}
+# sysbench-tpcc's draw of 1..23: NewOrder 10, Payment 10, OrderStatus 1, Delivery 1, StockLevel 1
+TRANSACTIONS = (
+    TrxType("new_order", 10, "enter an order of 5-15 lines (1 % roll back on an unused item)"),
+    TrxType("payment", 10, "a customer pays: warehouse, district and customer balances, a history row"),
+    TrxType("order_status", 1, "read a customer's last order and its lines"),
+    TrxType("delivery", 1, "deliver the oldest new order of each of the warehouse's 10 districts"),
+    TrxType("stock_level", 1, "count recently sold items under a stock threshold"),
+)
+assert tuple(t.name for t in TRANSACTIONS) == TRX_NAMES
+
+
+class TpccFamily:
+    name = "tpcc"
+    description = ("TPC-C-like (as sysbench-tpcc): 9 tables per set, NewOrder/Payment/OrderStatus/Delivery/"
+                   "StockLevel 10:10:1:1:1; growing data, deadlocks retried")
+    engines = ("builtin",)
+    form_options = ("scale", "tables", "use_fk", "trx_level")
+    data_options = ("scale", "tables", "use_fk", "mysql_storage_engine")  # what groups sharing the tables agree on
+    headline = ("new_order", 60.0, "NOPM")
+
+    def option_specs(self) -> Mapping[str, OptionSpec]:
+        return OPTIONS
+
+    def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
+                where: str = "") -> dict[str, Any]:
+        out = {name: spec.default for name, spec in OPTIONS.items()}
+        for layer in (defaults, given, fixed):
+            for name, value in layer.items():
+                key = name.replace("-", "_")
+                spec = OPTIONS.get(key)
+                if spec is None:
+                    raise ConfigError(f"{where}unknown option {name!r}; known: {', '.join(sorted(OPTIONS))}")
+                out[key] = spec.coerce(value, where)
+        return out
+
+    def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
+        return TRANSACTIONS
+
+    def plan(self, workload: Any, options: Mapping[str, Any]) -> None:
+        return None
+
+    def shape(self, options: Mapping[str, Any]) -> str:
+        return f"{options['scale']} warehouse(s) x {options['tables']} table set(s)"
+
+    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(options[k] for k in self.data_options)
+
+    def missing_data(self, params: ConnParams, schema: str, workload: Any,
+                     options: Mapping[str, Any]) -> str | None:
+        conn = open_connection(_server(params))
+        try:
+            tables, registered = _existing(conn, schema)
+        finally:
+            conn.close()
+        want = shape(options)
+        for n in range(1, options["tables"] + 1):
+            for t in TABLES:
+                name = f"{t}{n}"
+                if name not in tables or registered.get(name) != want:
+                    return (f"the TPC-C tables of {self.shape(options)} are not prepared in {schema} "
+                            f"({name} {'is of another shape' if name in tables else 'is missing'})")
+        return None
+
+    def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
+                progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+        return Loader(params, schema, options, threads, progress, on_rows, cancel).load()
+
+    def cleanup(self, params: ConnParams, schema: str) -> dict[str, Any]:
+        return cleanup(params, schema)
+
+    def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
+        return tpcc_check.check(_server(params), schema, int(options["tables"]))
+
+    def connection_work(self, ctx: ConnectionContext) -> Transaction:
+        return TpccConnection(ctx).work
+
+    def sysbench_args(self, options: Mapping[str, Any]) -> tuple[str, list[str]]:
+        raise ConfigError("the tpcc family runs on the builtin engine; for sysbench-tpcc itself use "
+                          "--engine sysbench --lua PATH/tpcc.lua")
