@@ -43,16 +43,32 @@ def live_line(iv: Interval, t0: float, probed: dict[str, float] | None = None) -
 
 
 def steps_table(steps: list[dict[str, Any]]) -> str:
-    head = f"{'step':>4} {'group':10} {'threads':>7} {'tps':>11} {'qps':>11} {'p95 ms':>8} {'p99 ms':>8} " \
-           f"{'cv':>6} {'errors':>7} {'seconds':>7}"
+    """The steps as a table; a family's headline figure (TPC-C: NOPM) as a column when a group has one, and
+    each multi-type group's transaction mix under it."""
+    label = next((s["headline_label"] for s in steps if s.get("headline_label")), "")
+    head = f"{'step':>4} {'group':10} {'threads':>7} {'tps':>11} {'qps':>11} " + (f"{label:>10} " if label else "") \
+        + f"{'p95 ms':>8} {'p99 ms':>8} {'cv':>6} {'errors':>7} {'seconds':>7}"
     rows = [head, "-" * len(head)]
     for s in steps:
         p95 = "-" if s["lat_p95_ms"] is None else f"{s['lat_p95_ms']:.3f}"
         p99 = "-" if s["lat_p99_ms"] is None else f"{s['lat_p99_ms']:.3f}"
         cv = "-" if s["cv"] is None else f"{s['cv']:.3f}"
+        extra = ""
+        if label:
+            extra = f"{s['headline']:>10.0f} " if s.get("headline") is not None else f"{'-':>10} "
         rows.append(f"{s['step']:>4} {s['group']:10} {s['threads']:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
-                    f"{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {s['seconds']:>7}"
+                    f"{extra}{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {s['seconds']:>7}"
                     + ("  INCOMPLETE" if s.get("incomplete") else ""))
+    mixes = [s for s in steps if s.get("trx")]
+    if mixes:
+        rows += ["", "per transaction type: tps (share) p95 ms, rollbacks/retries over the step"]
+        for s in mixes:
+            parts = [f"{name} {t['tps']:.1f} ({100 * (t['share'] or 0):.1f} %) "
+                     f"{'-' if t['lat_p95_ms'] is None else format(t['lat_p95_ms'], '.1f')}"
+                     + (f" rb {t['rollbacks']:.0f}" if t["rollbacks"] else "")
+                     + (f" retry {t['retries']:.0f}" if t["retries"] else "")
+                     for name, t in s["trx"].items()]
+            rows.append(f"{s['step']:>4} {s['group']:10} " + " | ".join(parts))
     return "\n".join(rows)
 
 

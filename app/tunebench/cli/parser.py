@@ -12,6 +12,7 @@ from tunebench.cli.journal import cmd_restore
 from tunebench.cli.runs import CONFIRM_CONFIGS, CONFIRM_SECONDS, cmd_cleanup, cmd_prepare, cmd_run, cmd_sweep
 from tunebench.cli.sessions import MAX_ID, cmd_sessions
 from tunebench.cli.targets import cmd_sandbox, cmd_target
+from tunebench.cli.workloads import cmd_check, cmd_workloads
 
 
 class Parser(argparse.ArgumentParser):
@@ -70,9 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     def workload_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--workload", help="workload name (workloads/*.toml) or path to a .toml file")
-        sp.add_argument("--tables", type=_int_in(1, 100_000), help="number of sbtest tables")
-        sp.add_argument("--table-size", type=_int_in(0, 2**31 - 1), help="rows per table")
-        sp.add_argument("-o", "--option", action="append", metavar="NAME=VALUE", help="any sysbench OLTP option")
+        sp.add_argument("--tables", type=_int_in(1, 100_000), help="number of tables (OLTP) or table sets (TPC-C)")
+        sp.add_argument("--table-size", type=_int_in(0, 2**31 - 1), help="rows per table (OLTP)")
+        sp.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
+                        help="an option of the workload's family (`tunebench workloads` lists them)")
 
     sp = sub.add_parser("doctor", help="what this machine has: driver, sysbench, servers, keyring, sandbox, probes")
     sp.add_argument("--target", help="check the probes against this target (default: the sandbox, if running)")
@@ -109,11 +111,21 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, target=False)
     sp.set_defaults(func=cmd_target)
 
-    sp = sub.add_parser("prepare", help="create and load the sbtest tables for a workload")
+    sp = sub.add_parser("prepare", help="create and load a workload's tables (sbtest, TPC-C's, ...)")
     workload_opts(sp)
     sp.add_argument("--prepare-threads", type=_int_in(1, 256), default=4)
     common(sp)
     sp.set_defaults(func=cmd_prepare)
+
+    sp = sub.add_parser("check", help="a workload family's consistency conditions on the prepared data (TPC-C 1-4)")
+    workload_opts(sp)
+    common(sp)
+    sp.set_defaults(func=cmd_check)
+
+    sp = sub.add_parser("workloads", help="the workload families, their options and transactions, and workloads")
+    sp.add_argument("--family", help="only this family")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_workloads)
 
     sp = sub.add_parser("cleanup", help="drop the tables Tunebench created in the schema")
     common(sp)

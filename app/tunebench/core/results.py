@@ -35,7 +35,9 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
             "steps": [{"step": s.get("step"), "threads": s["threads"], "tps": s["tps"], "qps": s["qps"],
                        "lat_p95_ms": s["lat_p95_ms"],
                        "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"],
-                       "qps_median": s.get("qps_median")} for s in mine],
+                       "qps_median": s.get("qps_median"),
+                       **({"headline": s["headline"], "headline_label": s["headline_label"]}
+                          if s.get("headline_label") else {})} for s in mine],
             "best": None if best is None else {"threads": best["threads"], "tps": best["tps"], "qps": best["qps"],
                                                "lat_p95_ms": best["lat_p95_ms"]},
         })
@@ -91,6 +93,24 @@ def number(v: Any, digits: int = 1) -> str:
 _f = number
 
 
+def trx_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per transaction type of the steps of multi-type families (TPC-C): rate, share of the mix, latency,
+    the profile's own rollbacks and the deadlock retries."""
+    rows = [s for s in steps if s.get("trx")]
+    if not rows:
+        return []
+    lines = ["", "## Per transaction type", "",
+             "| step | group | type | TPS | share | p95 ms | p99 ms | rollbacks | retries | errors |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in rows:
+        for name, t in s["trx"].items():
+            share = "-" if t.get("share") is None else f"{100 * t['share']:.1f} %"
+            lines.append(f"| {s['step']} | {s['group']} | {name} | {_f(t['tps'])} | {share} | "
+                         f"{_f(t.get('lat_p95_ms'), 3)} | {_f(t.get('lat_p99_ms'), 3)} | {_f(t.get('rollbacks'), 0)} | "
+                         f"{_f(t.get('retries'), 0)} | {_f(t.get('errors'), 0)} |")
+    return lines
+
+
 def markdown(session: Mapping[str, Any]) -> str:
     """A session's results as Markdown: steps (or the sweep's curves), best-to-best and ratio tables."""
     summary = session.get("summary") or {}
@@ -99,12 +119,17 @@ def markdown(session: Mapping[str, Any]) -> str:
              f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}", ""]
     configs = summary.get("configs")
     if not configs:
-        lines += ["| step | group | threads | TPS | QPS | p95 ms | p99 ms | CV |",
-                  "|---:|---|---:|---:|---:|---:|---:|---:|"]
-        for s in summary.get("steps", []):
+        steps = summary.get("steps", [])
+        label = next((s["headline_label"] for s in steps if s.get("headline_label")), "")
+        lines += ["| step | group | threads | TPS | QPS | " + (f"{label} | " if label else "")
+                  + "p95 ms | p99 ms | CV |", "|---:|---|---:|---:|---:|" + ("---:|" if label else "")
+                  + "---:|---:|---:|"]
+        for s in steps:
             lines.append(f"| {s['step']} | {s['group']} | {s['threads']} | {_f(s['tps'])} | {_f(s['qps'])} | "
-                         f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
-        return "\n".join(lines + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
+                         + (f"{_f(s.get('headline'), 0)} | " if label else "")
+                         + f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
+        return "\n".join(lines + trx_lines(steps) + efficiency_lines(session) + drift_lines(session)
+                         + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
@@ -114,6 +139,14 @@ def markdown(session: Mapping[str, Any]) -> str:
         best = c["best"]
         lines.append(f"| {c['label']} | " + " | ".join(_f(tps.get(t)) for t in threads)
                      + f" | {_f(best['tps']) + ' @' + str(best['threads']) if best else '-'} |")
+    label = next((st["headline_label"] for c in configs for st in c["steps"] if st.get("headline_label")), "")
+    if label:
+        lines += ["", f"## {label} by configuration and concurrency", "",
+                  "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " |",
+                  "|---|" + "---:|" * len(threads)]
+        for c in configs:
+            head = {st["threads"]: st.get("headline") for st in c["steps"]}
+            lines.append(f"| {c['label']} | " + " | ".join(_f(head.get(t), 0) for t in threads) + " |")
     lines += ["", "## Best-to-best", "", "| rank | configuration | best TPS | at threads | QPS | p95 ms | ratio |",
               "|---:|---|---:|---:|---:|---:|---:|"]
     for i, b in enumerate(summary.get("best_to_best", []), 1):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from tunebench.core.interval import Interval
 
@@ -29,6 +30,11 @@ class StepSummary:
     transactions: float
     qps_median: float = 0.0
     steady_skipped: int = 0  # leading seconds the steady-state detector left out (after the fixed warm-up)
+    # Families of several transaction types: per type {tps, share, errors, rollbacks, retries, lat_p95_ms, ...}
+    trx: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # The family's headline figure beside TPS (TPC-C: NewOrders per minute, "NOPM"), or None
+    headline: float | None = None
+    headline_label: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -70,6 +76,7 @@ def summarize(
     intervals: Sequence[Interval],
     latency: Mapping[str, float | None] | None = None,
     detect_steady: bool = False,
+    headline: tuple[str, float, str] | None = None,
 ) -> StepSummary:
     """Summarize a step's steady-state intervals.
 
@@ -107,4 +114,30 @@ def summarize(
         transactions=sum(iv.tps for iv in intervals),
         qps_median=statistics.median(iv.qps for iv in intervals) if n else 0.0,
         steady_skipped=skipped,
+        trx=(trx := trx_summary(intervals)),
+        headline=(round(trx[headline[0]]["tps"] * headline[1], 1)
+                  if headline is not None and headline[0] in trx else None),
+        headline_label=headline[2] if headline is not None and headline[0] in trx else "",
     )
+
+
+def trx_summary(intervals: Sequence[Interval]) -> dict[str, dict[str, Any]]:
+    """Per transaction type over the step: mean rate, share of all transactions, sums of errors/rollbacks/retries
+    and the mean of the per-second latency percentiles."""
+    names = list(dict.fromkeys(name for iv in intervals for name in iv.trx))
+    if not names:
+        return {}
+    total = sum(iv.tps for iv in intervals)
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        rows = [iv.trx[name] for iv in intervals if name in iv.trx]
+        done = sum(r.get("tps") or 0.0 for r in rows)
+        entry: dict[str, Any] = {"tps": round(done / len(intervals), 3),
+                                 "share": round(done / total, 4) if total else None}
+        for key in ("errors", "rollbacks", "retries"):
+            entry[key] = sum(r.get(key) or 0.0 for r in rows)
+        for key in ("p95", "p99"):
+            vals = [v for r in rows if (v := r.get(f"lat.{key}")) is not None]
+            entry[f"lat_{key}_ms"] = round(statistics.fmean(vals), 3) if vals else None
+        out[name] = entry
+    return out

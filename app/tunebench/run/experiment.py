@@ -356,7 +356,7 @@ class Experiment(RunProbes):
         summaries = tuple(
             summarize(g.name, threads[g.name], collected[g.name],
                       (h.summary_ms() if (h := hists.get(g.name)) is not None and h.total else None),
-                      detect_steady=True)
+                      detect_steady=True, headline=g.family.headline)
             for g in spec.groups
         )
         segments = live_segments(self._live_marks, collected, threads)

@@ -168,6 +168,9 @@ def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
                         "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
                         "seconds": s.seconds,
                         "steady_skipped": s.steady_skipped,
+                        **({"headline": s.headline, "headline_label": s.headline_label}
+                           if s.headline_label else {}),
+                        **({"trx": {k: dict(v) for k, v in s.trx.items()}} if s.trx else {}),
                         **({"segments": list(r.segments)} if r.segments else {}),
                         **({"incomplete": True} if r.incomplete else {})})
     return out

@@ -170,6 +170,56 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
                        r["seconds"], text, r["rows"], tuple(r["dropped"]), cancelled=r["cancelled"])
 
 
+def check_data(target: Target, request: DataRequest, *, transport: str | None = None,
+               password: str | None = None) -> dict[str, Any]:
+    """The family's consistency conditions on the prepared data (TPC-C 3.3.2.1-4): {ok, conditions, summary}.
+    ConfigError when the family has none or its data is not prepared."""
+    assert request.workload is not None
+    family = request.workload.family
+    params = conn_params(target, transport, password=password)
+    open_connection(params, target.name).close()
+    missing = family.missing_data(params, request.schema, request.workload, request.options)
+    if missing is not None:
+        raise ConfigError(f"{missing}: prepare it first (tunebench prepare --workload {request.workload.name})")
+    results = family.check(params, request.schema, request.options)
+    if not results:
+        raise ConfigError(f"the {family.name} family has no consistency check")
+    ok = all(r.ok for r in results)
+    lines = [f"{'ok    ' if r.ok else 'FAILED'} {r.name}" + (f": {r.detail}" if r.detail else "") for r in results]
+    lines.append(f"{family.shape(request.options)} in {request.schema}: "
+                 + ("consistent" if ok else f"{sum(not r.ok for r in results)} condition(s) FAILED"))
+    return {"ok": ok, "schema": request.schema, "family": family.name,
+            "conditions": [{"name": r.name, "ok": r.ok, "detail": r.detail} for r in results],
+            "summary": "\n".join(lines)}
+
+
+def workload_catalog(family: str | None = None) -> dict[str, Any]:
+    """What `tunebench workloads` lists: every family (options, transactions) and workload preset."""
+    from tunebench.load.families import FAMILY_NAMES, get_family
+    from tunebench.load.workload import available
+
+    names = FAMILY_NAMES if family is None else (get_family(family).name,)
+    families = []
+    for name in names:
+        fam = get_family(name)
+        defaults = fam.resolve({}, {}, {})
+        families.append({
+            "name": fam.name, "description": fam.description, "engines": list(fam.engines),
+            "headline": fam.headline[2] if fam.headline else None,
+            "transactions": [{"name": t.name, "weight": t.weight, "help": t.help}
+                             for t in fam.transactions(defaults)],
+            "options": [{"name": o.name, "type": o.kind.__name__, "default": o.default, "help": o.help,
+                         "min": o.minimum, "max": o.maximum, "choices": list(o.choices)}
+                        for o in fam.option_specs().values()],
+        })
+    workloads = []
+    for wname in available():
+        wl = load_workload(wname)
+        if family is None or wl.family_name == family:
+            workloads.append({"name": wl.name, "family": wl.family_name, "description": wl.description})
+    return {"families": families, "workloads": workloads}
+
+
 def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], force: bool = False,
                 cancel: threading.Event | None = None) -> bool:
     """The run's tables, prepared if missing or of another shape (or, with `force`, dropped and prepared again:

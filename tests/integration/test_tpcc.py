@@ -1,0 +1,138 @@
+"""The TPC-C-like family on the real sandbox: parallel load, the five transactions in sysbench-tpcc's mix with
+the server's Com_* counters agreeing with what the engine counted, per-type series, NOPM, consistency
+conditions 1-4 green after a run, and a cleanup that drops the nine tables (foreign keys and all)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tunebench.core.stats import summarize
+from tunebench.load.builtin import BuiltinEngine
+from tunebench.load.engine import ClientGroup
+from tunebench.load.workload import load_workload
+from tunebench.mysql.connect import global_status, open_connection, query_all
+from tunebench.mysql.target import conn_params
+from tunebench.run.tasks import check_data, data_request, prepare_data
+
+pytestmark = pytest.mark.integration
+SCHEMA = "tb_tpcc"
+COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_begin", "Com_commit", "Com_rollback")
+
+
+@pytest.fixture(scope="module")
+def tpcc(sandbox):
+    target = sandbox.target()
+    request = data_request("tpcc", {"scale": 1}, schema=SCHEMA, threads=3)
+    lines: list[str] = []
+    done = prepare_data(target, request, progress=lines.append)
+    yield target, request, done, lines
+    prepare_data(target, data_request(None, cleanup=True, schema=SCHEMA))
+    conn = open_connection(conn_params(target, None))
+    try:
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+    finally:
+        conn.close()
+
+
+def test_prepare_loads_the_specified_population(tpcc):
+    target, request, done, lines = tpcc
+    assert done.tables == 9 and not done.cancelled
+    assert done.summary.startswith("prepared 1 table set(s) x 1 warehouse(s), ") and SCHEMA in done.summary
+    assert done.to_dict()["rows_per_s"] > 0
+    conn = open_connection(conn_params(target, None, database=SCHEMA))
+    try:
+        counts = {t: query_all(conn, f"SELECT COUNT(*) FROM {t}1")[0][0]
+                  for t in ("warehouse", "district", "customer", "history", "orders", "new_orders", "stock", "item")}
+        lines_per_order = query_all(conn, "SELECT MIN(o_ol_cnt), MAX(o_ol_cnt) FROM orders1")[0]
+        names = query_all(conn, "SELECT COUNT(DISTINCT c_last) FROM customer1 WHERE c_d_id = 1")[0][0]
+        bc = query_all(conn, "SELECT AVG(c_credit = 'BC') FROM customer1")[0][0]
+        fks = query_all(conn, "SELECT COUNT(*) FROM information_schema.referential_constraints "
+                              "WHERE constraint_schema = %s", (SCHEMA,))[0][0]
+    finally:
+        conn.close()
+    assert counts == {"warehouse": 1, "district": 10, "customer": 30000, "history": 30000, "orders": 30000,
+                      "new_orders": 9000, "stock": 100000, "item": 100000}
+    assert tuple(lines_per_order) == (5, 15)
+    assert names == 1000  # c_id 1..1000 take every one of the 1000 syllable names
+    assert 0.08 < float(bc) < 0.12
+    assert fks == 10
+    assert done.rows == sum(counts.values()) + query_count(target, "SELECT COUNT(*) FROM order_line1")
+    again = prepare_data(target, request)
+    assert again.tables == 0  # whole and of this shape: nothing to load
+
+
+def query_count(target, sql):
+    conn = open_connection(conn_params(target, None, database=SCHEMA))
+    try:
+        return query_all(conn, sql)[0][0]
+    finally:
+        conn.close()
+
+
+def test_the_mix_and_statements_match_the_server_counters_and_the_data_stays_consistent(tpcc):
+    target, request, _done, _lines = tpcc
+    params = conn_params(target, "socket", database=SCHEMA)
+    wl = load_workload("tpcc")
+    group = ClientGroup("main", wl, request.options, (4,))
+    engine = BuiltinEngine(params, [group], workers=2, seed=7)
+    intervals = []
+    conn = open_connection(params)
+    before = global_status(conn, COM)
+    engine.open()
+    try:
+        engine.run_step({"main": 4}, 8, intervals.append, threading.Event())
+    finally:
+        engine.close()
+    after = global_status(conn, COM)
+    conn.close()
+    d = {k: after[k] - before[k] for k in COM}
+    ivs = intervals[1:]  # the first second mixes in the connections' start
+    total = {k: sum(getattr(iv, k) for iv in ivs) for k in ("tps", "reads", "writes", "other")}
+    trx = {name: {k: sum(iv.trx[name][k] or 0 for iv in ivs) for k in ("tps", "rollbacks", "retries")}
+           for name in ("new_order", "payment", "order_status", "delivery", "stock_level")}
+    assert total["tps"] > 200, total
+    # sysbench-tpcc's uniform 1..23 draw: 10/23 NewOrder and Payment, 1/23 each of the others
+    for name, weight in (("new_order", 10), ("payment", 10), ("order_status", 1), ("delivery", 1),
+                         ("stock_level", 1)):
+        assert abs(trx[name]["tps"] / total["tps"] - weight / 23) < 0.05, (name, trx[name], total)
+    assert sum(t["tps"] for t in trx.values()) == total["tps"]
+    # the engine's statement classes per transaction, as the server counted them over the whole run
+    server_selects = d["Com_select"] / (d["Com_commit"] + d["Com_rollback"])
+    client_reads = total["reads"] / (total["tps"] + sum(t["retries"] for t in trx.values()))
+    assert abs(server_selects - client_reads) / server_selects < 0.05, (server_selects, client_reads, d, total)
+    server_writes = (d["Com_insert"] + d["Com_update"] + d["Com_delete"]) / (d["Com_commit"] + d["Com_rollback"])
+    client_writes = total["writes"] / (total["tps"] + sum(t["retries"] for t in trx.values()))
+    assert abs(server_writes - client_writes) / server_writes < 0.05, (server_writes, client_writes)
+    assert d["Com_begin"] == d["Com_commit"] + d["Com_rollback"]
+    # ~1 % of NewOrders roll back on their unused item: Com_rollback, and the type's rollbacks
+    rolled = trx["new_order"]["rollbacks"]
+    assert 0 < rolled / trx["new_order"]["tps"] < 0.04 and d["Com_rollback"] >= rolled
+    # per-type series and the step's NOPM
+    names = set(ivs[-1].series())
+    assert {"client.main.trx.new_order.tps", "client.main.trx.delivery.lat.p95",
+            "client.main.trx.new_order.rollbacks"} <= names
+    s = summarize("main", 4, ivs, headline=wl.family.headline)
+    assert s.headline_label == "NOPM" and s.headline == pytest.approx(s.trx["new_order"]["tps"] * 60, rel=1e-3)
+    # consistency conditions 1-4 after the run
+    checked = check_data(target, request, transport="socket")
+    assert checked["ok"], checked["summary"]
+    assert [c["name"][0] for c in checked["conditions"]] == ["1", "2", "3", "4"]
+
+
+def test_a_broken_condition_is_named(tpcc):
+    target, request, _done, _lines = tpcc
+    conn = open_connection(conn_params(target, None, database=SCHEMA))
+    try:
+        cur = conn.cursor()
+        cur.execute("UPDATE warehouse1 SET w_ytd = w_ytd + 1")
+        checked = check_data(target, request)
+        cur.execute("UPDATE warehouse1 SET w_ytd = w_ytd - 1")
+    finally:
+        conn.close()
+    assert not checked["ok"]
+    assert checked["conditions"][0] == {"name": "1 W_YTD = sum(D_YTD)", "ok": False,
+                                        "detail": "warehouses whose w_ytd is not the sum of their districts' "
+                                                  "d_ytd: set 1: 1"}
+    assert checked["summary"].endswith("1 condition(s) FAILED")
