@@ -39,6 +39,7 @@ def tpcc(sandbox):
 def test_prepare_loads_the_specified_population(tpcc):
     target, request, done, lines = tpcc
     assert done.tables == 9 and not done.cancelled
+    assert "Loading 1 warehouse(s) into 1 table set(s) with 3 connections" in lines
     assert done.summary.startswith("prepared 1 table set(s) x 1 warehouse(s), ") and SCHEMA in done.summary
     assert done.to_dict()["rows_per_s"] > 0
     conn = open_connection(conn_params(target, None, database=SCHEMA))

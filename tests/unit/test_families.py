@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from tests.conftest import run_cli
 
 from tunebench.core.errors import ConfigError, WorkloadError
 from tunebench.core.interval import Interval
@@ -22,7 +23,6 @@ from tunebench.load.tpcc import trx as tpcc_trx
 from tunebench.load.workload import load_workload
 from tunebench.run.spec import RunSpec
 from tunebench.run.tasks import build_run_spec, workload_catalog
-from tests.conftest import run_cli
 
 
 def test_families_and_an_unknown_one():
