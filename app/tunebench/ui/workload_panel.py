@@ -24,14 +24,12 @@ from PySide6.QtWidgets import (
 from tunebench.core.errors import ConfigError
 from tunebench.core.probe import DEFAULT_PROBES
 from tunebench.load.engine import ClientGroup
-from tunebench.load.options import OPTIONS, OptionSpec
+from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import RowsProgress
 from tunebench.load.workload import available, load_workload
 from tunebench.run.spec import RunSpec
-from tunebench.run.tasks import GroupRequest, build_run_spec
+from tunebench.run.tasks import GroupRequest, build_run_spec, parse_option_items
 
-# The options a performance engineer reaches for first; the rest keep their workload defaults.
-FORM_OPTIONS = ("tables", "table_size", "range_size", "point_selects", "skip_trx", "rand_type")
 DOUBLING = "1,2,4,8,16,32,64,128,256,512,1024"
 
 
@@ -137,7 +135,18 @@ class WorkloadPanel(QWidget):
         form.addRow("CPU profile", self.profile)
         layout.addLayout(form)
         box = QGroupBox("Options")
-        self.options_form = QFormLayout(box)
+        box_layout = QVBoxLayout(box)
+        self.family_label = QLabel("")
+        self.family_label.setWordWrap(True)
+        self.family_label.setObjectName("familyLabel")
+        box_layout.addWidget(self.family_label)
+        self.options_form = QFormLayout()
+        box_layout.addLayout(self.options_form)
+        self.more_options = QLineEdit()
+        self.more_options.setPlaceholderText("more: name=value, … (tunebench workloads lists them)")
+        more_form = QFormLayout()
+        more_form.addRow("More", self.more_options)
+        box_layout.addLayout(more_form)
         self.editors: dict[str, QWidget] = {}
         layout.addWidget(box)
         second = QGroupBox("Second client group")
@@ -181,13 +190,25 @@ class WorkloadPanel(QWidget):
             self.options_form.removeRow(0)
         self.editors.clear()
         try:
-            defaults = load_workload(name).options()
+            wl = load_workload(name)
+            defaults = wl.options()
         except ConfigError:
+            self.family_label.setText("")
             return
-        for opt in FORM_OPTIONS:
-            editor = option_editor(OPTIONS[opt], defaults[opt])
+        family = wl.family
+        specs = family.option_specs()
+        trx = family.transactions(defaults)
+        mix = ", ".join(f"{t.name} {t.weight}" for t in trx) if len(trx) > 1 else ""
+        self.family_label.setText(f"{family.name} family" + (f" · mix {mix}" if mix else "")
+                                  + (f" · {family.headline[2]}" if family.headline else ""))
+        self.family_label.setToolTip(family.description)
+        for opt in family.form_options:
+            editor = option_editor(specs[opt], defaults[opt])
             self.editors[opt] = editor
             self.options_form.addRow(opt, editor)
+        others = [o for o in specs if o not in family.form_options]
+        self.more_options.setToolTip("Any other option of the " + family.name + " family as name=value, comma "
+                                     "separated: " + ", ".join(others))
 
     def set_busy(self, text: str | None, cancellable: bool = False) -> None:
         """Prepare/cleanup in progress (text; with a Cancel button when `cancellable`) or done (None)."""
@@ -220,7 +241,11 @@ class WorkloadPanel(QWidget):
         return tuple(u.strip() for u in self.client_hosts.text().replace(" ", ",").split(",") if u.strip())
 
     def option_values(self) -> dict[str, Any]:
-        return {k: editor_value(w) for k, w in self.editors.items()}
+        """The form's options, and the More field's name=value items on top (ConfigError if malformed)."""
+        values: dict[str, Any] = {k: editor_value(w) for k, w in self.editors.items()}
+        items = [i.strip() for i in self.more_options.text().split(",") if i.strip()]
+        values.update(parse_option_items(items))
+        return values
 
     def groups(self) -> tuple[ClientGroup, ...]:
         """The client groups as built; ConfigError for anything invalid."""
@@ -230,7 +255,7 @@ class WorkloadPanel(QWidget):
         groups = [ClientGroup("main", wl, opts, parse_threads(self.threads.text()), lua)]
         if self.second.isChecked():
             wl2 = load_workload(self.second_workload.currentText())
-            shape = {k: opts[k] for k in ("tables", "table_size", "secondary", "auto_inc")}
+            shape = {k: opts[k] for k in wl2.family.data_options} if wl2.family.name == wl.family.name else {}
             groups.append(ClientGroup(wl2.name if wl2.name != wl.name else "second", wl2, wl2.options(shape),
                                       parse_threads(self.second_threads.text())))
         return tuple(groups)
