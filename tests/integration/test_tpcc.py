@@ -137,3 +137,30 @@ def test_a_broken_condition_is_named(tpcc):
                                         "detail": "warehouses whose w_ytd is not the sum of their districts' "
                                                   "d_ytd: set 1: 1"}
     assert checked["summary"].endswith("1 condition(s) FAILED")
+
+
+def test_the_cli_runs_checks_and_reports_tpcc(tpcc):
+    """As a user types it: run two steps (the data is there), NOPM and the mix in the table and the export,
+    `check` green, a missing data set named with what to do."""
+    from tests.conftest import run_cli
+
+    r = run_cli("run", "--workload", "tpcc", "-o", "scale=1", "--schema", SCHEMA, "--threads", "2,4",
+                "--step-seconds", "3", "--probes", "none", "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    out = json.loads(r.stdout)
+    steps = out["steps"]
+    assert [s["threads"] for s in steps] == [2, 4]
+    assert all(s["headline_label"] == "NOPM" and s["headline"] > 0 for s in steps)
+    assert set(steps[0]["trx"]) == {"new_order", "payment", "order_status", "delivery", "stock_level"}
+    md = run_cli("sessions", "export", str(out["session_id"]), "--format", "md")
+    assert md.returncode == 0, md.stderr
+    assert "| NOPM |" in md.stdout and "## Per transaction type" in md.stdout and "| new_order |" in md.stdout
+    r = run_cli("check", "--workload", "tpcc", "-o", "scale=1", "--schema", SCHEMA)
+    assert r.returncode == 0 and r.stdout.strip().endswith("1 warehouse(s) x 1 table set(s) in tb_tpcc: consistent")
+    r = run_cli("check", "--workload", "tpcc", "-o", "scale=2", "--schema", SCHEMA)
+    assert r.returncode == 2 and "are not prepared in tb_tpcc (warehouse1 is of another shape): prepare it first" \
+        in r.stderr and "Traceback" not in r.stderr
+    r = run_cli("run", "--workload", "tpcc", "-o", "scale=0", "--schema", SCHEMA)
+    assert r.returncode == 2 and "option scale: 0 is below the minimum 1" in r.stderr
