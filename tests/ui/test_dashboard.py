@@ -129,3 +129,21 @@ def test_every_plot_shows_the_same_x_range_at_every_tick_while_following(qtbot):
     tl.add(1060.0, {"client.main.tps": 100.0})
     d._update_step()
     assert len(_x_ranges(d)) == 1 and len(_marker_scene_x(d, 0)) == 1
+
+
+def test_a_tpcc_group_is_one_line_and_one_readout_not_six(qtbot):
+    """Per transaction type series (client.main.trx.new_order.tps, ...) end in .tps too: they were summed into
+    the TPS readout and drawn as more groups in the TPS and latency plots."""
+    from tunebench.core.interval import Interval
+
+    d = _dashboard(qtbot)
+    for s in range(3):
+        d.timeline.add_interval(Interval(1000.0 + s, "main", 8, 100.0, 2500.0, 1200.0, 1100.0, 200.0,
+                                         {"p95": 20.0, "p99": 30.0},
+                                         trx={"new_order": {"tps": 45.0, "lat.p95": 40.0},
+                                              "payment": {"tps": 55.0, "lat.p95": 9.0}}))
+    d.redraw()
+    assert d.tps_label.text() == "TPS 100" and d.p95_label.text() == "p95 20.00 ms"
+    assert set(d.panels[0].curves) == {"client.main.tps"}
+    assert set(d.panels[2].curves) == {"client.main.lat.p95", "client.main.lat.p99"}
+    assert "client.main.trx.new_order.tps" in d.timeline.series  # kept: the store and exports have them

@@ -56,6 +56,12 @@ class Interval:
         return out
 
 
+def is_trx_series(name: str) -> bool:
+    """client.<group>.trx.<type>.<metric>: one transaction type's series, not its group's."""
+    parts = name.split(".", 3)
+    return len(parts) == 4 and parts[0] == "client" and parts[2] == "trx"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """Something that happened at a point on the session clock: step start/end, knob change, error, gap."""

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tunebench.core.errors import ConfigError
+from tunebench.core.interval import is_trx_series
 
 
 def best_tps(session: Mapping[str, Any]) -> float | None:
@@ -212,5 +213,5 @@ def metric_series(names: Sequence[str], metric: str) -> str | None:
         return None
     if f"client.total{suffix}" in names:
         return f"client.total{suffix}"
-    client = sorted(n for n in names if n.startswith("client.") and n.endswith(suffix))
+    client = sorted(n for n in names if n.startswith("client.") and n.endswith(suffix) and not is_trx_series(n))
     return client[0] if client else None

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem
 
+from tunebench.core.interval import is_trx_series
 from tunebench.ui.bands import ConfigBand, band_brush, band_names
 from tunebench.ui.crosshair import Trace
 from tunebench.ui.headroom import Headroom
@@ -117,11 +118,12 @@ class TopWaits:
 def panel_specs(waits: Select) -> list[tuple[str, str, Select]]:
     """The dashboard's plots, top to bottom: title, the unit of its values and what it shows."""
     return [
-        ("TPS", "TPS", lambda t: [(n, n.split(".")[1]) for n in t.names("client.", ".tps")]),
+        ("TPS", "TPS", lambda t: [(n, n.split(".")[1]) for n in t.names("client.", ".tps") if not is_trx_series(n)]),
         ("QPS", "QPS", lambda t: [(n, f"{n.split('.')[1]} (client)") for n in t.names("client.", ".qps")]
          + [(n, "server Questions") for n in t.names("server.questions")]),
         ("latency ms", "ms", lambda t: [(n, f"{n.split('.')[1]} {n.rsplit('.', 1)[1]}")
-                                  for n in t.names("client.") if n.endswith((".lat.p95", ".lat.p99"))]),
+                                  for n in t.names("client.") if n.endswith((".lat.p95", ".lat.p99"))
+                                  and not is_trx_series(n)]),
         ("threads", "threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")
                                if not n.startswith("client.total.")]
          + [(n, "server running") for n in t.names("server.threads_running")]),

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
+from tunebench.core.interval import is_trx_series
 from tunebench.ui.plot_panel import font
 from tunebench.ui.timeline import Timeline
 
@@ -111,7 +112,8 @@ class ReadoutBar(QWidget):
 
     def update_from(self, tl: Timeline) -> None:
         def groups(suffix: str) -> list[str]:  # the groups themselves: not their total, not their hosts
-            return [n for n in tl.names("client.", suffix) if not n.startswith("client.total.") and "@" not in n]
+            return [n for n in tl.names("client.", suffix)
+                    if not n.startswith("client.total.") and "@" not in n and not is_trx_series(n)]
 
         tps = sum(v for n in groups(".tps") if (v := tl.last(n)) is not None)
         qps = sum(v for n in groups(".qps") if (v := tl.last(n)) is not None)
