@@ -88,7 +88,8 @@ def test_spec_errors_are_one_config_error(kwargs, needle):
 
 def test_data_request_checks_before_any_server():
     req = data_request("oltp_point_select", {"tables": "3", "table_size": 20})
-    assert (req.tables, req.rows, req.schema, req.cleanup, req.threads) == (3, 20, "tunebench", False, 4)
+    assert (req.what, req.rows, req.schema, req.cleanup, req.threads) == ("3 table(s) x 20 rows", 20, "tunebench",
+                                                                          False, 4)
     assert req.busy_text == "preparing 3 table(s) x 20 rows …"
     # the window passes a group's options as already resolved: resolving again changes nothing
     assert data_request(req.workload, req.options).options == req.options
@@ -104,9 +105,9 @@ def test_data_request_checks_before_any_server():
 
 
 def test_data_outcome_json_is_the_commands():
-    p = DataOutcome("prepare", "sandbox", "tb", 2, 10, 0.5, "prepared ...")
-    assert p.to_dict() == {"schema": "tb", "tables_created": 2, "rows_per_table": 10, "seconds": 0.5,
-                           "cancelled": False, "dropped": []}
+    p = DataOutcome("prepare", "sandbox", "tb", 2, 10, 0.5, "prepared ...", rows=20)
+    assert p.to_dict() == {"schema": "tb", "tables_created": 2, "rows_per_table": 10, "rows": 20, "rows_per_s": 40,
+                           "seconds": 0.5, "cancelled": False, "dropped": []}
     c = DataOutcome("cleanup", "sandbox", "tb", 1, 0, 0.1, "dropped ...", ("sbtest1",), ("mine",))
     assert c.to_dict() == {"schema": "tb", "dropped": ["sbtest1"], "left_alone": ["mine"]}
 

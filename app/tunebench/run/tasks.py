@@ -106,10 +106,10 @@ class DataOutcome:
     rows_per_table: int  # cleanup: 0
     seconds: float
     summary: str
-    rows: int = 0  # prepare: rows loaded in all
     dropped: tuple[str, ...] = ()  # cleanup: what it dropped; a cancelled prepare: its half-loaded tables
     left_alone: tuple[str, ...] = ()  # cleanup: tables in the schema Tunebench did not create
     cancelled: bool = False  # prepare: stopped by its cancel event before every table was whole
+    rows: int = 0  # prepare: rows loaded in all
 
     def to_dict(self) -> dict[str, Any]:
         """The `--json` output of `tunebench prepare` / `tunebench cleanup`."""
@@ -148,7 +148,7 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
         text = f"dropped {', '.join(r['dropped']) or 'nothing'} in {request.schema}" + (
             f"; left alone (not created by Tunebench): {', '.join(r['left_alone'])}" if r["left_alone"] else "")
         return DataOutcome("cleanup", target.name, request.schema, len(r["dropped"]), 0,
-                           round(time.monotonic() - started, 2), text, 0, tuple(r["dropped"]),
+                           round(time.monotonic() - started, 2), text, tuple(r["dropped"]),
                            tuple(r["left_alone"]))
     assert request.workload is not None  # a prepare request always has one (data_request)
     open_connection(params, target.name).close()  # an unreachable server is named as the target, not "target"
@@ -167,7 +167,7 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
     else:
         text = f"prepared {r['what']} in {request.schema} ({r['seconds']} s)"
     return DataOutcome("prepare", target.name, request.schema, r["tables_created"], r["rows_per_table"],
-                       r["seconds"], text, r["rows"], tuple(r["dropped"]), cancelled=r["cancelled"])
+                       r["seconds"], text, tuple(r["dropped"]), cancelled=r["cancelled"], rows=r["rows"])
 
 
 def check_data(target: Target, request: DataRequest, *, transport: str | None = None,
