@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def workload_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--workload", help="workload name (workloads/*.toml) or path to a .toml file")
+        sp.add_argument("--lua", metavar="PATH", help="any sysbench Lua script, unchanged: its own options with -o, "
+                                                      "its prepare/cleanup/check, run by the sysbench engine")
         sp.add_argument("--tables", type=_int_in(1, 100_000), help="number of tables (OLTP) or table sets (TPC-C)")
         sp.add_argument("--table-size", type=_int_in(0, 2**31 - 1), help="rows per table (OLTP)")
         sp.add_argument("-o", "--option", action="append", metavar="NAME=VALUE",
@@ -127,7 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, target=False)
     sp.set_defaults(func=cmd_workloads)
 
-    sp = sub.add_parser("cleanup", help="drop the tables Tunebench created in the schema")
+    sp = sub.add_parser("cleanup", help="drop the tables Tunebench created in the schema (with --lua: the "
+                                        "script's own cleanup)")
+    sp.add_argument("--lua", metavar="PATH", help="run this sysbench Lua script's cleanup command")
+    sp.add_argument("-o", "--option", action="append", metavar="NAME=VALUE", help="an option of the --lua script")
     common(sp)
     sp.set_defaults(func=cmd_cleanup)
 
@@ -138,8 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an extra client group running at the same time")
     sp.add_argument("--step-seconds", type=_int_in(1, SECONDS), default=10)
     sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=0)
-    sp.add_argument("--engine", default="builtin", help="builtin or sysbench")
-    sp.add_argument("--lua", help="sysbench engine: run this Lua script instead of the workload's")
+    sp.add_argument("--engine", help="builtin or sysbench (default: builtin; sysbench for --lua)")
     sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
     sp.add_argument("--seed", type=_int_in(0, 2**32 - 1), help="random seed of the builtin engine")
     sp.add_argument("--probes", metavar="LIST",

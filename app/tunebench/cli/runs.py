@@ -36,8 +36,9 @@ def workload_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_prepare(args: argparse.Namespace, cleanup: bool = False) -> int:
     # Everything the command line says is checked before the server is touched (or started).
-    request = data_request(args.workload if not cleanup else None, None if cleanup else workload_options(args),
-                           cleanup=cleanup, schema=args.schema, threads=getattr(args, "prepare_threads", 4))
+    request = data_request(getattr(args, "workload", None) if not cleanup else None, workload_options(args),
+                           cleanup=cleanup, schema=args.schema, threads=getattr(args, "prepare_threads", 4),
+                           lua=getattr(args, "lua", None))
     store = open_store(args)
     target = resolve_target(args, store)
     bar = ProgressBar(sys.stderr if args.json or sys.stderr.isatty() else sys.stdout)

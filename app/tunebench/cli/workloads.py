@@ -44,7 +44,7 @@ def _value(v: Any) -> str:
 def cmd_check(args: argparse.Namespace) -> int:
     from tunebench.cli.runs import workload_options
 
-    request = data_request(args.workload, workload_options(args), schema=args.schema)
+    request = data_request(args.workload, workload_options(args), schema=args.schema, lua=args.lua)
     store = open_store(args)
     target = resolve_target(args, store)
     outcome = check_data(target, request, transport=args.transport)

@@ -23,6 +23,8 @@ def get_family(name: str) -> Family:
         from tunebench.load.tpcc.family import TpccFamily
 
         family = TpccFamily()
+    elif name == "lua":
+        raise WorkloadError("the lua family is a script's: give it by path (--lua PATH)")
     else:
         raise WorkloadError(f"unknown workload family {name!r}; known: {', '.join(FAMILY_NAMES)}")
     _loaded[name] = family

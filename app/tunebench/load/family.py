@@ -130,7 +130,10 @@ class Family(Protocol):
         data set (`2 table(s) x 30 rows`); `on_rows` hears a load.prepare.RowsProgress every 0.25 s."""
         ...
 
-    def cleanup(self, params: ConnParams, schema: str) -> dict[str, Any]: ...
+    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Drop what the family created in `schema` ({schema, dropped, left_alone}); `options` given: the data set
+        those options describe, where the family knows it (a Lua script's own cleanup)."""
+        ...
 
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
         """Consistency conditions; [] when the family has none."""
@@ -140,6 +143,6 @@ class Family(Protocol):
         """Builtin engine: prepare this connection's statements and return its transaction function."""
         ...
 
-    def sysbench_args(self, options: Mapping[str, Any]) -> tuple[str, list[str]]:
+    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
         """sysbench engine: (script name or path, its --option flags)."""
         ...

@@ -66,7 +66,7 @@ class OltpFamily:
         r["what"] = f"{r['tables_created']} table(s) x {rows} rows"
         return r
 
-    def cleanup(self, params: ConnParams, schema: str) -> dict[str, Any]:
+    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return cleanup(params, schema)
 
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
@@ -75,8 +75,23 @@ class OltpFamily:
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         return OltpEvent(ctx).work()
 
-    def sysbench_args(self, options: Mapping[str, Any]) -> tuple[str, list[str]]:
-        raise NotImplementedError  # the sysbench engine builds OLTP command lines itself (load/sysbench.py)
+    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """The workload's oltp_*.lua script and its flags: the table shape always (it must match the prepared
+        data) and sysbench's core --rand-* options; the other options where they differ from the defaults."""
+        flags = []
+        for name, value in options.items():
+            spec = OPTIONS[name]
+            if name == "rand_seed" and not value:
+                continue
+            if spec.sysbench_global or name in ("tables", "table_size") or value != spec.default:
+                flags.append(f"--{name.replace('_', '-')}={_flag_value(value)}")
+        return workload.sysbench_script, flags
+
+
+def _flag_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 class OltpEvent:

@@ -21,6 +21,7 @@ class OptionSpec:
     maximum: float | None = None
     choices: tuple[str, ...] = ()
     sysbench_global: bool = False  # a sysbench core option (--rand-type), not a Lua script option
+    free_text: bool = False  # a Lua script's STRING option: any one line of text (it goes to argv, never a shell)
 
     def coerce(self, value: Any, where: str = "") -> Any:
         label = f"{where}option {self.name}"
@@ -48,7 +49,10 @@ class OptionSpec:
             out = str(value)
             if self.choices and out not in self.choices:
                 raise ConfigError(f"{label}: {out!r} is not one of {', '.join(self.choices)}")
-            if not self.choices and not re.fullmatch(r"[A-Za-z0-9_]+", out):
+            if self.free_text:
+                if any(ord(ch) < 32 for ch in out):
+                    raise ConfigError(f"{label}: {out!r} must be one line of text")
+            elif not self.choices and not re.fullmatch(r"[A-Za-z0-9_]+", out):
                 raise ConfigError(f"{label}: {out!r} must be a plain identifier")
         if self.minimum is not None and out < self.minimum:
             raise ConfigError(f"{label}: {out} is below the minimum {self.minimum:g}")

@@ -317,3 +317,48 @@ def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:
     finally:
         conn.close()
     return {"schema": schema, "dropped": dropped, "left_alone": foreign}
+
+
+def schema_tables(params: ConnParams, schema: str, create: bool = False) -> set[str]:
+    """The tables in `schema` now (none when it does not exist); `create`: make the schema (and Tunebench's
+    registry in it) first."""
+    check_schema_name(schema)
+    conn = open_connection(_server(params))
+    try:
+        if create:
+            _ensure_registry(conn, schema)
+        return _existing(conn, schema)[0] - {REGISTRY}
+    finally:
+        conn.close()
+
+
+def register_new_tables(params: ConnParams, schema: str, before: set[str], shape: Mapping[str, Any]) -> list[str]:
+    """Register the tables that appeared in `schema` since `before` (a Lua script's prepare made them): cleanup
+    then drops them like Tunebench's own. Returns their names."""
+    conn = open_connection(_server(params))
+    try:
+        _ensure_registry(conn, schema)
+        new = sorted(_existing(conn, schema)[0] - before - {REGISTRY})
+        cur = conn.cursor()
+        for name in new:
+            cur.execute(f"REPLACE INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
+                        (name, json.dumps(shape), time.time()))
+        cur.close()
+    finally:
+        conn.close()
+    return new
+
+
+def forget_tables(params: ConnParams, schema: str, names: list[str]) -> None:
+    """Unregister tables that are gone (a Lua script's cleanup dropped them)."""
+    if not names:
+        return
+    conn = open_connection(_server(params))
+    try:
+        if REGISTRY in _existing(conn, schema)[0]:
+            cur = conn.cursor()
+            for name in names:
+                cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (name,))
+            cur.close()
+    finally:
+        conn.close()

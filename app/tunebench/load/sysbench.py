@@ -19,7 +19,6 @@ from tunebench.core.probe import name_part
 from tunebench.core.target import ConnParams
 from tunebench.hosts.runner import LocalRunner
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
-from tunebench.load.options import OPTIONS
 
 # `[ 1s ] thds: 4 tps: 1.00 qps: 2.00 (r/w/o: 1.00/0.50/0.50) lat (ms,95%): 5.28 err/s: 0.00 reconn/s: 0.00`
 # Some builds print `err/s 0.00` without the colon.
@@ -96,12 +95,6 @@ def sysbench_version() -> str | None:
     return out.stdout.strip().removeprefix("sysbench ").split()[0] if out.stdout.strip() else None
 
 
-def _flag(name: str, value: Any) -> str:
-    if isinstance(value, bool):
-        value = "on" if value else "off"
-    return f"--{name.replace('_', '-')}={value}"
-
-
 def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds: int,
                   command: str = "run", binary: str | None = None) -> list[str]:
     """The sysbench argv for one group. The password goes through $MYSQL_PWD, never argv. `binary`: the
@@ -109,22 +102,14 @@ def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds:
     binary = binary or sysbench_binary()
     if not binary:
         raise EngineError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
-    script = group.lua_script or group.workload.sysbench_script
+    script, flags = group.family.sysbench_args(group.workload, group.options)
     argv = [binary, script, "--db-driver=mysql", f"--mysql-user={params.user}",
             f"--mysql-db={params.database or 'tunebench'}"]
     if params.socket:
         argv.append(f"--mysql-socket={params.socket}")
     else:
         argv += [f"--mysql-host={params.host}", f"--mysql-port={params.port}"]
-    for name, value in group.options.items():
-        spec = OPTIONS[name]
-        if name == "rand_seed" and not value:
-            continue
-        # Table shape always (it must match the prepared data) and sysbench's core --rand-* options;
-        # script options only where they differ from sysbench's defaults, so a foreign Lua script that
-        # declares none of them still runs.
-        if spec.sysbench_global or name in ("tables", "table_size") or value != spec.default:
-            argv.append(_flag(name, value))
+    argv += flags
     argv += [f"--threads={threads}", f"--time={seconds}", "--report-interval=1", "--percentile=95",
              "--histogram=off", command]
     return argv
@@ -223,12 +208,15 @@ class SysbenchEngine:
 
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
                  stop: threading.Event, warmup: int = 0) -> dict[str, LatencyHistogram | None]:
-        env = {"MYSQL_PWD": self.params.password}
         running = []
         for g in self.groups:
             n = threads.get(g.name, 0)
             if n <= 0:
                 continue
+            env = {"MYSQL_PWD": self.params.password}
+            script = g.family.sysbench_args(g.workload, g.options)[0]
+            if script.endswith(".lua"):  # modules beside a script given by path: sysbench looks in its cwd only
+                env["LUA_PATH"] = f"{Path(script).parent}/?.lua;;"
             shares = [(r, k) for r, k in zip(self.runners, split_threads(n, len(self.runners)), strict=True) if k]
             merge = HostMerge(g.name, [self._label(r) for r, _k in shares], sink) if self.remote else None
             for runner, k in shares:
@@ -305,7 +293,3 @@ class SysbenchEngine:
             if getattr(proc, "lost", False):
                 self._gap(runner, "connection dropped")
             merge.host_done(host)
-
-
-def lua_script_exists(script: str) -> bool:
-    return Path(script).exists() or Path("/usr/share/sysbench", f"{script}.lua").exists()

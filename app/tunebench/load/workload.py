@@ -33,9 +33,14 @@ class Workload:
     empty_tables_without_auto_inc: bool = False
     path: str = ""
     family_name: str = "oltp"
+    lua: str = ""  # a sysbench Lua script by path: the workload is that script, its family the script's
 
     @property
     def family(self) -> Family:
+        if self.lua:
+            from tunebench.load.lua_family import lua_family
+
+            return lua_family(self.lua)
         return get_family(self.family_name)
 
     def options(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -128,3 +133,12 @@ def load_workload(name_or_path: str, directory: Path | None = None) -> Workload:
             f"unknown workload {name_or_path!r}; available: {', '.join(found) or '(none found)'}"
         )
     return _parse(found[name_or_path])
+
+
+def lua_workload(path: str) -> Workload:
+    """A sysbench Lua script as a workload (WorkloadError when it does not load or has no event)."""
+    from tunebench.load.lua_family import inspect_script
+
+    script = inspect_script(path)
+    return Workload(name=script.name, description=f"sysbench Lua script {script.path}", sysbench_script=script.path,
+                    event=(), family_name="lua", lua=script.path, path=script.path)

@@ -80,9 +80,13 @@ class RunSpec:
         if unknown:
             raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}")
         for g in self.groups:
+            what = f"{g.workload.name}.lua" if g.family.name == "lua" else f"the {g.family.name} family"
             if self.engine not in g.family.engines:
-                raise ConfigError(f"group {g.name}: the {g.family.name} family runs on the "
-                                  f"{' or '.join(g.family.engines)} engine, not {self.engine}")
+                raise ConfigError(f"group {g.name}: {what} runs on the {' or '.join(g.family.engines)} engine, "
+                                  f"not {self.engine}")
+            if g.family.name == "lua" and self.client_hosts:
+                raise ConfigError(f"group {g.name}: {what} runs on this machine only (the script and its modules "
+                                  "are not copied to client hosts)")
         for family in {g.family.name for g in self.groups}:
             same = [g for g in self.groups if g.family.name == family]
             if len({g.family.data_key(g.options) for g in same}) > 1:

@@ -14,7 +14,7 @@ from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup
-from tunebench.load.workload import Workload, load_workload
+from tunebench.load.workload import Workload, load_workload, lua_workload
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import ConnParams, Target, conn_params
@@ -121,14 +121,21 @@ class DataOutcome:
 
 
 def data_request(workload: str | Workload | None, options: Mapping[str, Any] | None = None, *,
-                 cleanup: bool = False, schema: str = "tunebench", threads: int = 4) -> DataRequest:
-    """Check everything a prepare/cleanup is given (ConfigError/WorkloadError) without touching a server."""
+                 cleanup: bool = False, schema: str = "tunebench", threads: int = 4,
+                 lua: str | None = None) -> DataRequest:
+    """Check everything a prepare/cleanup is given (ConfigError/WorkloadError) without touching a server.
+    `lua`: a sysbench Lua script by path, whose own prepare/cleanup run (with its options)."""
     check_schema_name(schema, allow_system=cleanup)
+    if lua and workload:
+        raise ConfigError("give --workload NAME or --lua PATH, not both")
+    script = lua_workload(lua) if lua else workload if isinstance(workload, Workload) and workload.lua else None
+    if script is not None:
+        return DataRequest(schema, cleanup, script, script.options(options), 0, threads)
     if cleanup:
         return DataRequest(schema, True, None, {}, 0, threads)
     if not workload:
-        raise ConfigError("prepare needs --workload NAME (a workloads/*.toml name or a .toml path)")
-    wl = load_workload(workload) if isinstance(workload, str) else workload
+        raise ConfigError("prepare needs --workload NAME (a workloads/*.toml name or a .toml path) or --lua PATH")
+    wl = _workload(workload)
     opts = wl.options(options)
     return DataRequest(schema, False, wl, opts, wl.prepare_rows(opts), threads)
 
@@ -144,7 +151,11 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
     params = conn_params(target, transport, password=password)
     if request.cleanup:
         started = time.monotonic()
-        r = cleanup(params, request.schema)
+        if request.workload is not None:  # a Lua script's own cleanup
+            open_connection(params, target.name).close()
+            r = request.workload.family.cleanup(params, request.schema, request.options)
+        else:
+            r = cleanup(params, request.schema)
         text = f"dropped {', '.join(r['dropped']) or 'nothing'} in {request.schema}" + (
             f"; left alone (not created by Tunebench): {', '.join(r['left_alone'])}" if r["left_alone"] else "")
         return DataOutcome("cleanup", target.name, request.schema, len(r["dropped"]), 0,
@@ -259,9 +270,8 @@ class GroupRequest:
     """A client group as a user names it: `--group NAME=WORKLOAD:T1,T2`, or the window's second workload."""
 
     name: str
-    workload: str  # a workloads/*.toml name or a .toml path
+    workload: str  # a workloads/*.toml name, a .toml path or a sysbench .lua script path
     threads: str | tuple[int, ...]
-    lua_script: str | None = None
 
 
 def parse_threads(text: str) -> tuple[int, ...]:
@@ -303,12 +313,15 @@ def _schedule(threads: str | Sequence[int]) -> tuple[int, ...]:
 
 
 def _workload(workload: str | Workload) -> Workload:
-    return load_workload(workload) if isinstance(workload, str) else workload
+    """A workload by name or .toml path, or a sysbench Lua script by its .lua path."""
+    if isinstance(workload, Workload):
+        return workload
+    return lua_workload(workload) if workload.endswith(".lua") else load_workload(workload)
 
 
 def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], threads: str | Sequence[int], *,
                    groups: Sequence[GroupRequest | str] = (), lua_script: str | None = None,
-                   engine: str = "builtin", step_seconds: int = 10, warmup_seconds: int = 0,
+                   engine: str | None = None, step_seconds: int = 10, warmup_seconds: int = 0,
                    transport: str | None = None, schema: str = "tunebench", client_hosts: Sequence[str] = (),
                    workers: int | None = None, seed: int | None = None,
                    probes: str | Sequence[str] | None = None, probe_interval: float = 1.0,
@@ -323,9 +336,11 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
     """
     built: list[ClientGroup] = []
     main: ClientGroup | None = None
-    if workload:
-        wl = _workload(workload)
-        main = ClientGroup("main", wl, wl.options(options), _schedule(threads), lua_script=lua_script)
+    if workload and lua_script:
+        raise ConfigError("give --workload NAME or --lua PATH, not both (the script's options come with -o)")
+    if workload or lua_script:
+        wl = lua_workload(lua_script) if lua_script else _workload(workload)  # type: ignore[arg-type]
+        main = ClientGroup("main", wl, wl.options(options), _schedule(threads), lua_script=wl.lua or None)
         built.append(main)
     for g in groups:
         request = parse_group(g) if isinstance(g, str) else g
@@ -340,9 +355,11 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
         else:
             shared = options
         built.append(ClientGroup(request.name, wl, wl.options(shared), _schedule(request.threads),
-                                 lua_script=request.lua_script))
+                                 lua_script=wl.lua or None))
     if not built:
-        raise ConfigError("give --workload NAME (or --group NAME=WORKLOAD:THREADS)")
+        raise ConfigError("give --workload NAME or --lua PATH (or --group NAME=WORKLOAD:THREADS)")
+    if engine is None:  # the first engine every group's family runs on (builtin, or sysbench for a Lua script)
+        engine = next((e for e in ("builtin", "sysbench") if all(e in g.family.engines for g in built)), "builtin")
     spec = RunSpec(groups=tuple(built), engine=engine, step_seconds=step_seconds, warmup_seconds=warmup_seconds,
                    transport=transport, schema=schema, workers=workers, seed=seed,
                    probes=parse_probe_list(probes) if isinstance(probes, str) or probes is None else tuple(probes),

@@ -26,7 +26,7 @@ from tunebench.core.probe import DEFAULT_PROBES
 from tunebench.load.engine import ClientGroup
 from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import RowsProgress
-from tunebench.load.workload import available, load_workload
+from tunebench.load.workload import available, load_workload, lua_workload
 from tunebench.run.spec import RunSpec
 from tunebench.run.tasks import GroupRequest, build_run_spec, parse_option_items
 
@@ -183,7 +183,24 @@ class WorkloadPanel(QWidget):
         layout.addWidget(self.progress_label)
         layout.addStretch(1)
         self.workload.currentTextChanged.connect(self._on_workload_changed)
+        self.lua.textChanged.connect(self._on_lua_changed)
         self._on_workload_changed(self.workload.currentText())
+
+    def _on_lua_changed(self, text: str) -> None:
+        """A Lua script is the workload: the preset's form goes, the script's options go in More (its option
+        list is read by the run, from `sysbench SCRIPT help`)."""
+        lua = bool(text.strip())
+        self.workload.setEnabled(not lua)
+        if lua:
+            while self.options_form.rowCount():
+                self.options_form.removeRow(0)
+            self.editors.clear()
+            self.family_label.setText("sysbench Lua script: its own options in More (name=value, …); "
+                                      "the sysbench engine runs it")
+            if self.engine.currentText() != "sysbench":
+                self.engine.setCurrentText("sysbench")
+        elif not self.editors:
+            self._on_workload_changed(self.workload.currentText())
 
     def _on_workload_changed(self, name: str) -> None:
         while self.options_form.rowCount():
@@ -249,9 +266,9 @@ class WorkloadPanel(QWidget):
 
     def groups(self) -> tuple[ClientGroup, ...]:
         """The client groups as built; ConfigError for anything invalid."""
-        wl = load_workload(self.workload.currentText())
-        opts = wl.options(self.option_values())
         lua = self.lua.text().strip() or None
+        wl = lua_workload(lua) if lua else load_workload(self.workload.currentText())
+        opts = wl.options(self.option_values())
         groups = [ClientGroup("main", wl, opts, parse_threads(self.threads.text()), lua)]
         if self.second.isChecked():
             wl2 = load_workload(self.second_workload.currentText())
@@ -267,8 +284,10 @@ class WorkloadPanel(QWidget):
         if self.second.isChecked():
             name = second if second != main else "second"
             extra = (GroupRequest(name, second, parse_threads(self.second_threads.text())),)
-        return build_run_spec(main, self.option_values(), parse_threads(self.threads.text()), groups=extra,
-                              lua_script=self.lua.text().strip() or None, engine=self.engine.currentText(),
+        lua = self.lua.text().strip() or None
+        return build_run_spec(None if lua else main, self.option_values(), parse_threads(self.threads.text()),
+                              groups=extra,
+                              lua_script=lua, engine=self.engine.currentText(),
                               step_seconds=self.step_seconds.value(), warmup_seconds=self.warmup_seconds.value(),
                               transport=self.transport.currentText(), client_hosts=self.client_host_urls(),
                               probes=(*DEFAULT_PROBES, "profile") if self.profile.isChecked() else None,

@@ -94,7 +94,7 @@ class TpccFamily:
                 cancel: threading.Event | None = None) -> dict[str, Any]:
         return Loader(params, schema, options, threads, progress, on_rows, cancel).load()
 
-    def cleanup(self, params: ConnParams, schema: str) -> dict[str, Any]:
+    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return cleanup(params, schema)
 
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
@@ -103,6 +103,6 @@ class TpccFamily:
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         return TpccConnection(ctx).work
 
-    def sysbench_args(self, options: Mapping[str, Any]) -> tuple[str, list[str]]:
+    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
         raise ConfigError("the tpcc family runs on the builtin engine; for sysbench-tpcc itself use "
                           "--engine sysbench --lua PATH/tpcc.lua")
