@@ -34,6 +34,7 @@ _OPTION_RE = re.compile(r"^\s+--(?P<name>[A-Za-z0-9_-]+)(?P<kind>\[=on\|off\]|=N
 _COMMAND_RE = r"(?:^|[\s;])(?:function\s+{name}\s*\(|{name}\s*=\s*function\b|{name}\s*=\s*\{{)"
 _REQUIRE_RE = re.compile(r"require\s*\(?\s*[\"']([A-Za-z0-9_.]+)[\"']")
 EVENT = (TrxType("event", 1, "one call of the script's event()"),)
+_BANNER = re.compile(r"^sysbench \d+\.\d+.*\(using ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +223,7 @@ class LuaFamily:
             threading.Thread(target=_stop_on, args=(cancel, done, proc), daemon=True).start()
         try:
             for line in proc.lines():
-                if line.strip():
+                if line.strip() and not _BANNER.match(line):
                     say(line.rstrip())
         finally:
             done.set()

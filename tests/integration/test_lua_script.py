@@ -1,0 +1,100 @@
+"""A sysbench Lua script with its own options, unchanged, on the real sandbox: prepared by its own prepare with
+-o options, run over two steps by the sysbench engine into a recorded session with probes, checked by its own
+check, cleaned up by its own cleanup; the tables it made are Tunebench's to drop too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.conftest import run_cli
+
+from tunebench.mysql.connect import open_connection, query_all
+from tunebench.mysql.target import conn_params
+
+pytestmark = pytest.mark.integration
+SCHEMA = "tb_lua"
+SCRIPT = """
+sysbench.cmdline.options = {
+  rows = {"Rows in the table", 10},
+  step = {"Increment", 1},
+  tag = {"Table name suffix", "a"},
+}
+local function tname() return "luat_" .. sysbench.opt.tag end
+function prepare()
+  local con = sysbench.sql.driver():connect()
+  con:query("CREATE TABLE " .. tname() .. " (id INT PRIMARY KEY, v INT NOT NULL)")
+  for i = 1, sysbench.opt.rows do con:query("INSERT INTO " .. tname() .. " VALUES (" .. i .. ", 0)") end
+  print("made " .. tname())
+end
+function cmd_check()
+  local con = sysbench.sql.driver():connect()
+  local n = con:query_row("SELECT COUNT(*) FROM " .. tname())
+  if tonumber(n) ~= sysbench.opt.rows then error("expected " .. sysbench.opt.rows .. " rows, found " .. n) end
+end
+sysbench.cmdline.commands = { check = {cmd_check} }
+function cleanup()
+  sysbench.sql.driver():connect():query("DROP TABLE IF EXISTS " .. tname())
+end
+function thread_init() con = sysbench.sql.driver():connect() end
+function event()
+  con:query("UPDATE " .. tname() .. " SET v = v + " .. sysbench.opt.step .. " WHERE id = "
+            .. sysbench.rand.uniform(1, sysbench.opt.rows))
+end
+"""
+
+
+def _tables(sandbox):
+    conn = open_connection(conn_params(sandbox.target(), None))
+    try:
+        return [r[0] for r in query_all(conn, "SELECT table_name FROM information_schema.tables "
+                                              "WHERE table_schema = %s ORDER BY 1", (SCHEMA,))]
+    finally:
+        conn.close()
+
+
+def test_a_script_prepares_runs_checks_and_cleans_up_with_its_own_options(sandbox, tmp_path):
+    script = tmp_path / "counter.lua"
+    script.write_text(SCRIPT)
+    opts = ["-o", "rows=25", "-o", "tag=b", "--schema", SCHEMA]
+    try:
+        r = run_cli("prepare", "--lua", str(script), *opts)
+        assert r.returncode == 0, r.stderr
+        assert "made luat_b" in r.stdout and "prepared counter.lua's data (1 new table(s)) in tb_lua" in r.stdout
+        assert "luat_b" in _tables(sandbox)
+        r = run_cli("run", "--lua", str(script), *opts, "-o", "step=2", "--threads", "1,2", "--step-seconds", "3",
+                    "--probes", "status,cpu", "--json")
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["engine"] == "sysbench" and [s["threads"] for s in out["steps"]] == [1, 2]
+        assert all(s["tps"] > 0 for s in out["steps"])
+        shown = json.loads(run_cli("sessions", "show", str(out["session_id"]), "--json").stdout)
+        assert "server.questions" in shown["series"] and "client.main.tps" in shown["series"]
+        assert shown["config"]["groups"][0]["lua_script"] == str(script.resolve())
+        assert shown["config"]["groups"][0]["options"] == {"rows": 25, "step": 2, "tag": "b"}
+        conn = open_connection(conn_params(sandbox.target(), None, database=SCHEMA))
+        try:
+            assert query_all(conn, "SELECT SUM(v) % 2 FROM luat_b")[0][0] == 0  # step=2 reached the script
+        finally:
+            conn.close()
+        r = run_cli("check", "--lua", str(script), *opts)
+        assert r.returncode == 0 and "ok     counter.lua check" in r.stdout, r.stdout + r.stderr
+        r = run_cli("check", "--lua", str(script), "-o", "rows=26", "-o", "tag=b", "--schema", SCHEMA)
+        assert r.returncode == 1 and "FAILED counter.lua check: " in r.stdout and "expected 26 rows, found 25" \
+            in r.stdout
+        r = run_cli("run", "--lua", str(script), *opts, "-o", "nope=1")
+        assert r.returncode == 2 and r.stderr.strip() == ("tunebench: error: workload counter: unknown option "
+                                                          "'nope' of counter.lua; known: rows, step, tag")
+        r = run_cli("cleanup", "--lua", str(script), *opts)
+        assert r.returncode == 0 and r.stdout.strip() == "dropped luat_b in tb_lua", r.stdout + r.stderr
+        assert _tables(sandbox) == ["tunebench_tables"]
+        # what a script made is registered: a plain cleanup drops it too
+        assert run_cli("prepare", "--lua", str(script), *opts).returncode == 0
+        r = run_cli("cleanup", "--schema", SCHEMA)
+        assert r.returncode == 0 and "dropped luat_b in tb_lua" in r.stdout
+    finally:
+        conn = open_connection(conn_params(sandbox.target(), None))
+        try:
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+        finally:
+            conn.close()
