@@ -1,7 +1,7 @@
 from tunebench.core.target import ConnParams
 from tunebench.load.engine import ClientGroup
 from tunebench.load.sysbench import build_command, parse_interval_line, parse_summary
-from tunebench.load.workload import load_workload
+from tunebench.load.workload import load_workload, lua_workload
 
 LINE = ("[ 3s ] thds: 4 tps: 1234.56 qps: 24691.23 (r/w/o: 17283.86/4938.25/2469.12) "
         "lat (ms,95%): 5.28 err/s: 0.00 reconn/s: 0.00")
@@ -52,7 +52,7 @@ def test_summary():
     assert s["lat_p95_ms"] == 6.09 and s["total_time_s"] == 10.005
 
 
-def test_command_never_carries_the_password():
+def test_command_never_carries_the_password(tmp_path):
     wl = load_workload("oltp_read_write")
     g = ClientGroup("main", wl, wl.options({"tables": 4, "table_size": 5000}), (8,))
     argv = build_command(g, ConnParams("u", "s3cret", socket="/tmp/x.sock", database="tb"), 8, 30)
@@ -62,9 +62,12 @@ def test_command_never_carries_the_password():
     assert "--report-interval=1" in argv and "--rand-type=special" in argv
     # defaults stay off the command line (a custom Lua script may not declare them); shape always there
     assert not any(a.startswith("--point-selects") for a in argv)
-    lua = ClientGroup("main", wl, wl.options({"point_selects": 3}), (1,), lua_script="/tmp/my.lua")
+    script = tmp_path / "my.lua"
+    script.write_text('sysbench.cmdline.options = {scale = {"Scale", 2}, mode = {"Mode", "a"}}\nfunction event() end\n')
+    mine = lua_workload(str(script))
+    lua = ClientGroup("main", mine, mine.options({"scale": 3}), (1,))
     largv = build_command(lua, ConnParams("u", "pw", socket="/s"), 1, 5)
-    assert largv[1] == "/tmp/my.lua" and "--point-selects=3" in largv and "--tables=1" in largv
-    assert not any(a.startswith("--range-size") for a in largv)
+    assert largv[1] == str(script.resolve()) and "--scale=3" in largv  # the script's own options, its names
+    assert not any(a.startswith(("--mode", "--tables", "--rand-type")) for a in largv)
     tcp = build_command(g, ConnParams("u", "pw", host="127.0.0.1", port=3307), 8, 30)
     assert "--mysql-host=127.0.0.1" in tcp and "--mysql-port=3307" in tcp

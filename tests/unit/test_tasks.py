@@ -43,10 +43,10 @@ def test_option_items_and_group_text():
 def test_spec_is_what_the_run_command_built():
     spec = build_run_spec("oltp_point_select", {"tables": 2, "table_size": "100"}, "1,4", engine="sysbench",
                           step_seconds=3, warmup_seconds=1, transport="tcp", groups=["w=oltp_read_only:2"],
-                          probes="status,cpu", lua_script="/x.lua")
+                          probes="status,cpu")
     wl, ro = load_workload("oltp_point_select"), load_workload("oltp_read_only")
     opts = {"tables": 2, "table_size": "100"}
-    want = RunSpec(groups=(ClientGroup("main", wl, wl.options(opts), (1, 4), lua_script="/x.lua"),
+    want = RunSpec(groups=(ClientGroup("main", wl, wl.options(opts), (1, 4)),
                            ClientGroup("w", ro, ro.options(opts), (2,))),
                    engine="sysbench", step_seconds=3, warmup_seconds=1, transport="tcp", probes=("status", "cpu"))
     assert spec == want

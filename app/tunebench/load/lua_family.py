@@ -25,7 +25,7 @@ from typing import Any
 from tunebench.core.errors import ConfigError, WorkloadError
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
-from tunebench.load.options import OptionSpec
+from tunebench.load.options import OptionSpec, resolve_options
 
 HELP_TIMEOUT = 15
 _OPTION_RE = re.compile(r"^\s+--(?P<name>[A-Za-z0-9_-]+)(?P<kind>\[=on\|off\]|=N|=STRING)?\s+(?P<help>.*?)"
@@ -160,17 +160,7 @@ class LuaFamily:
 
     def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
                 where: str = "") -> dict[str, Any]:
-        specs = self.script.options
-        out = {name: spec.default for name, spec in specs.items()}
-        for layer in (defaults, given, fixed):
-            for name, value in layer.items():
-                key = name if name in specs else name.replace("-", "_")
-                spec = specs.get(key) or specs.get(name.replace("_", "-"))
-                if spec is None:
-                    known = ", ".join(sorted(specs)) or "none"
-                    raise ConfigError(f"{where}unknown option {name!r} of {self.script.name}.lua; known: {known}")
-                out[spec.name] = spec.coerce(value, where)
-        return out
+        return resolve_options(defaults, fixed, given, where, self.script.options, f" of {self.script.name}.lua")
 
     def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
         return EVENT

@@ -94,17 +94,18 @@ OPTIONS: dict[str, OptionSpec] = {s.name: s for s in _SPECS}
 
 
 def resolve_options(
-    defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any], where: str = ""
+    defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any], where: str = "",
+    catalog: Mapping[str, OptionSpec] | None = None, of: str = "",
 ) -> dict[str, Any]:
-    """Catalog defaults <- workload defaults <- user values; `fixed` ones cannot be changed."""
-    out = {name: spec.default for name, spec in OPTIONS.items()}
-    for layer in (defaults, given):
+    """Catalog defaults <- workload defaults <- user values; `fixed` ones cannot be changed. `catalog`: the
+    family's options (default: the OLTP ones); `of` names whose they are in the unknown-option message."""
+    specs = OPTIONS if catalog is None else catalog
+    out = {name: spec.default for name, spec in specs.items()}
+    for layer in (defaults, given, fixed):
         for name, value in layer.items():
-            key = name.replace("-", "_")
-            spec = OPTIONS.get(key)
+            key = name if name in specs else name.replace("-", "_")
+            spec = specs.get(key)
             if spec is None:
-                raise ConfigError(f"{where}unknown option {name!r}; known: {', '.join(sorted(OPTIONS))}")
+                raise ConfigError(f"{where}unknown option {name!r}{of}; known: {', '.join(sorted(specs)) or 'none'}")
             out[key] = spec.coerce(value, where)
-    for name, value in fixed.items():
-        out[name] = OPTIONS[name].coerce(value, where)
     return out

@@ -9,7 +9,7 @@ from typing import Any
 from tunebench.core.errors import ConfigError
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
-from tunebench.load.options import OptionSpec
+from tunebench.load.options import OptionSpec, resolve_options
 from tunebench.load.prepare import _existing, _server, cleanup
 from tunebench.load.tpcc import check as tpcc_check
 from tunebench.load.tpcc.loader import Loader, shape
@@ -51,15 +51,7 @@ class TpccFamily:
 
     def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
                 where: str = "") -> dict[str, Any]:
-        out = {name: spec.default for name, spec in OPTIONS.items()}
-        for layer in (defaults, given, fixed):
-            for name, value in layer.items():
-                key = name.replace("-", "_")
-                spec = OPTIONS.get(key)
-                if spec is None:
-                    raise ConfigError(f"{where}unknown option {name!r}; known: {', '.join(sorted(OPTIONS))}")
-                out[key] = spec.coerce(value, where)
-        return out
+        return resolve_options(defaults, fixed, given, where, OPTIONS)
 
     def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
         return TRANSACTIONS
