@@ -214,11 +214,16 @@ class SessionsPanel(QWidget):
             lines.append(f"tags: {s['tags']}<br>")
         if s.get("notes"):
             lines.append(f"notes: {s['notes']}<br>")
+        steps = (s.get("summary") or {}).get("steps", [])
+        label = next((st["headline_label"] for st in steps if st.get("headline_label")), "")
         lines.append("<table border=1 cellspacing=0 cellpadding=3><tr><th>step</th><th>configuration</th>"
-                     "<th>group</th><th>threads</th><th>TPS</th><th>QPS</th><th>p95 ms</th><th>p99 ms</th></tr>")
-        for st in (s.get("summary") or {}).get("steps", []):
+                     "<th>group</th><th>threads</th><th>TPS</th><th>QPS</th>" + (f"<th>{label}</th>" if label else "")
+                     + "<th>p95 ms</th><th>p99 ms</th></tr>")
+        for st in steps:
+            head = "" if not label else f"<td>{st['headline']:,.0f}</td>" if st.get("headline") is not None \
+                else "<td>-</td>"
             lines.append(f"<tr><td>{st['step']}</td><td>{step_configuration(s, st['step'])}</td><td>{st['group']}</td>"
-                         f"<td>{st['threads']}</td><td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td>"
+                         f"<td>{st['threads']}</td><td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td>{head}"
                          f"<td>{_ms(st['lat_p95_ms'])}</td><td>{_ms(st['lat_p99_ms'])}</td></tr>")
         lines.append("</table><br><b>events</b><br>")
         for ev in s["events"]:
