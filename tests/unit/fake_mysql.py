@@ -32,6 +32,10 @@ class FakeMySQL80:
         self.process = process_privilege
         self.super = super_privilege
         self.log: list[str] = []
+        # information_schema.INNODB_TABLESPACES (8.0): NAME is schema/table, FILE_SIZE bytes
+        self.tablespaces = [("tb/purchases_index1", 98566144), ("tb/purchases_index2", 12582912),
+                            ("tb/t#p#p0", 1048576), ("tb/t#p#p1", 2097152), ("other/x", 65536),
+                            ("mysql", 25165824)]
 
     def connect(self) -> FakeConn:
         return FakeConn(self)
@@ -75,6 +79,19 @@ class FakeCursor:
             return
         if ("INNODB_METRICS" in sql1 or sql1 == "SHOW ENGINE INNODB MUTEX") and not s.process:
             raise _denied("PROCESS")
+        if "INNODB_SYS_TABLESPACES" in sql1:  # MariaDB's and 5.7's name; 8.0 has INNODB_TABLESPACES
+            import mysql.connector
+
+            raise mysql.connector.Error(msg="Unknown table 'INNODB_SYS_TABLESPACES' in information_schema",
+                                        errno=1109)
+        m = re.match(r"SELECT NAME, FILE_SIZE FROM information_schema.INNODB_TABLESPACES"
+                     r"( LIMIT 1| WHERE NAME LIKE %s)$", sql1)
+        if m:
+            rows = s.tablespaces if m.group(1) != " LIMIT 1" else s.tablespaces[:1]
+            if args:
+                rows = [r for r in rows if fnmatch.fnmatch(r[0], args[0].replace("%", "*"))]
+            self.rows = list(rows)
+            return
         if sql1 == "SHOW ENGINE INNODB MUTEX":
             on = s.metrics["latch"]["status"] == "enabled"
             self.rows = [tuple(r) for r in s.mutex_rows if on or r[1].startswith(("rwlock", "sum rwlock"))]

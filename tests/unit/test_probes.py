@@ -282,3 +282,17 @@ def test_metrics_probe_without_super_records_what_is_enabled():
     assert "innodb.trx_rw_commits" not in probe.read().counters
     probe.close()
     assert fake.monitor_state() == before
+
+
+def test_table_sizes_from_the_tablespaces_of_the_run_schema():
+    """MySQL 8.0 has INNODB_TABLESPACES (MariaDB and 5.7: INNODB_SYS_TABLESPACES); partitions add up."""
+    from types import SimpleNamespace
+
+    from tunebench.mysql.probes.tables import TablesProbe
+
+    probe = TablesProbe(FakeMySQL80().connect, SimpleNamespace(flavor="mysql"), "tb")
+    assert probe.open() == "information_schema.INNODB_TABLESPACES: 3 table(s) of schema tb, 109.0 MB"
+    r = probe.read()
+    assert r.gauges == {"table.purchases_index1.mb": 94.0, "table.purchases_index2.mb": 12.0, "table.t.mb": 3.0,
+                        "table.total.mb": 109.0}
+    assert not r.counters and not r.rates

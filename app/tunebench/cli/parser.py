@@ -147,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
     sp.add_argument("--seed", type=_int_in(0, 2**32 - 1), help="random seed of the builtin engine")
     sp.add_argument("--probes", metavar="LIST",
-                    help="probes to record: status,waits,metrics,cpu,proc (default: all that work here), or none")
+                    help="probes to record: status,waits,metrics,tables,cpu,proc (default: all that work here), "
+                         "profile (perf, only when asked), or none")
     sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS",
                     help="probe sampling interval, 0.25-60 s (default 1)")
     ssh_options(sp)

@@ -16,8 +16,8 @@ from typing import Literal, Protocol
 from tunebench.core.errors import TunebenchError
 
 Kind = Literal["counter", "gauge"]
-PROBE_NAMES = ("status", "waits", "metrics", "cpu", "proc", "profile")
-DEFAULT_PROBES = PROBE_NAMES[:5]  # `profile` (perf) costs CPU: only when asked for
+PROBE_NAMES = ("status", "waits", "metrics", "tables", "cpu", "proc", "profile")
+DEFAULT_PROBES = PROBE_NAMES[:6]  # `profile` (perf) costs CPU: only when asked for
 MIN_INTERVAL, MAX_INTERVAL = 0.25, 60.0
 
 

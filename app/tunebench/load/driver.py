@@ -189,7 +189,7 @@ class PureSession:
             raise DriverError(exc.errno, exc.msg or str(exc)) from None
 
     def query_rows(self, sql: bytes) -> list[tuple[Any, ...]]:
-        cur = self._c.cursor()
+        cur: Any = self._c.cursor()
         try:
             cur.execute(sql.decode())
             return list(cur.fetchall()) if cur.with_rows else []
@@ -199,7 +199,7 @@ class PureSession:
             cur.close()
 
     def query(self, sql: bytes) -> None:
-        cur = self._c.cursor()
+        cur: Any = self._c.cursor()
         try:
             cur.execute(sql.decode())
             if cur.with_rows:

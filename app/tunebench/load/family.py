@@ -61,6 +61,7 @@ class Counts(Protocol):
     writes: int
     other: int
     current: int  # index of the transaction type under way (errors are charged to it)
+    idle_until: float  # time.monotonic() before which the connection waits (a paced family); not latency
 
     def retry(self) -> None: ...  # a deadlock/lock-wait the family retried itself
 

@@ -146,8 +146,8 @@ class LuaFamily:
     """One Lua script's family (sysbench engine only)."""
 
     name = "lua"
-    engines = ("sysbench",)
-    headline = None
+    engines: tuple[str, ...] = ("sysbench",)
+    headline: tuple[str, float, str] | None = None
     data_options: tuple[str, ...] = ()
 
     def __init__(self, script: LuaScript):

@@ -28,7 +28,7 @@ class OltpFamily:
     engines = ("builtin", "sysbench")
     form_options = ("tables", "table_size", "range_size", "point_selects", "skip_trx", "rand_type")
     data_options = ("tables", "table_size", "secondary", "auto_inc")  # what groups sharing the tables agree on
-    headline = None
+    headline: tuple[str, float, str] | None = None
 
     def option_specs(self) -> Mapping[str, OptionSpec]:
         return OPTIONS
@@ -41,7 +41,7 @@ class OltpFamily:
         return EVENT
 
     def plan(self, workload: Any, options: Mapping[str, Any]) -> EventProgram:
-        return workload.program(options)  # type: ignore[no-any-return]
+        return workload.program(options)
 
     def shape(self, options: Mapping[str, Any]) -> str:
         return f"{options['tables']} table(s) x {options['table_size']:,} rows"

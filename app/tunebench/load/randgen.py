@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy as np
 BATCH = 2048
 
 
-def draw(rng: np.random.Generator, kind: str, a: int, b: int, n: int, opts: dict[str, Any]) -> np.ndarray:
+def draw(rng: np.random.Generator, kind: str, a: int, b: int, n: int, opts: Mapping[str, Any]) -> np.ndarray:
     """n values in [a, b] following sysbench's --rand-type, with its integer arithmetic."""
     if b <= a:
         return np.full(n, a, dtype=np.int64)
@@ -45,7 +45,7 @@ def draw(rng: np.random.Generator, kind: str, a: int, b: int, n: int, opts: dict
     raise ValueError(f"unknown distribution {kind}")
 
 
-def id_stream(rng: np.random.Generator, kind: str, a: int, b: int, opts: dict[str, Any]) -> Iterator[int]:
+def id_stream(rng: np.random.Generator, kind: str, a: int, b: int, opts: Mapping[str, Any]) -> Iterator[int]:
     """An endless iterator of ints; batches keep the per-value cost at a list-iterator step."""
     while True:
         yield from draw(rng, kind, a, b, BATCH, opts).tolist()

@@ -150,7 +150,7 @@ class HostMerge:
                 break
             del self.pending[sec]
             ivs = [got[h] for h in sorted(got)]  # also a host that reported this second, then finished
-            p95 = [iv.lat_ms["p95"] for iv in ivs if "p95" in iv.lat_ms]
+            p95 = [v for iv in ivs if (v := iv.lat_ms.get("p95")) is not None]
             self.sink(Interval(t=max(iv.t for iv in ivs), group=self.group, threads=sum(iv.threads for iv in ivs),
                                tps=sum(iv.tps for iv in ivs), qps=sum(iv.qps for iv in ivs),
                                reads=sum(iv.reads for iv in ivs), writes=sum(iv.writes for iv in ivs),

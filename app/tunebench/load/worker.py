@@ -71,6 +71,7 @@ class Slot(threading.Thread):
         self.trx_counts = [[0, 0, 0, 0] for _ in range(self.ntrx)]
         self.trx_lat: list[list[int]] = [[] for _ in range(self.ntrx)]
         self.current = 0
+        self.idle_until = 0.0  # a paced family's next start (iiBench inserts_per_second)
         self.fatal: str | None = None
         self.session: Any = None
 
@@ -133,6 +134,8 @@ class Slot(threading.Thread):
                 # Look the buffer up after the event: the reporter may have swapped it meanwhile.
                 self.lat.append(perf() - t0)
                 self.events += 1
+                if self.idle_until:
+                    self._idle()
 
     def _run_typed(self, work: Any) -> None:
         """The loop for families of several transaction types: each one also counted and timed by type."""
@@ -152,6 +155,16 @@ class Slot(threading.Thread):
             self.trx_lat[kind].append(dt)  # looked up now: the reporter swaps the lists
             counts[kind][0] += 1
             self.events += 1
+            if self.idle_until:
+                self._idle()
+
+    def _idle(self) -> None:
+        """Wait until the paced family's next start (woken early when the connection is stopped)."""
+        wait = self.idle_until - time.monotonic()
+        self.idle_until = 0.0
+        while wait > 0 and self.active:
+            time.sleep(min(wait, 0.2))
+            wait -= 0.2
 
     def _on_error(self, exc: DriverError) -> None:
         if exc.errno in RETRY_ERRNOS:

@@ -85,6 +85,7 @@ def _parse(path: Path) -> Workload:
     if family_name == "oltp" and (
             not isinstance(event, list) or not event or not all(isinstance(e, str) for e in event)):
         raise WorkloadError(f"{where}: 'event' must be a non-empty list of: {', '.join(EVENT_ITEMS)}")
+    event = event if isinstance(event, list) else []
     for item in event:
         if item not in EVENT_ITEMS:
             raise WorkloadError(f"{where}: unknown event item {item!r}; known: {', '.join(EVENT_ITEMS)}")

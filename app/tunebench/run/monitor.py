@@ -33,6 +33,7 @@ from tunebench.hosts.telemetry import (
 )
 from tunebench.mysql.connect import ServerInfo, open_connection
 from tunebench.mysql.probes import MetricsProbe, SettingsJournal, StatusProbe, WaitsProbe
+from tunebench.mysql.probes.tables import TablesProbe
 from tunebench.mysql.target import ConnParams, Target
 from tunebench.store.writer import SessionWriter
 
@@ -101,10 +102,12 @@ def remote_probes(names: Sequence[str], label: str, role: str, runner: Any,
 def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name: str, info: ServerInfo,
                  server_pid: int | None, client_pids: Callable[[], Iterable[int]] | None,
                  server_note: str = "", pid_file: str | None = None,
-                 remote: Sequence[tuple[str, str, Any]] = (), journal: SettingsJournal | None = None) -> list[Probe]:
+                 remote: Sequence[tuple[str, str, Any]] = (), journal: SettingsJournal | None = None,
+                 schema: str | None = None) -> list[Probe]:
     """The probes asked for (None = the default ones), in PROBE_NAMES order; then those of the SSH hosts in `remote`
     ((label, role, runner): the database host, the client hosts). What the SQL probes switch on at the server
-    goes into `journal` first."""
+    goes into `journal` first. `schema`: the run's, whose tables the `tables` probe sizes (default: the
+    connection's database)."""
     names = DEFAULT_PROBES if selected is None else tuple(selected)
 
     def connect() -> Any:
@@ -118,6 +121,8 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
             probes.append(WaitsProbe(connect, info, journal=journal))
         elif name == "metrics":
             probes.append(MetricsProbe(connect, info, journal=journal))
+        elif name == "tables":
+            probes.append(TablesProbe(connect, info, schema or params.database or "tunebench"))
         elif name == "cpu":
             probes.append(HostCpuProbe("local"))
         elif name == "proc":

@@ -63,7 +63,7 @@ class RunProbes:
         probes = build_probes(self.spec.probes, params, self.target.name, info, pid,
                               None if self._runners else self._client_pids, why,
                               pid_file=info.variables.get("pid_file"), remote=self._watch,
-                              journal=self.controller.probe_journal())
+                              journal=self.controller.probe_journal(), schema=self.spec.schema)
 
         self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self._probe_samples,
                                                         self._store_failed, self.on_note, self._record)

@@ -41,10 +41,10 @@ class TpccFamily:
     name = "tpcc"
     description = ("TPC-C-like (as sysbench-tpcc): 9 tables per set, NewOrder/Payment/OrderStatus/Delivery/"
                    "StockLevel 10:10:1:1:1; growing data, deadlocks retried")
-    engines = ("builtin",)
+    engines: tuple[str, ...] = ("builtin",)
     form_options = ("scale", "tables", "use_fk", "trx_level")
     data_options = ("scale", "tables", "use_fk", "mysql_storage_engine")  # what groups sharing the tables agree on
-    headline = ("new_order", 60.0, "NOPM")
+    headline: tuple[str, float, str] | None = ("new_order", 60.0, "NOPM")
 
     def option_specs(self) -> Mapping[str, OptionSpec]:
         return OPTIONS

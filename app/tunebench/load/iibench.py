@@ -1,0 +1,353 @@
+"""The insert benchmark (iiBench) as a workload family, written from its published description and the
+behaviour of the reference script (mdcallag/mytools bench/ibench/iibench.py), not its code.
+
+One table per `tables` number, purchases_index1..N: an auto-increment PK and up to three secondary indexes,
+    marketsegment (productid, customerid, price), registersegment (cashregisterid, customerid, price),
+    pdc (price, dateandtime, customerid).
+Connection k of a group works on table (k mod tables) + 1: `tables` = threads gives the seeds' "x16 iiBench
+processes, each its own table".
+
+role=insert: one transaction = one multi-row INSERT of `rows_per_commit` rows (autocommit), values drawn as
+the reference draws them (1,000 registers, 10K products, 100K customers, price < 500, data: a run of 'a'
+then random base64); with `delete_per_insert`, the oldest `rows_per_commit` rows are deleted after each
+insert (the l.i2 phase: the table stays the same size); `inserts_per_second` paces each connection.
+role=query: one of the reference's query shapes per transaction, uniformly: LIMIT `rows_per_query` range
+scans forced onto each secondary index that exists, or (query_pk_only) a PK IN-list over the ids present.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from tunebench.core.errors import ConfigError, TargetError
+from tunebench.core.target import ConnParams
+from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
+from tunebench.load.options import OptionSpec, resolve_options
+from tunebench.load.prepare import (
+    PROGRESS_EVERY,
+    REGISTRY,
+    RowsProgress,
+    _ensure_registry,
+    _existing,
+    _server,
+    check_schema_name,
+    cleanup,
+)
+from tunebench.mysql.connect import open_connection
+
+TABLE = "purchases_index"
+INDEXES = (("marketsegment", "productid, customerid, price"),
+           ("registersegment", "cashregisterid, customerid, price"),
+           ("pdc", "price, dateandtime, customerid"))
+QUERIES = {  # index -> the reference's query on it
+    "marketsegment": ("SELECT productid, customerid, price FROM {t} FORCE INDEX ({t}_marketsegment) "
+                      "WHERE (productid >= {v}) ORDER BY productid, customerid, price LIMIT {n}", "products"),
+    "registersegment": ("SELECT cashregisterid, customerid, price FROM {t} FORCE INDEX ({t}_registersegment) "
+                        "WHERE (cashregisterid > {v}) ORDER BY cashregisterid, customerid, price LIMIT {n}",
+                        "cashregisters"),
+    "pdc": ("SELECT price, dateandtime, customerid FROM {t} FORCE INDEX ({t}_pdc) WHERE (price >= {v}) "
+            "ORDER BY price, dateandtime, customerid LIMIT {n}", "max_price"),
+}
+LOAD_CHUNK = 100_000
+
+_SPECS = (
+    OptionSpec("role", str, "insert", "insert: multi-row INSERTs; query: the reference's queries",
+               choices=("insert", "query")),
+    OptionSpec("tables", int, 1, "Tables purchases_index1..N; connection k uses table (k mod N) + 1", 1, 1024),
+    OptionSpec("secondary_indexes", int, 3, "Secondary indexes per table (0 to 3)", 0, 3),
+    OptionSpec("rows_per_commit", int, 1000, "Rows per INSERT (one transaction)", 1, 100_000),
+    OptionSpec("initial_rows", int, 0, "Rows per table loaded by prepare", 0, 10**9),
+    OptionSpec("inserts_per_second", int, 0, "Rows per second per insert connection (0: as fast as it goes)",
+               0, 10**7),
+    OptionSpec("delete_per_insert", bool, False, "Delete the oldest rows_per_commit rows after each insert"),
+    OptionSpec("rows_per_query", int, 10, "LIMIT of the range queries, ids of the PK query", 1, 10_000),
+    OptionSpec("query_pk_only", bool, False, "Queries: only the PK IN-list"),
+    OptionSpec("cashregisters", int, 1000, "Distinct cashregisterid values", 1, 10**9),
+    OptionSpec("products", int, 10_000, "Distinct productid values", 1, 10**9),
+    OptionSpec("customers", int, 100_000, "Distinct customerid values", 1, 10**9),
+    OptionSpec("max_price", int, 500, "price is below this", 1, 10**9),
+    OptionSpec("data_length_min", int, 10, "Shortest data column value", 1, 4000),
+    OptionSpec("data_length_max", int, 10, "Longest data column value", 1, 4000),
+    OptionSpec("data_random_pct", int, 50, "Percentage of the data value that is random", 0, 100),
+    OptionSpec("mysql_storage_engine", str, "innodb", "Storage engine"),
+)
+OPTIONS = {s.name: s for s in _SPECS}
+
+
+def table_name(n: int) -> str:
+    return f"{TABLE}{n}"
+
+
+def create_sql(n: int, options: Mapping[str, Any]) -> list[str]:
+    t = table_name(n)
+    out = [f"CREATE TABLE {t} (transactionid BIGINT NOT NULL AUTO_INCREMENT, dateandtime DATETIME, "
+           "cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, price INT NOT NULL, "
+           f"data VARCHAR(4000), PRIMARY KEY (transactionid)) /*! ENGINE = {options['mysql_storage_engine']} */"]
+    out += [f"CREATE INDEX {t}_{name} ON {t} ({cols})" for name, cols in INDEXES[:options["secondary_indexes"]]]
+    return out
+
+
+def shape(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {"family": "iibench", "secondary_indexes": options["secondary_indexes"],
+            "engine": options["mysql_storage_engine"]}
+
+
+class RowMaker:
+    """The reference's row values, a statement's worth at a time (numpy for the numbers)."""
+
+    def __init__(self, rng: np.random.Generator, options: Mapping[str, Any]):
+        self.rng, self.o = rng, options
+        raw = rng.integers(0, 256, size=3 * 4096, dtype=np.uint8).tobytes()
+        self.pool = base64.b64encode(raw).decode()
+
+    def values(self, n: int) -> str:
+        o, rng = self.o, self.rng
+        regs = rng.integers(0, o["cashregisters"], n).tolist()
+        prods = rng.integers(0, o["products"], n).tolist()
+        custs = rng.integers(0, o["customers"], n).tolist()
+        prices = rng.integers(0, o["max_price"], n).tolist()
+        lengths = rng.integers(o["data_length_min"], max(o["data_length_min"], o["data_length_max"]) + 1, n).tolist()
+        share = o["data_random_pct"] / 100 * 0.75  # the reference's base64 allowance
+        offsets = rng.integers(0, len(self.pool) - 4000, n).tolist()
+        rows = []
+        for i in range(n):
+            r = int(lengths[i] * share)
+            data = "a" * (lengths[i] - r) + self.pool[offsets[i]:offsets[i] + r]
+            rows.append(f"(NOW(),{regs[i]},{custs[i]},{prods[i]},{prices[i]},'{data}')")
+        return ",".join(rows)
+
+
+class IibenchConnection:
+    """One connection's work: inserts (and matching deletes), or queries."""
+
+    def __init__(self, ctx: ConnectionContext):
+        self.ctx, self.session, self.counts, self.o = ctx, ctx.session, ctx.counts, ctx.options
+        self.table = table_name(ctx.slot % self.o["tables"] + 1)
+        self.rng = ctx.rng
+        self.rows = RowMaker(ctx.rng, self.o)
+        self.next_at = time.monotonic()
+        self.min_id, self.max_id, self.loops = 0, 0, 0
+        if self.o["delete_per_insert"] or self.o["query_pk_only"]:
+            self._bounds()
+        names = [name for name, _ in INDEXES[:self.o["secondary_indexes"]]]
+        self.shapes = [] if self.o["query_pk_only"] else names
+
+    def _bounds(self) -> None:
+        row = self.session.query_rows(f"SELECT MIN(transactionid), MAX(transactionid) FROM {self.table}".encode())
+        self.counts.reads += 1
+        lo, hi = row[0] if row else (None, None)
+        self.min_id, self.max_id = int(lo or 0), int(hi or 0)
+
+    def insert(self) -> int:
+        n = self.o["rows_per_commit"]
+        self.session.query(f"INSERT INTO {self.table} (dateandtime, cashregisterid, customerid, productid, price, "
+                           f"data) VALUES {self.rows.values(n)}".encode())
+        self.counts.writes += 1
+        if self.o["delete_per_insert"]:  # as many of the oldest rows go: the table keeps its size
+            self.session.query(f"DELETE FROM {self.table} WHERE transactionid >= {self.min_id} "
+                               f"ORDER BY transactionid ASC LIMIT {n}".encode())
+            self.counts.writes += 1
+            self.min_id += n
+        rate = self.o["inserts_per_second"]
+        if rate:  # the next insert is due when this one's rows are paid for; the wait is not latency
+            self.next_at = max(self.next_at + n / rate, time.monotonic() - 1.0)
+            self.counts.idle_until = self.next_at
+        return 0
+
+    def query(self) -> int:
+        self.loops += 1
+        t, limit = self.table, self.o["rows_per_query"]
+        if not self.shapes:
+            if self.loops % 100 == 1:
+                self._bounds()
+            hi = max(self.max_id, self.min_id + 1)
+            ids = ",".join(str(v) for v in self.rng.integers(self.min_id, hi, limit).tolist())
+            self.counts.current = 0
+            self.session.query_rows(f"SELECT transactionid, productid, data FROM {t} WHERE transactionid IN "
+                                    f"({ids})".encode())
+            self.counts.reads += 1
+            return 0
+        k = int(self.rng.integers(0, len(self.shapes)))
+        self.counts.current = k
+        sql, bound = QUERIES[self.shapes[k]]
+        value = int(self.rng.integers(0, self.o[bound]))
+        self.session.query_rows(sql.format(t=t, v=value, n=limit).encode())
+        self.counts.reads += 1
+        return k
+
+
+class IibenchFamily:
+    name = "iibench"
+    description = ("the insert benchmark (iiBench): purchases_index tables, multi-row INSERTs with up to three "
+                   "secondary indexes, optional query clients (role=query) and matching deletes")
+    engines: tuple[str, ...] = ("builtin",)
+    form_options = ("role", "tables", "rows_per_commit", "secondary_indexes", "inserts_per_second",
+                    "delete_per_insert")
+    data_options = ("tables", "secondary_indexes", "mysql_storage_engine")
+    headline: tuple[str, float, str] | None = None
+
+    def option_specs(self) -> Mapping[str, OptionSpec]:
+        return OPTIONS
+
+    def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
+                where: str = "") -> dict[str, Any]:
+        out = resolve_options(defaults, fixed, given, where, OPTIONS)
+        if out["data_length_max"] < out["data_length_min"]:
+            raise ConfigError(f"{where}option data_length_max: {out['data_length_max']} is below data_length_min "
+                              f"{out['data_length_min']}")
+        if out["role"] == "query" and not out["query_pk_only"] and out["secondary_indexes"] == 0:
+            raise ConfigError(f"{where}role=query without secondary indexes has nothing to query: "
+                              "give query_pk_only=on or secondary_indexes >= 1")
+        return out
+
+    def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
+        if options["role"] == "insert":
+            rows = options["rows_per_commit"]
+            return (TrxType("insert", 1, f"one INSERT of {rows} rows"
+                            + (f", then a DELETE of the oldest {rows}" if options["delete_per_insert"] else "")),)
+        if options["query_pk_only"]:
+            return (TrxType("pk", 1, "SELECT by a PK IN-list"),)
+        return tuple(TrxType(name, 1, f"LIMIT range scan on the {name} index")
+                     for name, _ in INDEXES[:options["secondary_indexes"]])
+
+    def plan(self, workload: Any, options: Mapping[str, Any]) -> None:
+        return None
+
+    def shape(self, options: Mapping[str, Any]) -> str:
+        rows = f" x {options['initial_rows']:,} rows" if options["initial_rows"] else ""
+        return f"{options['tables']} purchases_index table(s){rows}, {options['secondary_indexes']} secondary index(es)"
+
+    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(options[k] for k in self.data_options)
+
+    def missing_data(self, params: ConnParams, schema: str, workload: Any,
+                     options: Mapping[str, Any]) -> str | None:
+        conn = open_connection(_server(params))
+        try:
+            tables, registered = _existing(conn, schema)
+        finally:
+            conn.close()
+        want = shape(options)
+        for n in range(1, options["tables"] + 1):
+            t = table_name(n)
+            if t not in tables or registered.get(t) != want:
+                return (f"{self.shape(options)} are not prepared in {schema} "
+                        f"({t} {'is of another shape' if t in tables else 'is missing'})")
+        return None
+
+    def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
+                progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+        return _prepare(_server(params), check_schema_name(schema), options, threads, progress, on_rows, cancel)
+
+    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return cleanup(params, schema)
+
+    def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
+        return []
+
+    def connection_work(self, ctx: ConnectionContext) -> Transaction:
+        c = IibenchConnection(ctx)
+        return c.insert if ctx.options["role"] == "insert" else c.query
+
+    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
+        raise ConfigError("the iibench family runs on the builtin engine")
+
+
+def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], threads: int, progress: Progress | None,
+             on_rows: Callable[[RowsProgress], None] | None, cancel: threading.Event | None) -> dict[str, Any]:
+    """Create the tables (registered once whole) and load `initial_rows` into each, made by the server."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tunebench.load.tpcc.loader import rs, seq
+
+    say = progress or (lambda _m: None)
+    started = time.monotonic()
+    want = shape(options)
+    conn = open_connection(params)
+    todo = []
+    try:
+        _ensure_registry(conn, schema)
+        tables, registered = _existing(conn, schema)
+        cur = conn.cursor()
+        for n in range(1, options["tables"] + 1):
+            t = table_name(n)
+            if t in tables and t not in registered:
+                raise TargetError(f"{schema}.{t} exists and was not created by Tunebench; refusing to touch it "
+                                  "(use another --schema)")
+            if t in tables and registered.get(t) == want:
+                continue
+            cur.execute(f"DROP TABLE IF EXISTS `{schema}`.{t}")
+            cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (t,))
+            cur.execute(f"USE `{schema}`")
+            for sql in create_sql(n, options):
+                cur.execute(sql)
+            say(f"Creating table '{t}'...")
+            todo.append(n)
+        cur.close()
+    finally:
+        conn.close()
+    rows = options["initial_rows"]
+    total, done, last = rows * len(todo), [0], [0.0]
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def load(n: int) -> bool:
+        c = open_connection(params)
+        try:
+            cur = c.cursor()
+            cur.execute(f"USE `{schema}`")
+            for first in range(0, rows, LOAD_CHUNK):
+                if stop.is_set() or (cancel is not None and cancel.is_set()):
+                    stop.set()
+                    return False
+                k = min(LOAD_CHUNK, rows - first)
+                cur.execute(f"INSERT INTO {table_name(n)} (dateandtime, cashregisterid, customerid, productid, price, "
+                            f"data) SELECT NOW(), FLOOR(RAND() * {options['cashregisters']}), "
+                            f"FLOOR(RAND() * {options['customers']}), FLOOR(RAND() * {options['products']}), "
+                            f"FLOOR(RAND() * {options['max_price']}), "
+                            f"{rs(options['data_length_min'], options['data_length_max'])} FROM {seq(k, 'r')}")
+                with lock:
+                    done[0] += k
+                    now = time.monotonic()
+                    report = on_rows is not None and now - last[0] >= PROGRESS_EVERY
+                    if report:
+                        last[0] = now
+                if report and on_rows is not None:
+                    on_rows(RowsProgress(done[0], total, now - started))
+            cur.execute(f"INSERT INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
+                        (table_name(n), json.dumps(want), time.time()))
+            cur.close()
+        finally:
+            c.close()
+        return True
+
+    if todo and rows:
+        say(f"Inserting {rows} rows into {len(todo)} table(s) with {threads} connections")
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        whole = [n for n, ok in zip(todo, pool.map(load, todo), strict=True) if ok]
+    dropped = []
+    if len(whole) < len(todo):  # cancelled: the tables not whole go (never registered)
+        c = open_connection(params)
+        try:
+            cur = c.cursor()
+            for n in todo:
+                if n not in whole:
+                    cur.execute(f"DROP TABLE IF EXISTS `{schema}`.{table_name(n)}")
+                    dropped.append(table_name(n))
+            cur.close()
+        finally:
+            c.close()
+    seconds = time.monotonic() - started
+    if on_rows is not None:
+        on_rows(RowsProgress(done[0], total, seconds))
+    return {"schema": schema, "tables_created": len(whole), "rows": done[0], "rows_per_table": rows,
+            "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,
+            "what": f"{len(whole)} purchases_index table(s) x {rows:,} rows"}
