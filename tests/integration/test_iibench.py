@@ -8,8 +8,8 @@ import json
 import threading
 
 import pytest
-
 from tests.conftest import run_cli
+
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup
 from tunebench.load.workload import load_workload
