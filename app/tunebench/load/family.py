@@ -81,7 +81,8 @@ class ConnectionContext:
     plan: Any = None  # what family.plan() made of the workload and its options
 
 
-Transaction = Callable[[], int]  # runs one transaction, returns its TrxType index
+Transaction = Callable[[], int]  # runs one transaction, returns its TrxType index (unused, and may be None, for
+# a family of one type: the OLTP family returns its statement block itself, saving a call per event)
 
 
 class Family(Protocol):
