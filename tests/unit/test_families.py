@@ -26,8 +26,8 @@ from tunebench.run.tasks import build_run_spec, workload_catalog
 
 
 def test_families_and_an_unknown_one():
-    assert [get_family(n).name for n in FAMILY_NAMES] == ["oltp", "tpcc", "iibench"]
-    with pytest.raises(WorkloadError, match=r"unknown workload family 'nope'; known: oltp, tpcc, iibench"):
+    assert [get_family(n).name for n in FAMILY_NAMES] == ["oltp", "tpcc", "iibench", "dbstress"]
+    with pytest.raises(WorkloadError, match=r"unknown workload family 'nope'; known: oltp, tpcc, iibench, dbstress"):
         get_family("nope")
 
 
@@ -150,7 +150,7 @@ def test_per_type_series_and_step_summary():
 
 def test_workload_catalog_and_cli(tmp_path):
     cat = workload_catalog()
-    assert [f["name"] for f in cat["families"]] == ["oltp", "tpcc", "iibench"]
+    assert [f["name"] for f in cat["families"]] == ["oltp", "tpcc", "iibench", "dbstress"]
     tpcc = cat["families"][1]
     assert [(t["name"], t["weight"]) for t in tpcc["transactions"]] == [
         ("new_order", 10), ("payment", 10), ("order_status", 1), ("delivery", 1), ("stock_level", 1)]

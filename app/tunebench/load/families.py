@@ -7,7 +7,7 @@ from typing import Any
 from tunebench.core.errors import WorkloadError
 from tunebench.load.family import Family
 
-FAMILY_NAMES = ("oltp", "tpcc", "iibench")
+FAMILY_NAMES = ("oltp", "tpcc", "iibench", "dbstress")
 _loaded: dict[str, Any] = {}
 
 
@@ -27,6 +27,10 @@ def get_family(name: str) -> Family:
         from tunebench.load.iibench import IibenchFamily
 
         family = IibenchFamily()
+    elif name == "dbstress":
+        from tunebench.load.dbstress import DbstressFamily
+
+        family = DbstressFamily()
     elif name == "lua":
         raise WorkloadError("the lua family is a script's: give it by path (--lua PATH)")
     else:

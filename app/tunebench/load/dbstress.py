@@ -1,0 +1,362 @@
+"""dbSTRESS-like: a workload family designed from dbSTRESS's published description (the original kit is not
+public): a stock-management OLTP workload whose HISTORY table is reached through a secondary index.
+
+Per data set n (`-o datasets=N` sets in one database, the seeds' 10M vs 10 x 1M):
+    ZONE{n}(ref PK, name)                          10 zones
+    SECTION{n}(ref PK, name, ref_zone)             100 sections
+    STAT{n}(ref PK, name, note)                    100 states
+    OBJECT{n}(ref CHAR(10) PK, name, ref_section, price, updated)      `objects` rows, ref 'O000000001'...
+    HISTORY{n}(id, ref_object CHAR(10), horder, ref_stat, ref_section, hdate, note)
+        `history_per_object` rows per object (the seeds: 20), horder 1..H. `history_pk`:
+        none: an auto-increment id is the PK and (ref_object, horder) a secondary index (the original design);
+        pk:   (ref_object, horder) is the primary key ("+HPK");
+        hash: that primary key, partitioned by KEY(ref_object) into 16 partitions.
+Transactions, each by one OBJECT REF drawn uniformly (or from the connection's own range, `ref_ranges=on`:
+the seeds' workaround for the "Probe RW1" finding):
+    SEL1  join of 3 tables by object ref: OBJECT, its SECTION and that section's ZONE;
+    SEL2  join of 2 tables by object ref: OBJECT and its HISTORY records (through the history index);
+    WRITE one HISTORY record of the object: DELETE it, INSERT it again with new values, UPDATE another of
+          the object's records (the data set keeps its size), in one transaction.
+`mix`: ro (SEL1 + SEL2), ro-sel1, ro-sel2, rw1 (reads and writes 1:1: SEL1 1, SEL2 1, WRITE 2).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from tunebench.core.errors import TargetError
+from tunebench.core.target import ConnParams
+from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
+from tunebench.load.options import OptionSpec, resolve_options
+from tunebench.load.prepare import (
+    PROGRESS_EVERY,
+    REGISTRY,
+    RowsProgress,
+    _ensure_registry,
+    _existing,
+    _server,
+    check_schema_name,
+    cleanup,
+)
+from tunebench.mysql.connect import open_connection
+
+TABLES = ("zone", "section", "stat", "object", "history")
+ZONES, SECTIONS, STATES = 10, 100, 100
+LOAD_CHUNK = 50_000  # objects per loader statement
+MIXES = {"ro": {"sel1": 1, "sel2": 1}, "ro-sel1": {"sel1": 1}, "ro-sel2": {"sel2": 1},
+         "rw1": {"sel1": 1, "sel2": 1, "write": 2}}
+TRX_HELP = {"sel1": "join of 3 tables by object ref (OBJECT, SECTION, ZONE)",
+            "sel2": "join of 2 tables by object ref (OBJECT, HISTORY through its index)",
+            "write": "DELETE + INSERT + UPDATE of the object's HISTORY records, one transaction"}
+
+_SPECS = (
+    OptionSpec("mix", str, "ro", "ro (SEL1+SEL2), ro-sel1, ro-sel2 or rw1 (reads:writes 1:1)", choices=tuple(MIXES)),
+    OptionSpec("objects", int, 100_000, "OBJECT rows per data set (the seeds: 10M, or 1M x 10)", 10, 10**9),
+    OptionSpec("history_per_object", int, 20, "HISTORY records per object (the seeds: 20)", 1, 1000),
+    OptionSpec("datasets", int, 1, "Data sets in the database (OBJECT1..N, HISTORY1..N, ...)", 1, 1000),
+    OptionSpec("history_pk", str, "none", "HISTORY keys: none (secondary index on the object ref), pk "
+               "(+HPK: (ref_object, horder) primary key), hash (that key, partitioned)",
+               choices=("none", "pk", "hash")),
+    OptionSpec("ref_ranges", bool, False, "Each connection draws object refs from its own range"),
+    OptionSpec("mysql_storage_engine", str, "innodb", "Storage engine"),
+)
+OPTIONS = {s.name: s for s in _SPECS}
+
+
+def ref(i: int) -> str:
+    return f"O{i:09d}"
+
+
+def create_sql(n: int, options: Mapping[str, Any]) -> list[str]:
+    engine = f"/*! ENGINE = {options['mysql_storage_engine']} */"
+    pk = options["history_pk"]
+    history_keys = ("id BIGINT NOT NULL AUTO_INCREMENT, ", "PRIMARY KEY (id), KEY history_ref (ref_object, horder)")
+    if pk != "none":
+        history_keys = ("", "PRIMARY KEY (ref_object, horder)")
+    partition = " PARTITION BY KEY (ref_object) PARTITIONS 16" if pk == "hash" else ""
+    return [
+        f"CREATE TABLE zone{n} (ref INT NOT NULL, name VARCHAR(32), PRIMARY KEY (ref)) {engine}",
+        f"CREATE TABLE section{n} (ref INT NOT NULL, name VARCHAR(32), ref_zone INT NOT NULL, PRIMARY KEY (ref)) "
+        f"{engine}",
+        f"CREATE TABLE stat{n} (ref INT NOT NULL, name VARCHAR(32), note VARCHAR(64), PRIMARY KEY (ref)) {engine}",
+        f"CREATE TABLE object{n} (ref CHAR(10) NOT NULL, name VARCHAR(32), ref_section INT NOT NULL, "
+        f"price DECIMAL(10,2), updated DATETIME, PRIMARY KEY (ref)) {engine}",
+        f"CREATE TABLE history{n} ({history_keys[0]}ref_object CHAR(10) NOT NULL, horder INT NOT NULL, "
+        f"ref_stat INT NOT NULL, ref_section INT NOT NULL, hdate DATETIME, note VARCHAR(64), {history_keys[1]}) "
+        f"{engine}{partition}",
+    ]
+
+
+def shape(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {"family": "dbstress", **{k: options[k] for k in ("objects", "history_per_object", "history_pk",
+                                                             "mysql_storage_engine")}}
+
+
+class DbstressConnection:
+    """One connection's work: a transaction of the mix on one object of one data set."""
+
+    def __init__(self, ctx: ConnectionContext, names: tuple[str, ...], weights: tuple[int, ...]):
+        self.ctx, self.session, self.counts, self.o = ctx, ctx.session, ctx.counts, ctx.options
+        self.rng = ctx.rng
+        objects = self.o["objects"]
+        if self.o["ref_ranges"]:
+            per = max(1, objects // max(1, ctx.slots))
+            first = (ctx.slot % max(1, ctx.slots)) * per + 1
+            self.lo, self.hi = first, min(objects, first + per - 1)
+        else:
+            self.lo, self.hi = 1, objects
+        self.kinds = [name for name, w in zip(names, weights, strict=True) for _ in range(w)]
+        self.index = {name: i for i, name in enumerate(names)}
+        self.run = {"sel1": self.sel1, "sel2": self.sel2, "write": self.write}
+
+    def work(self) -> int:
+        kind = self.kinds[int(self.rng.integers(0, len(self.kinds)))]
+        self.counts.current = self.index[kind]
+        n = int(self.rng.integers(1, self.o["datasets"] + 1))
+        obj = ref(int(self.rng.integers(self.lo, self.hi + 1)))
+        self.run[kind](n, obj)
+        return self.index[kind]
+
+    def _read(self, sql: str) -> list[tuple[Any, ...]]:
+        rows = self.session.query_rows(sql.encode())
+        self.counts.reads += 1
+        return rows
+
+    def _write(self, sql: str) -> None:
+        self.session.query(sql.encode())
+        self.counts.writes += 1
+
+    def sel1(self, n: int, obj: str) -> None:
+        self._read(f"SELECT o.ref, o.name, o.price, s.name, z.name FROM object{n} o JOIN section{n} s "
+                   f"ON s.ref = o.ref_section JOIN zone{n} z ON z.ref = s.ref_zone WHERE o.ref = '{obj}'")
+
+    def sel2(self, n: int, obj: str) -> None:
+        self._read(f"SELECT o.ref, o.name, h.horder, h.ref_stat, h.hdate, h.note FROM object{n} o JOIN history{n} h "
+                   f"ON h.ref_object = o.ref WHERE o.ref = '{obj}' ORDER BY h.horder")
+
+    def write(self, n: int, obj: str) -> None:
+        h = self.o["history_per_object"]
+        one, other = (int(v) for v in self.rng.integers(1, h + 1, 2))
+        stat, section = int(self.rng.integers(1, STATES + 1)), int(self.rng.integers(1, SECTIONS + 1))
+        note = f"w{int(self.rng.integers(0, 10**9))}"
+        self.session.query(b"BEGIN")
+        self.counts.other += 1
+        self._write(f"DELETE FROM history{n} WHERE ref_object = '{obj}' AND horder = {one}")
+        self._write(f"INSERT INTO history{n} (ref_object, horder, ref_stat, ref_section, hdate, note) "
+                    f"VALUES ('{obj}', {one}, {stat}, {section}, NOW(), '{note}')")
+        self._write(f"UPDATE history{n} SET ref_stat = {stat}, hdate = NOW(), note = '{note}' "
+                    f"WHERE ref_object = '{obj}' AND horder = {other}")
+        self.session.query(b"COMMIT")
+        self.counts.other += 1
+
+
+class DbstressFamily:
+    name = "dbstress"
+    description = ("dbSTRESS-like (from its published description): OBJECT/HISTORY/SECTION/ZONE/STAT, SEL1, SEL2 "
+                   "and WRITE by object ref; RO, RO-SEL1, RO-SEL2, RW1; x N data sets; +HPK")
+    engines: tuple[str, ...] = ("builtin",)
+    form_options = ("mix", "objects", "history_per_object", "datasets", "history_pk", "ref_ranges")
+    data_options = ("objects", "history_per_object", "datasets", "history_pk", "mysql_storage_engine")
+    headline: tuple[str, float, str] | None = None
+
+    def option_specs(self) -> Mapping[str, OptionSpec]:
+        return OPTIONS
+
+    def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
+                where: str = "") -> dict[str, Any]:
+        return resolve_options(defaults, fixed, given, where, OPTIONS)
+
+    def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
+        return tuple(TrxType(name, w, TRX_HELP[name]) for name, w in MIXES[options["mix"]].items())
+
+    def plan(self, workload: Any, options: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        trx = self.transactions(options)
+        return tuple(t.name for t in trx), tuple(t.weight for t in trx)
+
+    def shape(self, options: Mapping[str, Any]) -> str:
+        sets = f"{options['datasets']} x " if options["datasets"] > 1 else ""
+        hpk = {"none": "", "pk": ", +HPK", "hash": ", +HPK partitioned"}[options["history_pk"]]
+        return (f"{sets}{options['objects']:,} objects x {options['history_per_object']} history records"
+                f"{hpk}")
+
+    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(options[k] for k in self.data_options)
+
+    def missing_data(self, params: ConnParams, schema: str, workload: Any,
+                     options: Mapping[str, Any]) -> str | None:
+        conn = open_connection(_server(params))
+        try:
+            tables, registered = _existing(conn, schema)
+        finally:
+            conn.close()
+        want = shape(options)
+        for n in range(1, options["datasets"] + 1):
+            for t in TABLES:
+                name = f"{t}{n}"
+                if name not in tables or registered.get(name) != want:
+                    return (f"the dbSTRESS-like data set of {self.shape(options)} is not prepared in {schema} "
+                            f"({name} {'is of another shape' if name in tables else 'is missing'})")
+        return None
+
+    def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
+                progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
+                cancel: threading.Event | None = None) -> dict[str, Any]:
+        return _prepare(_server(params), check_schema_name(schema), options, threads, progress, on_rows, cancel)
+
+    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return cleanup(params, schema)
+
+    def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
+        """Every object still has its history_per_object records (WRITE deletes and inserts one)."""
+        conn = open_connection(_server(params))
+        out = []
+        try:
+            for n in range(1, options["datasets"] + 1):
+                rows = conn.cursor()
+                rows.execute(f"SELECT COUNT(*), (SELECT COUNT(*) FROM `{schema}`.object{n}) FROM `{schema}`.history{n}")
+                history, objects = rows.fetchall()[0]
+                rows.close()
+                want = objects * options["history_per_object"]
+                out.append(CheckResult(f"data set {n}: {options['history_per_object']} history records per object",
+                                       history == want, "" if history == want else f"{history} records, want {want}"))
+        finally:
+            conn.close()
+        return out
+
+    def connection_work(self, ctx: ConnectionContext) -> Transaction:
+        names, weights = ctx.plan
+        return DbstressConnection(ctx, names, weights).work
+
+    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
+        from tunebench.core.errors import ConfigError
+
+        raise ConfigError("the dbstress family runs on the builtin engine")
+
+
+def load_statements(n: int, options: Mapping[str, Any]) -> list[list[str]]:
+    """The statements that fill data set n: the dimensions, then OBJECT and HISTORY in chunks of objects."""
+    from tunebench.load.tpcc.loader import rs, seq
+
+    objects, h = options["objects"], options["history_per_object"]
+    head = [f"INSERT INTO zone{n} SELECT z.n, CONCAT('zone ', z.n) FROM {seq(ZONES, 'z')}",
+            f"INSERT INTO section{n} SELECT s.n, CONCAT('section ', s.n), 1 + (s.n - 1) % {ZONES} "
+            f"FROM {seq(SECTIONS, 's')}",
+            f"INSERT INTO stat{n} SELECT s.n, CONCAT('state ', s.n), {rs(20, 60)} FROM {seq(STATES, 's')}"]
+    chunks = []
+    for first in range(0, objects, LOAD_CHUNK):
+        k = min(LOAD_CHUNK, objects - first)
+        objs = f"(SELECT {first} + o.n AS i FROM {seq(k, 'o')}) x"
+        chunks.append([
+            f"INSERT INTO object{n} (ref, name, ref_section, price, updated) SELECT CONCAT('O', LPAD(x.i, 9, '0')), "
+            f"{rs(10, 30)}, 1 + FLOOR(RAND() * {SECTIONS}), (100 + FLOOR(RAND() * 99901)) / 100, NOW() FROM {objs}",
+            f"INSERT INTO history{n} (ref_object, horder, ref_stat, ref_section, hdate, note) "
+            f"SELECT CONCAT('O', LPAD(x.i, 9, '0')), hh.n, 1 + FLOOR(RAND() * {STATES}), "
+            f"1 + FLOOR(RAND() * {SECTIONS}), NOW() - INTERVAL FLOOR(RAND() * 1000) DAY, {rs(20, 60)} "
+            f"FROM {objs} CROSS JOIN {seq(h, 'hh')}",
+        ])
+    return [head, *chunks]
+
+
+def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], threads: int, progress: Progress | None,
+             on_rows: Callable[[RowsProgress], None] | None, cancel: threading.Event | None) -> dict[str, Any]:
+    say = progress or (lambda _m: None)
+    started = time.monotonic()
+    want = shape(options)
+    conn = open_connection(params)
+    todo = []
+    try:
+        _ensure_registry(conn, schema)
+        tables, registered = _existing(conn, schema)
+        cur = conn.cursor()
+        for n in range(1, options["datasets"] + 1):
+            names = [f"{t}{n}" for t in TABLES]
+            foreign = [t for t in names if t in tables and t not in registered]
+            if foreign:
+                raise TargetError(f"{schema}.{foreign[0]} exists and was not created by Tunebench; refusing to "
+                                  "touch it (use another --schema)")
+            if all(t in tables and registered.get(t) == want for t in names):
+                continue
+            cur.execute(f"USE `{schema}`")
+            for t in names:
+                cur.execute(f"DROP TABLE IF EXISTS {t}")
+                cur.execute(f"DELETE FROM {REGISTRY} WHERE table_name=%s", (t,))
+            for sql in create_sql(n, options):
+                cur.execute(sql)
+            say(f"Creating data set {n}: {', '.join(names)}")
+            todo.append(n)
+        cur.close()
+    finally:
+        conn.close()
+    per_set = options["objects"] * (1 + options["history_per_object"]) + ZONES + SECTIONS + STATES
+    total, done, last = per_set * len(todo), [0], [0.0]
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def run(statements: list[str]) -> None:
+        if stop.is_set() or (cancel is not None and cancel.is_set()):
+            stop.set()
+            return
+        c = open_connection(params)
+        try:
+            cur = c.cursor()
+            cur.execute(f"USE `{schema}`")
+            for sql in statements:
+                if cancel is not None and cancel.is_set():
+                    stop.set()
+                    return
+                cur.execute(sql)
+                with lock:
+                    done[0] += max(0, cur.rowcount)
+                    now = time.monotonic()
+                    report = on_rows is not None and now - last[0] >= PROGRESS_EVERY
+                    if report:
+                        last[0] = now
+                if report and on_rows is not None:
+                    on_rows(RowsProgress(done[0], total, now - started))
+            cur.close()
+        finally:
+            c.close()
+
+    whole = []
+    if todo:
+        say(f"Loading {len(todo)} data set(s) of {options['objects']:,} objects with {threads} connections")
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        for n in todo:
+            for f in [pool.submit(run, s) for s in load_statements(n, options)]:
+                f.result()
+            if stop.is_set():
+                break
+            c = open_connection(params)
+            try:
+                cur = c.cursor()
+                for t in TABLES:
+                    cur.execute(f"INSERT INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
+                                (f"{t}{n}", json.dumps(want), time.time()))
+                cur.close()
+            finally:
+                c.close()
+            whole.append(n)
+    dropped = []
+    if len(whole) < len(todo):  # cancelled: the data sets not whole go (never registered)
+        c = open_connection(params)
+        try:
+            cur = c.cursor()
+            for n in todo:
+                if n not in whole:
+                    for t in TABLES:
+                        cur.execute(f"DROP TABLE IF EXISTS `{schema}`.{t}{n}")
+                        dropped.append(f"{t}{n}")
+            cur.close()
+        finally:
+            c.close()
+    seconds = time.monotonic() - started
+    if on_rows is not None:
+        on_rows(RowsProgress(done[0], total, seconds))
+    return {"schema": schema, "tables_created": len(whole) * len(TABLES), "rows": done[0], "rows_per_table": 0,
+            "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,
+            "what": f"{len(whole)} dbSTRESS-like data set(s) of {options['objects']:,} objects, {done[0]:,} rows"}
