@@ -37,3 +37,23 @@ def test_ratios_of_totals_over_the_same_seconds():
 def test_client_processes_are_not_the_server():
     series = {"client.main.tps": per_second([100.0] * 5), "proc.local.client.cpu": per_second([90.0] * 5)}
     assert step_efficiency(series, "main", 100.0, 105.0)["cpu_us_per_trx"] is None
+
+
+def test_the_insert_benchmarks_own_per_row_and_per_query_figures():
+    """iiBench reports per row inserted (MariaDB: Handler_write, MySQL: Innodb_rows_inserted) and per query."""
+    series = {
+        "client.ins.tps": per_second([50.0] * 10),  # 50 INSERTs of 1000 rows a second
+        "client.ins.qps": per_second([50.0] * 10),
+        "proc.local.server.cpu": per_second([100.0] * 10),  # one CPU
+        "host.local.disk.write_mb": per_second([10.0] * 10),
+        "host.local.disk.read_mb": per_second([2.0] * 10),
+        "server.handler_write": per_second([50_000.0] * 10),
+    }
+    eff = step_efficiency(series, "ins", 100.0, 110.0)
+    assert eff["cpu_us_per_insert"] == pytest.approx(20.0)  # 1 s of CPU over 50,000 rows
+    assert eff["kb_written_per_insert"] == pytest.approx(10 * 1024 / 50_000)
+    assert eff["kb_read_per_query"] == pytest.approx(2 * 1024 / 50)
+    series["server.innodb_rows_inserted"] = per_second([25_000.0] * 10)  # InnoDB's own counter first
+    assert step_efficiency(series, "ins", 100.0, 110.0)["cpu_us_per_insert"] == pytest.approx(40.0)
+    read_only = {"client.ro.tps": per_second([10.0] * 5), "proc.local.server.cpu": per_second([50.0] * 5)}
+    assert step_efficiency(read_only, "ro", 100.0, 105.0)["cpu_us_per_insert"] is None

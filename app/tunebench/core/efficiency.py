@@ -22,16 +22,25 @@ METRICS: dict[str, tuple[str, str, float, str]] = {
     "rows_read_per_query": ("server.rows_read", "server.questions", 1.0, "rows read per query"),
     "fsyncs_per_commit": ("server.innodb_data_fsyncs", "commits", 1.0, "InnoDB fsyncs per commit"),
     "redo_bytes_per_commit": ("server.innodb_os_log_written", "commits", 1.0, "redo bytes per commit"),
+    # the insert benchmark's own: per row inserted, and per query
+    "cpu_us_per_insert": (".server.cpu", "inserts", 1e4, "server CPU µs per row inserted"),
+    "kb_written_per_insert": (".disk.write_mb", "inserts", 1024.0, "KB written (host disks) per row inserted"),
+    "kb_read_per_query": (".disk.read_mb", "qps", 1024.0, "KB read (host disks) per query"),
 }
+# Shown only where some step has a value (a read-only run inserts nothing: no column of n/a).
+OPTIONAL = ("cpu_us_per_insert", "kb_written_per_insert", "kb_read_per_query")
 LABELS = {"cpu_us_per_trx": "CPU µs/trx", "cpu_us_per_query": "CPU µs/q", "cs_per_trx": "cs/trx",
           "kb_read_per_trx": "KB rd/trx", "kb_written_per_trx": "KB wr/trx", "rows_read_per_query": "rows/q",
-          "fsyncs_per_commit": "fsync/commit", "redo_bytes_per_commit": "redo B/commit"}
+          "fsyncs_per_commit": "fsync/commit", "redo_bytes_per_commit": "redo B/commit",
+          "cpu_us_per_insert": "CPU µs/insert", "kb_written_per_insert": "KB wr/insert", "kb_read_per_query": "KB rd/q"}
+# rows inserted: InnoDB's counter (MySQL), else the handler's (MariaDB 10.6+ dropped Innodb_rows_*)
+INSERTED = ("server.innodb_rows_inserted", "server.handler_write")
 
 
 def series_needed(names: Sequence[str], group: str) -> list[str]:
     """The series of `names` (a session's) that the efficiency of `group` reads."""
     own = {f"client.{group}.tps", f"client.{group}.qps", "server.com_commit", "server.questions", "server.rows_read",
-           "server.innodb_data_fsyncs", "server.innodb_os_log_written"}
+           "server.innodb_data_fsyncs", "server.innodb_os_log_written", *INSERTED}
     suffixes = tuple(num for num, *_ in METRICS.values() if num.startswith("."))
     return [n for n in names if n in own or (n.endswith(suffixes) and n.startswith(("proc.", "host.")))]
 
@@ -64,7 +73,8 @@ def step_efficiency(series: SeriesMap, group: str, lo: float, hi: float) -> dict
     denominators = {"tps": [f"client.{group}.tps"], "qps": [f"client.{group}.qps"],
                     "server.questions": ["server.questions"],
                     # sysbench's "other" counts BEGIN/COMMIT; the server's own Com_commit is what fsyncs follow
-                    "commits": ["server.com_commit"]}
+                    "commits": ["server.com_commit"],
+                    "inserts": [next((n for n in INSERTED if n in series), INSERTED[0])]}
     for key, (num, den, scale, _what) in METRICS.items():
         nums = [n for n in series if n == num] or [n for n in series if num.startswith(".") and n.endswith(num)
                                                    and n.startswith(("proc.", "host."))]

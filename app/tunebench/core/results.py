@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tunebench.core.efficiency import LABELS, efficiency_rows, fmt
+from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
 from tunebench.core.sweep import Plan
 from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
@@ -176,7 +176,7 @@ def efficiency_lines(session: Mapping[str, Any]) -> list[str]:
     if not rows:
         return []
     configs = {st["idx"] + 1: (st.get("config") or {}).get("config") for st in session.get("steps") or []}
-    keys = list(LABELS)
+    keys = [k for k in LABELS if k not in OPTIONAL or any(eff.get(k) is not None for _s, _g, eff in rows)]
     lines = ["", "## Per-operation efficiency", "",
              "Over each step's measured seconds, the server's totals over the step's transactions or queries "
              "(CPU: the server process; context switches and disk: the host).", "",
