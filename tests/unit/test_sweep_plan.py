@@ -300,3 +300,39 @@ def test_system_schemas_are_refused():
     assert check_schema_name("mysql", allow_system=True) == "mysql"  # cleanup of what an old version left
     with pytest.raises(ConfigError, match="system schema"):
         check_schema_name("performance_schema", allow_system=True)
+
+
+def test_workload_option_axes_beside_knobs():
+    """`"option.NAME" = [...]` sweeps a workload option (iiBench's rows_per_commit) like a knob: in the labels,
+    the baseline and the TOML round trip; the family checks the values before anything runs."""
+    from tunebench.load.workload import load_workload
+    from tunebench.run.spec import config_groups, sweep_run_spec
+
+    text = ('workload = "iibench"\nthreads = [4]\nstep_seconds = 5\nwarmup_seconds = 0\n'
+            'baseline = { "option.rows_per_commit" = 100, innodb_flush_log_at_trx_commit = 1 }\n'
+            '[axes]\n"option.rows_per_commit" = [100, 1000]\ninnodb_flush_log_at_trx_commit = [1, 2]\n')
+    s = parse_spec(text, "iib.toml")
+    assert s.knob_axes == {"innodb_flush_log_at_trx_commit": (1, 2)}
+    assert parse_spec(s.to_toml(), "iib.toml") == s
+    plan = make_plan(s, KNOBS, CURRENT)
+    assert [c.label() for c in plan.configs] == [
+        "innodb_flush_log_at_trx_commit=1, rows_per_commit=100",
+        "innodb_flush_log_at_trx_commit=2, rows_per_commit=100",
+        "innodb_flush_log_at_trx_commit=1, rows_per_commit=1000",
+        "innodb_flush_log_at_trx_commit=2, rows_per_commit=1000"]
+    assert plan.baseline == next(c.idx for c in plan.configs if c.label() == (
+        "innodb_flush_log_at_trx_commit=1, rows_per_commit=100"))
+    assert plan.restarts == 0  # an option needs no server restart
+    groups = sweep_run_spec(s).groups
+    cfg = next(c for c in plan.configs if c.options["rows_per_commit"] == 1000)
+    assert config_groups(groups, cfg.options)[0].options["rows_per_commit"] == 1000
+    assert groups[0].options["rows_per_commit"] == 1000  # the workload's default, untouched
+    wl = load_workload("iibench")
+    assert wl.family.transactions(config_groups(groups, {"rows_per_commit": 100})[0].options)[0].help == \
+        "one INSERT of 100 rows"
+    with pytest.raises(ConfigError, match="option rows_per_commit: 0 is below the minimum 1"):
+        config_groups(groups, {"rows_per_commit": 0})
+    with pytest.raises(ConfigError, match=r"axis option\.scale: no client group's workload has an option 'scale'"):
+        config_groups(groups, {"scale": 3})
+    with pytest.raises(ConfigError, match=r"an option axis is option\.NAME"):
+        parse_spec(spec('"option.x y" = [1]'), "bad.toml")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
@@ -15,7 +16,7 @@ from tunebench.core.stats import summarize
 from tunebench.core.sweep import ConfigPlan, Plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
-from tunebench.load.engine import LoadEngine
+from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.sysbench import SysbenchEngine
 from tunebench.mysql.connect import introspect, open_connection
 from tunebench.mysql.target import Target, conn_params
@@ -31,7 +32,7 @@ from tunebench.run.session import (
     steps_json,
     steps_per_second,
 )
-from tunebench.run.spec import RunSpec, check_run_capacity, single_config
+from tunebench.run.spec import RunSpec, check_run_capacity, config_groups, single_config
 from tunebench.run.tasks import ensure_data
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
 from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
@@ -111,14 +112,15 @@ class Experiment(RunProbes):
         """Every knob this run changed, back to its original value now (the run goes on)."""
         return self.controller.restore() if self.controller is not None else []
 
-    def _engine(self, params: Any, engine: str) -> LoadEngine:
+    def _engine(self, params: Any, engine: str, groups: Sequence[ClientGroup] | None = None) -> LoadEngine:
+        groups = list(groups if groups is not None else self.spec.groups)
         if engine == "sysbench" and self._runners:
-            return SysbenchEngine(params, list(self.spec.groups), notes=self._note, runners=self._runners,
+            return SysbenchEngine(params, groups, notes=self._note, runners=self._runners,
                                   host_sink=self._host_samples, on_gap=self._on_gap)
         if engine == "sysbench":
-            return SysbenchEngine(params, list(self.spec.groups), notes=self._note, on_gap=self._on_gap)
+            return SysbenchEngine(params, groups, notes=self._note, on_gap=self._on_gap)
         # on_gap: a worker lost mid-step or a server not answering marks the step incomplete
-        return BuiltinEngine(params, list(self.spec.groups), workers=self.spec.workers, seed=self.spec.seed,
+        return BuiltinEngine(params, groups, workers=self.spec.workers, seed=self.spec.seed,
                              notes=self._note, on_gap=self._on_gap)
 
     def _ssh(self, url: str) -> SshRunner:
@@ -277,21 +279,27 @@ class Experiment(RunProbes):
 
     def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine | None:
         assert self.controller is not None and self.writer is not None
-        if cfg.knobs or cfg.static or cfg.cpus or self.plan:
+        if cfg.knobs or cfg.static or cfg.cpus or cfg.options or self.plan:
             self.on_note(f"configuration {cfg.idx + 1}/{len(self.configs)}: {cfg.label()}")
             self.applied[cfg.idx] = self.controller.apply_config(cfg)
             self._record(Event(time.time(), "config", f"configuration {cfg.idx + 1}: {cfg.label()}",
                                         {"config": cfg.idx, "knobs": self.applied[cfg.idx], "cpus": cfg.cpus,
-                                         "transport": cfg.transport, "engine": cfg.engine}))
+                                         "transport": cfg.transport, "engine": cfg.engine,
+                                         **({"options": dict(cfg.options)} if cfg.options else {})}))
+        groups = config_groups(self.spec.groups, cfg.options)
         transport = cfg.transport or self.spec.transport or self.target.default_transport()
         if self.spec.client_hosts and transport != "tcp":
             self.on_note("client hosts connect over TCP: transport tcp")
             transport = "tcp"
         params = conn_params(self.target, transport, database=self.spec.schema, password=self.password)
-        if self.reset_data and n > 0 and not ensure_data(params, self.spec, self.on_note, force=True,
+        spec = replace(self.spec, groups=groups)
+        if self.reset_data and n > 0 and not ensure_data(params, spec, self.on_note, force=True,
                                                          cancel=self.stop_event):
             return None
-        engine = self._engine(params, cfg.engine)
+        if cfg.options and not (self.reset_data and n > 0) and not ensure_data(params, spec, self.on_note,
+                                                                               cancel=self.stop_event):
+            return None  # an option axis of the data set (iiBench's secondary_indexes): its tables, prepared
+        engine = self._engine(params, cfg.engine, groups)
         engine.open()
         self._engine_now = engine
         self._record(Event(time.time(), "engine", f"{cfg.engine} engine started ({transport})",

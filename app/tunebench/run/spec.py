@@ -3,8 +3,8 @@ turn a sweep into one (sweep_run_spec, plan_sweep) for the CLI and the window al
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tunebench.core.errors import ConfigError
@@ -95,6 +95,22 @@ class RunSpec:
                                   f"{', '.join(f'{g.name} has {fam.shape(g.options)}' for g in same)}")
 
 
+def config_groups(groups: Sequence[ClientGroup], options: Mapping[str, Any]) -> tuple[ClientGroup, ...]:
+    """The client groups of one sweep configuration: its workload-option axes (option.NAME) applied to every group
+    whose family has that option; ConfigError when no group has it or a value does not fit."""
+    if not options:
+        return tuple(groups)
+    out, used = [], set()
+    for g in groups:
+        mine = {k: v for k, v in options.items() if k in g.family.option_specs()}
+        used |= set(mine)
+        out.append(replace(g, options=g.workload.options({**g.options, **mine})) if mine else g)
+    for name in options:
+        if name not in used:
+            raise ConfigError(f"axis option.{name}: no client group's workload has an option {name!r}")
+    return tuple(out)
+
+
 def single_config(spec: RunSpec) -> ConfigPlan:
     return ConfigPlan(0, {}, {}, spec.transport, spec.engine, None)
 
@@ -132,6 +148,10 @@ def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
         conn.close()
     sb = sandbox_for(target)
     plan = make_plan(sweep, knobs, info.variables, sb.status().cpus if sb else None)
+    if any(c.options for c in plan.configs):
+        groups = sweep_run_spec(sweep).groups
+        for c in plan.configs:
+            config_groups(groups, c.options)  # every value checked by its family before anything runs
     if sb is not None:
         from tunebench.hosts.sandbox import check_cpus
 

@@ -7,12 +7,12 @@ import itertools
 import json
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
-from tunebench.core.sweep.spec import SPECIAL_AXES, SweepSpec
+from tunebench.core.sweep.spec import OPTION_AXIS, SPECIAL_AXES, SweepSpec, is_option_axis
 
 RESTART_SECONDS = 3.0  # estimate of one sandbox restart, for the plan's time estimate
 
@@ -36,9 +36,10 @@ class ConfigPlan:
     cpus: str | None
     repeat: int = 0
     restart: bool = False  # the server restarts before this configuration
+    options: Mapping[str, Any] = field(default_factory=dict)  # workload options of this configuration
 
     def label(self) -> str:
-        parts = [f"{k}={human(v)}" for k, v in self.knobs.items()]
+        parts = [f"{k}={human(v)}" for k, v in self.knobs.items()] + [f"{k}={v}" for k, v in self.options.items()]
         if self.transport:
             parts.append(f"transport={self.transport}")
         if self.engine != "builtin":
@@ -51,7 +52,8 @@ class ConfigPlan:
 
     def key(self) -> dict[str, Any]:
         return {**self.knobs, **({"transport": self.transport} if self.transport else {}), "engine": self.engine,
-                **({"cpus": self.cpus} if self.cpus else {})}
+                **({"cpus": self.cpus} if self.cpus else {}),
+                **{OPTION_AXIS + k: v for k, v in self.options.items()}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,8 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.spec.name, "configs": [{"idx": c.idx, "knobs": dict(c.knobs), "transport": c.transport,
                                                       "engine": c.engine, "cpus": c.cpus, "repeat": c.repeat,
-                                                      "restart": c.restart, "label": c.label()}
+                                                      "restart": c.restart, "label": c.label(),
+                                                      **({"options": dict(c.options)} if c.options else {})}
                                                      for c in self.configs],
                 "steps_per_config": self.spec.steps, "threads": {g.name: list(g.threads) for g in self.spec.groups},
                 "restarts": self.restarts, "estimated_seconds": round(self.seconds), "baseline": self.baseline}
@@ -79,7 +82,7 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
     names = list(spec.axes)
     normalized: dict[str, tuple[Any, ...]] = {}
     for name in names:
-        if name in SPECIAL_AXES:
+        if name in SPECIAL_AXES or is_option_axis(name):
             normalized[name] = spec.axes[name]
         else:
             info = knobs[name]
@@ -89,10 +92,11 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
     for rep in range(spec.repeats):
         for combo in combos:
             values = dict(zip(names, combo, strict=True))
-            kn = {k: v for k, v in values.items() if k not in SPECIAL_AXES}
+            kn = {k: v for k, v in values.items() if k not in SPECIAL_AXES and not is_option_axis(k)}
             static = {k: v for k, v in kn.items() if not knobs[k].dynamic}
+            opts = {k[len(OPTION_AXIS):]: v for k, v in values.items() if is_option_axis(k)}
             raw.append((kn, static, values.get("transport", spec.transport), values.get("engine", spec.engine),
-                        values.get("cpus"), rep))
+                        values.get("cpus"), rep, opts))
     if spec.order == "random":
         random.Random(spec.seed).shuffle(raw)
     # A static knob already at the server's value needs no restart: only the difference counts.
@@ -112,19 +116,19 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
     configs = []
     restarts = 0
     prev_key = original_key
-    for idx, (kn, static, transport, engine, cpus, rep) in enumerate(raw):
+    for idx, (kn, static, transport, engine, cpus, rep, opts) in enumerate(raw):
         key = restart_key((kn, static, transport, engine, cpus, rep))
         restart = key != prev_key
         prev_key = key
         restarts += restart
-        configs.append(ConfigPlan(idx, kn, static, transport, engine, cpus, rep, restart))
+        configs.append(ConfigPlan(idx, kn, static, transport, engine, cpus, rep, restart, opts))
     if prev_key != original_key:
         restarts += 1  # back to the original settings at the end
     per_step = spec.warmup_seconds + spec.step_seconds
     seconds = len(configs) * (spec.steps * per_step + spec.cooldown_seconds) + restarts * RESTART_SECONDS
     baseline = 0
     if spec.baseline:
-        want = {k: (knobs[k].normalize(v) if k in knobs else str(v)) for k, v in spec.baseline.items()}
+        want = {k: (knobs[k].normalize(v) if k in knobs else v) for k, v in spec.baseline.items()}
         for c in configs:
             ckey = c.key()
             if all(str(ckey.get(k, "")).lower() == str(v).lower() for k, v in want.items()):

@@ -18,6 +18,11 @@ from tunebench.core.knobs import check_name
 from tunebench.core.sweep.toml_writer import write_spec
 
 SPECIAL_AXES = ("transport", "engine", "cpus")
+OPTION_AXIS = "option."  # "option.rows_per_commit" = [100, 1000]: a workload option, not a server variable
+
+
+def is_option_axis(name: str) -> bool:
+    return name.startswith(OPTION_AXIS)
 TRANSPORTS = ("socket", "tcp")
 ENGINES = ("builtin", "sysbench")
 CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -57,7 +62,7 @@ class SweepSpec:
 
     @property
     def knob_axes(self) -> dict[str, tuple[Any, ...]]:
-        return {k: v for k, v in self.axes.items() if k not in SPECIAL_AXES}
+        return {k: v for k, v in self.axes.items() if k not in SPECIAL_AXES and not is_option_axis(k)}
 
     @property
     def steps(self) -> int:
@@ -217,6 +222,13 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
             raise ConfigError(f"{source}: axis {key!r} has no values")
         if key in SPECIAL_AXES:
             axes[key] = tuple(_special(key, v, source) for v in vals)
+        elif is_option_axis(key):  # checked against the workload's family when the run is built
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key[len(OPTION_AXIS):]):
+                raise ConfigError(f"{source}: axis {key!r}: an option axis is option.NAME")
+            for v in vals:
+                if not isinstance(v, (str, int, float, bool)) or any(c in str(v) for c in "\n\r\0"):
+                    raise ConfigError(f"{source}: axis {key}: invalid value {v!r}")
+            axes[key] = vals
         else:
             try:
                 name = check_name(key)
