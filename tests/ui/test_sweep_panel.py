@@ -88,3 +88,16 @@ def test_the_panel_plan_is_the_cli_plan(window, qtbot, recipe):
     if recipe == "spin-delay-concurrency":  # MariaDB 10.6+ has no innodb_thread_concurrency: left out, said
         assert "no innodb_thread_concurrency" in sweep.summary.text()
         assert "no innodb_thread_concurrency" in cli_text.stderr
+
+
+def test_an_option_axis_is_a_workload_option_not_a_variable(panel):
+    """option.NAME is not looked up on the server (it asked for facts of a variable "option.rows_per_commit")."""
+    asked = []
+    panel.wants_facts.connect(asked.append)
+    panel.load_recipe("iibench-buffer-pool")
+    panel.add_axis("option.rows_per_commit", "100, 1000")
+    assert all("option.rows_per_commit" not in names for names in asked)
+    row = next(r for r in range(panel.grid.rowCount()) if panel.grid.item(r, 0).text() == "option.rows_per_commit")
+    assert panel.grid.item(row, 2).text() == "workload option"
+    spec = panel.current_spec()
+    assert spec.axes["option.rows_per_commit"] == (100, 1000) and "option.rows_per_commit" not in spec.knob_axes

@@ -37,6 +37,7 @@ from tunebench.core.sweep import (
     GroupSpec,
     Plan,
     SweepSpec,
+    is_option_axis,
     parse_spec,
     plan_text,
 )
@@ -155,7 +156,7 @@ class SweepPanel(QWidget):
         layout.addWidget(self.grid, 1)
         row = QHBoxLayout()
         self.axis_name = QLineEdit()
-        self.axis_name.setPlaceholderText("variable, or transport / engine / cpus")
+        self.axis_name.setPlaceholderText("variable, transport / engine / cpus, or option.NAME")
         self.completer = QCompleter([])
         self.axis_name.setCompleter(self.completer)
         self.axis_values = QLineEdit()
@@ -338,7 +339,7 @@ class SweepPanel(QWidget):
         self.grid.blockSignals(True)
         self._insert_row(name, values, False)
         self.grid.blockSignals(False)
-        if name not in SPECIAL_AXES and name not in self.facts:
+        if name not in SPECIAL_AXES and not is_option_axis(name) and name not in self.facts:
             self.wants_facts.emit([name])
         self._on_edited()
 
@@ -370,6 +371,8 @@ class SweepPanel(QWidget):
             optional = self.grid.item(r, OPTIONAL).checkState() == Qt.CheckState.Checked
             if name in SPECIAL_AXES:
                 kind = "restart" if name == "cpus" else "run setting"
+            elif is_option_axis(name):
+                kind = "workload option"
             elif name in self.facts:
                 kind = "dynamic" if self.facts[name].dynamic else "restart"
             elif self.variables and name not in self.variables:
