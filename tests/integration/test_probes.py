@@ -96,7 +96,7 @@ def test_rw16_records_waits_cpu_processes_and_server_counters(rw16, cli):
     assert kinds["waits.total.count"] == "rate" and kinds["host.local.cpu.user"] == "gauge"
     # each probe said what it uses, once, in the session's events
     probe_events = [e for e in show["events"] if e["kind"] == "probe"]
-    assert sorted(e["data"]["probe"] for e in probe_events) == ["cpu", "metrics", "proc", "status", "waits"]
+    assert sorted(e["data"]["probe"] for e in probe_events) == ["cpu", "metrics", "proc", "status", "tables", "waits"]
     assert not [e for e in show["events"] if e["kind"] in ("probe_unavailable", "probe_error")]
 
 
@@ -170,6 +170,8 @@ def test_no_process_privilege_run_works_and_says_so_once(sandbox, cli):
     assert len([ln for ln in lines if ln.startswith("probe waits unavailable")]) == 1
     assert len(lines) == 2, lines
     assert "Traceback" not in out.stderr
+    described = json.loads(out.stdout)["probes"]["tables"]  # table sizes without PROCESS: InnoDB's estimates
+    assert described["ok"] and "information_schema.TABLES" in described["detail"] and "PROCESS" in described["detail"]
     result = json.loads(out.stdout)
     assert result["steps"][0]["tps"] > 0
     assert not result["probes"]["metrics"]["ok"] and result["probes"]["status"]["ok"]
@@ -219,6 +221,7 @@ def test_probes_none_and_bad_probe_names(sandbox, cli):
     assert all(n.startswith("client.") for n in show["series"])
     bad = cli("run", "--workload", "oltp_point_select", "--probes", "status,mutexes")
     assert bad.returncode == 2 and bad.stderr.strip() == \
-        "tunebench: error: unknown probe 'mutexes'; choose from status, waits, metrics, cpu, proc, profile, all or none"
+        "tunebench: error: unknown probe 'mutexes'; choose from status, waits, metrics, tables, cpu, proc, profile, " \
+        "all or none"
     bad = cli("run", "--workload", "oltp_point_select", "--probe-interval", "0.01")
     assert bad.returncode == 2 and "probe interval must be between 0.25 and 60" in bad.stderr

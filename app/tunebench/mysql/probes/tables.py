@@ -5,7 +5,8 @@ What the insert benchmark is about: the insert rate drops when a table's B-trees
 pool; with this beside server.innodb_buffer_pool_pages_data/free and server.innodb_buffer_pool_reads the
 moment is on the timeline. InnoDB's own statistics (information_schema.TABLES data_length) are refreshed only
 now and then; the tablespace file size is current: INNODB_SYS_TABLESPACES (MariaDB, MySQL 5.7) or
-INNODB_TABLESPACES (MySQL 8.0).
+INNODB_TABLESPACES (MySQL 8.0). Those need the PROCESS privilege; without it the probe falls back to
+information_schema.TABLES (data_length + index_length: InnoDB's estimate, refreshed now and then) and says so.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import mysql.connector
 
 from tunebench.core.probe import ProbeUnavailable, Reading
 from tunebench.mysql.connect import ServerInfo
-from tunebench.mysql.probes.sql_probe import Connector, SqlProbe, _why
+from tunebench.mysql.probes.sql_probe import ER_ACCESS_DENIED, Connector, SqlProbe, _why
 
 TOP_TABLES = 20  # the biggest this many get a series of their own; every table counts in the total
 SOURCES = ("INNODB_SYS_TABLESPACES", "INNODB_TABLESPACES")
+FALLBACK = "TABLES"
 
 
 class TablesProbe(SqlProbe):
@@ -36,16 +38,27 @@ class TablesProbe(SqlProbe):
                 self.source = source
                 break
             except mysql.connector.Error as exc:
-                errors.append(_why(exc, "PROCESS"))
+                errors.append((getattr(exc, "errno", None), _why(exc, "PROCESS")))
+        note = ""
         if not self.source:
-            raise ProbeUnavailable(f"no tablespace sizes: {errors[-1]}")
-        first = self.read()
+            denied = next((why for errno, why in errors if errno in ER_ACCESS_DENIED), None)
+            self.source = FALLBACK
+            note = (f" (InnoDB's estimates, refreshed now and then: the tablespace sizes need "
+                    f"{'the PROCESS privilege' if denied else errors[-1][1]})")
+        try:
+            first = self.read()
+        except mysql.connector.Error as exc:
+            raise ProbeUnavailable(f"no table sizes: {_why(exc, 'SELECT')}") from None
         return (f"information_schema.{self.source}: {max(0, len(first.gauges) - 1)} table(s) of schema "
-                f"{self.schema}, {first.gauges.get('table.total.mb', 0.0):,.1f} MB")
+                f"{self.schema}, {first.gauges.get('table.total.mb', 0.0):,.1f} MB{note}")
 
     def read(self) -> Reading:
-        rows = self.query(f"SELECT NAME, FILE_SIZE FROM information_schema.{self.source} WHERE NAME LIKE %s",
-                          (f"{self.schema}/%",))
+        if self.source == FALLBACK:
+            rows = self.query("SELECT CONCAT(table_schema, '/', table_name), data_length + index_length "
+                              "FROM information_schema.TABLES WHERE table_schema = %s", (self.schema,))
+        else:
+            rows = self.query(f"SELECT NAME, FILE_SIZE FROM information_schema.{self.source} WHERE NAME LIKE %s",
+                              (f"{self.schema}/%",))
         sizes: dict[str, float] = {}
         for name, size in rows:
             text = name.decode() if isinstance(name, bytes) else str(name)

@@ -1,0 +1,82 @@
+"""dbSTRESS-like on the real sandbox: a data set loaded by the server, RO and RW1 groups at once with their
+per-transaction-type series (SEL1, SEL2, WRITE), the WRITE statements as the server counts them, the history
+kept whole (the family's check), and the +HPK shape loaded in place of the secondary index."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from tunebench.load.builtin import BuiltinEngine
+from tunebench.load.engine import ClientGroup
+from tunebench.load.workload import load_workload
+from tunebench.mysql.connect import global_status, open_connection, query_all
+from tunebench.mysql.target import conn_params
+from tunebench.run.tasks import check_data, data_request, prepare_data
+
+pytestmark = pytest.mark.integration
+SCHEMA = "tb_dbstress"
+
+
+@pytest.fixture(scope="module")
+def dbs(sandbox):
+    target = sandbox.target()
+    yield target
+    prepare_data(target, data_request(None, cleanup=True, schema=SCHEMA))
+    conn = open_connection(conn_params(target, None))
+    try:
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+    finally:
+        conn.close()
+
+
+def test_ro_and_rw1_side_by_side(dbs):
+    target = dbs
+    request = data_request("dbstress_ro", {"objects": 20000, "datasets": 2}, schema=SCHEMA, threads=2)
+    rows: list = []
+    done = prepare_data(target, request, on_rows=rows.append)
+    assert done.tables == 10 and done.rows == 2 * (20000 * 21 + 210)
+    assert rows and rows[-1].done == rows[-1].total  # rows/s and time left while it loaded
+    params = conn_params(target, "socket", database=SCHEMA)
+    ro, rw = load_workload("dbstress_ro"), load_workload("dbstress_rw1")
+    groups = [ClientGroup("ro", ro, request.options, (2,)),
+              ClientGroup("rw", rw, rw.options({"objects": 20000, "datasets": 2}), (2,))]
+    engine = BuiltinEngine(params, groups, workers=2, seed=11)
+    ivs = []
+    conn = open_connection(params)
+    keys = ("Com_delete", "Com_insert", "Com_update", "Com_commit")
+    before = global_status(conn, keys)
+    engine.open()
+    try:
+        engine.run_step({"ro": 2, "rw": 2}, 4, ivs.append, threading.Event())
+    finally:
+        engine.close()
+    after = global_status(conn, keys)
+    conn.close()
+    d = {k: after[k] - before[k] for k in keys}
+    assert d["Com_delete"] == d["Com_insert"] == d["Com_update"] == d["Com_commit"] > 10  # one of each per WRITE
+    types = {g: {name for iv in ivs if iv.group == g for name in iv.trx} for g in ("ro", "rw")}
+    assert types == {"ro": {"sel1", "sel2"}, "rw": {"sel1", "sel2", "write"}}
+    rw_ivs = [iv for iv in ivs if iv.group == "rw"]
+    writes = sum(iv.trx["write"]["tps"] for iv in rw_ivs)
+    assert 0.35 < writes / sum(iv.tps for iv in rw_ivs) < 0.65  # RW1: reads and writes 1:1
+    assert {"client.ro.trx.sel2.tps", "client.rw.trx.write.lat.p95"} <= set(rw_ivs[-1].series()) | set(
+        next(iv for iv in ivs if iv.group == "ro").series())
+    checked = check_data(target, request)
+    assert checked["ok"] and len(checked["conditions"]) == 2, checked["summary"]
+
+
+def test_the_hpk_shape_replaces_the_secondary_index(dbs):
+    target = dbs
+    request = data_request("dbstress_rw1", {"objects": 2000, "history_pk": "pk"}, schema=SCHEMA, threads=2)
+    done = prepare_data(target, request)
+    assert done.tables == 5 and "2,000 objects" in done.summary
+    conn = open_connection(conn_params(target, None, database=SCHEMA))
+    try:
+        keys = query_all(conn, "SELECT index_name, GROUP_CONCAT(column_name ORDER BY seq_in_index) "
+                               "FROM information_schema.statistics WHERE table_schema = %s AND table_name = 'history1' "
+                               "GROUP BY index_name", (SCHEMA,))
+    finally:
+        conn.close()
+    assert dict(keys) == {"PRIMARY": "ref_object,horder"}
