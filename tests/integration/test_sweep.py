@@ -46,13 +46,15 @@ def write_spec(tmp_path, body):
 def test_trx_commit_doublewrite_recipe(sandbox, cli):
     before, overrides = knob_values(sandbox), sandbox.status().overrides
     plan = json.loads(cli("sweep", "workloads/recipes/trx-commit-doublewrite.toml", "--plan", "--json").stdout)
-    out = cli("sweep", "workloads/recipes/trx-commit-doublewrite.toml", "--step-seconds", "3", "--json", timeout=400)
+    # two of the recipe's three steps and a 1 s warm-up: the suite's longest test (82 s) was this one
+    out = cli("sweep", "workloads/recipes/trx-commit-doublewrite.toml", "--step-seconds", "3", "--threads", "4,16",
+              "--warmup-seconds", "1", "--json", timeout=400)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["status"] == "completed"
     assert len(result["configs"]) == 4
     for c in result["configs"]:
-        assert [s["threads"] for s in c["steps"]] == [4, 16, 64]
+        assert [s["threads"] for s in c["steps"]] == [4, 16]
         assert all(s["tps"] > 0 for s in c["steps"]) and c["best"]["tps"] > 0
     assert {c["knobs"]["innodb_doublewrite"] for c in result["configs"]} == {"ON", "OFF"}
     assert len(result["best_to_best"]) == 4 and result["baseline"] == 0
@@ -83,7 +85,7 @@ def test_trx_commit_doublewrite_recipe(sandbox, cli):
         if eff["fsyncs_per_commit"] is not None:
             fsyncs[trx].append(eff["fsyncs_per_commit"])
     # measured: trx_commit=1 0.91 / 0.38 / 0.21 at 4 / 16 / 64 threads (group commit), trx_commit=2 ~0.003
-    assert len(fsyncs["1"]) >= 4 and len(fsyncs["2"]) >= 4, fsyncs
+    assert len(fsyncs["1"]) >= 3 and len(fsyncs["2"]) >= 3, fsyncs
     assert max(fsyncs["2"]) < 0.05 and max(fsyncs["2"]) < min(fsyncs["1"]) / 5
 
 
