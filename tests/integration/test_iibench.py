@@ -98,3 +98,32 @@ def test_a_run_records_the_tables_growing(iib):
             "server.innodb_buffer_pool_pages_data", "server.innodb_buffer_pool_pages_free"} <= set(series)
     assert series["table.total.mb"]["max"] > 5
     assert any("probe tables: information_schema.INNODB_SYS_TABLESPACES" in e["label"] for e in shown["events"])
+
+
+def test_a_cancelled_load_leaves_no_half_made_table(sandbox):
+    """Cancelled while loading: the tables not whole are dropped (never registered), so a next prepare makes
+    them again and cleanup has nothing unknown to it."""
+    target = sandbox.target()
+    cancel = threading.Event()
+    request = data_request("iibench", {"tables": 2, "initial_rows": 400_000}, schema="tb_iib_cancel", threads=2)
+    seen = []
+
+    def on_rows(p):
+        seen.append(p)
+        cancel.set()  # at the first progress report
+
+    done = prepare_data(target, request, on_rows=on_rows, cancel=cancel)
+    try:
+        assert done.cancelled and seen and done.summary.startswith("prepare cancelled after")
+        conn = open_connection(conn_params(target, None))
+        try:
+            left = query_all(conn, "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                                   "'tb_iib_cancel'")
+        finally:
+            conn.close()
+        assert [r[0] for r in left] == ["tunebench_tables"]
+    finally:
+        prepare_data(target, data_request(None, cleanup=True, schema="tb_iib_cancel"))
+        conn = open_connection(conn_params(target, None))
+        conn.cursor().execute("DROP DATABASE IF EXISTS tb_iib_cancel")
+        conn.close()

@@ -25,6 +25,7 @@ def _fill(tl: Timeline, seconds: int = 25, t0: float = 1000.0) -> None:
                   "host.local.cpu.iowait": 1.0, "proc.local.server.cpu": 30.0, "proc.local.client.cpu": 20.0}
         values.update({f"waits.{w}.ms": 10.0 * (i + 1) * rng.uniform(0.7, 1.3) for i, w in enumerate(WAITS)})
         values["waits.other.ms"] = 5.0
+        values["table.total.mb"] = 240.0 + 3 * s  # the tables probe: the data set grows
         tl.add(t0 + s, values)
     tl.add_event(Event(t0 + 3, "step_start", "step 1: main=4"))
     tl.add_event(Event(t0 + 19, "knob", "innodb_flush_log_at_trx_commit = 2"))

@@ -84,7 +84,7 @@ def test_hover_shows_the_stored_sample_of_every_series_at_that_second(win, qtbot
         _check_against_store(win, sid, d.crosshair.hovered_x)
     units = {p.title: d.crosshair.values[p.view][0][1].split(" ", 1)[1] for p in d._shown_panels()}
     assert units == {"TPS": "TPS", "QPS": "QPS", "latency ms": "ms", "threads": "threads", "waits ms/s": "ms/s",
-                     "CPU %": "%"}
+                     "CPU %": "%", "data MB": "MB"}
 
 
 def test_hover_in_stage_mode_and_dark_theme(win, qtbot):

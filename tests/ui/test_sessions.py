@@ -179,7 +179,7 @@ def test_stage_mode_keys_and_back(win):
     assert win.toolbar.isHidden() and win.dashboard.badge.isVisible()
     win.stage.set(False)
     assert win.theme.name == "light" and win.run_action.shortcut().toString() == "F5"
-    assert len([p for p in win.dashboard.panels if p.plot.scene() is not None]) == 6
+    assert len([p for p in win.dashboard.panels if p.plot.scene() is not None]) == 7
 
 
 @pytest.mark.integration

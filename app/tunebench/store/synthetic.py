@@ -21,7 +21,8 @@ def series_names(n_series: int) -> list[str]:
     names = ["client.main.tps", "client.main.qps", "client.main.lat.p95", "client.main.lat.p99",
              "client.main.threads", "server.questions", "server.threads_running", "host.local.cpu.user",
              "host.local.cpu.system", "host.local.cpu.iowait", "proc.local.server.cpu", "proc.local.client.cpu"]
-    names += [f"waits.{w}.ms" for w in WAITS] + [f"waits.{w}.count" for w in WAITS] + ["waits.other.ms"]
+    names += [f"waits.{w}.ms" for w in WAITS] + [f"waits.{w}.count" for w in WAITS] + ["waits.other.ms",
+                                                                                       "table.total.mb"]
     k = 0
     while len(names) < n_series:
         names.append(f"server.counter_{k:03d}")
@@ -53,6 +54,8 @@ def record(store: Store, seconds: int, n_series: int = 200, t0: float = 1_790_00
             v = np.abs(rng.normal(40.0 / (1 + i % 9), 5, seconds)) * threads / 4
         elif name.startswith(("host.", "proc.")):
             v = np.clip(rng.normal(35, 4, seconds), 0, 100)
+        elif name.startswith("table."):  # the data set on disk, growing
+            v = 250.0 + 0.02 * x
         else:
             v = np.abs(rng.normal(1000.0 * (1 + i % 17), 50 + i, seconds))
         cols[name] = v

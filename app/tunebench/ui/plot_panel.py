@@ -36,7 +36,8 @@ MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "resta
 KNOB_LABEL_DARK = "#ff6b6b"
 TOP_WAITS = 6
 # Every series a panel can show starts with one of these: a replay reads only those from the store.
-SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.", "profile.")
+SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.", "profile.",
+                  "table.")
 
 Select = Callable[[Timeline], list[tuple[str, str]]]
 
@@ -115,6 +116,16 @@ class TopWaits:
         return out
 
 
+def data_sizes(t: Timeline) -> list[tuple[str, str]]:
+    """The run's tables on disk (the `tables` probe): their total, and each table when there are few (iiBench's
+    16 tables would be 16 lines; their total is the insert benchmark's index-size curve)."""
+    tables = [n for n in t.names("table.", ".mb") if n != "table.total.mb"]
+    out = [("table.total.mb", "all tables")] if "table.total.mb" in t.series else []
+    if len(tables) <= 4:
+        out += [(n, n.split(".")[1]) for n in tables]
+    return out
+
+
 def panel_specs(waits: Select) -> list[tuple[str, str, Select]]:
     """The dashboard's plots, top to bottom: title, the unit of its values and what it shows."""
     return [
@@ -135,6 +146,7 @@ def panel_specs(waits: Select) -> list[tuple[str, str, Select]]:
          + [(n, f"{n.split('.')[2]} process" if n.startswith("proc.local.") else
              f"{n.split('.')[2]} on {n.split('.')[1]}") for n in t.names("proc.", ".cpu")
             if n.split(".")[2] in ("server", "client", "mysqld", "sysbench")]),
+        ("data MB", "MB", data_sizes),
     ]
 
 
