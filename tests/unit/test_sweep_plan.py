@@ -150,6 +150,14 @@ def test_best_to_best_and_ratio_tables():
                    "summary": t})
     assert "| innodb_spin_wait_delay=96 | 1,100.0 | 3,600.0 | 3,600.0 @4 |" in md
     assert "| 1 | innodb_spin_wait_delay=96 | 3,600.0 | 4 | 72,000.0 | 1.000 | 1.200 |" in md
+    assert "Per transaction type" not in md  # one-type workload: no such table
+    # a sweep of a family of several types (dbSTRESS RW1) lists them per step, as a plain run does
+    typed = [{**st, "step": i + 1, "trx": {"sel1": {"tps": 10.0, "share": 0.5, "lat_p95_ms": 1.0, "lat_p99_ms": 2.0,
+                                     "rollbacks": 0.0, "retries": 0.0, "errors": 0.0}}} for i, st in enumerate(steps)]
+    md = markdown({"id": 7, "workload": "dbstress_rw1", "target": "sandbox", "flavor": "mariadb", "version": "10.11",
+                   "engine": "builtin", "transport": "socket", "status": "completed",
+                   "summary": {**t, "steps": typed}})
+    assert "## Per transaction type" in md and "| 1 | main | sel1 | 10.0 | 50.0 % | 1.000 | 2.000 | 0 | 0 | 0 |" in md
 
 
 def test_mariadb_system_variables_row():

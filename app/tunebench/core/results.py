@@ -166,7 +166,8 @@ def markdown(session: Mapping[str, Any]) -> str:
                 st = by.get(t)
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}{_ci(st.get('verdict'))}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
-    return "\n".join(lines + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
+    return "\n".join(lines + trx_lines(summary.get("steps", [])) + efficiency_lines(session) + drift_lines(session)
+                     + verdict_lines(session)) + "\n"
 
 
 def efficiency_lines(session: Mapping[str, Any]) -> list[str]:
