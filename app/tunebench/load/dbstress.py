@@ -22,27 +22,19 @@ the seeds' workaround for the "Probe RW1" finding):
 
 from __future__ import annotations
 
-import json
 import threading
-import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tunebench.core.errors import TargetError
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
-from tunebench.load.options import OptionSpec, resolve_options
+from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import (
-    PROGRESS_EVERY,
-    REGISTRY,
     RowsProgress,
-    _ensure_registry,
-    _existing,
     _server,
     check_schema_name,
-    cleanup,
 )
+from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, drop_tables, register_tables
 from tunebench.mysql.connect import open_connection
 
 TABLES = ("zone", "section", "stat", "object", "history")
@@ -155,21 +147,14 @@ class DbstressConnection:
         self.counts.other += 1
 
 
-class DbstressFamily:
+class DbstressFamily(RegisteredFamily):
     name = "dbstress"
     description = ("dbSTRESS-like (from its published description): OBJECT/HISTORY/SECTION/ZONE/STAT, SEL1, SEL2 "
                    "and WRITE by object ref; RO, RO-SEL1, RO-SEL2, RW1; x N data sets; +HPK")
-    engines: tuple[str, ...] = ("builtin",)
+    OPTIONS = OPTIONS
     form_options = ("mix", "objects", "history_per_object", "datasets", "history_pk", "ref_ranges")
     data_options = ("objects", "history_per_object", "datasets", "history_pk", "mysql_storage_engine")
-    headline: tuple[str, float, str] | None = None
-
-    def option_specs(self) -> Mapping[str, OptionSpec]:
-        return OPTIONS
-
-    def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
-                where: str = "") -> dict[str, Any]:
-        return resolve_options(defaults, fixed, given, where, OPTIONS)
+    missing_phrase = "the dbSTRESS-like data set of {shape} is"
 
     def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
         return tuple(TrxType(name, w, TRX_HELP[name]) for name, w in MIXES[options["mix"]].items())
@@ -184,32 +169,16 @@ class DbstressFamily:
         return (f"{sets}{options['objects']:,} objects x {options['history_per_object']} history records"
                 f"{hpk}")
 
-    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
-        return tuple(options[k] for k in self.data_options)
+    def tables(self, options: Mapping[str, Any]) -> list[str]:
+        return [f"{t}{n}" for n in range(1, options["datasets"] + 1) for t in TABLES]
 
-    def missing_data(self, params: ConnParams, schema: str, workload: Any,
-                     options: Mapping[str, Any]) -> str | None:
-        conn = open_connection(_server(params))
-        try:
-            tables, registered = _existing(conn, schema)
-        finally:
-            conn.close()
-        want = shape(options)
-        for n in range(1, options["datasets"] + 1):
-            for t in TABLES:
-                name = f"{t}{n}"
-                if name not in tables or registered.get(name) != want:
-                    return (f"the dbSTRESS-like data set of {self.shape(options)} is not prepared in {schema} "
-                            f"({name} {'is of another shape' if name in tables else 'is missing'})")
-        return None
+    def registered_shape(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        return shape(options)
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
                 cancel: threading.Event | None = None) -> dict[str, Any]:
         return _prepare(_server(params), check_schema_name(schema), options, threads, progress, on_rows, cancel)
-
-    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return cleanup(params, schema)
 
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
         """Every object still has its history_per_object records (WRITE deletes and inserts one)."""
@@ -217,10 +186,10 @@ class DbstressFamily:
         out = []
         try:
             for n in range(1, options["datasets"] + 1):
-                rows = conn.cursor()
-                rows.execute(f"SELECT COUNT(*), (SELECT COUNT(*) FROM `{schema}`.object{n}) FROM `{schema}`.history{n}")
-                history, objects = rows.fetchall()[0]
-                rows.close()
+                cur = conn.cursor()
+                cur.execute(f"SELECT COUNT(*), (SELECT COUNT(*) FROM `{schema}`.object{n}) FROM `{schema}`.history{n}")
+                history, objects = cur.fetchall()[0]
+                cur.close()
                 want = objects * options["history_per_object"]
                 out.append(CheckResult(f"data set {n}: {options['history_per_object']} history records per object",
                                        history == want, "" if history == want else f"{history} records, want {want}"))
@@ -231,11 +200,6 @@ class DbstressFamily:
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         names, weights = ctx.plan
         return DbstressConnection(ctx, names, weights).work
-
-    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
-        from tunebench.core.errors import ConfigError
-
-        raise ConfigError("the dbstress family runs on the builtin engine")
 
 
 def load_statements(n: int, options: Mapping[str, Any]) -> list[list[str]]:
@@ -265,98 +229,27 @@ def load_statements(n: int, options: Mapping[str, Any]) -> list[list[str]]:
 def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], threads: int, progress: Progress | None,
              on_rows: Callable[[RowsProgress], None] | None, cancel: threading.Event | None) -> dict[str, Any]:
     say = progress or (lambda _m: None)
-    started = time.monotonic()
     want = shape(options)
-    conn = open_connection(params)
-    todo = []
-    try:
-        _ensure_registry(conn, schema)
-        tables, registered = _existing(conn, schema)
-        cur = conn.cursor()
-        for n in range(1, options["datasets"] + 1):
-            names = [f"{t}{n}" for t in TABLES]
-            foreign = [t for t in names if t in tables and t not in registered]
-            if foreign:
-                raise TargetError(f"{schema}.{foreign[0]} exists and was not created by Tunebench; refusing to "
-                                  "touch it (use another --schema)")
-            if all(t in tables and registered.get(t) == want for t in names):
-                continue
-            cur.execute(f"USE `{schema}`")
-            for t in names:
-                cur.execute(f"DROP TABLE IF EXISTS {t}")
-                cur.execute(f"DELETE FROM {REGISTRY} WHERE table_name=%s", (t,))
-            for sql in create_sql(n, options):
-                cur.execute(sql)
-            say(f"Creating data set {n}: {', '.join(names)}")
-            todo.append(n)
-        cur.close()
-    finally:
-        conn.close()
+
+    def create(cur: Any, n: int) -> None:
+        for sql in create_sql(n, options):
+            cur.execute(sql)
+
+    todo = claim_sets(params, schema, {n: [f"{t}{n}" for t in TABLES] for n in range(1, options["datasets"] + 1)},
+                      want, create, say)
     per_set = options["objects"] * (1 + options["history_per_object"]) + ZONES + SECTIONS + STATES
-    total, done, last = per_set * len(todo), [0], [0.0]
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def run(statements: list[str]) -> None:
-        if stop.is_set() or (cancel is not None and cancel.is_set()):
-            stop.set()
-            return
-        c = open_connection(params)
-        try:
-            cur = c.cursor()
-            cur.execute(f"USE `{schema}`")
-            for sql in statements:
-                if cancel is not None and cancel.is_set():
-                    stop.set()
-                    return
-                cur.execute(sql)
-                with lock:
-                    done[0] += max(0, cur.rowcount)
-                    now = time.monotonic()
-                    report = on_rows is not None and now - last[0] >= PROGRESS_EVERY
-                    if report:
-                        last[0] = now
-                if report and on_rows is not None:
-                    on_rows(RowsProgress(done[0], total, now - started))
-            cur.close()
-        finally:
-            c.close()
-
+    load = ServerLoad(params, schema, per_set * len(todo), threads, on_rows, cancel)
     whole = []
     if todo:
         say(f"Loading {len(todo)} data set(s) of {options['objects']:,} objects with {threads} connections")
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        for n in todo:
-            for f in [pool.submit(run, s) for s in load_statements(n, options)]:
-                f.result()
-            if stop.is_set():
-                break
-            c = open_connection(params)
-            try:
-                cur = c.cursor()
-                for t in TABLES:
-                    cur.execute(f"INSERT INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
-                                (f"{t}{n}", json.dumps(want), time.time()))
-                cur.close()
-            finally:
-                c.close()
-            whole.append(n)
-    dropped = []
-    if len(whole) < len(todo):  # cancelled: the data sets not whole go (never registered)
-        c = open_connection(params)
-        try:
-            cur = c.cursor()
-            for n in todo:
-                if n not in whole:
-                    for t in TABLES:
-                        cur.execute(f"DROP TABLE IF EXISTS `{schema}`.{t}{n}")
-                        dropped.append(f"{t}{n}")
-            cur.close()
-        finally:
-            c.close()
-    seconds = time.monotonic() - started
-    if on_rows is not None:
-        on_rows(RowsProgress(done[0], total, seconds))
-    return {"schema": schema, "tables_created": len(whole) * len(TABLES), "rows": done[0], "rows_per_table": 0,
+    for n in todo:  # a set at a time: each is registered as soon as it is whole
+        if not load.run(load_statements(n, options)):
+            break
+        register_tables(params, schema, [f"{t}{n}" for t in TABLES], want)
+        whole.append(n)
+    # cancelled: the data sets not whole go (never registered)
+    dropped = drop_tables(params, schema, [f"{t}{n}" for n in todo if n not in whole for t in TABLES])
+    seconds = load.finish()
+    return {"schema": schema, "tables_created": len(whole) * len(TABLES), "rows": load.rows, "rows_per_table": 0,
             "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,
-            "what": f"{len(whole)} dbSTRESS-like data set(s) of {options['objects']:,} objects, {done[0]:,} rows"}
+            "what": f"{len(whole)} dbSTRESS-like data set(s) of {options['objects']:,} objects, {load.rows:,} rows"}

@@ -18,7 +18,6 @@ scans forced onto each secondary index that exists, or (query_pk_only) a PK IN-l
 from __future__ import annotations
 
 import base64
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -26,21 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from tunebench.core.errors import ConfigError, TargetError
+from tunebench.core.errors import ConfigError
 from tunebench.core.target import ConnParams
-from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
-from tunebench.load.options import OptionSpec, resolve_options
+from tunebench.load.family import ConnectionContext, Progress, Transaction, TrxType
+from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import (
-    PROGRESS_EVERY,
-    REGISTRY,
     RowsProgress,
-    _ensure_registry,
-    _existing,
     _server,
     check_schema_name,
-    cleanup,
 )
-from tunebench.mysql.connect import open_connection
+from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, drop_tables, register_tables
 
 TABLE = "purchases_index"
 INDEXES = (("marketsegment", "productid, customerid, price"),
@@ -183,22 +177,18 @@ class IibenchConnection:
         return k
 
 
-class IibenchFamily:
+class IibenchFamily(RegisteredFamily):
     name = "iibench"
     description = ("the insert benchmark (iiBench): purchases_index tables, multi-row INSERTs with up to three "
                    "secondary indexes, optional query clients (role=query) and matching deletes")
-    engines: tuple[str, ...] = ("builtin",)
+    OPTIONS = OPTIONS
     form_options = ("role", "tables", "rows_per_commit", "secondary_indexes", "inserts_per_second",
                     "delete_per_insert")
     data_options = ("tables", "secondary_indexes", "mysql_storage_engine")
-    headline: tuple[str, float, str] | None = None
-
-    def option_specs(self) -> Mapping[str, OptionSpec]:
-        return OPTIONS
 
     def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
                 where: str = "") -> dict[str, Any]:
-        out = resolve_options(defaults, fixed, given, where, OPTIONS)
+        out = super().resolve(defaults, fixed, given, where)
         if out["data_length_max"] < out["data_length_min"]:
             raise ConfigError(f"{where}option data_length_max: {out['data_length_max']} is below data_length_min "
                               f"{out['data_length_min']}")
@@ -217,137 +207,57 @@ class IibenchFamily:
         return tuple(TrxType(name, 1, f"LIMIT range scan on the {name} index")
                      for name, _ in INDEXES[:options["secondary_indexes"]])
 
-    def plan(self, workload: Any, options: Mapping[str, Any]) -> None:
-        return None
-
     def shape(self, options: Mapping[str, Any]) -> str:
         rows = f" x {options['initial_rows']:,} rows" if options["initial_rows"] else ""
         return f"{options['tables']} purchases_index table(s){rows}, {options['secondary_indexes']} secondary index(es)"
 
-    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
-        return tuple(options[k] for k in self.data_options)
+    def tables(self, options: Mapping[str, Any]) -> list[str]:
+        return [table_name(n) for n in range(1, options["tables"] + 1)]
 
-    def missing_data(self, params: ConnParams, schema: str, workload: Any,
-                     options: Mapping[str, Any]) -> str | None:
-        conn = open_connection(_server(params))
-        try:
-            tables, registered = _existing(conn, schema)
-        finally:
-            conn.close()
-        want = shape(options)
-        for n in range(1, options["tables"] + 1):
-            t = table_name(n)
-            if t not in tables or registered.get(t) != want:
-                return (f"{self.shape(options)} are not prepared in {schema} "
-                        f"({t} {'is of another shape' if t in tables else 'is missing'})")
-        return None
+    def registered_shape(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        return shape(options)
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
                 cancel: threading.Event | None = None) -> dict[str, Any]:
         return _prepare(_server(params), check_schema_name(schema), options, threads, progress, on_rows, cancel)
 
-    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return cleanup(params, schema)
-
-    def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
-        return []
-
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         c = IibenchConnection(ctx)
         return c.insert if ctx.options["role"] == "insert" else c.query
-
-    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
-        raise ConfigError("the iibench family runs on the builtin engine")
 
 
 def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], threads: int, progress: Progress | None,
              on_rows: Callable[[RowsProgress], None] | None, cancel: threading.Event | None) -> dict[str, Any]:
     """Create the tables (registered once whole) and load `initial_rows` into each, made by the server."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from tunebench.load.tpcc.loader import rs, seq
 
     say = progress or (lambda _m: None)
-    started = time.monotonic()
     want = shape(options)
-    conn = open_connection(params)
-    todo = []
-    try:
-        _ensure_registry(conn, schema)
-        tables, registered = _existing(conn, schema)
-        cur = conn.cursor()
-        for n in range(1, options["tables"] + 1):
-            t = table_name(n)
-            if t in tables and t not in registered:
-                raise TargetError(f"{schema}.{t} exists and was not created by Tunebench; refusing to touch it "
-                                  "(use another --schema)")
-            if t in tables and registered.get(t) == want:
-                continue
-            cur.execute(f"DROP TABLE IF EXISTS `{schema}`.{t}")
-            cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (t,))
-            cur.execute(f"USE `{schema}`")
-            for sql in create_sql(n, options):
-                cur.execute(sql)
-            say(f"Creating table '{t}'...")
-            todo.append(n)
-        cur.close()
-    finally:
-        conn.close()
-    rows = options["initial_rows"]
-    total, done, last = rows * len(todo), [0], [0.0]
-    lock = threading.Lock()
-    stop = threading.Event()
 
-    def load(n: int) -> bool:
-        c = open_connection(params)
-        try:
-            cur = c.cursor()
-            cur.execute(f"USE `{schema}`")
-            for first in range(0, rows, LOAD_CHUNK):
-                if stop.is_set() or (cancel is not None and cancel.is_set()):
-                    stop.set()
-                    return False
-                k = min(LOAD_CHUNK, rows - first)
-                cur.execute(f"INSERT INTO {table_name(n)} (dateandtime, cashregisterid, customerid, productid, price, "
-                            f"data) SELECT NOW(), FLOOR(RAND() * {options['cashregisters']}), "
-                            f"FLOOR(RAND() * {options['customers']}), FLOOR(RAND() * {options['products']}), "
-                            f"FLOOR(RAND() * {options['max_price']}), "
-                            f"{rs(options['data_length_min'], options['data_length_max'])} FROM {seq(k, 'r')}")
-                with lock:
-                    done[0] += k
-                    now = time.monotonic()
-                    report = on_rows is not None and now - last[0] >= PROGRESS_EVERY
-                    if report:
-                        last[0] = now
-                if report and on_rows is not None:
-                    on_rows(RowsProgress(done[0], total, now - started))
-            cur.execute(f"INSERT INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
-                        (table_name(n), json.dumps(want), time.time()))
-            cur.close()
-        finally:
-            c.close()
-        return True
+    def create(cur: Any, n: int) -> None:
+        for sql in create_sql(n, options):
+            cur.execute(sql)
+
+    todo = claim_sets(params, schema, {n: [table_name(n)] for n in range(1, options["tables"] + 1)}, want, create,
+                      say)
+    rows = options["initial_rows"]
+    load = ServerLoad(params, schema, rows * len(todo), threads, on_rows, cancel)
+
+    def batch(n: int) -> list[str]:
+        return [f"INSERT INTO {table_name(n)} (dateandtime, cashregisterid, customerid, productid, price, data) "
+                f"SELECT NOW(), FLOOR(RAND() * {options['cashregisters']}), FLOOR(RAND() * {options['customers']}), "
+                f"FLOOR(RAND() * {options['products']}), FLOOR(RAND() * {options['max_price']}), "
+                f"{rs(options['data_length_min'], options['data_length_max'])} "
+                f"FROM {seq(min(LOAD_CHUNK, rows - first), 'r')}" for first in range(0, rows, LOAD_CHUNK)]
 
     if todo and rows:
         say(f"Inserting {rows} rows into {len(todo)} table(s) with {threads} connections")
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        whole = [n for n, ok in zip(todo, pool.map(load, todo), strict=True) if ok]
-    dropped = []
-    if len(whole) < len(todo):  # cancelled: the tables not whole go (never registered)
-        c = open_connection(params)
-        try:
-            cur = c.cursor()
-            for n in todo:
-                if n not in whole:
-                    cur.execute(f"DROP TABLE IF EXISTS `{schema}`.{table_name(n)}")
-                    dropped.append(table_name(n))
-            cur.close()
-        finally:
-            c.close()
-    seconds = time.monotonic() - started
-    if on_rows is not None:
-        on_rows(RowsProgress(done[0], total, seconds))
-    return {"schema": schema, "tables_created": len(whole), "rows": done[0], "rows_per_table": rows,
+    whole = todo if load.run([batch(n) for n in todo]) else []
+    register_tables(params, schema, [table_name(n) for n in whole], want)
+    # cancelled: the tables are dropped (never registered)
+    dropped = drop_tables(params, schema, [table_name(n) for n in todo if n not in whole])
+    seconds = load.finish()
+    return {"schema": schema, "tables_created": len(whole), "rows": load.rows, "rows_per_table": rows,
             "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,
             "what": f"{len(whole)} purchases_index table(s) x {rows:,} rows"}

@@ -6,16 +6,15 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tunebench.core.errors import ConfigError
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
-from tunebench.load.options import OptionSpec, resolve_options
-from tunebench.load.prepare import _existing, _server, cleanup
+from tunebench.load.options import OptionSpec
+from tunebench.load.prepare import _server
+from tunebench.load.registered import RegisteredFamily
 from tunebench.load.tpcc import check as tpcc_check
 from tunebench.load.tpcc.loader import Loader, shape
 from tunebench.load.tpcc.schema import TABLES
 from tunebench.load.tpcc.trx import ISOLATION, TRX_NAMES, TpccConnection
-from tunebench.mysql.connect import open_connection
 
 _SPECS = (
     OptionSpec("scale", int, 2, "Warehouses per table set (sysbench-tpcc's default is 100)", 1, 100_000),
@@ -37,64 +36,35 @@ TRANSACTIONS = (
 assert tuple(t.name for t in TRANSACTIONS) == TRX_NAMES
 
 
-class TpccFamily:
+class TpccFamily(RegisteredFamily):
     name = "tpcc"
     description = ("TPC-C-like (as sysbench-tpcc): 9 tables per set, NewOrder/Payment/OrderStatus/Delivery/"
                    "StockLevel 10:10:1:1:1; growing data, deadlocks retried")
-    engines: tuple[str, ...] = ("builtin",)
+    OPTIONS = OPTIONS
     form_options = ("scale", "tables", "use_fk", "trx_level")
     data_options = ("scale", "tables", "use_fk", "mysql_storage_engine")  # what groups sharing the tables agree on
     headline: tuple[str, float, str] | None = ("new_order", 60.0, "NOPM")
-
-    def option_specs(self) -> Mapping[str, OptionSpec]:
-        return OPTIONS
-
-    def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
-                where: str = "") -> dict[str, Any]:
-        return resolve_options(defaults, fixed, given, where, OPTIONS)
+    missing_phrase = "the TPC-C tables of {shape} are"
 
     def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
         return TRANSACTIONS
 
-    def plan(self, workload: Any, options: Mapping[str, Any]) -> None:
-        return None
-
     def shape(self, options: Mapping[str, Any]) -> str:
         return f"{options['scale']} warehouse(s) x {options['tables']} table set(s)"
 
-    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
-        return tuple(options[k] for k in self.data_options)
+    def tables(self, options: Mapping[str, Any]) -> list[str]:
+        return [f"{t}{n}" for n in range(1, options["tables"] + 1) for t in TABLES]
 
-    def missing_data(self, params: ConnParams, schema: str, workload: Any,
-                     options: Mapping[str, Any]) -> str | None:
-        conn = open_connection(_server(params))
-        try:
-            tables, registered = _existing(conn, schema)
-        finally:
-            conn.close()
-        want = shape(options)
-        for n in range(1, options["tables"] + 1):
-            for t in TABLES:
-                name = f"{t}{n}"
-                if name not in tables or registered.get(name) != want:
-                    return (f"the TPC-C tables of {self.shape(options)} are not prepared in {schema} "
-                            f"({name} {'is of another shape' if name in tables else 'is missing'})")
-        return None
+    def registered_shape(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        return shape(options)
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
                 cancel: threading.Event | None = None) -> dict[str, Any]:
         return Loader(params, schema, options, threads, progress, on_rows, cancel).load()
 
-    def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return cleanup(params, schema)
-
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
         return tpcc_check.check(_server(params), schema, int(options["tables"]))
 
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         return TpccConnection(ctx).work
-
-    def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
-        raise ConfigError("the tpcc family runs on the builtin engine; for sysbench-tpcc itself use "
-                          "--engine sysbench --lua PATH/tpcc.lua")
