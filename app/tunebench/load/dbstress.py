@@ -34,7 +34,7 @@ from tunebench.load.prepare import (
     _server,
     check_schema_name,
 )
-from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, drop_tables, register_tables
+from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, register_tables
 from tunebench.mysql.connect import open_connection
 
 TABLES = ("zone", "section", "stat", "object", "history")
@@ -239,16 +239,11 @@ def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], thread
                       want, create, say)
     per_set = options["objects"] * (1 + options["history_per_object"]) + ZONES + SECTIONS + STATES
     load = ServerLoad(params, schema, per_set * len(todo), threads, on_rows, cancel)
-    whole = []
     if todo:
         say(f"Loading {len(todo)} data set(s) of {options['objects']:,} objects with {threads} connections")
-    for n in todo:  # a set at a time: each is registered as soon as it is whole
-        if not load.run(load_statements(n, options)):
-            break
-        register_tables(params, schema, [f"{t}{n}" for t in TABLES], want)
-        whole.append(n)
-    # cancelled: the data sets not whole go (never registered)
-    dropped = drop_tables(params, schema, [f"{t}{n}" for n in todo if n not in whole for t in TABLES])
+    names = {n: [f"{t}{n}" for t in TABLES] for n in todo}
+    whole, dropped = load.load_sets(todo, lambda n: load_statements(n, options),
+                                    lambda n: register_tables(params, schema, names[n], want), names.__getitem__)
     seconds = load.finish()
     return {"schema": schema, "tables_created": len(whole) * len(TABLES), "rows": load.rows, "rows_per_table": 0,
             "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,

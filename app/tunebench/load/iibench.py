@@ -34,7 +34,7 @@ from tunebench.load.prepare import (
     _server,
     check_schema_name,
 )
-from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, drop_tables, register_tables
+from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, register_tables
 
 TABLE = "purchases_index"
 INDEXES = (("marketsegment", "productid, customerid, price"),
@@ -253,10 +253,11 @@ def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], thread
 
     if todo and rows:
         say(f"Inserting {rows} rows into {len(todo)} table(s) with {threads} connections")
-    whole = todo if load.run([batch(n) for n in todo]) else []
-    register_tables(params, schema, [table_name(n) for n in whole], want)
-    # cancelled: the tables are dropped (never registered)
-    dropped = drop_tables(params, schema, [table_name(n) for n in todo if n not in whole])
+    # all the tables at once (one set): whole together, or dropped together (a cancel, a failure)
+    done, dropped = load.load_sets([0] if todo else [], lambda _n: [batch(n) for n in todo],
+                                   lambda _n: register_tables(params, schema, [table_name(n) for n in todo], want),
+                                   lambda _n: [table_name(n) for n in todo])
+    whole = todo if done else []
     seconds = load.finish()
     return {"schema": schema, "tables_created": len(whole), "rows": load.rows, "rows_per_table": rows,
             "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,

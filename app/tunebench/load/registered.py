@@ -4,6 +4,7 @@ what was registered, and the builtin engine only (TPC-C-like, iiBench, dbSTRESS-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -186,11 +187,36 @@ class ServerLoad:
         self.on_rows(p)
 
     def run(self, batches: Sequence[Sequence[str]]) -> bool:
-        """Run every batch; False when the load was stopped (cancel) before all were done."""
-        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+        """Run every batch; False when the load was stopped (cancel) before all were done. A failed batch (or
+        Ctrl-C) stops the others at their next statement and is raised."""
+        pool = ThreadPoolExecutor(max_workers=self.threads)
+        try:
             for f in [pool.submit(self._batch, b) for b in batches]:
                 f.result()
+        except BaseException:
+            self.stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return not self.stop.is_set()
+
+    def load_sets(self, todo: Sequence[int], batches: Callable[[int], Sequence[Sequence[str]]],
+                  finish: Callable[[int], None], tables: Callable[[int], Sequence[str]]) -> tuple[list[int], list[str]]:
+        """Load the sets one after the other, each `finish`ed (indexes, registration) once whole. Returns the
+        sets made whole and the tables dropped: those of the sets a cancel left unfinished, and (then raised)
+        a failure's. Nothing half-made stays behind, registered or not."""
+        whole: list[int] = []
+        try:
+            for n in todo:
+                if not self.run(batches(n)):
+                    break
+                finish(n)
+                whole.append(n)
+        except BaseException:
+            with contextlib.suppress(Exception):  # (a server gone: the first error is the one to tell)
+                drop_tables(self.params, self.schema, [t for n in todo if n not in whole for t in tables(n)])
+            raise
+        return whole, drop_tables(self.params, self.schema, [t for n in todo if n not in whole for t in tables(n)])
 
     def finish(self) -> float:
         """The seconds it took; the last progress report (all rows counted)."""

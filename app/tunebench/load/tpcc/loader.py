@@ -13,27 +13,15 @@ server may evaluate them as often as it likes.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import random
 import string
 import threading
-import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tunebench.core.errors import TargetError
 from tunebench.core.target import ConnParams
-from tunebench.load.prepare import (
-    PROGRESS_EVERY,
-    REGISTRY,
-    RowsProgress,
-    _ensure_registry,
-    _existing,
-    _server,
-    check_schema_name,
-)
+from tunebench.load.prepare import RowsProgress, _server, check_schema_name
+from tunebench.load.registered import ServerLoad, claim_sets, register_tables
 from tunebench.load.tpcc.schema import (
     CUST_PER_DIST,
     DIST_PER_WARE,
@@ -147,8 +135,11 @@ def item_statements(n: int) -> list[str]:
             f"(100 + FLOOR(RAND() * 9901)) / 100, {data_field(26, 50)} FROM {seq(MAX_ITEMS, 'i')}"]
 
 
+SESSION = "SET SESSION foreign_key_checks = 0, SESSION unique_checks = 0"  # each load connection's first
+
+
 class Loader:
-    """Load `sets` table sets of `scale` warehouses each into `schema` (see the module's doc)."""
+    """Load `tables` table sets of `scale` warehouses each into `schema` (see the module's doc)."""
 
     def __init__(self, params: ConnParams, schema: str, options: Mapping[str, Any], threads: int,
                  progress: Progress | None = None, on_rows: Callable[[RowsProgress], None] | None = None,
@@ -157,146 +148,45 @@ class Loader:
         self.threads = max(1, threads)
         self.say = progress or (lambda _m: None)
         self.on_rows, self.cancel = on_rows, cancel
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-        self.rows = 0
-        self.reported = 0.0
-        self.started = time.monotonic()
-        self.total = 0
 
-    def _connect(self) -> Any:
-        conn = open_connection(self.params, autocommit=True)
-        cur = conn.cursor()
-        cur.execute(f"USE `{self.schema}`")
-        cur.execute("SET SESSION foreign_key_checks = 0, SESSION unique_checks = 0")
-        cur.close()
-        return conn
-
-    def todo(self) -> list[int]:
-        """The table sets missing or of another shape (each dropped, to be loaded again); TargetError for a
-        table of that name Tunebench did not create."""
-        conn = open_connection(self.params)
-        try:
-            _ensure_registry(conn, self.schema)
-            tables, registered = _existing(conn, self.schema)
-            want = shape(self.options)
-            out = []
-            for n in range(1, self.options["tables"] + 1):
-                names = [f"{t}{n}" for t in TABLES]
-                foreign = [t for t in names if t in tables and t not in registered]
-                if foreign:
-                    raise TargetError(f"{self.schema}.{foreign[0]} exists and was not created by Tunebench; "
-                                      "refusing to touch it (use another --schema)")
-                if all(t in tables and registered.get(t) == want for t in names):
-                    continue
-                self._drop(conn, n)
-                cur = conn.cursor()
-                cur.execute(f"USE `{self.schema}`")
-                for t in TABLES:
-                    cur.execute(create_sql(t, n, self.options["mysql_storage_engine"]))
-                cur.close()
-                out.append(n)
-            return out
-        finally:
-            conn.close()
-
-    def _drop(self, conn: Any, n: int) -> None:
-        cur = conn.cursor()
-        cur.execute("SET SESSION foreign_key_checks = 0")
+    def _create(self, cur: Any, n: int) -> None:
         for t in TABLES:
-            cur.execute(f"DROP TABLE IF EXISTS `{self.schema}`.{t}{n}")
-            cur.execute(f"DELETE FROM `{self.schema}`.{REGISTRY} WHERE table_name=%s", (f"{t}{n}",))
-        cur.execute("SET SESSION foreign_key_checks = 1")
-        cur.close()
-
-    def _added(self, rows: int) -> None:
-        with self.lock:
-            self.rows += max(0, rows)
-            now = time.monotonic()
-            if self.on_rows is None or now - self.reported < PROGRESS_EVERY:
-                return
-            self.reported = now
-            p = RowsProgress(self.rows, self.total, now - self.started)
-        self.on_rows(p)
-
-    def _run(self, statements: list[str]) -> None:
-        if self.stop.is_set():
-            return
-        conn = self._connect()
-        try:
-            cur = conn.cursor()
-            for sql in statements:
-                if self.stop.is_set() or (self.cancel is not None and self.cancel.is_set()):
-                    self.stop.set()
-                    return
-                cur.execute(sql)
-                self._added(cur.rowcount)
-            cur.close()
-        finally:
-            conn.close()
+            cur.execute(create_sql(t, n, self.options["mysql_storage_engine"]))
 
     def _finish(self, n: int) -> None:
-        """Secondary indexes, foreign keys, then the set's nine tables are registered: it is whole."""
-        if self.stop.is_set():
-            return
+        """Secondary indexes and foreign keys once the set's rows are in, then it is registered: whole."""
         self.say(f"Adding indexes{' and foreign keys' if self.options['use_fk'] else ''} to table set {n} ...")
-        conn = self._connect()
+        conn = open_connection(self.params)
         try:
             cur = conn.cursor()
-            cur.execute("SET SESSION foreign_key_checks = 0")
+            cur.execute(f"USE `{self.schema}`")
+            cur.execute(SESSION)
             for sql in index_sql(n) + (foreign_key_sql(n) if self.options["use_fk"] else []):
                 cur.execute(sql)
-            want = json.dumps(shape(self.options))
-            for t in TABLES:
-                cur.execute(f"INSERT INTO `{self.schema}`.{REGISTRY} VALUES (%s, %s, %s)",
-                            (f"{t}{n}", want, time.time()))
             cur.close()
         finally:
             conn.close()
+        register_tables(self.params, self.schema, [f"{t}{n}" for t in TABLES], shape(self.options))
 
     def load(self) -> dict[str, Any]:
-        sets = self.todo()
         scale = self.options["scale"]
-        self.total = len(sets) * (MAX_ITEMS + scale * ROWS_PER_WAREHOUSE)
-        if sets:
-            self.say(f"Loading {scale} warehouse(s) into {len(sets)} table set(s) with {self.threads} connections")
-        pool = ThreadPoolExecutor(max_workers=self.threads)
-        whole: list[int] = []
-        try:
-            for n in sets:
-                tasks = [item_statements(n)]
-                for w in range(1, scale + 1):
-                    tasks += [order_statements(n, w), stock_statements(n, w), warehouse_statements(n, w)]
-                for f in [pool.submit(self._run, t) for t in tasks]:
-                    f.result()
-                if self.stop.is_set():
-                    break
-                self._finish(n)
-                whole.append(n)
-        except BaseException:
-            self.stop.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            with contextlib.suppress(Exception):
-                self._drop_sets([n for n in sets if n not in whole])
-            raise
-        pool.shutdown(wait=True)
-        cancelled = self.stop.is_set()
-        dropped = self._drop_sets([n for n in sets if n not in whole]) if cancelled else []
-        seconds = time.monotonic() - self.started
-        if self.on_rows is not None:
-            self.on_rows(RowsProgress(self.rows, self.total, seconds))
-        return {"schema": self.schema, "tables_created": len(whole) * len(TABLES), "rows": self.rows,
-                "rows_per_table": 0, "seconds": round(seconds, 2), "cancelled": cancelled, "dropped": dropped,
-                "rows_per_s": round(self.rows / seconds) if seconds > 0 else 0,
-                "what": f"{len(whole)} table set(s) x {scale} warehouse(s), {self.rows:,} rows"}
+        sets = {n: [f"{t}{n}" for t in TABLES] for n in range(1, self.options["tables"] + 1)}
+        todo = claim_sets(self.params, self.schema, sets, shape(self.options), self._create, lambda _m: None)
+        load = ServerLoad(self.params, self.schema, len(todo) * (MAX_ITEMS + scale * ROWS_PER_WAREHOUSE),
+                          self.threads, self.on_rows, self.cancel)
+        if todo:
+            self.say(f"Loading {scale} warehouse(s) into {len(todo)} table set(s) with {self.threads} connections")
 
-    def _drop_sets(self, sets: list[int]) -> list[str]:
-        if not sets:
-            return []
-        conn = open_connection(self.params)
-        try:
-            for n in sets:
-                self._drop(conn, n)
-        finally:
-            conn.close()
-        return [f"{t}{n}" for n in sets for t in TABLES]
+        def batches(n: int) -> list[list[str]]:
+            out = [[SESSION, *item_statements(n)]]
+            for w in range(1, scale + 1):
+                out += [[SESSION, *order_statements(n, w)], [SESSION, *stock_statements(n, w)],
+                        [SESSION, *warehouse_statements(n, w)]]
+            return out
+
+        whole, dropped = load.load_sets(todo, batches, self._finish, sets.__getitem__)
+        seconds = load.finish()
+        return {"schema": self.schema, "tables_created": len(whole) * len(TABLES), "rows": load.rows,
+                "rows_per_table": 0, "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo),
+                "dropped": dropped, "rows_per_s": round(load.rows / seconds) if seconds > 0 else 0,
+                "what": f"{len(whole)} table set(s) x {scale} warehouse(s), {load.rows:,} rows"}
