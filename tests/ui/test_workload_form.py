@@ -32,6 +32,9 @@ def test_the_form_follows_the_workload_family(win):
     spec = w.run_spec()
     assert [g.family.name for g in spec.groups] == ["tpcc", "oltp"]
     assert spec.groups[1].options["table_size"] == 10000
+    w.workload.setCurrentText("dbstress_rw1")  # a preset's fixed option is shown, not editable
+    assert w.editors["mix"].currentText() == "rw1" and not w.editors["mix"].isEnabled()
+    assert w.editors["objects"].isEnabled()
     w.workload.setCurrentText("oltp_read_write")
     assert "table_size" in w.editors and "tpcc" not in w.family_label.text()
     assert "mix" not in w.family_label.text()  # one transaction type

@@ -221,6 +221,9 @@ class WorkloadPanel(QWidget):
         self.family_label.setToolTip(family.description)
         for opt in family.form_options:
             editor = option_editor(specs[opt], defaults[opt])
+            if opt in wl.fixed:  # the workload's own (dbstress_rw1's mix): shown, not editable
+                editor.setEnabled(False)
+                editor.setToolTip(f"{specs[opt].help} (fixed by the workload {wl.name})")
             self.editors[opt] = editor
             self.options_form.addRow(opt, editor)
         others = [o for o in specs if o not in family.form_options]
