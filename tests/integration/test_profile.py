@@ -1,7 +1,8 @@
 """Issue 18's CPU profile probe on the sandbox: a step of oltp_read_write under `--probes status,profile` yields
 the server's top functions per window (series profile.mysqld.*) and the step's folded stacks (kernel symbols at
-least: Debian's mariadbd is stripped), `sessions profile` prints them and draws the flame graph, and no perf
-process outlives the run. Without perf: one line, the other probes go on."""
+least: Debian's mariadbd is stripped), the load generator's likewise (profile.client.*), `sessions profile` prints
+them and draws the flame graph, and no perf process outlives the run. A step's stacks are its own: the window in
+progress is cut at the step's end. Without perf: one line, the other probes go on."""
 
 import json
 import os
@@ -30,6 +31,11 @@ def test_a_step_yields_a_profile(sandbox, cli, tmp_path):
     folded = show["steps"][0]["summary"]["_profile"]
     assert sum(folded.values()) > 50
     assert any("[k] " in stack for stack in folded)  # kernel symbols resolve
+    # the load generator's processes are profiled in the same perf: their own series and stacks
+    assert [n for n in show["series"] if n.startswith("profile.client.")]
+    assert sum(show["steps"][0]["summary"]["_profile_client"].values()) > 20
+    client_top = json.loads(cli("sessions", "profile", str(sid), "--of", "client", "--json").stdout)
+    assert client_top[0]["samples"] > 20
     top = json.loads(cli("sessions", "profile", str(sid), "--step", "1", "--top", "5", "--json").stdout)
     assert top[0]["step"] == 1 and len(top[0]["top"]) >= 5
     graph = tmp_path / "flame.svg"
@@ -49,3 +55,44 @@ def test_without_perf_the_other_probes_go_on(sandbox, cli):
     assert "perf not found" in json.dumps(result["probes"])
     assert [ln for ln in out.stderr.splitlines() if "perf not found" in ln] != []
     assert "Traceback" not in out.stderr
+
+
+def test_a_steps_stacks_are_its_own(sandbox, sandbox_params):
+    """The window in progress when a step ends is cut there: what the load did after that lands in the next
+    step, not in this one (before the cut, a 5 s window was counted in the step it ended in)."""
+    import dataclasses
+    import threading
+    import time
+
+    from tunebench.hosts.profile import ProfileProbe
+
+    pid = sandbox.status().pid
+    probe = ProfileProbe({"mysqld": lambda: [pid]}, window=5.0)
+    probe.open()
+    try:
+        time.sleep(1.5)  # mid-window
+        t0 = time.monotonic()
+        assert probe.cut()
+        assert time.monotonic() - t0 < 2.0
+        probe.take_folded()
+        done = threading.Event()
+
+        def busy():  # server work after the cut
+            from tunebench.load.driver import open_session
+
+            s = open_session(dataclasses.replace(sandbox_params, database=None))
+            while not done.is_set():
+                s.query(b"SELECT BENCHMARK(200000, MD5('x'))")
+            s.close()
+        t = threading.Thread(target=busy)
+        t.start()
+        time.sleep(1.0)
+        done.set()
+        t.join()
+        assert probe.cut()
+        after = probe.take_folded()
+        assert sum(after.get("mysqld", {}).values()) > 20  # the busy second, sampled at 99 Hz
+        assert probe.cut() and probe.take_folded() == {}  # nothing since: an idle server, and nothing carried over
+    finally:
+        probe.close()
+    assert perf_processes() == []

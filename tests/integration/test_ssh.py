@@ -176,8 +176,8 @@ def test_database_host_cpu_disks_and_mysqld_over_ssh(sandbox, cli, trusted):
     remote = dataclasses.replace(sandbox.target(), name="sandbox-over-ssh", db_host=trusted.url())
     store.save_target(remote)
     out = cli("run", "--target", "sandbox-over-ssh", "--workload", "oltp_point_select", "--threads", "4",
-              "--step-seconds", "5", "--table-size", "10000", "--probes", "cpu,proc", "--ssh-key", trusted.key,
-              "--json")
+              "--step-seconds", "8", "--table-size", "10000", "--probes", "cpu,proc,profile", "--ssh-key",
+              trusted.key, "--json")
     assert out.returncode == 0, out.stderr[-1500:]
     sid = json.loads(out.stdout)["session_id"]
     series = store.series(sid)
@@ -190,6 +190,12 @@ def test_database_host_cpu_disks_and_mysqld_over_ssh(sandbox, cli, trusted):
     assert abs(local - over_ssh) < 25
     status = json.loads(out.stdout)["probes"]
     assert status[f"proc@127.0.0.1:{trusted.port}"]["ok"], status
+    # perf over SSH on the database host (the server's stacks), and here on the load generator's processes
+    assert status[f"profile@127.0.0.1:{trusted.port}"]["ok"], status
+    summary = store.get_session(sid)["steps"][0]["summary"]
+    assert "_profile" in summary and "_profile_client" in summary, sorted(summary)
+    assert sum(summary["_profile"].values()) > 20 and sum(summary["_profile_client"].values()) > 20
+    assert "of the client processes (the server is not on this host)" in status["profile"]["detail"], status
 
 
 def test_static_knobs_restart_the_server_over_ssh_and_come_back(sandbox, cli, trusted, tmp_path):

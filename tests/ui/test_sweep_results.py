@@ -120,6 +120,27 @@ def test_steps_fill_the_tables_in_as_they_end(win, qtbot, plan):
     assert not view.clock.isActive()
 
 
+def test_each_steps_efficiency_side_by_side(win, qtbot, plan):
+    """The Efficiency tab: per step, what a transaction cost; fsyncs per commit fall with trx_commit=2."""
+    c, view = win.controller, win.sweep_results
+    c.sweep_planned.emit(plan)
+    costs = {"cpu_us_per_trx": 41.5, "cpu_us_per_query": 4.6, "cs_per_trx": 3.2, "kb_read_per_trx": 0.0,
+             "kb_written_per_trx": 2.5, "rows_read_per_query": 1.0, "fsyncs_per_commit": 1.02,
+             "redo_bytes_per_commit": 610.0, "cpu_us_per_insert": None, "kb_written_per_insert": None,
+             "kb_read_per_query": 0.0}
+    c.step.emit(StepResult(0, (summary(2, 1000.0, 0.04),), 0, efficiency={"main": costs}))
+    c.step.emit(StepResult(1, (summary(4, 1900.0, 0.01),), 0))  # a step without the probes it needs: no row
+    c.step.emit(StepResult(2, (summary(2, 2100.0, 0.01),), 1,
+                           efficiency={"main": {**costs, "fsyncs_per_commit": 0.004}}))
+    heads = [view.costs.horizontalHeaderItem(j).text() for j in range(view.costs.columnCount())]
+    assert heads[:3] == ["configuration", "threads", "TPS"] and "fsync/commit" in heads
+    assert "CPU µs/insert" not in heads and "KB rd/q" in heads  # an optional column only with a value
+    rows = shown(view.costs, strip=False)
+    fsync = heads.index("fsync/commit")
+    assert [(r[0], r[1], r[fsync]) for r in rows] == [("innodb_flush_log_at_trx_commit=1", "2", "1.02"),
+                                                      ("innodb_flush_log_at_trx_commit=2", "2", "0.00")]
+
+
 def test_a_plain_run_clears_the_view(win, qtbot, plan):
     win.controller.sweep_planned.emit(plan)
     assert win.sweep_results.grid.rowCount() == 2
@@ -211,6 +232,10 @@ def test_a_live_sweep_in_the_window_is_what_the_cli_reports(window, qtbot):
     verdicts = json.loads(json.dumps([[st.get("verdict") for st in r["steps"]] for r in live["ratios"]]))
     assert any(v for row in verdicts for v in row)  # a CI before the run ended
     assert verdicts == [[st.get("verdict") for st in r["steps"]] for r in summary["ratios"]]
+    # the Efficiency tab, live, is the report's per-operation efficiency, step for step
+    efficiency = md_tables(out.stdout)["Per-operation efficiency"]
+    assert len(efficiency) == 4
+    assert [r[3:] for r in shown(view.costs, strip=False)] == [r[3:] for r in efficiency]
 
 
 def test_details_of_a_step_without_latency_show_a_dash(win, qtbot):

@@ -3,6 +3,8 @@ graph; the probe itself on the sandbox is in tests/integration/test_probes.py.""
 
 from collections import Counter
 
+import pytest
+
 from tunebench.core.flamegraph import svg
 from tunebench.hosts.profile import fold, self_top
 
@@ -46,3 +48,69 @@ def test_series_names_of_functions():
     assert series_part("[k] finish_task_switch.isra.0") == "k:finish_task_switch_isra_0"
     assert series_part("mariadbd [unknown]") == "mariadbd:unknown"
     assert series_part("Prepared_statement::execute") == "Prepared_statement::execute"
+
+
+# `perf script -F comm,pid,ip,sym,dso` (what the probe asks for): the header is "comm pid"
+BY_PID = """mariadbd    4234
+\t           fc26f __poll (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t           891f5 start_thread (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+python3.11    5001
+\tffffffff821ef691 do_syscall_64 ([kernel.kallsyms])
+\t          10aba4 __send (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+mariadbd    4234
+\t           fc26f __poll (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t           891f5 start_thread (/usr/lib/x86_64-linux-gnu/libc.so.6)
+
+sleep    6000
+\tffffffff821ef691 do_syscall_64 ([kernel.kallsyms])
+"""
+
+
+def test_samples_fold_per_process_role_and_unknown_pids_are_dropped():
+    from tunebench.hosts.profile import fold_by_process
+
+    out = fold_by_process(BY_PID, {4234: "mysqld", 5001: "client"})
+    assert out == {"mysqld": Counter({"start_thread;__poll": 2}),
+                   "client": Counter({"__send;[k] do_syscall_64": 1})}
+
+
+class _FakeRunner:
+    """What RemotePerf sees of an SshRunner: `run(command)` -> (status, output)."""
+
+    class host:  # the attribute SshRunner has
+        label = "db1:22"
+
+    def __init__(self, answers):
+        self.answers, self.commands = list(answers), []
+
+    def run(self, command, timeout=30.0):
+        self.commands.append(command)
+        return self.answers.pop(0)
+
+
+def test_remote_perf_says_in_one_line_why_it_cannot_sample():
+    from tunebench.hosts.profile import RemotePerf
+
+    assert RemotePerf(_FakeRunner([(0, "no-perf\n2\n1000\n")])).problem() == \
+        "perf not found on db1:22 (Debian: apt-get install linux-perf)"
+    assert RemotePerf(_FakeRunner([(0, "3\n1000\n")])).problem() == \
+        "perf_event_paranoid is 3 on db1:22: sampling another process needs 1 or less, or root"
+    assert RemotePerf(_FakeRunner([(0, "3\n0\n")])).problem() is None  # root may
+
+
+def test_remote_perf_window_is_one_bounded_command_that_cleans_up():
+    from tunebench.hosts.profile import PerfFailed, RemotePerf
+
+    runner = _FakeRunner([(0, BY_PID), (1, "Error:\nNo permission to enable cpu-clock event.\n")])
+    perf = RemotePerf(runner)
+    assert perf.record("4234", 5, 99) == BY_PID
+    cmd = runner.commands[0]
+    assert "perf record -q -g -B -N --no-bpf-event -F 99 -p 4234" in cmd and "sleep 5" in cmd and "rm -rf $d" in cmd
+    with pytest.raises(PerfFailed, match=r"db1:22: No permission to enable cpu-clock event\."):
+        perf.record("4234", 5, 99)
+    assert perf.cut() is True and len(runner.commands) == 2  # between windows: nothing to send
+    perf._dir = "/tmp/tb-perf-abc"  # a window in progress: a second command interrupts its perf
+    runner.answers.append((0, ""))
+    assert perf.cut() is True and runner.commands[-1] == "kill -INT $(cat /tmp/tb-perf-abc/pid 2>/dev/null) 2>/dev/null"

@@ -193,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                                              "profile: this step (default: every profiled step)")
     sp.add_argument("--top", type=int, default=20, help="profile: functions listed per step (default 20)")
     sp.add_argument("--svg", help="profile: write the step's flame graph to this SVG file")
+    sp.add_argument("--of", choices=["server", "client"], default="server",
+                    help="profile: the server's CPU (default) or the load generator's processes' on this host")
     sp.add_argument("--step-b", type=int, help="diff: this step of the second session (default: --step, or its "
                                                "best step)")
     sp.add_argument("--format", choices=["csv", "json", "md", "sqlite"], default="csv",

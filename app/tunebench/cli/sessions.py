@@ -129,25 +129,27 @@ def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
 
 
 def _profile(args: argparse.Namespace, store: Any, sid: int) -> int:
-    """`sessions profile ID [--step N] [--top N] [--svg FILE]`: the server's top functions by self time per
-    profiled step (the `profile` probe's folded stacks), and a step's flame graph."""
+    """`sessions profile ID [--step N] [--top N] [--svg FILE] [--of client]`: the server's (or the load
+    generator's) top functions by self time per profiled step (the `profile` probe's folded stacks), and a step's
+    flame graph."""
     from tunebench.core.flamegraph import svg
     from tunebench.hosts.profile import self_top
 
     if not 1 <= args.top <= 1000:
         raise ConfigError(f"--top must be from 1 to 1000, got {args.top}")
     session = store.get_session(sid)
-    steps = [st for st in session["steps"] if (st.get("summary") or {}).get("_profile")]
+    key, whose = ("_profile_client", "client CPU") if args.of == "client" else ("_profile", "server CPU")
+    steps = [st for st in session["steps"] if (st.get("summary") or {}).get(key)]
     if args.step is not None:
         steps = [st for st in steps if st["idx"] + 1 == args.step]
     if not steps:
         which = f"step {args.step}" if args.step is not None else "any step"
-        raise ConfigError(f"session {sid} has no CPU profile of {which} (record one with --probes ...,profile)")
+        raise ConfigError(f"session {sid} has no {whose} profile of {which} (record one with --probes ...,profile)")
     if args.svg and len(steps) > 1:
         raise ConfigError("--svg draws one step: give it with --step N")
     data, lines = [], []
     for st in steps:
-        folded = st["summary"]["_profile"]
+        folded = st["summary"][key]
         top = self_top(collections.Counter(folded), args.top)
         samples = sum(folded.values())
         data.append({"step": st["idx"] + 1, "samples": samples, "top": [{"function": f, "pct": p} for f, p in top]})
@@ -156,9 +158,9 @@ def _profile(args: argparse.Namespace, store: Any, sid: int) -> int:
     if args.svg:
         _check_output(Path(args.svg), overwrite=True)
         st = steps[0]
-        title = f"session {sid} step {st['idx'] + 1}: {session['workload']}, server CPU (self + children)"
+        title = f"session {sid} step {st['idx'] + 1}: {session['workload']}, {whose} (self + children)"
         try:
-            Path(args.svg).write_text(svg(st["summary"]["_profile"], title))
+            Path(args.svg).write_text(svg(st["summary"][key], title))
         except OSError as exc:
             raise ConfigError(f"cannot write {args.svg}: {exc.strerror}") from None
         lines.append(f"wrote {args.svg}")

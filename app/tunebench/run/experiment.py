@@ -396,7 +396,7 @@ class Experiment(RunProbes):
         self._record(Event(ended, "step_end", verdict or f"step {idx + 1} done", incomplete))
         if verdict:
             self.on_note(verdict)
-        result = StepResult(idx, summaries, cfg.idx, segments, bool(incomplete))
+        result = StepResult(idx, summaries, cfg.idx, segments, bool(incomplete), summary.get("_efficiency") or {})
         self.results.append(result)
         self.on_step(result)
         if lost is not None:

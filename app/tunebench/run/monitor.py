@@ -23,7 +23,7 @@ import mysql.connector
 from tunebench.core.errors import StoreError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.core.probe import DEFAULT_PROBES, Probe, ProbeUnavailable, RateTracker
-from tunebench.hosts.profile import ProfileProbe
+from tunebench.hosts.profile import ProfileProbe, RemotePerf
 from tunebench.hosts.telemetry import (
     HostCpuProbe,
     ProcessCpuProbe,
@@ -68,24 +68,30 @@ def local_server_pid(target: Target, info: ServerInfo, transport: str | None = N
     return None, "cannot tell which local mysqld/mariadbd process is the server (pid file not readable)"
 
 
+def remote_pids(runner: Any, role: str, pid_file: str | None = None) -> Callable[[], list[int]]:
+    """The pids of what runs for us on an SSH host: the server (role 'db', from its pid file when known) or
+    sysbench (role 'client'), looked up again at each call (a restarted server has a new pid)."""
+    binaries = "mariadbd mysqld" if role == "db" else "sysbench"
+    find = f"cat {shlex.quote(pid_file)} 2>/dev/null || pidof {binaries}" if pid_file else f"pidof {binaries}"
+
+    def pids() -> list[int]:
+        rc, out_text = runner.run(find, timeout=10)
+        return [int(p) for p in out_text.split() if p.isdigit()] if rc == 0 else []
+    return pids
+
+
 def remote_probes(names: Sequence[str], label: str, role: str, runner: Any,
                   pid_file: str | None = None) -> list[Probe]:
-    """The cpu/proc probes of a host reached over SSH (`runner`: an SshRunner): its CPU and disks, and
-    the CPU of what runs there for us (role 'db': mysqld; 'client': sysbench). One `cat` per file read."""
+    """The cpu/proc/profile probes of a host reached over SSH (`runner`: an SshRunner): its CPU and disks, the
+    CPU of what runs there for us (role 'db': mysqld; 'client': sysbench), and perf on the server there. One
+    command per read."""
     out: list[Probe] = []
     if "cpu" in names:
         cpu = HostCpuProbe(label, reader=runner.read_file)
         cpu.name = f"cpu@{label}"
         out.append(cpu)
+    pids = remote_pids(runner, role, pid_file)
     if "proc" in names:
-        binaries = "mariadbd mysqld" if role == "db" else "sysbench"
-        find = (f"cat {shlex.quote(pid_file)} 2>/dev/null || pidof {binaries}" if pid_file
-                else f"pidof {binaries}")
-
-        def pids() -> list[int]:
-            rc, out_text = runner.run(find, timeout=10)
-            return [int(p) for p in out_text.split() if p.isdigit()] if rc == 0 else []
-
         def ncpu() -> int:
             try:
                 return parse_proc_stat(runner.read_file("/proc/stat")).ncpu or 1
@@ -96,6 +102,10 @@ def remote_probes(names: Sequence[str], label: str, role: str, runner: Any,
                                ncpu=ncpu(), hz=100, note=f"over SSH ({runner.host.url()})")
         proc.name = f"proc@{label}"
         out.append(proc)
+    if "profile" in names and role == "db":
+        profile = ProfileProbe({"mysqld": pids}, RemotePerf(runner))
+        profile.name = f"profile@{label}"
+        out.append(profile)
     return out
 
 
@@ -136,7 +146,16 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
             note = "" if server_pid else f"server CPU not measured: {server_note or 'server pid unknown'}"
             probes.append(ProcessCpuProbe(roles, "local", note=note))
         elif name == "profile":
-            probes.append(ProfileProbe(lambda: [p for p in [server_pid_from(pid_file) or server_pid] if p]))
+            prof_roles: dict[str, Callable[[], Iterable[int]]] = {}
+            db_host = any(role == "db" for _label, role, _runner in remote)
+            if server_pid and not db_host:  # (a database host given over SSH is where the server is profiled)
+                prof_roles["mysqld"] = lambda: [p for p in [server_pid_from(pid_file) or server_pid] if p]
+            if client_pids is not None:
+                prof_roles["client"] = client_pids
+            if prof_roles:
+                probes.append(ProfileProbe(prof_roles))
+            elif not db_host:
+                probes.append(ProfileProbe({"mysqld": list}))  # opens with the reason: no server here
     for label, role, runner in remote:
         probes += remote_probes(names, label, role, runner, pid_file if role == "db" else None)
     return probes

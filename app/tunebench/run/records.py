@@ -22,6 +22,7 @@ class StepResult:
     config: int = 0
     segments: tuple[dict[str, Any], ...] = ()
     incomplete: bool = False  # a client host or worker was lost, or the server did not answer
+    efficiency: dict[str, dict[str, Any]] = field(default_factory=dict)  # group -> per-operation costs
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,13 +104,16 @@ class RunProbes:
 
     def _step_extras(self, summary: dict[str, Any], idx: int, groups: list[str], lo: float, hi: float) -> None:
         """What a step's summary adds to the load's numbers: the drift guard's flag (variables changed outside
-        Tunebench during it), the CPU profile's folded stacks, and each group's per-operation efficiency."""
+        Tunebench during it), the CPU profile's folded stacks (`_profile` the server's, `_profile_client` the load
+        generator's), and each group's per-operation efficiency."""
         if self.drift and (drift := self.drift.check(f"during step {idx + 1}")):
             summary["_drift"] = [d.text() for d in drift]
-        profile = next((p for p in (self.sampler.probes if self.sampler else []) if p.name == "profile"), None)
-        if isinstance(profile, ProfileProbe) and (folded := profile.take_folded()):
-            # the perf windows that ended since the last step's end (a window is a few seconds, not step-aligned)
-            summary["_profile"] = folded
+        for probe in (self.sampler.probes if self.sampler else []):
+            if isinstance(probe, ProfileProbe):
+                probe.cut()  # the window in progress ends with the step (on this host; SSH windows end by themselves)
+                for label, folded in probe.take_folded().items():
+                    key = "_profile" if label == "mysqld" else f"_profile_{label}"
+                    summary.setdefault(key, {}).update(folded)
         writer = self.writer
         if writer is None:
             return

@@ -146,7 +146,8 @@ class SweepProgress:
                 continue
             summaries = tuple(StepSummary.from_dict(v) for k, v in st["summary"].items() if not k.startswith("_"))
             timeline.append((float(st["ended_at"]), StepResult(st["idx"], summaries, st["config"].get("config", 0),
-                                                                incomplete="_incomplete" in st["summary"])))
+                                                                incomplete="_incomplete" in st["summary"],
+                                                                efficiency=st["summary"].get("_efficiency") or {})))
         for e in session.get("events", []):
             if e["kind"] in ("config", "step_start", "step_end"):
                 timeline.append((float(e["t"]), Event(e["t"], e["kind"], e["label"], e["data"])))
@@ -215,6 +216,20 @@ class SweepProgress:
             measuring = self.running_threads if idx == self.running_config else None
             rows.append(Row(idx, label, idx == tables["baseline"], cells, best, measuring))
         return rows
+
+    def efficiency(self) -> list[tuple[str, int, float, dict[str, Any]]]:
+        """(configuration, threads, TPS, per-operation costs) of the main group's steps ended so far, in the order
+        they ran: what explains a knob's effect, side by side (core/efficiency.py)."""
+        labels = {c.idx: c.label() for c in self.plan.configs} if self.plan is not None else {}
+        out = []
+        for r in self.results:
+            if not r.summaries:
+                continue
+            main = r.summaries[0]
+            eff = r.efficiency.get(main.group)
+            if eff:
+                out.append((labels.get(r.config, f"configuration {r.config + 1}"), main.threads, main.tps, eff))
+        return out
 
     def progress(self, now: float) -> Progress:
         if self.plan is None:

@@ -43,7 +43,9 @@ def visible_top(dashboard: Dashboard, n: int = TOP) -> list[tuple[str, float]]:
         x, y = buf.view()
         keep = (x >= lo) & (x <= hi)
         if keep.any():
-            out.append((name.split(".", 2)[2], float(np.nanmean(y[keep]))))
+            _p, whose, function = name.split(".", 2)
+            shown = function if whose == "mysqld" else f"[{whose}] {function}"  # the load generator's, when profiled
+            out.append((shown, float(np.nanmean(y[keep]))))
     return sorted(out, key=lambda fv: -fv[1])[:n]
 
 
@@ -81,8 +83,8 @@ class HotFunctions(QWidget):
         if not (force or self.isVisible()):  # (a hidden dock costs nothing)
             return
         top = visible_top(self.dashboard)
-        self.head.setText("Server CPU by function, over the visible range (mean of the perf windows)" if top
-                          else EMPTY)
+        self.head.setText("Server CPU by function over the visible range (mean of the perf windows); [client] "
+                          "rows: the load generator's processes" if top else EMPTY)
         self.table.setRowCount(len(top))
         for i, (name, pct) in enumerate(top):
             self.table.setItem(i, 0, QTableWidgetItem(name))

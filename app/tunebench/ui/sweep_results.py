@@ -1,6 +1,7 @@
 """The sweep results view: the configuration x threads grid of TPS and p95 filling in as steps end, the best point
-of each configuration, the best-to-best and ratio-to-baseline tables, the progress with the time left by the
-plan, and the differences within the steps' own noise marked. It draws a run/sweep_progress.SweepProgress.
+of each configuration, the best-to-best and ratio-to-baseline tables, each step's per-operation efficiency, the
+progress with the time left by the plan, and the differences within the steps' own noise marked. It draws a
+run/sweep_progress.SweepProgress.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tunebench.core.efficiency import LABELS, METRICS, OPTIONAL, fmt
 from tunebench.core.interval import Event, Interval
 from tunebench.core.results import ci_text, number
 from tunebench.core.sweep import Plan, duration_text
@@ -61,11 +63,15 @@ class SweepResultsView(QWidget):
         self.grid = self._table()
         self.best = self._table()
         self.ratios = self._table()
+        self.costs = self._table()
         # one at a time: beside the docks, under the plots, two of them side by side were cut off
         self.tables = QTabWidget()
         self.tables.addTab(self.grid, "TPS · p95 by threads")
         self.tables.addTab(self.best, "Best-to-best")
         self.tables.addTab(self.ratios, "Ratio to baseline")
+        self.tables.addTab(self.costs, "Efficiency")
+        self.tables.setTabToolTip(3, "What one transaction or query cost, per step: server CPU, context switches, "
+                                     "disk, rows read, fsyncs and redo per commit (needs the proc/cpu/status probes)")
         self.leader = QLabel()  # the best-to-best's first line, in sight whatever the tab
         self.leader.setObjectName("sweep-leader")
         self.legend = QLabel(f"★ best point of a configuration   {NOISE_HELP}")
@@ -165,6 +171,7 @@ class SweepResultsView(QWidget):
         self._update_grid()
         self._update_best()
         self._update_ratios()
+        self._update_costs()
 
     def _update_progress(self) -> None:
         m = self.model
@@ -275,6 +282,25 @@ class SweepResultsView(QWidget):
                 r.setItem(i, 1 + 2 * j, self._number_item(tps, True, False))
                 r.setItem(i, 2 + 2 * j, self._number_item(ratio, True, noisy))
         r.resizeRowsToContents()
+
+    def _update_costs(self) -> None:
+        rows = self.model.efficiency()
+        keys = [k for k in METRICS if k not in OPTIONAL or any(eff.get(k) is not None for *_r, eff in rows)]
+        c = self.costs
+        c.clear()
+        c.setColumnCount(3 + len(keys))
+        c.setHorizontalHeaderLabels(["configuration", "threads", "TPS", *(LABELS[k] for k in keys)])
+        for j, k in enumerate(keys, 3):
+            if (head := c.horizontalHeaderItem(j)) is not None:
+                head.setToolTip(METRICS[k][3])
+        c.setRowCount(len(rows))
+        for i, (label, threads, tps, eff) in enumerate(rows):
+            c.setItem(i, 0, QTableWidgetItem(stacked(label)))
+            c.setItem(i, 1, self._number_item(str(threads), True, False))
+            c.setItem(i, 2, self._number_item(number(tps), True, False))
+            for j, k in enumerate(keys, 3):
+                c.setItem(i, j, self._number_item(fmt(eff.get(k)), True, False))
+        c.resizeRowsToContents()
 
     @staticmethod
     def _number_item(text: str, right: bool, noisy: bool) -> QTableWidgetItem:
