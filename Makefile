@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.installed
 sysdeps:
 	@sh packaging/ensure-system-deps.sh
 
-$(STAMP): pyproject.toml
+# setup.py builds the engine's compiled loop (app/tunebench/load/_hotloop.c) into the checkout
+$(STAMP): pyproject.toml setup.py app/tunebench/load/_hotloop.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'

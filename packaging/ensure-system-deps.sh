@@ -2,7 +2,8 @@
 # Installs the system packages Tunebench needs when they are missing (Debian/Ubuntu, apt-get).
 # Server + load: mariadb-server (mariadbd, mariadb-install-db), sysbench. Later issues: xvfb (GUI tests),
 # openssh-server (SSH runner tests), Qt's runtime libraries (PySide6). python3-venv for `python3 -m venv`.
-# linux-perf: the CPU profile probe.
+# linux-perf: the CPU profile probe. gcc, libmariadb-dev, python3-dev: the builtin engine's compiled loop
+# (app/tunebench/load/_hotloop.c, built by `pip install`).
 set -eu
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || missing="$missing $2"; }
@@ -16,6 +17,10 @@ need Xvfb xvfb
 need sshd openssh-server
 need taskset util-linux
 need perf linux-perf  # the `profile` probe (Debian's package; Ubuntu's is linux-tools-$(uname -r))
+need gcc gcc
+need mariadb_config libmariadb-dev
+python3 -c "import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
+  || missing="$missing python3-dev"
 need_lib libEGL.so.1 libegl1
 need_lib libGL.so.1 libgl1
 need_lib libxkbcommon.so.0 libxkbcommon0

@@ -17,6 +17,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     from tunebench.hosts.sandbox import find_server_binaries, probe_binary
     from tunebench.load.driver import driver_mode
+    from tunebench.load.hotloop import HAVE_HOT, loop_mode
     from tunebench.load.sysbench import sysbench_binary, sysbench_version
     from tunebench.mysql.target import keyring_backend_name
 
@@ -33,6 +34,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         "python": sys.version.split()[0],
         "driver": {"name": "mysql-connector-python", "version": mysql.connector.__version__,
                    "c_extension": bool(mysql.connector.HAVE_CEXT), "mode": driver_mode()},
+        "engine_loop": loop_mode(),
         "sysbench": {"path": sysbench_binary(), "version": sysbench_version()},
         "servers": servers,
         "keyring": keyring_backend_name(),
@@ -47,12 +49,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         problems.append("sysbench not found (apt-get install sysbench)")
     if not mysql.connector.HAVE_CEXT:
         problems.append("mysql-connector C extension not active: builtin engine runs in pure Python (slow)")
+    if not HAVE_HOT:
+        problems.append("the builtin engine's compiled loop is not built (apt-get install gcc libmariadb-dev, then "
+                        "make venv): OLTP workloads run its Python loop, which costs the server more client CPU")
     report["problems"] = problems
     report["probes"] = _doctor_probes(args, sb.running)
     d = report["driver"]
     lines = [
         f"tunebench   {__version__} (Python {report['python']})",
         f"driver      mysql-connector-python {d['version']}, {d['mode']}",
+        f"engine      {report['engine_loop']}",
         f"sysbench    {report['sysbench']['version'] or 'NOT FOUND'} {report['sysbench']['path'] or ''}",
         "servers     " + ("; ".join(f"{s.get('flavor', '?')} {s.get('version', '')} {s['path']}" for s in servers)
                          or "NONE FOUND"),

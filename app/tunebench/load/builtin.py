@@ -57,11 +57,24 @@ class NoteThrottle:
         self._since[what] = (now, 0, set())
 
 
-def default_workers(max_threads: int) -> int:
-    """Few connections per process keep GIL hand-offs cheap (bench: 2 per process is 1.5x faster at
-    16 threads than 8 per process); capped at 8 processes per CPU so 1024 users stay affordable."""
+def default_workers(max_threads: int, compiled: bool = False) -> int:
+    """The Python loop: few connections per process keep GIL hand-offs cheap (bench: 2 per process is 1.5x
+    faster at 16 threads than 8 per process); capped at 8 processes per CPU so 1024 users stay affordable.
+    The compiled loop holds no GIL while it runs: one process per CPU (more only cost memory and switches:
+    16 processes for 64 threads ran 0.83x sysbench's QPS where 2 ran ...)."""
     cpus = os.cpu_count() or 1
+    if compiled:
+        return max(1, min(max_threads, cpus))
     return max(1, min(max_threads, max(cpus, min(-(-max_threads // 2), 8 * cpus))))
+
+
+def runs_compiled(groups: list[ClientGroup]) -> bool:
+    """Does every group run in the compiled loop (load/hotloop.py)?"""
+    for g in groups:
+        compile_hot = getattr(g.family, "hot_program", None)
+        if compile_hot is None or compile_hot(g.family.plan(g.workload, g.options)) is None:
+            return False
+    return True
 
 
 class BuiltinEngine:
@@ -76,7 +89,7 @@ class BuiltinEngine:
         self.params = params
         self.groups = groups
         total = sum(max(g.schedule) for g in groups)
-        self.nworkers = workers or default_workers(total)
+        self.nworkers = workers or default_workers(total, runs_compiled(groups))
         self.seed = seed if seed is not None else time.time_ns() & 0xFFFFFFFF
         self._notes = notes or (lambda _m: None)
         self._on_gap = on_gap or (lambda _t, _label, _data: None)

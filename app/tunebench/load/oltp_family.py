@@ -14,6 +14,7 @@ from typing import Any
 
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult, ConnectionContext, Counts, Progress, Transaction, TrxType
+from tunebench.load.hotloop import HotProgram, hot_program
 from tunebench.load.oltp import C_TEMPLATE, INSERT_TEXT, PAD_TEMPLATE, STATEMENTS, EventProgram
 from tunebench.load.options import OPTIONS, OptionSpec, resolve_options
 from tunebench.load.prepare import cleanup, prepare, tables_ready
@@ -74,6 +75,10 @@ class OltpFamily:
 
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         return OltpEvent(ctx).work()
+
+    def hot_program(self, plan: EventProgram) -> HotProgram | None:
+        """The event in the compiled loop's form (load/hotloop.py), or None: the Python loop runs it."""
+        return hot_program(plan)
 
     def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
         """The workload's oltp_*.lua script and its flags: the table shape always (it must match the prepared

@@ -25,6 +25,7 @@ from tunebench.core.target import ConnParams
 from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
 from tunebench.load.families import get_family
 from tunebench.load.family import ConnectionContext
+from tunebench.load.hotloop import RUN_SECONDS, HotProgram, HotSession, HotTotals
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,8 @@ class Slot(threading.Thread):
     """One client connection running its family's transactions while active. It is the family's Counts
     (load/family.py): the family's statements add to reads/writes/other, errors are charged to `current`."""
 
-    def __init__(self, spec: WorkerSpec, group: GroupPlan, number: int, notes: list[str]):
+    def __init__(self, spec: WorkerSpec, group: GroupPlan, number: int, notes: list[str],
+                 hot: HotProgram | None = None):
         super().__init__(name=f"{group.name}-{number}", daemon=True)
         self.params = spec.params
         self.group = group
@@ -74,6 +76,10 @@ class Slot(threading.Thread):
         self.idle_until = 0.0  # a paced family's next start (iiBench inserts_per_second)
         self.fatal: str | None = None
         self.session: Any = None
+        # the compiled loop (load/hotloop.py), when the family's program runs there: its counts and latencies
+        # are the C connection's, taken by the reporter through `hot`
+        self.hot_program = hot
+        self.hot = HotTotals() if hot is not None else None
 
     # ---- Counts -----------------------------------------------------------------------------
     def retry(self) -> None:
@@ -86,6 +92,10 @@ class Slot(threading.Thread):
             self.trx_counts[self.current][2] += 1
 
     def _connect(self) -> None:
+        if self.hot_program is not None and self.hot is not None:
+            seed = int(self.rng.integers(0, 2**63 - 1))
+            self.session = HotSession(self.params, self.hot_program, seed, self.hot)
+            return
         self.session = open_session(self.params)
         ctx = ConnectionContext(self.session, self, self.rng, self.group.options, self.number,
                                 self.group.nslots or len(self.group.slots), self.group.plan)
@@ -120,6 +130,9 @@ class Slot(threading.Thread):
                 continue
             if not self._ensure_connected():
                 continue
+            if self.hot is not None:
+                self._run_hot()
+                continue
             work = self.work
             if self.ntrx:
                 self._run_typed(work)
@@ -136,6 +149,23 @@ class Slot(threading.Thread):
                 self.events += 1
                 if self.idle_until:
                     self._idle()
+
+    def _run_hot(self) -> None:
+        """The compiled loop: whole events in C with the GIL released, a return every RUN_SECONDS at most."""
+        run = self.session.run
+        while self.active:
+            try:
+                run(RUN_SECONDS)
+            except DriverError as exc:
+                self._on_error(exc)
+                break
+
+    def deactivate(self) -> None:
+        """Stop running events: the compiled loop is told at once (else it notices within RUN_SECONDS)."""
+        self.active = False
+        session = self.session
+        if isinstance(session, HotSession):
+            session.interrupt()
 
     def _run_typed(self, work: Any) -> None:
         """The loop for families of several transaction types: each one also counted and timed by type."""
@@ -211,6 +241,13 @@ def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
     return tuple(out)
 
 
+def _hot_program(group: GroupPlan) -> HotProgram | None:
+    """The group's program in the compiled loop's form, where its family has one (the OLTP family) and the loop
+    can run it; None: the Python loop."""
+    compile_hot = getattr(get_family(group.family), "hot_program", None)
+    return compile_hot(group.plan) if compile_hot is not None else None
+
+
 def _capture_stderr(path: str) -> None:
     """fd 2 to the worker's own file (glibc and the C extension write there too); a crash dumps every
     thread's Python stack into it."""
@@ -228,7 +265,7 @@ def _stop_slots(slots: dict[str, list[Slot]], grace: float = 2.0) -> bool:
     every = [s for ss in slots.values() for s in ss]
     for s in every:
         s.shutdown = True
-        s.active = False
+        s.deactivate()
         s.gate.set()
     deadline = time.monotonic() + grace
     stuck = False
@@ -248,8 +285,9 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     _capture_stderr(spec.stderr_path)
     init_client_library()  # on the main thread, before any Slot thread connects
     notes: list[str] = []
+    hot = {g.name: _hot_program(g) for g in spec.groups}
     slots: dict[str, list[Slot]] = {
-        g.name: [Slot(spec, g, n, notes) for n in g.slots] for g in spec.groups
+        g.name: [Slot(spec, g, n, notes, hot[g.name]) for n in g.slots] for g in spec.groups
     }
     last = {id(s): (0, 0, 0, 0, 0, 0) for ss in slots.values() for s in ss}
     last_trx = {id(s): [[0, 0, 0, 0] for _ in range(s.ntrx)] for ss in slots.values() for s in ss}
@@ -276,17 +314,21 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                 if want and not s.is_alive() and not s.shutdown:
                                     s.active = True
                                     s.start()
-                                elif want != s.active:
-                                    s.active = want
+                                elif want and not s.active:
+                                    s.active = True
+                                elif s.active and not want:
+                                    s.deactivate()
                                 if want:
                                     s.gate.set()
                                 else:
                                     s.gate.clear()
             # Swap latency buffers first, then read them a moment later so an append in flight lands.
-            buffers, trx_buffers = {}, {}
+            buffers, trx_buffers, hot_taken = {}, {}, {}
             for ss in slots.values():
                 for s in ss:
                     buffers[id(s)], s.lat = s.lat, []
+                    if s.hot is not None:  # counters and latencies together: each event in exactly one second
+                        hot_taken[id(s)] = s.hot.take()
                     if s.ntrx:
                         trx_buffers[id(s)], s.trx_lat = s.trx_lat, [[] for _ in range(s.ntrx)]
             time.sleep(0.002)
@@ -296,6 +338,10 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 totals = [0] * 6
                 for s in ss:
                     now = s.counters()
+                    if id(s) in hot_taken:
+                        (e, r, w, o), lat = hot_taken[id(s)]
+                        now = (now[0] + e, now[1] + r, now[2] + w, now[3] + o, now[4], now[5])
+                        hist.add_ns(lat)
                     prev = last[id(s)]
                     last[id(s)] = now
                     for i in range(6):

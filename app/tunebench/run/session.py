@@ -16,6 +16,7 @@ from tunebench.core.stats import StepSummary, summarize
 from tunebench.core.sweep import Plan
 from tunebench.core.verdict import SETTLE_SECONDS, outages, series_names, step_window, verdict_event
 from tunebench.load.driver import driver_mode
+from tunebench.load.hotloop import loop_mode
 from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.target import Target
 from tunebench.run.records import StepResult
@@ -28,7 +29,8 @@ def session_config(spec: RunSpec, plan: Plan | None) -> dict[str, Any]:
         "groups": [{"name": g.name, "workload": g.workload.name, "options": dict(g.options),
                     "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
         "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
-        "driver": driver_mode(), "workers": spec.workers,
+        "driver": driver_mode(), "engine_loop": loop_mode() if spec.engine == "builtin" else None,
+        "workers": spec.workers,
         "probes": list(spec.probes) if spec.probes is not None else "all",
         "probe_interval": spec.probe_interval,
         # the spec as written, not its expansion (a big product made this a 482 MB blob); the configurations

@@ -11,7 +11,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
 from tunebench.hosts.ssh import parse_ssh_url
-from tunebench.load.builtin import default_workers
+from tunebench.load.builtin import default_workers, runs_compiled
 from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import check_schema_name
@@ -182,6 +182,6 @@ def check_run_capacity(conn: Any, info: ServerInfo, spec: RunSpec, configs: Sequ
     limits += [int(c.knobs["max_connections"]) for c in configs if "max_connections" in c.knobs]
     peak = peak_connections([g.schedule for g in spec.groups])
     engines = {c.engine for c in configs} | {spec.engine}
-    workers = spec.workers or default_workers(peak)
+    workers = spec.workers or default_workers(peak, runs_compiled(list(spec.groups)))
     memory = max(estimate_mb(peak, e, workers, server_here, info.variables) for e in engines)
     check_capacity(Capacity(peak, max(limits), in_use, memory, mem_available_mb()))

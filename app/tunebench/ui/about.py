@@ -35,6 +35,7 @@ def versions(server: str | None = None) -> dict[str, str]:
     import sqlalchemy
 
     from tunebench.load.driver import driver_mode
+    from tunebench.load.hotloop import loop_mode
 
     return {
         "Tunebench": __version__ + (" (bundle)" if getattr(sys, "frozen", False) else ""),
@@ -44,6 +45,7 @@ def versions(server: str | None = None) -> dict[str, str]:
         "pyqtgraph": pyqtgraph.__version__,
         "SQLAlchemy": sqlalchemy.__version__,
         "mysql-connector-python": f"{mysql.connector.__version__} ({driver_mode()})",
+        "builtin engine": loop_mode(),
         "paramiko": paramiko.__version__,
         "server": server or "(not connected)",
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",

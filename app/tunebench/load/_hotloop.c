@@ -1,0 +1,668 @@
+/*
+ * The builtin engine's compiled hot loop (issue 19): one client connection running a sysbench OLTP event program
+ * (load/oltp.py's blocks over load/oltp.py's prepared statements) with the GIL released, through the MariaDB
+ * client library (libmariadb). What reaches the server is what the Python loop sends: the same prepared
+ * statements in the same order, the same per-event mix; the random ids follow sysbench's distributions as
+ * load/randgen.py draws them (same integer arithmetic), from a xoshiro256** generator seeded by the caller.
+ *
+ * Python keeps the control (load/hotloop.py): it prepares the statements, gives the program, calls run(seconds)
+ * in a loop and handles errors (retry, reconnect, abort) as the Python loop does. The worker's reporter reads the
+ * cumulative counters and takes the per-event latencies (ns) every second: take() swaps the buffer under a mutex,
+ * so every event's latency lands in exactly one second's histogram.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <mysql.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- random numbers: xoshiro256** (seeded through splitmix64) ---------------------------------------------- */
+
+typedef struct {
+    uint64_t s[4];
+} rng_t;
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t rng_next(rng_t *r) {
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+static void rng_seed(rng_t *r, uint64_t seed) {
+    for (int i = 0; i < 4; i++) {
+        uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        r->s[i] = z ^ (z >> 31);
+    }
+}
+
+static inline double rng_double(rng_t *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* uniform in [0, n): Lemire's multiply-shift with rejection, unbiased */
+static uint64_t rng_below(rng_t *r, uint64_t n) {
+    unsigned __int128 m = (unsigned __int128)rng_next(r) * n;
+    uint64_t low = (uint64_t)m;
+    if (low < n) {
+        uint64_t threshold = -n % n;
+        while (low < threshold) {
+            m = (unsigned __int128)rng_next(r) * n;
+            low = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+/* ---- sysbench's --rand-type distributions (load/randgen.py draw(), value for value in distribution) ---------- */
+
+enum { D_UNIFORM = 0, D_GAUSSIAN = 1, D_PARETO = 2, D_SPECIAL = 3 };
+
+typedef struct {
+    int kind;
+    int64_t a, b;
+    int iters;    /* rand_spec_iter */
+    double power; /* pareto: log(h) / log(1 - h) */
+    int64_t pct;  /* rand_spec_pct */
+    int64_t res;  /* rand_spec_res */
+} dist_t;
+
+static int64_t gaussian(rng_t *r, int64_t a, int64_t t, int iters) {
+    double s = 0.0;
+    for (int i = 0; i < iters; i++) s += rng_double(r);
+    return a + (int64_t)floor(s * (double)t / iters);
+}
+
+static int64_t draw(const dist_t *d, rng_t *r) {
+    if (d->b <= d->a) return d->a;
+    int64_t a = d->a, t = d->b - d->a;
+    switch (d->kind) {
+    case D_GAUSSIAN:
+        return gaussian(r, a, t, d->iters);
+    case D_PARETO:
+        return a + (int64_t)floor((double)(t + 1) * pow(rng_double(r), d->power));
+    case D_SPECIAL: {
+        int64_t range_size = t * (100 / (100 - d->res)); /* C integer division, as sb_rand_special() */
+        int64_t res = range_size > 0 ? (int64_t)rng_below(r, (uint64_t)range_size) : 0;
+        if (res < t) return gaussian(r, a, t, d->iters);
+        int64_t span = t * d->pct / 100;
+        if (span < 1) span = 1;
+        return a + res % span + (t / 2 - t * d->pct / 200);
+    }
+    default:
+        return a + (int64_t)rng_below(r, (uint64_t)(t + 1));
+    }
+}
+
+/* ---- the program -------------------------------------------------------------------------------------------- */
+
+/* op kinds (load/hotloop.py OPS) */
+enum { OP_OTHER = 0, OP_POINT = 1, OP_RANGE = 2, OP_NON_INDEX = 3, OP_DELETE_INSERT = 4 };
+/* what a statement counts as, sysbench's r/w/o */
+enum { C_READ = 0, C_WRITE = 1, C_OTHER = 2 };
+
+typedef struct {
+    int kind, count, counts_as;
+    int *stmt;   /* per table: index into the connection's statements */
+    int *stmt2;  /* OP_DELETE_INSERT: the inserts' */
+} op_t;
+
+/* the values a statement's parameters are bound to, once (sysbench binds once too: an execution then sends
+   only the values, not the types again) */
+typedef struct {
+    long long i1, i2;
+    unsigned long c_len, pad_len;
+    char c_buf[256], pad_buf[256];
+} values_t;
+
+typedef struct {
+    PyObject_HEAD
+    MYSQL *m;
+    MYSQL_STMT **stmts;
+    MYSQL_BIND (*binds)[4]; /* per statement */
+    int nstmts;
+    op_t *ops;
+    int nops;
+    int ntables;
+    int64_t range_extra; /* range_size - 1 */
+    dist_t ids;
+    rng_t rng;
+    char *c_tpl, *pad_tpl;
+    size_t c_len, pad_len;
+    values_t v;
+    /* published to the reporter under mu */
+    pthread_mutex_t mu;
+    unsigned long long events, reads, writes, other;
+    int64_t *lat;
+    size_t nlat, caplat;
+    volatile int stop;
+    int busy; /* inside run(): close() must not free what run() uses */
+} Conn;
+
+static PyObject *HotError;
+static int bind_for(Conn *c, int i, int kind, int second);
+
+static PyObject *raise_mysql(unsigned int err, const char *msg) {
+    PyObject *args = Py_BuildValue("(Is)", err, msg);
+    if (args) {
+        PyErr_SetObject(HotError, args);
+        Py_DECREF(args);
+    }
+    return NULL;
+}
+
+static void free_ops(Conn *c) {
+    for (int i = 0; i < c->nops; i++) {
+        PyMem_RawFree(c->ops[i].stmt);
+        PyMem_RawFree(c->ops[i].stmt2);
+    }
+    PyMem_RawFree(c->ops);
+    c->ops = NULL;
+    c->nops = 0;
+}
+
+static void close_all(Conn *c) {
+    for (int i = 0; i < c->nstmts; i++)
+        if (c->stmts[i]) mysql_stmt_close(c->stmts[i]);
+    PyMem_RawFree(c->stmts);
+    PyMem_RawFree(c->binds);
+    c->stmts = NULL;
+    c->binds = NULL;
+    c->nstmts = 0;
+    if (c->m) {
+        mysql_close(c->m);
+        c->m = NULL;
+    }
+}
+
+static void Conn_dealloc(Conn *c) {
+    if (!c->busy) close_all(c);
+    free_ops(c);
+    PyMem_RawFree(c->lat);
+    PyMem_RawFree(c->c_tpl);
+    PyMem_RawFree(c->pad_tpl);
+    pthread_mutex_destroy(&c->mu);
+    Py_TYPE(c)->tp_free((PyObject *)c);
+}
+
+/* Conn(host, port, unix_socket, user, password, database, connect_timeout, seed) */
+static int Conn_init(Conn *c, PyObject *args, PyObject *kw) {
+    const char *host, *socket, *user, *password, *db;
+    unsigned int port, timeout;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "zIzzzzIK", &host, &port, &socket, &user, &password, &db, &timeout, &seed))
+        return -1;
+    pthread_mutex_init(&c->mu, NULL);
+    rng_seed(&c->rng, seed);
+    c->m = mysql_init(NULL);
+    if (!c->m) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    mysql_options(c->m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+    my_bool off = 0;
+    mysql_options(c->m, MYSQL_OPT_SSL_ENFORCE, &off);
+    MYSQL *ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = mysql_real_connect(c->m, host, user, password, db, port, socket, 0);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        raise_mysql(mysql_errno(c->m), mysql_error(c->m));
+        mysql_close(c->m);
+        c->m = NULL;
+        return -1;
+    }
+    if (mysql_autocommit(c->m, 1)) {
+        raise_mysql(mysql_errno(c->m), mysql_error(c->m));
+        return -1;
+    }
+    return 0;
+}
+
+static int connected(Conn *c) {
+    if (c->m) return 1;
+    raise_mysql(2006, "the connection is closed");
+    return 0;
+}
+
+/* prepare(sql: bytes) -> index */
+static PyObject *Conn_prepare(Conn *c, PyObject *args) {
+    const char *sql;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "y#", &sql, &len) || !connected(c)) return NULL;
+    MYSQL_STMT *st = mysql_stmt_init(c->m);
+    if (!st) return raise_mysql(mysql_errno(c->m), mysql_error(c->m));
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mysql_stmt_prepare(st, sql, (unsigned long)len);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        PyObject *r = raise_mysql(mysql_stmt_errno(st), mysql_stmt_error(st));
+        mysql_stmt_close(st);
+        return r;
+    }
+    MYSQL_STMT **grown = PyMem_RawRealloc(c->stmts, sizeof(*grown) * (c->nstmts + 1));
+    MYSQL_BIND(*binds)[4] = grown ? PyMem_RawRealloc(c->binds, sizeof(*binds) * (c->nstmts + 1)) : NULL;
+    if (grown) c->stmts = grown;
+    if (!binds) {
+        mysql_stmt_close(st);
+        return PyErr_NoMemory();
+    }
+    c->binds = binds;
+    c->stmts[c->nstmts] = st;
+    return PyLong_FromLong(c->nstmts++);
+}
+
+static int *int_array(PyObject *seq, int n, int nstmts) {
+    PyObject *fast = PySequence_Fast(seq, "a statement list");
+    if (!fast) return NULL;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "one statement per table");
+        return NULL;
+    }
+    int *out = PyMem_RawMalloc(sizeof(int) * n);
+    for (int i = 0; out && i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v < 0 || v >= nstmts) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "no such statement");
+            PyMem_RawFree(out);
+            out = NULL;
+        } else {
+            out[i] = (int)v;
+        }
+    }
+    Py_DECREF(fast);
+    if (!out && !PyErr_Occurred()) PyErr_NoMemory();
+    return out;
+}
+
+static char *template_copy(const char *tpl, Py_ssize_t len, size_t *out_len) {
+    if (len >= 255) {
+        PyErr_SetString(PyExc_ValueError, "template too long");
+        return NULL;
+    }
+    char *out = PyMem_RawMalloc(len + 1);
+    if (!out) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(out, tpl, len);
+    out[len] = 0;
+    *out_len = (size_t)len;
+    return out;
+}
+
+/* program(ops, ntables, range_extra, (kind, a, b, iters, power, pct, res), c_template, pad_template)
+   ops: [(kind, count, counts_as, (stmt per table), (second stmt per table) or None), ...] */
+static PyObject *Conn_program(Conn *c, PyObject *args) {
+    PyObject *ops;
+    int ntables;
+    long long range_extra;
+    dist_t d;
+    const char *ctpl, *padtpl;
+    Py_ssize_t clen, padlen;
+    if (!PyArg_ParseTuple(args, "OiL(iLLidLL)y#y#", &ops, &ntables, &range_extra, &d.kind, &d.a, &d.b, &d.iters,
+                          &d.power, &d.pct, &d.res, &ctpl, &clen, &padtpl, &padlen))
+        return NULL;
+    if (ntables < 1 || d.iters < 1 || (d.kind == D_SPECIAL && (d.res < 0 || d.res >= 100))) {
+        PyErr_SetString(PyExc_ValueError, "bad program options");
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(ops, "ops");
+    if (!fast) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    free_ops(c);
+    c->ops = PyMem_RawCalloc(n ? n : 1, sizeof(op_t));
+    if (!c->ops) {
+        Py_DECREF(fast);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        op_t *op = &c->ops[i];
+        PyObject *stmts, *stmts2;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iiiOO", &op->kind, &op->count, &op->counts_as,
+                              &stmts, &stmts2))
+            goto fail;
+        c->nops = (int)i + 1;
+        if (!(op->stmt = int_array(stmts, ntables, c->nstmts))) goto fail;
+        if (stmts2 != Py_None && !(op->stmt2 = int_array(stmts2, ntables, c->nstmts))) goto fail;
+        if (op->kind == OP_DELETE_INSERT && !op->stmt2) {
+            PyErr_SetString(PyExc_ValueError, "delete_inserts needs the inserts");
+            goto fail;
+        }
+    }
+    Py_DECREF(fast);
+    for (int i = 0; i < c->nops; i++)
+        for (int t = 0; t < ntables; t++)
+            if (bind_for(c, c->ops[i].stmt[t], c->ops[i].kind, 0) ||
+                (c->ops[i].stmt2 && bind_for(c, c->ops[i].stmt2[t], c->ops[i].kind, 1))) {
+                free_ops(c);
+                return NULL;
+            }
+    c->ntables = ntables;
+    c->range_extra = range_extra;
+    c->ids = d;
+    PyMem_RawFree(c->c_tpl);
+    PyMem_RawFree(c->pad_tpl);
+    c->c_tpl = template_copy(ctpl, clen, &c->c_len);
+    c->pad_tpl = template_copy(padtpl, padlen, &c->pad_len);
+    if (!c->c_tpl || !c->pad_tpl) return NULL;
+    c->v.c_len = (unsigned long)c->c_len;
+    c->v.pad_len = (unsigned long)c->pad_len;
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(fast);
+    free_ops(c);
+    return NULL;
+}
+
+/* sysbench.rand.string(): '#' a random digit, '@' a random lowercase letter */
+static void fill(rng_t *r, const char *tpl, size_t len, char *out) {
+    for (size_t i = 0; i < len; i++) {
+        char t = tpl[i];
+        out[i] = t == '#' ? (char)('0' + rng_below(r, 10)) : t == '@' ? (char)('a' + rng_below(r, 26)) : t;
+    }
+}
+
+static void bind_int(MYSQL_BIND *b, long long *v) {
+    memset(b, 0, sizeof(*b));
+    b->buffer_type = MYSQL_TYPE_LONGLONG;
+    b->buffer = v;
+}
+
+static void bind_str(MYSQL_BIND *b, char *s, unsigned long *len) {
+    memset(b, 0, sizeof(*b));
+    b->buffer_type = MYSQL_TYPE_STRING;
+    b->buffer = s;
+    b->buffer_length = 255;
+    b->length = len;
+}
+
+/* bind statement `i`'s parameters to the connection's values, by the op that runs it */
+static int bind_for(Conn *c, int i, int kind, int second) {
+    MYSQL_BIND *b = c->binds[i];
+    values_t *v = &c->v;
+    unsigned long want = 0;
+    switch (kind) {
+    case OP_POINT:
+        bind_int(&b[0], &v->i1);
+        want = 1;
+        break;
+    case OP_RANGE:
+        bind_int(&b[0], &v->i1);
+        bind_int(&b[1], &v->i2);
+        want = 2;
+        break;
+    case OP_NON_INDEX:
+        bind_str(&b[0], v->c_buf, &v->c_len);
+        bind_int(&b[1], &v->i1);
+        want = 2;
+        break;
+    case OP_DELETE_INSERT:
+        if (!second) {
+            bind_int(&b[0], &v->i1);
+            want = 1;
+        } else {
+            bind_int(&b[0], &v->i1);
+            bind_int(&b[1], &v->i2);
+            bind_str(&b[2], v->c_buf, &v->c_len);
+            bind_str(&b[3], v->pad_buf, &v->pad_len);
+            want = 4;
+        }
+        break;
+    default:
+        return 0;
+    }
+    if (mysql_stmt_param_count(c->stmts[i]) != want) {
+        PyErr_SetString(PyExc_ValueError, "a statement's parameters do not match its op");
+        return -1;
+    }
+    if (mysql_stmt_bind_param(c->stmts[i], b)) {
+        raise_mysql(mysql_stmt_errno(c->stmts[i]), mysql_stmt_error(c->stmts[i]));
+        return -1;
+    }
+    return 0;
+}
+
+/* one statement: execute, read and drop the rows; NULL or the failing statement */
+static MYSQL_STMT *exec(MYSQL_STMT *st) {
+    if (mysql_stmt_execute(st)) return st;
+    if (mysql_stmt_field_count(st) > 0) {
+        if (mysql_stmt_store_result(st)) return st;
+        mysql_stmt_free_result(st);
+    }
+    return NULL;
+}
+
+static inline int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* one event; the statements done are added to counts[C_READ..C_OTHER]; the failing statement or NULL */
+static MYSQL_STMT *event(Conn *c, unsigned long long counts[3]) {
+    values_t *v = &c->v;
+    for (int o = 0; o < c->nops; o++) {
+        op_t *op = &c->ops[o];
+        int t = c->ntables == 1 ? 0 : (int)rng_below(&c->rng, (uint64_t)c->ntables);
+        MYSQL_STMT *st = c->stmts[op->stmt[t]], *bad;
+        switch (op->kind) {
+        case OP_OTHER:
+            if ((bad = exec(st))) return bad;
+            counts[op->counts_as]++;
+            break;
+        case OP_POINT:
+            for (int k = 0; k < op->count; k++) {
+                v->i1 = draw(&c->ids, &c->rng);
+                if ((bad = exec(st))) return bad;
+                counts[op->counts_as]++;
+            }
+            break;
+        case OP_RANGE:
+            for (int k = 0; k < op->count; k++) {
+                v->i1 = draw(&c->ids, &c->rng);
+                v->i2 = v->i1 + c->range_extra;
+                if ((bad = exec(st))) return bad;
+                counts[op->counts_as]++;
+            }
+            break;
+        case OP_NON_INDEX:
+            for (int k = 0; k < op->count; k++) {
+                fill(&c->rng, c->c_tpl, c->c_len, v->c_buf);
+                v->i1 = draw(&c->ids, &c->rng);
+                if ((bad = exec(st))) return bad;
+                counts[op->counts_as]++;
+            }
+            break;
+        case OP_DELETE_INSERT: {
+            MYSQL_STMT *ins = c->stmts[op->stmt2[t]];
+            for (int k = 0; k < op->count; k++) {
+                v->i1 = draw(&c->ids, &c->rng);
+                v->i2 = draw(&c->ids, &c->rng);
+                if ((bad = exec(st))) return bad;
+                counts[C_WRITE]++;
+                fill(&c->rng, c->c_tpl, c->c_len, v->c_buf);
+                fill(&c->rng, c->pad_tpl, c->pad_len, v->pad_buf);
+                if ((bad = exec(ins))) return bad;
+                counts[C_WRITE]++;
+            }
+            break;
+        }
+        }
+    }
+    return NULL;
+}
+
+static int publish(Conn *c, int64_t lat, int ended, unsigned long long counts[3]) {
+    int ok = 1;
+    pthread_mutex_lock(&c->mu);
+    if (ended) {
+        if (c->nlat == c->caplat) {
+            size_t cap = c->caplat ? 2 * c->caplat : 4096;
+            int64_t *grown = PyMem_RawRealloc(c->lat, cap * sizeof(int64_t));
+            if (grown) {
+                c->lat = grown;
+                c->caplat = cap;
+            } else {
+                ok = 0;
+            }
+        }
+        if (ok) {
+            c->lat[c->nlat++] = lat;
+            c->events++;
+        }
+    }
+    c->reads += counts[C_READ];
+    c->writes += counts[C_WRITE];
+    c->other += counts[C_OTHER];
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+/* run(seconds) -> None: events until `seconds` have passed or stop(); raises HotError on a server error (the
+   statements done before it counted, the event not) */
+static PyObject *Conn_run(Conn *c, PyObject *args) {
+    double seconds;
+    if (!PyArg_ParseTuple(args, "d", &seconds) || !connected(c)) return NULL;
+    if (!c->ops || c->nops == 0) {
+        PyErr_SetString(PyExc_ValueError, "no program");
+        return NULL;
+    }
+    MYSQL_STMT *bad = NULL;
+    int oom = 0;
+    c->stop = 0;
+    c->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    int64_t deadline = now_ns() + (int64_t)(seconds * 1e9);
+    while (!c->stop) {
+        unsigned long long counts[3] = {0, 0, 0};
+        int64_t t0 = now_ns();
+        bad = event(c, counts);
+        int64_t t1 = now_ns();
+        if (!publish(c, t1 - t0, bad == NULL, counts)) {
+            oom = 1;
+            break;
+        }
+        if (bad || t1 >= deadline) break;
+    }
+    Py_END_ALLOW_THREADS
+    c->busy = 0;
+    if (oom) return PyErr_NoMemory();
+    if (bad) return raise_mysql(mysql_stmt_errno(bad), mysql_stmt_error(bad));
+    Py_RETURN_NONE;
+}
+
+/* take() -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take) */
+static PyObject *Conn_take(Conn *c, PyObject *noargs) {
+    pthread_mutex_lock(&c->mu);
+    int64_t *lat = c->lat;
+    size_t n = c->nlat;
+    unsigned long long e = c->events, r = c->reads, w = c->writes, o = c->other;
+    c->lat = NULL;
+    c->nlat = c->caplat = 0;
+    pthread_mutex_unlock(&c->mu);
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)lat, (Py_ssize_t)(n * sizeof(int64_t)));
+    PyMem_RawFree(lat);
+    if (!bytes) return NULL;
+    return Py_BuildValue("(KKKKN)", e, r, w, o, bytes);
+}
+
+/* query(sql: bytes) -> None: a plain statement (ROLLBACK after a deadlock), its rows read and dropped */
+static PyObject *Conn_query(Conn *c, PyObject *args) {
+    const char *sql;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "y#", &sql, &len) || !connected(c)) return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mysql_real_query(c->m, sql, (unsigned long)len);
+    if (!rc) {
+        MYSQL_RES *res = mysql_store_result(c->m);
+        if (res) mysql_free_result(res);
+    }
+    Py_END_ALLOW_THREADS
+    if (rc) return raise_mysql(mysql_errno(c->m), mysql_error(c->m));
+    Py_RETURN_NONE;
+}
+
+static PyObject *Conn_stop(Conn *c, PyObject *noargs) {
+    c->stop = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Conn_close(Conn *c, PyObject *noargs) {
+    if (!c->busy) close_all(c);
+    Py_RETURN_NONE;
+}
+
+/* draw(n) -> list: n ids of the program's distribution (tests compare it with load/randgen.py) */
+static PyObject *Conn_draw(Conn *c, PyObject *args) {
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "n", &n)) return NULL;
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromLongLong(draw(&c->ids, &c->rng)));
+    return out;
+}
+
+static PyMethodDef Conn_methods[] = {
+    {"prepare", (PyCFunction)Conn_prepare, METH_VARARGS, "prepare(sql) -> statement index"},
+    {"program", (PyCFunction)Conn_program, METH_VARARGS, "the event program"},
+    {"run", (PyCFunction)Conn_run, METH_VARARGS, "run(seconds): events, the GIL released"},
+    {"take", (PyCFunction)Conn_take, METH_NOARGS, "cumulative counters and the latencies since the last take"},
+    {"query", (PyCFunction)Conn_query, METH_VARARGS, "a plain statement"},
+    {"stop", (PyCFunction)Conn_stop, METH_NOARGS, "run() returns after the event in flight"},
+    {"close", (PyCFunction)Conn_close, METH_NOARGS, "close the statements and the connection"},
+    {"draw", (PyCFunction)Conn_draw, METH_VARARGS, "ids of the program's distribution"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ConnType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tunebench.load._hotloop.Conn",
+    .tp_basicsize = sizeof(Conn),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One client connection running an OLTP event program in C.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Conn_init,
+    .tp_dealloc = (destructor)Conn_dealloc,
+    .tp_methods = Conn_methods,
+};
+
+static PyObject *client_version(PyObject *self, PyObject *noargs) {
+    return PyUnicode_FromString(mysql_get_client_info());
+}
+
+static PyMethodDef module_methods[] = {
+    {"client_version", client_version, METH_NOARGS, "the client library's version"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_hotloop", NULL, -1, module_methods};
+
+PyMODINIT_FUNC PyInit__hotloop(void) {
+    /* mysql_library_init is not thread-safe: once, at import (load/hotloop.py imports this on the worker's main
+       thread before any connection thread starts) */
+    if (mysql_library_init(0, NULL, NULL)) {
+        PyErr_SetString(PyExc_ImportError, "the MariaDB client library did not initialise");
+        return NULL;
+    }
+    if (PyType_Ready(&ConnType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    HotError = PyErr_NewException("tunebench.load._hotloop.HotError", NULL, NULL);
+    Py_INCREF(&ConnType);
+    PyModule_AddObject(m, "Conn", (PyObject *)&ConnType);
+    PyModule_AddObject(m, "HotError", HotError);
+    return m;
+}

@@ -1,0 +1,190 @@
+"""The builtin engine's compiled hot loop (load/_hotloop.c), its Python side: which OLTP event programs it runs,
+how a connection is opened and given its program, and how its counters and latencies reach the reporter.
+
+The C loop runs whole events with the GIL released: per query the client burns what libmariadb burns, as
+sysbench's does, not the Python interpreter's statement dispatch. What reaches the server is unchanged: the
+statements of load/oltp.py, prepared the same way, in the same per-event order; ids from sysbench's distributions
+(load/randgen.py's arithmetic). A program it cannot run (oltp_insert's plain-text INSERT, an unknown --rand-type)
+or a build without the extension uses the Python loop; TUNEBENCH_HOT_LOOP=0 forces the Python loop (to compare).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tunebench.core.target import ConnParams
+from tunebench.load.driver import CONNECT_LOCK, DriverError
+from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, STATEMENTS, EventProgram
+
+try:
+    from tunebench.load import _hotloop  # type: ignore[attr-defined]
+
+    HAVE_HOT = True
+except ImportError:  # a build without a compiler or libmariadb-dev: the Python loop
+    _hotloop = None
+    HAVE_HOT = False
+
+# op kinds and statement classes, as _hotloop.c numbers them
+OP_OTHER, OP_POINT, OP_RANGE, OP_NON_INDEX, OP_DELETE_INSERT = range(5)
+COUNTS_AS = {"read": 0, "write": 1, "other": 2}
+DISTRIBUTIONS = {"uniform": 0, "gaussian": 1, "pareto": 2, "special": 3}
+RANGES = ("simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges")
+RUN_SECONDS = 0.05  # one run() call: how soon a stopped connection notices without an interrupt
+
+
+def hot_enabled() -> bool:
+    return HAVE_HOT and os.environ.get("TUNEBENCH_HOT_LOOP", "1") != "0"
+
+
+def loop_mode() -> str:
+    """What `doctor` and a run's notes say about the builtin engine's loop."""
+    if not HAVE_HOT:
+        return "Python loop (the compiled loop is not built: needs gcc and libmariadb-dev at install)"
+    if not hot_enabled():
+        return "Python loop (TUNEBENCH_HOT_LOOP=0)"
+    return f"compiled loop (libmariadb {_hotloop.client_version()})"
+
+
+@dataclass(frozen=True, slots=True)
+class HotProgram:
+    """An OLTP event program as _hotloop.c takes it (picklable: it goes to the worker processes)."""
+
+    statements: tuple[str, ...]  # prepared in this order; ops refer to them by index
+    ops: tuple[tuple[int, int, int, tuple[int, ...], tuple[int, ...] | None], ...]
+    ntables: int
+    range_extra: int
+    dist: tuple[int, int, int, int, float, int, int]  # kind, a, b, iters, pareto power, spec pct, spec res
+
+
+def hot_program(program: EventProgram) -> HotProgram | None:
+    """The compiled loop's form of `program`, or None where only the Python loop runs it."""
+    if not hot_enabled():
+        return None
+    opts = program.options
+    if any(b.kind == "insert" for b in program.blocks) or opts["rand_type"] not in DISTRIBUTIONS:
+        return None
+    ntables = int(opts["tables"])
+    statements: list[str] = []
+    index: dict[tuple[str, int], int] = {}
+    for t in range(1, ntables + 1):  # as OltpEvent prepares them: every table's keys, then BEGIN and COMMIT
+        for key in program.prepared_keys():
+            index[key, t] = len(statements)
+            statements.append(STATEMENTS[key][0] % t)
+    if program.has_trx:
+        for key in ("begin", "commit"):
+            index[key, 0] = len(statements)
+            statements.append(key.upper())
+
+    def per_table(key: str) -> tuple[int, ...]:
+        return tuple(index[key, t] for t in range(1, ntables + 1))
+
+    ops: list[tuple[int, int, int, tuple[int, ...], tuple[int, ...] | None]] = []
+    for b in program.blocks:
+        if b.kind in ("begin", "commit"):
+            ops.append((OP_OTHER, 1, COUNTS_AS["other"], (index[b.kind, 0],) * ntables, None))
+        elif b.kind in ("point_selects", "index_updates"):
+            ops.append((OP_POINT, b.count, COUNTS_AS[STATEMENTS[b.kind][1]], per_table(b.kind), None))
+        elif b.kind in RANGES:
+            ops.append((OP_RANGE, b.count, COUNTS_AS["read"], per_table(b.kind), None))
+        elif b.kind == "non_index_updates":
+            ops.append((OP_NON_INDEX, b.count, COUNTS_AS["write"], per_table(b.kind), None))
+        elif b.kind == "delete_inserts":
+            ops.append((OP_DELETE_INSERT, b.count, COUNTS_AS["write"], per_table("deletes"), per_table("inserts")))
+        elif b.kind == "delete":
+            ops.append((OP_POINT, 1, COUNTS_AS["write"], per_table("deletes"), None))
+        else:
+            return None
+    h = float(opts.get("rand_pareto_h", 0.2))
+    power = math.log(h) / math.log(1 - h) if 0 < h < 1 else 1.0
+    dist = (DISTRIBUTIONS[opts["rand_type"]], 1, int(opts["table_size"]), int(opts.get("rand_spec_iter", 12)), power,
+            int(opts.get("rand_spec_pct", 1)), int(opts.get("rand_spec_res", 75)))
+    return HotProgram(tuple(statements), tuple(ops), ntables, int(opts["range_size"]) - 1, dist)
+
+
+def open_conn(params: ConnParams, program: HotProgram, seed: int) -> Any:
+    """A connection with its statements prepared and its program set (_hotloop.HotError on failure)."""
+    conn = _hotloop.Conn(params.host if not params.socket else None, int(params.port or 0), params.socket or None,
+                         params.user, params.password, params.database, 10, seed & 0xFFFFFFFFFFFFFFFF)
+    try:
+        for sql in program.statements:
+            conn.prepare(sql.encode())
+        conn.program(list(program.ops), program.ntables, program.range_extra, program.dist, C_TEMPLATE.encode(),
+                     PAD_TEMPLATE.encode())
+    except Exception:
+        conn.close()
+        raise
+    return conn
+
+
+class HotTotals:
+    """One Slot's compiled-loop counters across reconnects: the reporter's take() gives the cumulative
+    (events, reads, writes, other) and the latencies since its last take, whichever connection ran them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._base = [0, 0, 0, 0]
+        self._pending: list[bytes] = []
+        self.conn: Any = None
+
+    def attach(self, conn: Any) -> None:
+        with self._lock:
+            self.conn = conn
+
+    def detach(self) -> None:
+        """The connection is going away (a reconnect, the end): its counts stay."""
+        with self._lock:
+            if self.conn is not None:
+                *counts, lat = self.conn.take()
+                self._base = [a + b for a, b in zip(self._base, counts, strict=True)]
+                self._pending.append(lat)
+                self.conn = None
+
+    def take(self) -> tuple[list[int], np.ndarray]:
+        with self._lock:
+            counts, lats = list(self._base), self._pending
+            self._pending = []
+            if self.conn is not None:
+                *now, lat = self.conn.take()
+                counts = [a + b for a, b in zip(counts, now, strict=True)]
+                lats.append(lat)
+        return counts, np.frombuffer(b"".join(lats), dtype=np.int64)
+
+
+class HotSession:
+    """A Slot's session in the compiled loop: run() for the events, query() and close() as RawSession has them;
+    the library's errors as DriverError, as the Python loop raises them."""
+
+    def __init__(self, params: ConnParams, program: HotProgram, seed: int, totals: HotTotals):
+        try:
+            with CONNECT_LOCK:
+                self.conn = open_conn(params, program, seed)
+        except _hotloop.HotError as exc:
+            raise DriverError(*exc.args) from None
+        self.totals = totals
+        totals.attach(self.conn)
+
+    def run(self, seconds: float = RUN_SECONDS) -> None:
+        try:
+            self.conn.run(seconds)
+        except _hotloop.HotError as exc:
+            raise DriverError(*exc.args) from None
+
+    def interrupt(self) -> None:
+        """run() returns after the event in flight (any thread)."""
+        self.conn.stop()
+
+    def query(self, sql: bytes) -> None:
+        try:
+            self.conn.query(sql)
+        except _hotloop.HotError as exc:
+            raise DriverError(*exc.args) from None
+
+    def close(self) -> None:
+        self.totals.detach()
+        self.conn.close()
