@@ -11,7 +11,7 @@ sysbench's, on oltp_point_select and oltp_read_only. `--loops compiled,python` a
 loop (TUNEBENCH_HOT_LOOP=0) as a third column set, to see what the compiled loop buys.
 
     .venv/bin/python bench/engine_vs_sysbench.py [--workload oltp_point_select] [--threads 1,4,16,64]
-        [--seconds 10] [--rounds 1] [--loops compiled] [--table-size 100000] [--json]
+        [--seconds 10] [--warmup 0] [--rounds 1] [--loops compiled] [--table-size 100000] [--json]
 """
 
 from __future__ import annotations
@@ -72,12 +72,16 @@ def statement_counts(admin: Any) -> dict[int, int] | None:
         return None
 
 
-def measure(engine: Any, admin: Any, threads: int, seconds: int) -> dict[str, float | None]:
+def measure(engine: Any, admin: Any, threads: int, seconds: int, warmup: int = 0) -> dict[str, float | None]:
     marks: list[tuple[float, float]] = []
     queries = [0.0]
     rss = [0.0]
+    seen = [0]
 
     def sink(iv: Any) -> None:
+        seen[0] += 1
+        if seen[0] <= warmup:  # connections still opening: not measured
+            return
         pids = engine.client_pids()
         marks.append((iv.t, cpu_seconds(pids)))
         rss[0] = rss_mb(pids)
@@ -85,7 +89,7 @@ def measure(engine: Any, admin: Any, threads: int, seconds: int) -> dict[str, fl
             queries[0] += iv.qps
 
     before = statement_counts(admin)
-    engine.run_step({"main": threads}, seconds, sink, threading.Event())
+    engine.run_step({"main": threads}, seconds + warmup, sink, threading.Event())
     after = statement_counts(admin)
     (t0, c0), (t1, c1) = marks[0], marks[-1]
     active = (sum(1 for t, n in after.items() if n > (before or {}).get(t, 0))
@@ -100,6 +104,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--threads", default="1,4,16,64")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--warmup", type=int, default=0, help="seconds at the start of each step not measured")
     ap.add_argument("--loops", default="compiled", help="builtin engine loops to measure: compiled, python or both")
     ap.add_argument("--table-size", type=int, default=100000)
     ap.add_argument("--workers", type=int)
@@ -135,7 +140,7 @@ def main() -> None:
                         engine = SysbenchEngine(bs.params, [group])
                     engine.open()
                     try:
-                        samples[threads, name].append(measure(engine, admin, threads, args.seconds))
+                        samples[threads, name].append(measure(engine, admin, threads, args.seconds, args.warmup))
                     finally:
                         engine.close()
     finally:
@@ -158,7 +163,8 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     st = bs.server.status()
-    print(f"{args.workload}, {args.seconds} s per step, {args.rounds} round(s) (medians), socket, {os.cpu_count()} "
+    print(f"{args.workload}, {args.seconds} s per step after {args.warmup} s of warm-up, {args.rounds} round(s) "
+          f"(medians), socket, {os.cpu_count()} "
           f"CPUs, server {st.flavor} {st.version}")
     for name in engines[:-1]:
         print(f"\n{name} vs sysbench")

@@ -81,3 +81,32 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
         admin.close()
     (events3, *_rest), lat3 = totals.take()
     assert events3 >= events  # the closed connection's counts stay with the Slot's totals
+
+
+def test_an_interrupt_stops_one_run_at_once(table):
+    """A deactivated connection stops within an event, not at the end of its run() (1 s); an interrupt that came
+    between two runs stops the next one only (no lost stop, no spinning)."""
+    import threading
+    import time
+
+    wl = load_workload("oltp_point_select")
+    program = hot_program(wl.program(wl.options({"table_size": 10000})))
+    session = HotSession(table, program, 3, HotTotals())
+    try:
+        t = threading.Thread(target=session.run, args=(30.0,))
+        t0 = time.monotonic()
+        t.start()
+        time.sleep(0.2)
+        session.interrupt()
+        t.join(5)
+        assert not t.is_alive() and time.monotonic() - t0 < 2.0
+        session.interrupt()  # between runs: the next run() is the one it stops
+        t0 = time.monotonic()
+        session.run(30.0)
+        assert time.monotonic() - t0 < 0.1
+        (before, *_r), _lat = session.totals.take()
+        session.run(0.2)  # consumed: this one runs its 0.2 s
+        (after, *_r), _lat = session.totals.take()
+        assert after > before
+    finally:
+        session.close()

@@ -533,7 +533,8 @@ static int publish(Conn *c, int64_t lat, int ended, unsigned long long counts[3]
 }
 
 /* run(seconds) -> None: events until `seconds` have passed or stop(); raises HotError on a server error (the
-   statements done before it counted, the event not) */
+   statements done before it counted, the event not). stop() is one-shot: it ends the run() in progress, or the
+   next one at once if none is, and is then consumed. */
 static PyObject *Conn_run(Conn *c, PyObject *args) {
     double seconds;
     if (!PyArg_ParseTuple(args, "d", &seconds) || !connected(c)) return NULL;
@@ -543,7 +544,10 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
     }
     MYSQL_STMT *bad = NULL;
     int oom = 0;
-    c->stop = 0;
+    if (c->stop) { /* an interrupt that came while no run() was in progress: this call is the one it stops */
+        c->stop = 0;
+        Py_RETURN_NONE;
+    }
     c->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     int64_t deadline = now_ns() + (int64_t)(seconds * 1e9);
@@ -560,6 +564,7 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
     c->busy = 0;
+    c->stop = 0; /* consumed: one interrupt stops one run() */
     if (oom) return PyErr_NoMemory();
     if (bad) return raise_mysql(mysql_stmt_errno(bad), mysql_stmt_error(bad));
     Py_RETURN_NONE;

@@ -34,7 +34,7 @@ _NO_ATTRS: list[Any] = []
 # the GIL released: two threads opening the first connections of a process at once could both go in,
 # one of them using the half-initialised library (a SIGSEGV at address 0, or "Authentication plugin
 # cannot be loaded: not initialized"). Opening is serialised per process; queries are not.
-CONNECT_LOCK = threading.Lock()
+_CONNECT_LOCK = threading.Lock()
 _library_ready = threading.Event()
 
 
@@ -62,7 +62,7 @@ def init_client_library() -> None:
     connection thread starts (mysql_library_init is not thread-safe)."""
     if _library_ready.is_set() or not HAVE_RAW:
         return
-    with CONNECT_LOCK:
+    with _CONNECT_LOCK:
         if _library_ready.is_set():
             return
         try:
@@ -90,7 +90,7 @@ class RawSession:
         else:
             kwargs["host"], kwargs["port"] = params.host, params.port
         try:
-            with CONNECT_LOCK:
+            with _CONNECT_LOCK:
                 self._m.connect(**kwargs)
             self._m.autocommit(True)
         except _mysql_connector.MySQLInterfaceError as exc:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tunebench.core.target import ConnParams
-from tunebench.load.driver import CONNECT_LOCK, DriverError
+from tunebench.load.driver import DriverError
 from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, STATEMENTS, EventProgram
 
 try:
@@ -35,7 +35,13 @@ OP_OTHER, OP_POINT, OP_RANGE, OP_NON_INDEX, OP_DELETE_INSERT = range(5)
 COUNTS_AS = {"read": 0, "write": 1, "other": 2}
 DISTRIBUTIONS = {"uniform": 0, "gaussian": 1, "pareto": 2, "special": 3}
 RANGES = ("simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges")
-RUN_SECONDS = 0.05  # one run() call: how soon a stopped connection notices without an interrupt
+# One run() call, between two returns to Python. A deactivated or stopped connection is interrupted at once
+# (HotSession.interrupt), so this only sets how often a connection thread wants the GIL: at 0.05 s, 2,048
+# connections in a worker starved its reporter thread of the GIL (ticks came minutes late).
+RUN_SECONDS = 1.0
+# Connections opened at once per worker process: the library is initialised at import, so opens need no lock,
+# but thousands at once overflow the server's accept backlog (and the busy server answers handshakes slowly).
+OPENING = threading.BoundedSemaphore(16)
 
 
 def hot_enabled() -> bool:
@@ -162,7 +168,7 @@ class HotSession:
 
     def __init__(self, params: ConnParams, program: HotProgram, seed: int, totals: HotTotals):
         try:
-            with CONNECT_LOCK:
+            with OPENING:
                 self.conn = open_conn(params, program, seed)
         except _hotloop.HotError as exc:
             raise DriverError(*exc.args) from None
