@@ -35,9 +35,10 @@ from tunebench.mysql.connect import open_connection
 
 TICKS = os.sysconf("SC_CLK_TCK")
 MAX_THREADS = 4096
-ACTIVE_SQL = ("SELECT t.THREAD_ID, SUM(s.COUNT_STAR) FROM performance_schema.threads t "
+# prepared statements executed per connection (both engines prepare every statement); one row per thread
+ACTIVE_SQL = ("SELECT t.THREAD_ID, s.COUNT_STAR FROM performance_schema.threads t "
               "JOIN performance_schema.events_statements_summary_by_thread_by_event_name s USING (THREAD_ID) "
-              "WHERE t.PROCESSLIST_DB = 'tunebench' AND t.PROCESSLIST_ID <> CONNECTION_ID() GROUP BY t.THREAD_ID")
+              "WHERE s.EVENT_NAME = 'statement/com/Execute' AND t.PROCESSLIST_DB = 'tunebench'")
 
 
 def cpu_seconds(pids: list[int]) -> float:

@@ -24,7 +24,7 @@ def test_each_event_compiles_to_the_same_statements_and_mix(name):
     program = wl.program(opts)
     hot = hot_program(program)
     assert hot is not None and hot.ntables == 3
-    mix = {k: 0 for k in KINDS}
+    mix = dict.fromkeys(KINDS, 0)
     for kind, count, counts_as, stmts, stmts2 in hot.ops:
         assert len(stmts) == 3
         if kind == OP_DELETE_INSERT:

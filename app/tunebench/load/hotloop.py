@@ -16,8 +16,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from tunebench.core.target import ConnParams
 from tunebench.load.driver import DriverError
 from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, STATEMENTS, EventProgram
@@ -151,7 +149,9 @@ class HotTotals:
                 self._pending.append(lat)
                 self.conn = None
 
-    def take(self) -> tuple[list[int], np.ndarray]:
+    def take(self) -> tuple[list[int], bytes]:
+        """(cumulative events, reads, writes, other) and the latencies since the last take: int64 ns, as bytes
+        (the reporter joins every connection's before one numpy conversion)."""
         with self._lock:
             counts, lats = list(self._base), self._pending
             self._pending = []
@@ -159,7 +159,7 @@ class HotTotals:
                 *now, lat = self.conn.take()
                 counts = [a + b for a, b in zip(counts, now, strict=True)]
                 lats.append(lat)
-        return counts, np.frombuffer(b"".join(lats), dtype=np.int64)
+        return counts, b"".join(lats)
 
 
 class HotSession:
