@@ -22,6 +22,19 @@ def test_hot_functions_of_the_visible_range(win, qtbot, tmp_path):
     assert win.hot.table.item(0, 0).text() == "_k__copy_user"
 
 
+def test_the_servers_functions_come_before_the_clients(win, qtbot):
+    """Each role's percentages are of its own samples: the server's rows first, the client's marked after them."""
+    tl = win.timeline
+    for s in range(10):
+        tl.add(1000.0 + s, {"client.main.tps": 100.0, "profile.mysqld.row_search_mvcc": 20.0,
+                            "profile.client.k:sock_poll": 50.0, "profile.client.other": 50.0})
+    win.dashboard.redraw()
+    win.dashboard.set_x_range(0.0, 10.0)
+    win.hot.refresh(force=True)
+    assert [win.hot.table.item(r, 0).text() for r in range(win.hot.table.rowCount())] == \
+        ["row_search_mvcc", "[client] k:sock_poll"]
+
+
 def test_a_steps_flame_graph_is_saved(win, qtbot, tmp_path):
     w = win.store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_read_write",
                               config={}, started_at=1000.0)

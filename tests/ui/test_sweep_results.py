@@ -148,7 +148,7 @@ def test_a_plain_run_clears_the_view(win, qtbot, plan):
     assert win.sweep_results.grid.rowCount() == 0 and "No sweep yet" in win.sweep_results.title.text()
 
 
-def record_sweep(store, plan, results) -> int:
+def record_sweep(store, plan, results, late_end: float = 0.0) -> int:
     """A finished sweep session as the run writes one (steps with their configuration, the summary's tables)."""
     from tunebench.run.session import session_config
     from tunebench.run.spec import sweep_run_spec
@@ -165,11 +165,23 @@ def record_sweep(store, plan, results) -> int:
                           {"config": cfg.idx, "threads": {"main": r.summaries[0].threads}}))
         w.add_samples(t + 1, {"client.main.tps": r.summaries[0].tps})  # the replay's timeline reaches the end
         t += 12
-        w.add_samples(t, {"client.main.tps": r.summaries[0].tps})
+        # `late_end`: the last step ends that long after its last second (a profile window cut, a verdict)
+        w.add_samples(t - (late_end if r is results[-1] else 0.0), {"client.main.tps": r.summaries[0].tps})
         w.end_step(sid, t, {s.group: s.to_dict() for s in r.summaries})
         w.add_event(Event(t, "step_end", f"step {r.idx + 1} done"))
     w.finish("completed", {"steps": steps_json(results), **sweep_tables(plan, steps_json(results), {})}, ended_at=t)
     return w.id
+
+
+def test_the_replays_end_shows_every_step(win, qtbot, plan):
+    """The play head at the replay's end shows the whole sweep, also when the last step ended a moment after the
+    timeline's last second (it showed 3/4 steps and "best so far")."""
+    results = [StepResult(i, (summary(2 if i % 2 == 0 else 4, 1000.0 + 100 * i, 0.02),), i // 2) for i in range(4)]
+    sid = record_sweep(win.store, plan, results, late_end=2.0)
+    win.open_replay(sid)
+    win.replay_bar.seek(win.replay_timeline.end)
+    view = win.sweep_results
+    assert view.bar.format() == "4/4 steps" and view.leader.text().startswith("best: ")
 
 
 def test_a_replayed_sweep_shows_its_tables_and_its_step_configurations(win, qtbot, plan):

@@ -33,7 +33,8 @@ EMPTY = ("No CPU profile on screen: tick Build > CPU profile before Run (perf sa
 
 
 def visible_top(dashboard: Dashboard, n: int = TOP) -> list[tuple[str, float]]:
-    """(function, mean % of samples) over the dashboard's visible x range, the largest first."""
+    """(function, mean % of samples) over the dashboard's visible x range, the largest first: the server's, then
+    the load generator's ("[client] function")."""
     tl = dashboard.timeline
     lo, hi = dashboard.panels[0].view.viewRange()[0]
     out = []
@@ -46,7 +47,8 @@ def visible_top(dashboard: Dashboard, n: int = TOP) -> list[tuple[str, float]]:
             _p, whose, function = name.split(".", 2)
             shown = function if whose == "mysqld" else f"[{whose}] {function}"  # the load generator's, when profiled
             out.append((shown, float(np.nanmean(y[keep]))))
-    return sorted(out, key=lambda fv: -fv[1])[:n]
+    # the server's functions first, then the client's: each is a % of its own process's samples
+    return sorted(out, key=lambda fv: (fv[0].startswith("["), -fv[1]))[:n]
 
 
 class HotFunctions(QWidget):

@@ -152,7 +152,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
-        self.replay_bar.moved.connect(self.sweep_results.replay_to)
+        self.replay_bar.moved.connect(self._replay_moved)
         self.sessions.message.connect(self.show_message)
         self.sessions.open_requested.connect(self.open_replay)
         self.sessions.compare_requested.connect(self.compare_sessions)
@@ -299,6 +299,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.controller.mark()
 
     # -- replay, compare, export --
+    def _replay_moved(self, x: float) -> None:
+        """The play head moved: the sweep view shows the steps ended by then, and at the replay's end every step
+        (the last one ends a moment after the timeline's last second: its profile window, its verdict)."""
+        self.sweep_results.replay_to(float("inf") if x >= self.replay_timeline.end else x)
+
     def open_replay(self, session_id: int) -> float:
         """Open a recorded session in the dashboard, whole (Play replays it from the start, following the
         head as live does); returns the seconds it took."""
