@@ -114,3 +114,22 @@ def test_remote_perf_window_is_one_bounded_command_that_cleans_up():
     perf._dir = "/tmp/tb-perf-abc"  # a window in progress: a second command interrupts its perf
     runner.answers.append((0, ""))
     assert perf.cut() is True and runner.commands[-1] == "kill -INT $(cat /tmp/tb-perf-abc/pid 2>/dev/null) 2>/dev/null"
+
+
+def test_following_the_processes_says_what_it_costs(monkeypatch):
+    """Not root and perf_event_paranoid 1: perf may follow our processes but not sample every CPU, which cost 23 %
+    of the TPS in bench/profile_overhead.py; the probe's line says so."""
+    from tunebench.hosts import profile
+
+    monkeypatch.setattr(profile.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(profile, "paranoid_level", lambda: 1)
+    monkeypatch.setattr(profile, "perf_problem", lambda: None)
+    probe = profile.ProfileProbe({"mysqld": lambda: [1]}, window=0.05)
+    monkeypatch.setattr(probe, "_loop", lambda: None)
+    try:
+        line = probe.open()
+    finally:
+        probe.close()
+    assert probe.perf.system_wide is False and "costs the load more than sampling every CPU" in line
+    assert not profile.system_wide_allowed(1000, 1) and profile.system_wide_allowed(0, 2)
+    assert profile.system_wide_allowed(1000, 0)
