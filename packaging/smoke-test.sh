@@ -12,7 +12,7 @@ trap '"$BIN" sandbox stop >/dev/null 2>&1 || true; rm -rf "$HOME_DIR"' EXIT
 python3 - "$HOME_DIR/doctor.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(f"doctor: driver {d['driver']['mode']}, sysbench {(d['sysbench'] or {}).get('version')}, "
+print(f"doctor: driver {d['driver']['mode']}, engine {d.get('engine_loop')}, sysbench {(d['sysbench'] or {}).get('version')}, "
       f"servers {[s['flavor'] + ' ' + s['version'] for s in d['servers']]}, problems {d['problems']}")
 assert d["driver"]["c_extension"], "the bundle lost the mysql-connector C extension"
 assert d["sysbench"] and d["servers"] and not d["problems"], d

@@ -167,30 +167,29 @@ class HotSession:
     the library's errors as DriverError, as the Python loop raises them."""
 
     def __init__(self, params: ConnParams, program: HotProgram, seed: int, totals: HotTotals):
-        try:
-            with OPENING:
-                self.conn = open_conn(params, program, seed)
-        except _hotloop.HotError as exc:
-            raise DriverError(*exc.args) from None
+        with OPENING:
+            self.conn = _mapped(open_conn, params, program, seed)
         self.totals = totals
         totals.attach(self.conn)
 
     def run(self, seconds: float = RUN_SECONDS) -> None:
-        try:
-            self.conn.run(seconds)
-        except _hotloop.HotError as exc:
-            raise DriverError(*exc.args) from None
+        _mapped(self.conn.run, seconds)
 
     def interrupt(self) -> None:
         """run() returns after the event in flight (any thread)."""
         self.conn.stop()
 
     def query(self, sql: bytes) -> None:
-        try:
-            self.conn.query(sql)
-        except _hotloop.HotError as exc:
-            raise DriverError(*exc.args) from None
+        _mapped(self.conn.query, sql)
 
     def close(self) -> None:
         self.totals.detach()
         self.conn.close()
+
+
+def _mapped(fn: Any, *args: Any) -> Any:
+    """fn(*args), the library's errors raised as the Python loop's DriverError."""
+    try:
+        return fn(*args)
+    except _hotloop.HotError as exc:
+        raise DriverError(*exc.args) from None
