@@ -192,3 +192,43 @@ def test_kill_9_of_a_sysbench_run_takes_its_sysbench_along(sandbox):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_threads_series_counts_connections_that_run_not_the_ones_asked_for(sandbox, sandbox_params, loop,
+                                                                           monkeypatch):
+    """A connection that cannot open (here: the user's MAX_USER_CONNECTIONS) is not a running thread. The
+    threads series said 4 while 2 connections ran, so a plot showed users that never reached the server."""
+    import dataclasses
+
+    from tunebench.load.builtin import BuiltinEngine
+    from tunebench.load.engine import ClientGroup
+    from tunebench.load.prepare import prepare
+    from tunebench.load.workload import load_workload
+    from tunebench.mysql.connect import open_connection, query_all
+
+    if loop == "python":
+        monkeypatch.setenv("TUNEBENCH_HOT_LOOP", "0")
+    wl = load_workload("oltp_point_select")
+    opts = wl.options({"table_size": 1000})
+    prepare(sandbox_params, "tunebench", opts, 1000)
+    admin = open_connection(sandbox_params)
+    try:
+        query_all(admin, "DROP USER IF EXISTS 'tb_capped'@'localhost'")
+        query_all(admin, "CREATE USER 'tb_capped'@'localhost' IDENTIFIED BY 'capped-pw-1' "
+                         "WITH MAX_USER_CONNECTIONS 2")
+        query_all(admin, "GRANT ALL ON tunebench.* TO 'tb_capped'@'localhost'")
+    finally:
+        admin.close()
+    capped = dataclasses.replace(sandbox_params, user="tb_capped", password="capped-pw-1")
+    notes: list[str] = []
+    engine = BuiltinEngine(capped, [ClientGroup("main", wl, opts, (4,))], workers=1, notes=notes.append)
+    intervals: list = []
+    engine.open()
+    try:
+        engine.run_step({"main": 4}, 4, intervals.append, threading.Event())
+    finally:
+        engine.close()
+    assert intervals and max(iv.threads for iv in intervals) == 2, [iv.threads for iv in intervals]
+    assert intervals[-1].threads == 2 and intervals[-1].tps > 0
+    assert any("cannot connect" in n and "1226" in n for n in notes), notes

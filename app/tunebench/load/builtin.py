@@ -355,21 +355,21 @@ class BuiltinEngine:
                 continue
             got = tick
             t = self.t0_wall + tick + 1
-            running = statements = 0
+            statements = 0
             for g in self.groups:
                 (ev, r, w, o, err, rc), hist, nthreads, per_type = merged.get(
                     g.name, [[0] * 6, LatencyHistogram(), 0, None])
-                running += nthreads
                 statements += r + w + o
                 lat = hist.summary_ms()
                 h = step_hist[g.name]
                 if h is not None and tick >= first + warmup:
                     h.merge(hist)
-                # the threads really running: a dead worker's connections are not
+                # the connections really running: a dead worker's are not, nor those not connected
                 sink(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
                               qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
                               lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type)))
-            silence_reported = self._watch_silence(running, statements, silence_reported)
+            # silence counts the connections asked for: a lost server's are reconnecting, not connected
+            silence_reported = self._watch_silence(sum(threads.values()), statements, silence_reported)
         return step_hist
 
     def _watch_silence(self, running: int, statements: int, reported: bool) -> bool:

@@ -354,7 +354,10 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 hist.add_ns(np.concatenate([np.frombuffer(b"".join(hot_ns), dtype=np.int64),
                                             np.asarray(listed, dtype=np.int64)]))
                 idx, counts = hist.sparse()
-                threads = sum(1 for s in ss if s.number < active[name] and not s.shutdown)
+                # connections that run: asked for, not shut down, and connected (one the server refuses,
+                # e.g. over max_connections, is not a user of the server)
+                threads = sum(1 for s in ss if s.number < active[name] and not s.shutdown
+                              and s.session is not None)
                 report[name] = (tuple(totals), idx, counts, hist.max_ns, threads,
                                 _trx_report(ss, trx_buffers, last_trx))
             fatal = next((s.fatal for ss in slots.values() for s in ss if s.fatal), None)
