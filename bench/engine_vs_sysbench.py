@@ -90,7 +90,8 @@ def measure(engine: Any, admin: Any, threads: int, seconds: int, warmup: int = 0
             queries[0] += iv.qps
 
     before = statement_counts(admin)
-    engine.run_step({"main": threads}, seconds + warmup, sink, threading.Event())
+    # like sysbench, the builtin engine's step starts once its connections are open (the seconds before: ramp)
+    engine.run_step({"main": threads}, seconds + warmup, sink, threading.Event(), ramp=lambda _iv: None)
     after = statement_counts(admin)
     (t0, c0), (t1, c1) = marks[0], marks[-1]
     active = (sum(1 for t, n in after.items() if n > (before or {}).get(t, 0))

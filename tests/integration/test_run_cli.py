@@ -7,9 +7,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from tests.conftest import ROOT
+
+from tunebench.store.repo import Store
 
 pytestmark = pytest.mark.integration
 
@@ -112,3 +115,65 @@ def test_make_run_without_display_runs_the_headless_demo(sandbox):
         "no display: running the headless demo instead (set DISPLAY, or QT_QPA_PLATFORM=offscreen)"]
     assert out.stdout.count("(completed), engine builtin") == 1
     assert out.stdout.count("(completed), engine sysbench") == 1
+
+
+def measured_threads(store, sid, step):
+    """The threads series over a recorded step's measured window (its seconds from measure_from to its end)."""
+    threads = store.series(sid, ["client.main.threads"])["client.main.threads"]
+    return [v for t, v in zip(threads.t, threads.v, strict=True)
+            if step["measure_from"] <= t - 1 and t <= step["ended_at"]]
+
+
+def test_a_step_is_measured_once_its_connections_are_open(sandbox, sandbox_params, cli):
+    """sysbench starts its clock once its threads have connected; the builtin engine measured from the step's
+    start, connections opening or not: a step of 16 users that could open a few was summed as 16 threads. Now
+    the seconds before the connections are open (or stop opening) are on the timeline, not in the step, the
+    step's window starts after them, and it says how many ran. The user's connection limit also took the
+    server watch's reconnection: the step was called incomplete and the run failed on a server that answered."""
+    import dataclasses
+
+    from tunebench.mysql.connect import open_connection, query_all
+
+    admin = open_connection(dataclasses.replace(sandbox_params, database=None))
+    try:
+        query_all(admin, "CREATE DATABASE IF NOT EXISTS tunebench")
+        query_all(admin, "DROP USER IF EXISTS 'tb_ramp'@'localhost'")
+        # the run's own connections (watch, probes) take some of the 8; the load gets the rest
+        query_all(admin, "CREATE USER 'tb_ramp'@'localhost' IDENTIFIED BY 'ramp-pw-1' WITH MAX_USER_CONNECTIONS 8")
+        query_all(admin, "GRANT ALL ON tunebench.* TO 'tb_ramp'@'localhost'")
+        out = cli("run", "--workload", "oltp_point_select", "--threads", "16", "--step-seconds", "3",
+                  "--engine", "builtin", "--probes", "status", "--json",
+                  "--target", f"mysql://tb_ramp@localhost?socket={sandbox.socket}", env={"MYSQL_PWD": "ramp-pw-1"})
+    finally:
+        query_all(admin, "DROP USER IF EXISTS 'tb_ramp'@'localhost'")
+        admin.close()
+    assert out.returncode == 0, out.stderr
+    assert "incomplete" not in out.stderr and "not answering" not in out.stderr, out.stderr
+    result = json.loads(out.stdout)
+    step = result["steps"][0]
+    ran = step["threads_running"]  # "7/16" in the table
+    assert 0 < ran < 8 and step["seconds"] == 3 and step["tps"] > 0, step
+    assert f"{ran:g} of 16 connections open after" in out.stderr and "the others did not open" in out.stderr
+    store = Store(Path(sandbox.base).parent / "sessions.sqlite")
+    full = store.get_session(result["session_id"])
+    st = full["steps"][0]
+    assert st["summary"]["_ramp"]["seconds"] >= 3 and st["summary"]["_ramp"]["open"] == ran
+    assert st["measure_from"] >= st["started_at"] + 3
+    ramp = [e for e in full["events"] if e["kind"] == "ramp"]
+    assert len(ramp) == 1 and "of 16 connections open after" in ramp[0]["label"]
+    # every second of the step's window ran the connections that could open; the ramp's seconds are before it
+    inside = measured_threads(store, result["session_id"], st)
+    assert len(inside) == 3 and set(inside) == {ran}
+
+
+def test_every_measured_second_ran_the_steps_connections(sandbox, cli):
+    """A step's measured seconds are at its full concurrency, from the first (not while connections open)."""
+    out = cli("run", "--workload", "oltp_point_select", "--threads", "1,32", "--step-seconds", "3",
+              "--engine", "builtin", "--probes", "status", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    store = Store(Path(sandbox.base).parent / "sessions.sqlite")
+    full = store.get_session(result["session_id"])
+    for st, asked in zip(full["steps"], (1, 32), strict=True):
+        inside = measured_threads(store, result["session_id"], st)
+        assert len(inside) >= 3 and set(inside) == {float(asked)}, (asked, inside)

@@ -31,3 +31,17 @@ def test_summary_cv_and_means():
     assert s.tps == 100 and s.qps == 200 and s.tps_median == 100
     assert abs(s.cv - np.std([90, 100, 110]) / 100) < 1e-9
     assert s.lat_p95_ms == 1.0
+
+
+def test_a_step_that_ran_fewer_connections_says_so_in_its_table():
+    """The threads column said 4 for a step whose user could open 2 connections: it says 2/4."""
+    from tunebench.cli.output import steps_table
+    from tunebench.run.records import StepResult
+    from tunebench.run.session import steps_json
+
+    ivs = [Interval(float(t), "main", 2, 100.0, 1000.0, 1000.0, 0.0, 0.0) for t in range(5)]
+    full = [Interval(float(t), "main", 4, 100.0, 1000.0, 1000.0, 0.0, 0.0) for t in range(5)]
+    rows = steps_json([StepResult(0, (summarize("main", 4, ivs),), 0), StepResult(1, (summarize("main", 4, full),), 0)])
+    assert rows[0]["threads_running"] == 2 and "threads_running" not in rows[1]
+    table = steps_table(rows).splitlines()
+    assert table[2].split()[2] == "2/4" and table[3].split()[2] == "4"

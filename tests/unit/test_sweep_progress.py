@@ -181,3 +181,22 @@ def test_a_configuration_pair_has_its_verdict_as_soon_as_both_steps_ended():
     cell = next(r for r in m.tables()["ratios"] if r["config"] == 1)["steps"][0]
     assert cell["verdict"] == pair_verdict(seconds[0], seconds[1]).to_dict()
     assert cell["verdict"]["ci_low"] > 1.2
+
+
+def test_a_steps_live_seconds_start_after_its_connections_opened():
+    """The live A/B verdicts take a step's measured seconds: those while its connections opened (a `ramp`
+    event ends them) are not among them, as they are not in the step's summary."""
+    plan = plan_of("innodb_flush_log_at_trx_commit = [1, 2]")
+    m = SweepProgress()
+    m.start(plan)
+    m.add_event(Event(100.0, "step_start", "step 1", {"config": 0, "threads": {"main": 4}, "step": 1}))
+    for t in (101, 102, 103):  # connections opening
+        m.add_interval(Interval(float(t), "main", 2, 10.0, 100.0, 100.0, 0.0, 0.0))
+    m.add_event(Event(103.0, "ramp", "step 1: 4 of 4 connections open after 3 s; measured from here",
+                      {"step": 1, "seconds": 3, "measure_from": 105.0}))  # plus the 2 s of warm-up
+    for t in (104, 105):
+        m.add_interval(Interval(float(t), "main", 4, 500.0, 5000.0, 5000.0, 0.0, 0.0))
+    for t in range(106, 111):
+        m.add_interval(Interval(float(t), "main", 4, 1000.0, 10000.0, 10000.0, 0.0, 0.0))
+    m.add_event(Event(110.0, "step_end", "step 1 done"))
+    assert m.per_second[1] == [1000.0] * 5

@@ -9,12 +9,14 @@ from tunebench.run.watch import ServerWatch
 
 class FakeServer:
     def __init__(self):
-        self.state = "up"  # up | refused | frozen
+        self.state = "up"  # up | refused | frozen | full
         self.thaw = threading.Event()
 
     def connect(self):
         if self.state == "refused":
             raise TargetError("cannot connect: no server listening")
+        if self.state == "full":  # the load took every connection the user may have
+            raise TargetError("User 'u' has exceeded the 'max_user_connections' resource", 1226)
         if self.state == "frozen":  # the handshake never comes: the connect timeout
             self.thaw.wait(0.5)
             raise TargetError("lost the connection at 'waiting for initial communication packet'")
@@ -32,7 +34,7 @@ class FakeConn:
         if self.server.state == "frozen":
             self.server.thaw.wait(0.5)  # a read timeout
             raise TargetError("lost the connection (read timeout)")
-        if self.server.state == "refused":
+        if self.server.state in ("refused", "full"):
             raise TargetError("lost the connection")
 
     def fetchall(self):
@@ -69,6 +71,24 @@ def test_outage_from_the_last_answer_to_the_next():
         seconds, why = w.down_during(ups[0].start - 1, ups[0].end + 1)
         assert seconds > 0 and why
         assert w.down_during(ups[0].end + 0.01, ups[0].end + 10) == (0.0, "")
+    finally:
+        w.stop()
+
+
+def test_a_server_at_its_connection_limit_answers():
+    """A run whose load took every connection its user may open: the watch, reconnecting, was refused (1226)
+    and called the server lost, so the step was 'incomplete' and the run failed on a server that answered."""
+    server = FakeServer()
+    w = ServerWatch(server.connect, interval=0.05)
+    w.start()
+    try:
+        w.settle(time.time())
+        server.state = "full"
+        time.sleep(0.5)
+        w.settle(time.time())
+        assert w.down is None and w.outages == []
+        server.state = "refused"  # a refusal for another reason still is an outage
+        assert wait_for(lambda: w.down is not None)
     finally:
         w.stop()
 

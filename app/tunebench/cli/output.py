@@ -56,7 +56,10 @@ def steps_table(steps: list[dict[str, Any]]) -> str:
         extra = ""
         if label:
             extra = f"{s['headline']:>10.0f} " if s.get("headline") is not None else f"{'-':>10} "
-        rows.append(f"{s['step']:>4} {s['group']:10} {s['threads']:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
+        # a step whose connections did not all open ran with fewer: "2/4"
+        ran = s.get("threads_running")
+        threads = f"{ran:g}/{s['threads']}" if ran is not None else str(s["threads"])
+        rows.append(f"{s['step']:>4} {s['group']:10} {threads:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
                     f"{extra}{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {s['seconds']:>7}"
                     + ("  INCOMPLETE" if s.get("incomplete") else ""))
     mixes = [s for s in steps if s.get("trx")]

@@ -24,9 +24,14 @@ class WorkloadError(TunebenchError):
 
 
 class TargetError(TunebenchError):
-    """The target server cannot be reached, refuses us, or is in an unexpected state."""
+    """The target server cannot be reached, refuses us, or is in an unexpected state. `errno`: the server's or
+    client library's error number, when there was one."""
 
     kind = "target"
+
+    def __init__(self, message: str, errno: int | None = None):
+        super().__init__(message)
+        self.errno = errno
 
 
 class SandboxError(TunebenchError):

@@ -30,6 +30,8 @@ class StepSummary:
     transactions: float
     qps_median: float = 0.0
     steady_skipped: int = 0  # leading seconds the steady-state detector left out (after the fixed warm-up)
+    # the connections that ran (median over the measured seconds): fewer than `threads` when some could not open
+    threads_running: float | None = None
     # Families of several transaction types: per type {tps, share, errors, rollbacks, retries, lat_p95_ms, ...}
     trx: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # The family's headline figure beside TPS (TPC-C: NewOrders per minute, "NOPM"), or None
@@ -114,6 +116,7 @@ def summarize(
         transactions=sum(iv.tps for iv in intervals),
         qps_median=statistics.median(iv.qps for iv in intervals) if n else 0.0,
         steady_skipped=skipped,
+        threads_running=statistics.median(iv.threads for iv in intervals) if n else None,
         trx=(trx := trx_summary(intervals)),
         headline=(round(trx[headline[0]]["tps"] * headline[1], 1)
                   if headline is not None and headline[0] in trx else None),

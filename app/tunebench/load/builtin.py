@@ -27,6 +27,12 @@ from tunebench.load.worker import GroupPlan, WorkerSpec, worker_main
 # a server that stalls on its redo log still answers, and that stall is the measurement; a server that does
 # not answer at all is the run's ServerWatch's to call, see watch.py).
 SILENCE_SECONDS = 2
+# A step is measured once its connections are open, as sysbench starts its clock after its threads connect
+# (4,096 connections take ~10 s to open here). Connections that stop opening (a user's or the server's
+# connection limit, a lost worker) end the wait after RAMP_STALL_SECONDS without one more; RAMP_LIMIT_SECONDS
+# bounds it. The seconds before are on the timeline, not in the step.
+RAMP_STALL_SECONDS = 3
+RAMP_LIMIT_SECONDS = 60
 GapSink = Callable[[float, str, dict[str, Any]], None]
 
 
@@ -324,7 +330,8 @@ class BuiltinEngine:
 
     # ---- steps -------------------------------------------------------------------------------
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
-                 stop: threading.Event, warmup: int = 0) -> dict[str, LatencyHistogram | None]:
+                 stop: threading.Event, warmup: int = 0,
+                 ramp: IntervalSink | None = None) -> dict[str, LatencyHistogram | None]:
         self._revive()
         # The tick in progress mixes the old and new concurrency: measure from the next full one.
         first = self._current_tick() + 1
@@ -339,10 +346,15 @@ class BuiltinEngine:
             except (BrokenPipeError, OSError):
                 pass  # a worker that died now: the reader reports it
         step_hist: dict[str, LatencyHistogram | None] = {g.name: LatencyHistogram() for g in self.groups}
-        last = first + seconds - 1
+        asked = sum(threads.values())
+        # measured from the tick after one that ended with every connection open (the tick before `first`
+        # counts: a step that keeps or lowers the previous one's connections starts measuring at `first`)
+        opened = False
+        measured: int | None = None
+        most, stalled = -1, 0
         got = first - 1
         silence_reported = False
-        while got < last and not stop.is_set():
+        while (measured is None or got < measured + seconds - 1) and not stop.is_set():
             while not self._deaths.empty():
                 self._lost_worker(self._deaths.get(), threads)
             try:
@@ -351,9 +363,22 @@ class BuiltinEngine:
                 continue
             if tick < 0 or self._fatal:
                 raise EngineError(f"builtin engine stopped: {self._fatal}")
+            running = {g.name: merged[g.name][2] if g.name in merged else 0 for g in self.groups}
             if tick < first:
+                opened = all(running.get(g, 0) >= n for g, n in threads.items())
                 continue
             got = tick
+            if measured is None:
+                if opened or ramp is None:
+                    measured = tick
+                else:
+                    now = sum(running.values())
+                    most, stalled = (now, 0) if now > most else (most, stalled + 1)
+                    if stalled >= RAMP_STALL_SECONDS or tick - first + 1 >= RAMP_LIMIT_SECONDS:
+                        measured = tick + 1  # with the connections open (the ramp's sink says how many)
+                opened = all(running.get(g, 0) >= n for g, n in threads.items())
+            out = sink if measured is not None and tick >= measured else ramp
+            assert out is not None
             t = self.t0_wall + tick + 1
             statements = 0
             for g in self.groups:
@@ -362,14 +387,14 @@ class BuiltinEngine:
                 statements += r + w + o
                 lat = hist.summary_ms()
                 h = step_hist[g.name]
-                if h is not None and tick >= first + warmup:
+                if h is not None and measured is not None and tick >= measured + warmup:
                     h.merge(hist)
                 # the connections really running: a dead worker's are not, nor those not connected
-                sink(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
-                              qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
-                              lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type)))
+                out(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
+                             qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
+                             lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type)))
             # silence counts the connections asked for: a lost server's are reconnecting, not connected
-            silence_reported = self._watch_silence(sum(threads.values()), statements, silence_reported)
+            silence_reported = self._watch_silence(asked, statements, silence_reported)
         return step_hist
 
     def _watch_silence(self, running: int, statements: int, reported: bool) -> bool:

@@ -42,11 +42,14 @@ class LoadEngine(Protocol):
 
     def run_step(
         self, threads: Mapping[str, int], seconds: int, sink: IntervalSink, stop: threading.Event,
-        warmup: int = 0,
+        warmup: int = 0, ramp: IntervalSink | None = None,
     ) -> dict[str, LatencyHistogram | None]:
         """Run every group at its thread count for `seconds` 1-second intervals, feeding `sink`.
 
-        Returns each group's latency histogram over the step after the first `warmup` seconds,
+        The seconds count once the step's connections are open. An engine that opens them while its clock
+        runs (builtin) feeds the seconds before to `ramp`, when given: they belong on the timeline, not in
+        the step. sysbench starts its clock after its threads connect and never calls it.
+        Returns each group's latency histogram over the step after the first `warmup` measured seconds,
         where the engine has one (builtin); None where it cannot (sysbench).
         """
         ...

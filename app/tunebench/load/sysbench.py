@@ -207,7 +207,9 @@ class SysbenchEngine:
         return str(getattr(runner, "label", "local"))
 
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
-                 stop: threading.Event, warmup: int = 0) -> dict[str, LatencyHistogram | None]:
+                 stop: threading.Event, warmup: int = 0,
+                 ramp: IntervalSink | None = None) -> dict[str, LatencyHistogram | None]:
+        # sysbench's clock starts once its threads have connected: no ramp seconds to report
         running = []
         for g in self.groups:
             n = threads.get(g.name, 0)

@@ -56,7 +56,7 @@ def open_connection(params: ConnParams, name: str = "target", autocommit: bool =
     try:
         return mysql.connector.connect(**kwargs)
     except mysql.connector.Error as exc:
-        raise TargetError(f"{name}: {describe_error(exc, where, params.user)}") from None
+        raise TargetError(f"{name}: {describe_error(exc, where, params.user)}", exc.errno) from None
 
 
 def admin_connect(target: Target, password: str | None = None, transport: str | None = None,

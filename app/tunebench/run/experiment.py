@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -40,6 +40,12 @@ from tunebench.store.repo import SessionWriter, Store
 
 RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering before it gives up
 
+
+
+def window_start(first: float, warmup: int) -> float:
+    """The measured window of a step whose first measured second ends at `first`: from that second's start, after
+    the warm-up. A ms early: the store keeps times to the µs, and the window takes the seconds wholly inside."""
+    return first - 1 + warmup - 1e-3
 
 class Experiment(RunProbes):
     """Runs a RunSpec against a target and records it; callbacks let the CLI (or GUI) watch.
@@ -324,11 +330,10 @@ class Experiment(RunProbes):
         collected: dict[str, list[Interval]] = {g.name: [] for g in spec.groups}
         first_t: dict[str, float] = {}
 
-        def sink(iv: Interval) -> None:
-            first_t.setdefault(iv.group, iv.t)
-            # Warm-up seconds are recorded on the timeline but left out of the step's summary.
-            if iv.t - first_t[iv.group] >= spec.warmup_seconds:
-                collected[iv.group].append(iv)
+        ramped: list[Interval] = []
+        first_open: dict[str, int] = {}  # the connections open at each group's first measured second
+
+        def record(iv: Interval) -> None:
             writer.add_interval(iv)
             try:
                 writer.flush()
@@ -336,10 +341,25 @@ class Experiment(RunProbes):
                 self._store_failed(exc)
             self.on_interval(iv)
 
+        def sink(iv: Interval) -> None:
+            if iv.group not in first_t:
+                first_t[iv.group], first_open[iv.group] = iv.t, iv.threads
+                if ramped and iv.group == spec.groups[0].name:
+                    self._ramp_ended(idx, ramped, iv, threads)
+            # Warm-up seconds are recorded on the timeline but left out of the step's summary.
+            if iv.t - first_t[iv.group] >= spec.warmup_seconds:
+                collected[iv.group].append(iv)
+            record(iv)
+
+        def ramp(iv: Interval) -> None:
+            # connections still opening: on the timeline, not in the step (nor its warm-up)
+            ramped.append(iv)
+            record(iv)
+
         lost: TunebenchError | None = None
         try:
             hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self.stop_event,
-                                    warmup=spec.warmup_seconds)
+                                    warmup=spec.warmup_seconds, ramp=ramp)
         except EngineError as exc:
             # a ping's read timeout (3 s), and then some
             outage = self.server_watch.outage_within(4.0, self.stop_event) if self.server_watch else None
@@ -379,8 +399,14 @@ class Experiment(RunProbes):
             incomplete.update(server_down_seconds=round(down, 1), why=why)
         if incomplete:
             summary["_incomplete"] = incomplete
+        main = spec.groups[0].name
+        if ramped and main in first_t:
+            # the step was measured once its connections were open: its window starts there
+            measure_from = window_start(first_t[main], spec.warmup_seconds)
+            summary["_ramp"] = {"seconds": sum(1 for iv in ramped if iv.group == main),
+                                "open": first_open[main], "asked": threads[main]}
         self._step_extras(summary, idx, list(threads), measure_from, ended)
-        writer.end_step(step_id, ended, summary)
+        writer.end_step(step_id, ended, summary, measure_from)
         if self._live_marks:
             self._await_waits(ended)
             try:
@@ -404,6 +430,20 @@ class Experiment(RunProbes):
         if self.server_watch is not None and self.server_watch.down is not None:
             self.on_note(f"waiting up to {RECOVER_SECONDS} s for the server to answer again")
             self.server_watch.await_up(RECOVER_SECONDS, self.stop_event, f"the run stopped after step {idx + 1}")
+
+    def _ramp_ended(self, idx: int, ramped: list[Interval], first: Interval, threads: Mapping[str, int]) -> None:
+        """The step's first measured second: the seconds before, while its connections opened, are said once."""
+        seconds = sum(1 for iv in ramped if iv.group == first.group)
+        measure_from = window_start(first.t, self.spec.warmup_seconds)
+        asked = threads[first.group]
+        how = ("measured from here" if first.threads >= asked
+               else "the others did not open: measured with those from here")
+        ev = Event(first.t - 1, "ramp", f"step {idx + 1}: {first.threads} of {asked} connections open after "
+                   f"{seconds} s; {how}", {"step": idx + 1, "seconds": seconds, "measure_from": measure_from,
+                                           "open": first.threads, "asked": asked})
+        self._record(ev)
+        if seconds > 1 or first.threads < asked:  # not worth a line: the second in which they all open
+            self.on_note(ev.label)
 
     def _tables(self) -> dict[str, Any]:
         if self.plan is None:

@@ -170,6 +170,8 @@ def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
                         "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
                         "seconds": s.seconds,
                         "steady_skipped": s.steady_skipped,
+                        **({"threads_running": s.threads_running}
+                           if s.threads_running is not None and s.threads_running < s.threads else {}),
                         **({"headline": s.headline, "headline_label": s.headline_label}
                            if s.headline_label else {}),
                         **({"trx": {k: dict(v) for k, v in s.trx.items()}} if s.trx else {}),

@@ -111,6 +111,9 @@ class SweepProgress:
             self._step_number = data.get("step")
             self._measure_from = ev.t + self.plan.spec.warmup_seconds
             self._seconds = []
+        elif ev.kind == "ramp" and self._measure_from is not None:
+            # the step's connections opened: its measured seconds start here
+            self._measure_from = float(data.get("measure_from", self._measure_from))
         elif ev.kind == "step_end":
             if self._step_number is not None and self._measure_from is not None:
                 # the seconds wholly inside the measured window, as core.verdict.step_window takes them

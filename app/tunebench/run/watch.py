@@ -21,6 +21,9 @@ import mysql.connector
 from tunebench.core.errors import TargetError, TunebenchError
 from tunebench.core.interval import Event
 
+# Refusals that come from a server at its connection limits (max_connections, a user's max_user_connections):
+# it answers, so they are no outage. A run whose load takes every slot must not be called a lost server.
+REFUSED_BUSY = {1040, 1203, 1226}
 
 @dataclass(slots=True)
 class Outage:
@@ -130,7 +133,9 @@ class ServerWatch:
                         cur.close()
                 except (TunebenchError, mysql.connector.Error, OSError) as exc:
                     why = getattr(exc, "msg", None) or str(exc)
-                    if conn is not None:
+                    if getattr(exc, "errno", None) in REFUSED_BUSY:
+                        self._answered(sent)  # a server at its connection limits answers: no outage
+                    elif conn is not None:
                         with contextlib.suppress(Exception):
                             conn.close()
                         conn = None
@@ -140,10 +145,15 @@ class ServerWatch:
                             conn = self.connect()
                         except (TunebenchError, mysql.connector.Error, OSError) as again:
                             why = getattr(again, "msg", None) or str(again)
+                            if getattr(again, "errno", None) in REFUSED_BUSY:
+                                self._answered(sent)
+                            else:
+                                self._failed(sent, why)
                         else:
                             self._answered(time.time())
                             continue
-                    self._failed(sent, why)
+                    else:
+                        self._failed(sent, why)
                 else:
                     self._answered(sent)
                 self._wake.wait(max(0.0, self.interval - (time.time() - sent)))

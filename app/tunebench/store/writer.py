@@ -125,7 +125,9 @@ class SessionWriter:
                 return row.id
         return self.store._patient(write)  # type: ignore[no-any-return]
 
-    def end_step(self, step_id: int, ended_at: float, summary: Mapping[str, Any]) -> None:
+    def end_step(self, step_id: int, ended_at: float, summary: Mapping[str, Any],
+                 measure_from: float | None = None) -> None:
+        """`measure_from`: when the measured seconds began, if later than said at the start (a ramp)."""
         self.flush()
 
         def write() -> None:
@@ -133,6 +135,8 @@ class SessionWriter:
                 row = s.get(StepRow, step_id)
                 assert row is not None
                 row.ended_at = ended_at
+                if measure_from is not None:
+                    row.measure_from = measure_from
                 row.summary = json.dumps(summary)
                 s.commit()
         self.store._patient(write)
