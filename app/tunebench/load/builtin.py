@@ -31,7 +31,7 @@ SILENCE_SECONDS = 2
 # (4,096 connections take ~10 s to open here). Connections that stop opening (a user's or the server's
 # connection limit, a lost worker) end the wait after RAMP_STALL_SECONDS without one more; RAMP_LIMIT_SECONDS
 # bounds it. The seconds before are on the timeline, not in the step.
-RAMP_STALL_SECONDS = 3
+RAMP_STALL_SECONDS = 5
 RAMP_LIMIT_SECONDS = 60
 GapSink = Callable[[float, str, dict[str, Any]], None]
 

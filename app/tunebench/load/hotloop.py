@@ -34,12 +34,15 @@ COUNTS_AS = {"read": 0, "write": 1, "other": 2}
 DISTRIBUTIONS = {"uniform": 0, "gaussian": 1, "pareto": 2, "special": 3}
 RANGES = ("simple_ranges", "sum_ranges", "order_ranges", "distinct_ranges")
 # One run() call, between two returns to Python. A deactivated or stopped connection is interrupted at once
-# (HotSession.interrupt), so this only sets how often a connection thread wants the GIL: at 0.05 s, 2,048
-# connections in a worker starved its reporter thread of the GIL (ticks came minutes late).
-RUN_SECONDS = 1.0
+# (HotSession.interrupt), so this only sets how often a connection thread wants the GIL. At 0.05 s, 2,048
+# connections in a worker starved its reporter thread of the GIL (ticks came minutes late). At 1 s, ~2,000
+# connections in a worker, started together, came back for the GIL together: the waiters' timed wake-ups took
+# the CPU (perf: futex waits and task switches) and 3,990 users fell to a few hundred TPS for seconds at a time.
+RUN_SECONDS = 30.0
 # Connections opened at once per worker process: the library is initialised at import, so opens need no lock,
 # but thousands at once overflow the server's accept backlog (and the busy server answers handshakes slowly).
-OPENING = threading.BoundedSemaphore(16)
+# 16 took 37-43 s to open 3,990 connections while the others ran; 64 took 11 s.
+OPENING = threading.BoundedSemaphore(64)
 
 
 def hot_enabled() -> bool:
