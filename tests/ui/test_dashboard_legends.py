@@ -184,3 +184,30 @@ def test_no_curve_crosses_a_marker_label(qtbot, theme, scale, width):
     assert drift.label.isVisible() and drift.label.toPlainText() == "changed outside Tunebench: sync_binlog"
     knob = next(line for line in d.panels[0].markers if getattr(line, "kind", "") == "knob")
     assert knob.label.toPlainText() == "flush_log_at_trx_commit = 2 · no verdict"  # (the event carries none)
+
+
+def test_where_a_step_began_measuring_is_on_the_plot(qtbot):
+    """A step whose connections took seconds to open is measured from then on: that moment is a dotted line
+    labelled on the TPS plot. The second in which a step's connections open is not worth a line."""
+    from PySide6.QtCore import Qt
+
+    d = _dashboard(qtbot, 1400)
+    t0 = 1000.0
+    ramp = {"step": 1, "measure_from": t0 + 4, "open": 4, "asked": 4}
+    assert d.timeline.add_event(Event(t0 + 4, "ramp", "step 1: 4 of 4 connections open after 1 s; measured from "
+                                      "here", {**ramp, "seconds": 1})) is None
+    m = d.timeline.add_event(Event(t0 + 9, "ramp", "step 1: 4 of 4 connections open after 6 s; measured from here",
+                                   {**ramp, "seconds": 6}))
+    assert m is not None and m.label == "measured: 4 open after 6 s"
+    capped = d.timeline.add_event(Event(t0 + 15, "ramp", "step 2: 2 of 4 connections open after 5 s; the others "
+                                        "did not open: measured with those from here", {**ramp, "open": 2,
+                                                                                        "seconds": 5}))
+    assert capped is not None and capped.label == "measured with 2 of 4 connections"
+    d.redraw()
+    QApplication.processEvents()
+    lines = [line for line in d.panels[0].markers if getattr(line, "kind", "") == "ramp"]
+    assert len(lines) == 2 and all(line.pen.style() == Qt.PenStyle.DotLine for line in lines)
+    assert {line.label.toPlainText() for line in lines if line.label.isVisible()} >= {"measured: 4 open after 6 s"}
+    # every plot has the lines, on the same x (one timeline)
+    xs = [sorted(ln.value() for ln in p.markers if getattr(ln, "kind", "") == "ramp") for p in d.panels]
+    assert all(x == xs[0] for x in xs) and xs[0][1] - xs[0][0] == 6.0, xs

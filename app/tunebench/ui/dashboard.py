@@ -90,7 +90,7 @@ class Dashboard(QWidget):
             plot = self.graphics.ci.addPlot(row=i, col=0)
             # marker labels, configuration names and verdicts on the first plot, and the knob's on the latency
             # plot too
-            labels = ("config", "step", "knob", "mark", "restart", "verdict", "drift") if i == 0 else \
+            labels = ("config", "step", "knob", "mark", "restart", "verdict", "drift", "ramp") if i == 0 else \
                 ("knob",) if title == "latency ms" else ()
             panel = Panel(title, unit, plot, select, self.theme, labels)
             if first is None:

@@ -27,7 +27,7 @@ LABEL_GAP = 3  # pixels between two rows of marker labels
 # Where a marker's label sits along its line (0 bottom, 1 top) when the rows above leave it room
 LABEL_POSITION = {"step": 0.92, "knob": 0.92, "verdict": 0.92}  # until place_marker_labels puts them in place
 TOP_ROWS = 2  # rows of step and knob labels at a plot's top (the second only for labels the first has no room for)
-PRIORITY = {"step": 0, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
+PRIORITY = {"step": 0, "ramp": 1, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
 
 
 class Swatch(pg.ItemSample):

@@ -31,7 +31,7 @@ MARKER_Z = 20  # marker lines and their labels above the curves (z 0)
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78"]
 MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd", "config": "#888888",
-                 "verdict": "#d62728", "drift": "#ff7f0e"}
+                 "verdict": "#d62728", "drift": "#ff7f0e", "ramp": "#888888"}
 # A knob label on a dark plot: the knob's red lightened to stay readable (4.5:1 on black)
 KNOB_LABEL_DARK = "#ff6b6b"
 TOP_WAITS = 6
@@ -362,7 +362,7 @@ class Panel:
             self._add_band(m)
             return
         color = MARKER_COLORS.get(m.kind, "#888888")
-        style = Qt.PenStyle.DashLine if m.kind == "step" else Qt.PenStyle.SolidLine
+        style = {"step": Qt.PenStyle.DashLine, "ramp": Qt.PenStyle.DotLine}.get(m.kind, Qt.PenStyle.SolidLine)
         label = m.label if m.kind != "step" else m.label.split(":")[-1].strip()
         if m.kind == "knob":
             label = label.removeprefix("innodb_")

@@ -44,12 +44,21 @@ class SeriesBuffer:
 @dataclass(frozen=True, slots=True)
 class Marker:
     t: float
-    kind: str  # step | knob | mark | restart | verdict | config (a sweep configuration: a band until the next)
+    kind: str  # step | knob | mark | restart | verdict | drift | ramp (measured from here) | config (a sweep
+    # configuration: a band until the next)
     label: str
 
 
 MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config",
-                "verdict": "verdict", "drift": "drift"}
+                "verdict": "verdict", "drift": "drift", "ramp": "ramp"}
+
+
+def is_marker(ev: Event) -> bool:
+    """Does the event get a line on the plots? A step's measuring start (`ramp`) only when its connections took
+    more than the second they open in, or did not all open: one after every step's line would be clutter."""
+    if ev.kind == "ramp":
+        return float(ev.data.get("seconds", 0)) > 1 or int(ev.data.get("open", 0)) < int(ev.data.get("asked", 0))
+    return ev.kind in MARKER_KINDS
 
 
 def marker_of(ev: Event, t0: float) -> Marker:
@@ -58,6 +67,10 @@ def marker_of(ev: Event, t0: float) -> Marker:
     if ev.kind == "verdict":
         v = event_verdict(ev.data)
         return Marker(float(ev.data.get("at", ev.t)) - t0, "verdict", v.short_text() if v else "no verdict")
+    if ev.kind == "ramp":  # where the step's measured seconds begin
+        opened, asked = int(ev.data.get("open", 0)), int(ev.data.get("asked", 0))
+        return Marker(ev.t - t0, "ramp", f"measured: {asked} open after {ev.data.get('seconds')} s" if opened >= asked
+                      else f"measured with {opened} of {asked} connections")
     if ev.kind == "drift":  # the names on the plot; the values are in the Events line
         names = [str(d.get("name")) for d in ev.data.get("drift") or ()]
         return Marker(ev.t - t0, "drift", "changed outside Tunebench: " + ", ".join(names))
@@ -111,7 +124,7 @@ class Timeline:
             del self._per_t[t]
 
     def add_event(self, ev: Event) -> Marker | None:
-        if ev.kind not in MARKER_KINDS:
+        if not is_marker(ev):
             return None
         self._x(ev.t)
         assert self.t0 is not None
@@ -126,7 +139,7 @@ class Timeline:
         self.clear()
         self.t0 = t0
         self.series = {name: SeriesBuffer.of(t - t0, v) for name, (t, v) in series.items()}
-        self.all_markers = [marker_of(ev, t0) for ev in events if ev.kind in MARKER_KINDS]
+        self.all_markers = [marker_of(ev, t0) for ev in events if is_marker(ev)]
         self.all_markers.sort(key=lambda m: m.t)
         self.end = max([float(b.t[-1]) for b in self.series.values() if len(b.t)]
                        + [m.t for m in self.all_markers] + [0.0])
