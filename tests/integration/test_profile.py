@@ -31,6 +31,10 @@ def test_a_step_yields_a_profile(sandbox, cli, tmp_path):
     folded = show["steps"][0]["summary"]["_profile"]
     assert sum(folded.values()) > 50
     assert any("[k] " in stack for stack in folded)  # kernel symbols resolve
+    # Debian's mariadbd is stripped: said once, with what its nameless frames count as
+    stripped = [ln for ln in out.stderr.splitlines() if "has no symbols (stripped)" in ln]
+    assert len(stripped) == 1 and "'mariadbd [unknown]'" in stripped[0], out.stderr[-2000:]
+    assert any("stripped" in e["label"] for e in show["events"] if e["kind"] == "note")
     # the load generator's processes are profiled in the same perf: their own series and stacks
     assert [n for n in show["series"] if n.startswith("profile.client.")]
     assert sum(show["steps"][0]["summary"]["_profile_client"].values()) > 20

@@ -133,3 +133,16 @@ def test_following_the_processes_says_what_it_costs(monkeypatch):
     assert probe.perf.system_wide is False and "costs the load more than sampling every CPU" in line
     assert not profile.system_wide_allowed(1000, 1) and profile.system_wide_allowed(0, 2)
     assert profile.system_wide_allowed(1000, 0)
+
+
+def test_a_stripped_server_is_said_with_what_its_frames_count_as():
+    """Issue 18: Debian's mariadbd is stripped; its nameless frames were counted as 'mariadbd [unknown]' without a
+    word, so a user read the top function as a mystery. One line says why, and what is named."""
+    from tunebench.hosts.profile import stripped_note
+
+    folded = {"start_thread;mariadbd [unknown]": 60, "start_thread;[k] do_syscall_64": 30, "__poll": 10}
+    line = stripped_note(folded)
+    assert line is not None and "'mariadbd [unknown]' (60 % of its samples)" in line
+    assert stripped_note({"start_thread;do_command;dispatch_command": 5, "[k] schedule": 5}) is None  # named
+    assert stripped_note({"libc.so.6 [unknown]": 5}) is None  # a library's nameless frame: not the server's
+    assert stripped_note({}) is None

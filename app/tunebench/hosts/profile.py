@@ -37,6 +37,7 @@ _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 TOP = 10  # functions per window as series (the rest is `other`)
 FREQ = 99  # Hz: below the timer tick, not in lockstep with it
 WINDOW = 5.0  # seconds per perf record
+SERVER_BINARIES = ("mariadbd", "mysqld")  # the server's own DSO, as perf names it
 MAX_STACKS = 500  # folded stacks kept per step (the most frequent): a step summary stays small
 # call graphs; no build-id collection at the end of a window (-B -N: perf burned 2 s of system CPU per 5 s window
 # on it under load, 40 % of a core) and no BPF program events
@@ -103,6 +104,24 @@ def fold_by_process(script: str, labels: Mapping[int, str]) -> dict[str, Counter
         if label is not None:
             out.setdefault(label, Counter())[";".join(frames)] += 1
     return out
+
+
+def stripped_note(folded: Mapping[str, int]) -> str | None:
+    """One line when the server's own frames have no names (a stripped binary: Debian's mariadbd), with their share
+    of its samples at the leaf; None when its functions are named (or it was not sampled)."""
+    total = sum(folded.values())
+    unnamed: Counter[str] = Counter()
+    for stack, count in folded.items():
+        leaf = stack.rsplit(";", 1)[-1]
+        if leaf.endswith(" [unknown]") and leaf.split(" ", 1)[0] in SERVER_BINARIES:
+            unnamed[leaf] += count
+    if not total or not unnamed:
+        return None
+    leaf, _ = unnamed.most_common(1)[0]
+    share = 100.0 * sum(unnamed.values()) / total
+    return (f"profile: the server's binary has no symbols (stripped): its own functions count as '{leaf}' "
+            f"({share:.0f} % of its samples); kernel and library functions are named (a build with symbols names "
+            "them all)")
 
 
 def self_top(folded: Counter[str], n: int = TOP) -> list[tuple[str, float]]:

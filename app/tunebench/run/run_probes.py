@@ -12,7 +12,7 @@ from typing import Any
 
 from tunebench.core.errors import StoreError
 from tunebench.core.interval import Event
-from tunebench.hosts.profile import ProfileProbe
+from tunebench.hosts.profile import ProfileProbe, stripped_note
 from tunebench.hosts.ssh import SshRunner
 from tunebench.load.engine import LoadEngine
 from tunebench.mysql.connect import ServerInfo
@@ -47,8 +47,11 @@ class RunProbes:
     _waits_t: float | None
     drift: DriftGuard | None
     store: Store
+    _said_stripped = False  # the profile's stripped-server line: said once a run
 
     def _record(self, ev: Event) -> None: ...  # (Experiment's)
+
+    def _note(self, message: str) -> None: ...  # (Experiment's)
 
     def _store_failed(self, exc: StoreError) -> None: ...  # (Experiment's)
 
@@ -114,6 +117,9 @@ class RunProbes:
                 for label, folded in probe.take_folded().items():
                     key = "_profile" if label == "mysqld" else f"_profile_{label}"
                     summary.setdefault(key, {}).update(folded)
+                    if label == "mysqld" and not self._said_stripped and (said := stripped_note(folded)):
+                        self._said_stripped = True  # once a run
+                        self._note(said)
         writer = self.writer
         if writer is None:
             return
