@@ -95,3 +95,40 @@ def test_postmortem_names_the_signal_the_crash_site_and_the_c_library_message():
     assert examine(-9, "").describe() == "killed by SIGKILL: no output"
     tb = "Traceback (most recent call last):\n  File \"x.py\", line 1 in <module>\nMemoryError\n"
     assert examine(1, tb).describe() == "exited with code 1: MemoryError"
+
+
+class SlowProbe:
+    """read() answers, but later than the interval: a server too busy to answer SHOW GLOBAL STATUS in time."""
+
+    name = "slow"
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.reads = 0
+
+    def open(self) -> str:
+        return "slow"
+
+    def read(self) -> Reading:
+        self.reads += 1
+        time.sleep(self.seconds)
+        return Reading(gauges={"x": 1.0})
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_probe_that_falls_behind_says_so_once():
+    """At ~4,000 users the status probe's reads took seconds: its series skipped them without a word, and the
+    gaps in the server's plots looked like missing data."""
+    slow = SlowProbe(0.35)
+    reports: list[str] = []
+    sampler = ProbeSampler([slow], 0.1, lambda _t, _v, _k: None, lambda _kind, _p, msg: reports.append(msg))
+    sampler.open()
+    sampler.start()
+    try:
+        wait_until(lambda: slow.reads >= 4, 10, "four slow reads")
+    finally:
+        sampler.close()
+    behind = [m for m in reports if "skips the seconds" in m]
+    assert len(behind) == 1 and behind[0].startswith("probe slow: a read took 0.") and "every 0.1 s" in behind[0]

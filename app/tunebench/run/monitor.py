@@ -215,6 +215,7 @@ class ProbeSampler:
     def _loop(self, probe: Probe) -> None:
         rates = RateTracker()
         failing: str | None = None
+        behind_said = False
         deadline = time.monotonic()
         while not self._stopping(probe):
             t_start = time.time()
@@ -243,6 +244,12 @@ class ProbeSampler:
             deadline += self.interval
             now = time.monotonic()
             if deadline < now:  # fell behind (a slow server): skip the missed ticks, keep the cadence
+                if not behind_said and now - deadline >= self.interval and not self._stop.is_set():
+                    # seconds without a sample: said once, or a gap in the server's series looks like no data
+                    behind_said = True
+                    self.report("probe_slow", probe.name, f"probe {probe.name}: a read took "
+                                f"{time.time() - t_start:.1f} s (one every {self.interval:g} s asked): its series "
+                                "skips the seconds in between while the server answers this slowly")
                 deadline = now + self.interval - ((now - deadline) % self.interval)
             self._stop.wait(deadline - now)
 
