@@ -216,6 +216,7 @@ class ProbeSampler:
         rates = RateTracker()
         failing: str | None = None
         behind_said = False
+        first = True  # the first read also sets up (an SSH probe's connection): not a sign of falling behind
         deadline = time.monotonic()
         while not self._stopping(probe):
             t_start = time.time()
@@ -243,13 +244,14 @@ class ProbeSampler:
                     self.sink(t, values, kinds)
             deadline += self.interval
             now = time.monotonic()
+            was_first, first = first, False
             if deadline < now:  # fell behind (a slow server): skip the missed ticks, keep the cadence
-                if not behind_said and now - deadline >= self.interval and not self._stop.is_set():
-                    # seconds without a sample: said once, or a gap in the server's series looks like no data
+                if not was_first and not behind_said and now - deadline >= self.interval and not self._stop.is_set():
+                    # seconds without a sample: said once, or a gap in the series looks like no data
                     behind_said = True
                     self.report("probe_slow", probe.name, f"probe {probe.name}: a read took "
                                 f"{time.time() - t_start:.1f} s (one every {self.interval:g} s asked): its series "
-                                "skips the seconds in between while the server answers this slowly")
+                                "skips the seconds in between while its reads are this slow")
                 deadline = now + self.interval - ((now - deadline) % self.interval)
             self._stop.wait(deadline - now)
 
