@@ -97,25 +97,19 @@ def test_postmortem_names_the_signal_the_crash_site_and_the_c_library_message():
     assert examine(1, tb).describe() == "exited with code 1: MemoryError"
 
 
-class SlowProbe:
+class SlowProbe(FrozenProbe):
     """read() answers, but later than the interval: a server too busy to answer SHOW GLOBAL STATUS in time."""
 
     name = "slow"
 
     def __init__(self, seconds: float) -> None:
+        super().__init__()
         self.seconds = seconds
-        self.reads = 0
-
-    def open(self) -> str:
-        return "slow"
 
     def read(self) -> Reading:
         self.reads += 1
         time.sleep(self.seconds)
         return Reading(gauges={"x": 1.0})
-
-    def close(self) -> None:
-        pass
 
 
 def test_a_probe_that_falls_behind_says_so_once():
