@@ -20,8 +20,15 @@ def default_db_path() -> Path:
     return data_dir() / "sessions.sqlite"
 
 
-def sandbox_dir() -> Path:
-    return data_dir() / "sandbox"
+def sandbox_dir(server: str | None = None) -> Path:
+    """The default sandbox (the system's server) at sandbox/, another server's at sandboxes/NAME/."""
+    return data_dir() / "sandbox" if not server else data_dir() / "sandboxes" / server
+
+
+def kits_dir() -> Path:
+    """Server kits (fetched or added); $TUNEBENCH_KITS shares one folder between data dirs (the tests do)."""
+    override = os.environ.get("TUNEBENCH_KITS")
+    return Path(override) if override else data_dir() / "servers"
 
 
 def _bundle_root() -> Path:

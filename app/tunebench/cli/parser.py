@@ -11,6 +11,7 @@ from tunebench.cli.gui import cmd_demo, cmd_gui
 from tunebench.cli.journal import cmd_restore
 from tunebench.cli.runs import CONFIRM_CONFIGS, CONFIRM_SECONDS, cmd_cleanup, cmd_prepare, cmd_run, cmd_sweep
 from tunebench.cli.sessions import MAX_ID, cmd_sessions
+from tunebench.cli.servers import cmd_servers
 from tunebench.cli.targets import cmd_sandbox, cmd_target
 from tunebench.cli.workloads import cmd_check, cmd_workloads
 
@@ -66,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--json", action="store_true", help="machine-readable output")
         if target:
             sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
+            sp.add_argument("--server", metavar="NAME",
+                            help="the sandbox of this server (`tunebench servers list`; a unique prefix: mysql-9)")
             sp.add_argument("--transport", choices=["socket", "tcp"], help="UNIX socket or TCP (default: socket)")
             sp.add_argument("--schema", default="tunebench", help="schema for the sbtest tables")
 
@@ -86,12 +89,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("sandbox", help="start/stop/status of the embedded sandbox server")
     sp.add_argument("action", choices=["start", "stop", "status"])
+    sp.add_argument("--server", metavar="NAME",
+                    help="the sandbox of this server (`tunebench servers list`; a unique prefix: mysql-9)")
     sp.add_argument("--set", action="append", metavar="OPTION=VALUE", help="my.cnf override (start)")
     sp.add_argument("--cpus", help="bind the server to these CPUs (taskset list, e.g. 0 or 0-1)")
     sp.add_argument("--option-file", metavar="PATH",
                     help="start: the [mysqld] options of this file as overrides (a missing file: none)")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sandbox)
+
+    sp = sub.add_parser("servers", help="the servers Tunebench can sandbox: list, add, fetch, remove")
+    sp.add_argument("action", choices=["list", "add", "fetch", "remove"])
+    sp.add_argument("what", nargs="?", metavar="PATH|KIT|NAME",
+                    help="add: a basedir or tarball; fetch: mysql or mariadb-11.8; remove: a server's name")
+    sp.add_argument("--name", help="add: the name to give it (default: FLAVOR-VERSION)")
+    sp.add_argument("--refresh", action="store_true", help="fetch: download again even if the kit is here")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_servers)
 
     sp = sub.add_parser("target", help="saved targets (passwords are never stored)")
     sp.add_argument("action", choices=["add", "list", "remove", "restart"])

@@ -21,20 +21,24 @@ def open_store(args: argparse.Namespace) -> Any:
     return Store(db_path(args))
 
 
-def sandbox() -> Any:
+def sandbox(args: argparse.Namespace | None = None, name: str | None = None) -> Any:
+    """The sandbox of `--server NAME` (a unique prefix is enough), else the default one."""
     from tunebench.hosts.sandbox import SandboxServer
 
-    return SandboxServer()
+    return SandboxServer.named(name or (getattr(args, "server", None) if args is not None else None))
 
 
 def resolve_target(args: argparse.Namespace, store: Any, start_sandbox: bool = True) -> Any:
     from tunebench.core.target import parse_target_url
 
+    server = getattr(args, "server", None)
     name = getattr(args, "target", None) or "sandbox"
-    if name == "sandbox":
-        sb = sandbox()
+    if server and name != "sandbox":
+        raise ConfigError("--server names a sandbox; it goes without --target (or with --target sandbox)")
+    if name == "sandbox" or name.startswith("sandbox:"):
+        sb = sandbox(name=server or name.partition(":")[2] or None)
         if start_sandbox and not sb.status().running:
-            print("starting the sandbox server ...", file=sys.stderr)
+            print(f"starting the {sb.target_name} server ...", file=sys.stderr)
             sb.start()
         return sb.target()
     if "://" in name:

@@ -13,7 +13,7 @@ from tunebench.core.errors import ConfigError
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    sb = sandbox()
+    sb = sandbox(args)
     if args.action == "start":
         overrides: dict[str, str | None] = {}
         if args.option_file:  # [mysqld] of this file: what a restart command of a remote target passes
@@ -29,7 +29,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
         st = sb.stop()
     else:
         st = sb.status()
-    text = (f"sandbox {'running' if st.running else 'stopped'}: {st.flavor} {st.version}, "
+    text = (f"{sb.target_name} {'running' if st.running else 'stopped'}: {st.flavor} {st.version}, "
             f"socket {st.socket}, port {st.port}, pid {st.pid or '-'}, datadir {st.datadir}")
     emit(args, st.to_dict(), text)
     return 0

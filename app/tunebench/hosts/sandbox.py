@@ -1,7 +1,8 @@
-"""The embedded sandbox server: a private mysqld/mariadbd started from the binaries on this machine.
+"""The embedded sandbox server: a private mysqld/mariadbd started from the binaries on this machine or a kit.
 
 It lives entirely under the user data dir (datadir, socket, my.cnf, logs), listens on a private
-socket and a free loopback port, and never touches a system server, its datadir or port 3306.
+socket and a free loopback port, and never touches a system server, its datadir or port 3306. Each server
+has a sandbox of its own (sandbox/ for the system's, sandboxes/NAME/ for the others); several may run at once.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from tunebench.core.errors import SandboxError
 from tunebench.core.target import Target
 from tunebench.hosts.cpu_binding import check_cpus
 from tunebench.hosts.sandbox_cnf import render_cnf
-from tunebench.hosts.server_binary import ServerBinary, find_server_binaries, probe_binary
+from tunebench.hosts.kits import default_server, list_servers, resolve_server
+from tunebench.hosts.server_binary import ServerBinary, probe_binary
 from tunebench.mysql.target import read_option_file_password
 
 SANDBOX_USER = "tunebench"
@@ -44,12 +46,12 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def free_port() -> int:
+def free_port(avoid: set[int] | None = None) -> int:
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             s.bind(("127.0.0.1", 0))
             port = int(s.getsockname()[1])
-        if port != 3306:
+        if port != 3306 and port not in (avoid or ()):
             return port
 
 
@@ -58,6 +60,7 @@ class SandboxState:
     """What the sandbox was last started with; kept in state.json next to the datadir."""
 
     binary: str = ""
+    server: str = ""  # the server's name (mysql-9.7.4); a kit's sandbox keeps running that kit
     flavor: str = ""
     version: str = ""
     port: int = 0
@@ -80,6 +83,7 @@ class SandboxStatus:
     binary: str
     overrides: dict[str, str | None]
     cpus: str | None
+    server: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -88,9 +92,10 @@ class SandboxStatus:
 class SandboxServer:
     """Initialise, start, stop and restart the private server."""
 
-    def __init__(self, base_dir: Path | None = None, binary: str | None = None):
+    def __init__(self, base_dir: Path | None = None, binary: str | None = None, server: ServerBinary | None = None):
         self.base = Path(base_dir) if base_dir else paths.sandbox_dir()
-        self._binary_override = binary or os.environ.get("TUNEBENCH_SERVER_BINARY")
+        self._server = server
+        self._binary_override = binary or (None if server else os.environ.get("TUNEBENCH_SERVER_BINARY"))
         self.datadir = self.base / "data"
         self.socket = self.base / "mysqld.sock"
         self.cnf = self.base / "my.cnf"
@@ -115,15 +120,35 @@ class SandboxServer:
         tmp.write_text(json.dumps(asdict(state), indent=2))
         tmp.replace(self.state_file)
 
+    @classmethod
+    def for_server(cls, server: ServerBinary, home: Path | None = None) -> SandboxServer:
+        """The sandbox of one server: the default one for the system's first server, its own for the others."""
+        default = _default_name()
+        sub = None if server.name == default else server.name
+        base = (home / ("sandbox" if sub is None else f"sandboxes/{sub}")) if home else paths.sandbox_dir(sub)
+        return cls(base, server=server)
+
+    @classmethod
+    def named(cls, name: str | None, home: Path | None = None) -> SandboxServer:
+        """`--server NAME` (a unique prefix is enough); None: the default sandbox."""
+        if not name:
+            return cls(home / "sandbox" if home else None)
+        return cls.for_server(resolve_server(name), home)
+
     def binary(self) -> ServerBinary:
+        if self._server is not None:
+            return self._server
         if self._binary_override:
             return probe_binary(self._binary_override)
-        found = find_server_binaries()
-        if not found:
-            raise SandboxError(
-                "no mysqld or mariadbd found on PATH; install a server (make run does: apt-get install mariadb-server)"
-            )
-        return probe_binary(found[0])
+        state = self._load_state()
+        if state.server and state.binary:
+            known = [s for s in list_servers() if s.name == state.server]
+            if known:
+                return known[0]
+            if not Path(state.binary).exists():
+                raise SandboxError(f"this sandbox's server {state.server} is gone ({state.binary}); "
+                                   "tunebench servers list shows what is here")
+        return default_server()
 
     @property
     def initialized(self) -> bool:
@@ -161,39 +186,38 @@ class SandboxServer:
             binary=state.binary,
             overrides=state.overrides,
             cpus=state.cpus,
+            server=state.server,
         )
 
     # ---- lifecycle -----------------------------------------------------------------------------
-    def _write_cnf(self, server: ServerBinary, port: int, overrides: dict[str, str | None]) -> None:
+    def _cnf_text(self, server: ServerBinary, port: int, overrides: dict[str, str | None], errlog: str) -> str:
         template = (paths.resources_dir() / "sandbox.cnf.in").read_text()
         values = {
             "user": "root" if os.geteuid() == 0 else getpass.getuser(),
-            "basedir": str(Path(os.path.realpath(server.path)).parent.parent),
+            "basedir": str(server.prefix),
             "datadir": str(self.datadir),
             "socket": str(self.socket),
             "port": str(port),
             "pidfile": str(self.pidfile),
-            "errlog": str(self.errlog),
+            "errlog": errlog,
             "tmpdir": str(self.tmpdir),
         }
-        self.cnf.write_text(render_cnf(template, values, server.flavor, overrides))
+        return render_cnf(template, values, server.flavor, overrides, server.version_tuple, kit_lines(server))
+
+    def _write_cnf(self, server: ServerBinary, port: int, overrides: dict[str, str | None]) -> None:
+        self.cnf.write_text(self._cnf_text(server, port, overrides, str(self.errlog)))
 
     def check_options(self, server: ServerBinary, overrides: dict[str, str | None]) -> None:
         """Ask the server binary itself whether it accepts the my.cnf these overrides make: `--help
         --verbose` parses every option (and the plugins') and exits without touching a datadir."""
         if not overrides:
             return
-        template = (paths.resources_dir() / "sandbox.cnf.in").read_text()
-        values = {"user": "root" if os.geteuid() == 0 else getpass.getuser(),
-                  "basedir": str(Path(os.path.realpath(server.path)).parent.parent), "datadir": str(self.datadir),
-                  "socket": str(self.socket), "port": "3306", "pidfile": str(self.pidfile),
-                  "errlog": "/dev/null", "tmpdir": str(self.tmpdir)}
-        text = render_cnf(template, values, server.flavor, overrides)
+        text = self._cnf_text(server, 3306, overrides, "/dev/null")
         with tempfile.TemporaryDirectory(prefix="tunebench-cnf-") as tmp:
             cnf = Path(tmp) / "my.cnf"
             cnf.write_text(text.replace("log-error ", "# log-error ", 1))
             try:
-                out = subprocess.run([server.path, f"--defaults-file={cnf}", "--help", "--verbose"],
+                out = subprocess.run([*server.argv, f"--defaults-file={cnf}", "--help", "--verbose"],
                                      capture_output=True, text=True, timeout=60)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise SandboxError(f"cannot check the server options with {server.path}: {exc}") from None
@@ -205,6 +229,9 @@ class SandboxServer:
 
     def _initialize(self, server: ServerBinary) -> None:
         self.datadir.mkdir(parents=True, exist_ok=True)
+        if server.flavor == "mariadb" and (server.loader or not server.is_system):
+            self._bootstrap_mariadb(server)
+            return
         if server.flavor == "mariadb":
             tool = None
             for name in ("mariadb-install-db", "mysql_install_db"):
@@ -216,12 +243,38 @@ class SandboxServer:
             argv = [tool, f"--defaults-file={self.cnf}", "--auth-root-authentication-method=normal",
                     "--skip-test-db"]
         else:
-            argv = [server.path, f"--defaults-file={self.cnf}", "--initialize-insecure"]
+            argv = [*server.argv, f"--defaults-file={self.cnf}", "--initialize-insecure"]
         out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         if out.returncode != 0 or not (self.datadir / "mysql").is_dir():
             shutil.rmtree(self.datadir, ignore_errors=True)
             tail = (out.stdout + out.stderr).strip().splitlines()[-5:]
             raise SandboxError(f"initialising the sandbox datadir failed: {' | '.join(tail)}")
+
+    def _bootstrap_mariadb(self, server: ServerBinary) -> None:
+        """What mariadb-install-db does, through the kit's loader: the system tables' SQL fed to
+        `mariadbd --bootstrap` (the script would start the binary directly, without the kit's libraries)."""
+        share = mariadb_share(server)
+        if share is None:
+            raise SandboxError(f"no mariadb_system_tables.sql under {server.prefix}/share: not a complete MariaDB")
+        parts = ["create database if not exists mysql;", "use mysql;", "SET @auth_root_socket=NULL;"]
+        for name in ("mariadb_system_tables.sql", "mariadb_performance_tables.sql", "mariadb_system_tables_data.sql",
+                     "fill_help_tables.sql", "maria_add_gis_sp_bootstrap.sql", "mariadb_sys_schema.sql"):
+            if (share / name).exists():
+                parts.append((share / name).read_text(errors="replace"))
+        argv = [*server.argv, f"--defaults-file={self.cnf}", "--bootstrap", "--log-warnings=0",
+                "--enforce-storage-engine=", "--max_allowed_packet=8M", "--net_buffer_length=16K"]
+        try:
+            out = subprocess.run(argv, input="\n".join(parts), capture_output=True, text=True, timeout=600,
+                                 errors="replace")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            raise SandboxError(f"initialising the sandbox datadir failed: {exc}") from None
+        if out.returncode != 0 or not (self.datadir / "mysql" / "user.frm").exists() and \
+                not (self.datadir / "mysql" / "global_priv.frm").exists():
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            tail = (out.stdout + out.stderr).strip().splitlines()[-5:] or [self._error_log_tail(0)]
+            raise SandboxError(f"initialising the sandbox datadir failed: {' | '.join(tail)}")
+        (self.datadir / "mariadb_upgrade_info").write_text(server.version + "-MariaDB")
 
     def _bootstrap_accounts(self, port: int) -> None:
         """First start: create the sandbox account and lock root behind a random password."""
@@ -265,8 +318,9 @@ class SandboxServer:
         self.base.mkdir(parents=True, exist_ok=True)
         os.chmod(self.base, 0o700)
         self.tmpdir.mkdir(exist_ok=True)
-        # Keep the port across restarts (sweeps restart the server; TCP targets must not move).
-        port = state.port if state.port and port_is_free(state.port) else free_port()
+        # Keep the port across restarts (sweeps restart the server; TCP targets must not move); another
+        # sandbox's port is never taken, even while that one is stopped.
+        port = state.port if state.port and port_is_free(state.port) else free_port(self._ports_of_others())
         first_time = not self.initialized
         if first_time:
             shutil.rmtree(self.datadir, ignore_errors=True)
@@ -275,7 +329,7 @@ class SandboxServer:
         self._write_cnf(server, port, wanted)
         with contextlib.suppress(FileNotFoundError):
             self.socket.unlink()
-        argv = [server.path, f"--defaults-file={self.cnf}"]
+        argv = [*server.argv, f"--defaults-file={self.cnf}"]
         if cpus:
             taskset = shutil.which("taskset")
             if not taskset:
@@ -286,7 +340,8 @@ class SandboxServer:
             proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
         _CHILDREN[proc.pid] = proc
-        self._save_state(SandboxState(server.path, server.flavor, server.version, port, proc.pid, wanted, cpus))
+        self._save_state(SandboxState(server.path, server.name, server.flavor, server.version, port, proc.pid, wanted,
+                                      cpus))
         self._wait_ready(proc, timeout, log_offset)
         if first_time:
             self._bootstrap_accounts(port)
@@ -355,16 +410,63 @@ class SandboxServer:
         self.stop()
         shutil.rmtree(self.base, ignore_errors=True)
 
+    def _ports_of_others(self) -> set[int]:
+        home = self.base.parent.parent if self.base.parent.name == "sandboxes" else self.base.parent
+        ports = set()
+        for state_file in [home / "sandbox" / "state.json", *(home / "sandboxes").glob("*/state.json")]:
+            if state_file.parent != self.base:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    ports.add(int(json.loads(state_file.read_text()).get("port") or 0))
+        return ports
+
+    @property
+    def target_name(self) -> str:
+        """`sandbox` for the default one, `sandbox:NAME` for another server's."""
+        return "sandbox" if self.base.name == "sandbox" else f"sandbox:{self.base.name}"
+
     def target(self) -> Target:
         state = self._load_state()
         return Target(
-            name="sandbox",
+            name=self.target_name,
             socket=str(self.socket),
             host="127.0.0.1",
             port=state.port,
             user=SANDBOX_USER,
             password_file=str(self.client_cnf),
         )
+
+
+def _default_name() -> str:
+    try:
+        return default_server().name
+    except SandboxError:
+        return ""
+
+
+def _first_dir(candidates: list[Path], marker: str) -> Path | None:
+    return next((d for d in candidates if (d / marker).exists()), None)
+
+
+def mariadb_share(server: ServerBinary) -> Path | None:
+    top = server.prefix
+    return _first_dir([top / "share/mariadb", top / "share", top / "share/mysql", top / "scripts"],
+                      "mariadb_system_tables.sql")
+
+
+def kit_lines(server: ServerBinary) -> list[str]:
+    """Where a kit's or tarball's plugins and error messages are (their compiled-in paths point at /usr)."""
+    if server.is_system:
+        return []
+    top = server.prefix
+    lines = []
+    plugins = next((d for d in (top / "lib/mysql/plugin", top / "lib/plugin", top / "lib64/mysql/plugin")
+                    if d.is_dir()), None)
+    if plugins:
+        lines.append(f"plugin-dir = {plugins}")
+    messages = _first_dir([top / "share/mysql", top / "share/mariadb", top / "share"], "english/errmsg.sys")
+    if messages:
+        lines.append(f"lc-messages-dir = {messages}")
+    return lines
 
 
 def _is_zombie(pid: int) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunebench.core.probe import ProbeUnavailable, Reading, name_part
+from tunebench.hosts.server_binary import program_of
 
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice")
 
@@ -281,19 +282,27 @@ def server_pid_from(pid_file: str | None, binaries: tuple[str, ...] = ("mysqld",
         return None
     try:
         pid = int(Path(pid_file).read_text().strip())
-        comm = Path(f"/proc/{pid}/comm").read_text().strip()
     except (OSError, ValueError):
         return None
-    return pid if comm in binaries else None
+    return pid if process_program(pid) in binaries else None
+
+
+def process_program(pid: int | str) -> str:
+    """What a process runs: its comm, or for a server kit started through its own loader (comm
+    `ld-linux-x86-64`) the binary the loader runs."""
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        if comm.startswith("ld-linux"):
+            return program_of(Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"))
+    except OSError:
+        return ""
+    return comm
 
 
 def find_server_pids(binaries: tuple[str, ...] = ("mysqld", "mariadbd")) -> list[int]:
     out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() in binaries:
-                    out.append(int(entry.name))
-            except OSError:
-                continue
+            if process_program(entry.name) in binaries:
+                out.append(int(entry.name))
     return sorted(out)

@@ -129,7 +129,9 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     MYSQL *m;
-    MYSQL_STMT **stmts;
+    MYSQL_STMT **stmts; /* NULL: a statement the server will not prepare, sent as text (texts[i]) */
+    char **texts;
+    unsigned long *text_lens;
     MYSQL_BIND (*binds)[4]; /* per statement */
     int nstmts;
     op_t *ops;
@@ -173,11 +175,17 @@ static void free_ops(Conn *c) {
 }
 
 static void close_all(Conn *c) {
-    for (int i = 0; i < c->nstmts; i++)
+    for (int i = 0; i < c->nstmts; i++) {
         if (c->stmts[i]) mysql_stmt_close(c->stmts[i]);
+        PyMem_RawFree(c->texts[i]);
+    }
     PyMem_RawFree(c->stmts);
+    PyMem_RawFree(c->texts);
+    PyMem_RawFree(c->text_lens);
     PyMem_RawFree(c->binds);
     c->stmts = NULL;
+    c->texts = NULL;
+    c->text_lens = NULL;
     c->binds = NULL;
     c->nstmts = 0;
     if (c->m) {
@@ -236,7 +244,9 @@ static int connected(Conn *c) {
     return 0;
 }
 
-/* prepare(sql: bytes) -> index */
+/* prepare(sql: bytes) -> index. A statement the server will not prepare (ER_UNSUPPORTED_PS: BEGIN and COMMIT
+   on MySQL) is kept as text and sent with mysql_real_query, as sysbench's driver does then. */
+#define ER_UNSUPPORTED_PS 1295
 static PyObject *Conn_prepare(Conn *c, PyObject *args) {
     const char *sql;
     Py_ssize_t len;
@@ -247,20 +257,37 @@ static PyObject *Conn_prepare(Conn *c, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     rc = mysql_stmt_prepare(st, sql, (unsigned long)len);
     Py_END_ALLOW_THREADS
+    char *text = NULL;
     if (rc) {
-        PyObject *r = raise_mysql(mysql_stmt_errno(st), mysql_stmt_error(st));
+        if (mysql_stmt_errno(st) != ER_UNSUPPORTED_PS) {
+            PyObject *r = raise_mysql(mysql_stmt_errno(st), mysql_stmt_error(st));
+            mysql_stmt_close(st);
+            return r;
+        }
         mysql_stmt_close(st);
-        return r;
+        st = NULL;
+        text = PyMem_RawMalloc((size_t)len + 1);
+        if (!text) return PyErr_NoMemory();
+        memcpy(text, sql, (size_t)len);
+        text[len] = 0;
     }
-    MYSQL_STMT **grown = PyMem_RawRealloc(c->stmts, sizeof(*grown) * (c->nstmts + 1));
-    MYSQL_BIND(*binds)[4] = grown ? PyMem_RawRealloc(c->binds, sizeof(*binds) * (c->nstmts + 1)) : NULL;
+    int n = c->nstmts + 1;
+    MYSQL_STMT **grown = PyMem_RawRealloc(c->stmts, sizeof(*grown) * n);
     if (grown) c->stmts = grown;
+    char **texts = grown ? PyMem_RawRealloc(c->texts, sizeof(*texts) * n) : NULL;
+    if (texts) c->texts = texts;
+    unsigned long *lens = texts ? PyMem_RawRealloc(c->text_lens, sizeof(*lens) * n) : NULL;
+    if (lens) c->text_lens = lens;
+    MYSQL_BIND(*binds)[4] = lens ? PyMem_RawRealloc(c->binds, sizeof(*binds) * n) : NULL;
     if (!binds) {
-        mysql_stmt_close(st);
+        if (st) mysql_stmt_close(st);
+        PyMem_RawFree(text);
         return PyErr_NoMemory();
     }
     c->binds = binds;
     c->stmts[c->nstmts] = st;
+    c->texts[c->nstmts] = text;
+    c->text_lens[c->nstmts] = (unsigned long)len;
     return PyLong_FromLong(c->nstmts++);
 }
 
@@ -425,6 +452,10 @@ static int bind_for(Conn *c, int i, int kind, int second) {
     default:
         return 0;
     }
+    if (!c->stmts[i]) {
+        PyErr_SetString(PyExc_ValueError, "a statement sent as text takes no parameters");
+        return -1;
+    }
     if (mysql_stmt_param_count(c->stmts[i]) != want) {
         PyErr_SetString(PyExc_ValueError, "a statement's parameters do not match its op");
         return -1;
@@ -436,8 +467,18 @@ static int bind_for(Conn *c, int i, int kind, int second) {
     return 0;
 }
 
-/* one statement: execute, read and drop the rows; NULL or the failing statement */
-static MYSQL_STMT *exec(MYSQL_STMT *st) {
+/* a text statement failed: the error is the connection's */
+#define TEXT_FAILED ((MYSQL_STMT *)1)
+
+/* one statement: execute, read and drop the rows; NULL or the failing statement (TEXT_FAILED) */
+static MYSQL_STMT *exec(Conn *c, int i) {
+    MYSQL_STMT *st = c->stmts[i];
+    if (!st) {
+        if (mysql_real_query(c->m, c->texts[i], c->text_lens[i])) return TEXT_FAILED;
+        MYSQL_RES *res = mysql_store_result(c->m);
+        if (res) mysql_free_result(res);
+        return NULL;
+    }
     if (mysql_stmt_execute(st)) return st;
     if (mysql_stmt_field_count(st) > 0) {
         if (mysql_stmt_store_result(st)) return st;
@@ -458,16 +499,17 @@ static MYSQL_STMT *event(Conn *c, unsigned long long counts[3]) {
     for (int o = 0; o < c->nops; o++) {
         op_t *op = &c->ops[o];
         int t = c->ntables == 1 ? 0 : (int)rng_below(&c->rng, (uint64_t)c->ntables);
-        MYSQL_STMT *st = c->stmts[op->stmt[t]], *bad;
+        int st = op->stmt[t];
+        MYSQL_STMT *bad;
         switch (op->kind) {
         case OP_OTHER:
-            if ((bad = exec(st))) return bad;
+            if ((bad = exec(c, st))) return bad;
             counts[op->counts_as]++;
             break;
         case OP_POINT:
             for (int k = 0; k < op->count; k++) {
                 v->i1 = draw(&c->ids, &c->rng);
-                if ((bad = exec(st))) return bad;
+                if ((bad = exec(c, st))) return bad;
                 counts[op->counts_as]++;
             }
             break;
@@ -475,7 +517,7 @@ static MYSQL_STMT *event(Conn *c, unsigned long long counts[3]) {
             for (int k = 0; k < op->count; k++) {
                 v->i1 = draw(&c->ids, &c->rng);
                 v->i2 = v->i1 + c->range_extra;
-                if ((bad = exec(st))) return bad;
+                if ((bad = exec(c, st))) return bad;
                 counts[op->counts_as]++;
             }
             break;
@@ -483,20 +525,20 @@ static MYSQL_STMT *event(Conn *c, unsigned long long counts[3]) {
             for (int k = 0; k < op->count; k++) {
                 fill(&c->rng, c->c_tpl, c->c_len, v->c_buf);
                 v->i1 = draw(&c->ids, &c->rng);
-                if ((bad = exec(st))) return bad;
+                if ((bad = exec(c, st))) return bad;
                 counts[op->counts_as]++;
             }
             break;
         case OP_DELETE_INSERT: {
-            MYSQL_STMT *ins = c->stmts[op->stmt2[t]];
+            int ins = op->stmt2[t];
             for (int k = 0; k < op->count; k++) {
                 v->i1 = draw(&c->ids, &c->rng);
                 v->i2 = draw(&c->ids, &c->rng);
-                if ((bad = exec(st))) return bad;
+                if ((bad = exec(c, st))) return bad;
                 counts[C_WRITE]++;
                 fill(&c->rng, c->c_tpl, c->c_len, v->c_buf);
                 fill(&c->rng, c->pad_tpl, c->pad_len, v->pad_buf);
-                if ((bad = exec(ins))) return bad;
+                if ((bad = exec(c, ins))) return bad;
                 counts[C_WRITE]++;
             }
             break;
@@ -566,6 +608,7 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
     c->busy = 0;
     c->stop = 0; /* consumed: one interrupt stops one run() */
     if (oom) return PyErr_NoMemory();
+    if (bad == TEXT_FAILED) return raise_mysql(mysql_errno(c->m), mysql_error(c->m));
     if (bad) return raise_mysql(mysql_stmt_errno(bad), mysql_stmt_error(bad));
     Py_RETURN_NONE;
 }
