@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test demo sysdeps venv lint bench clean package package-test
+.PHONY: run test demo sysdeps venv kits lint bench clean package package-test
 
 sysdeps:
 	@sh packaging/ensure-system-deps.sh
@@ -23,7 +23,13 @@ venv: sysdeps $(STAMP)
 run: venv
 	$(VENV)/bin/tunebench
 
-test: venv
+# The suite runs its server tests on MySQL 9.x and MariaDB 11.8 too: kits from Debian's archive (the mirror
+# of this machine's apt sources), fetched once into the user data dir and kept between runs.
+kits: venv
+	$(VENV)/bin/tunebench servers fetch mysql
+	$(VENV)/bin/tunebench servers fetch mariadb-11.8
+
+test: venv kits
 	$(PY) -m pytest
 
 # The desktop bundle (PyInstaller, one folder: dist/tunebench/) and its smoke test.

@@ -18,6 +18,13 @@ from server_leaks import kill_all, servers_under
 # and under --import-mode=importlib that can load it a second time as another module. A second home then took
 # over TUNEBENCH_HOME mid-session, and the sandbox a later subprocess started there outlived `make test`.
 # (Keyed by this process: a pytest this one starts, e.g. a --collect-only, is a session of its own.)
+# Server kits (MySQL 9.x, MariaDB 11.8) are fetched once by `make test` into the user's data dir and shared by
+# every test home (TUNEBENCH_KITS); each test session starts its own sandboxes of them.
+if not os.environ.get("TUNEBENCH_KITS"):
+    import platformdirs
+
+    os.environ["TUNEBENCH_KITS"] = str(Path(os.environ.get("TUNEBENCH_HOME") or
+                                            platformdirs.user_data_dir("tunebench", appauthor=False)) / "servers")
 _pid, _, _home = os.environ.get("TUNEBENCH_TEST_HOME", "").partition(":")
 _HOME = Path(_home) if _pid == str(os.getpid()) and _home else Path(tempfile.mkdtemp(prefix="tb-test-"))
 os.environ["TUNEBENCH_TEST_HOME"] = f"{os.getpid()}:{_HOME}"
@@ -35,6 +42,66 @@ def sandbox():
     sb.start()
     yield sb
     sb.stop()
+
+
+# The servers the suite runs the tests that carry the truth of the numbers on: the system's MariaDB 10.11 (the
+# shared `sandbox`), and the MySQL 9.x and MariaDB 11.8 kits (`servers fetch`). A missing one fails, never skips.
+SERVERS = ("mariadb-10.11", "mysql-9", "mariadb-11.8")
+KIT_OF = {"mysql-9": "mysql", "mariadb-11.8": "mariadb-11.8"}
+
+
+class ServerUnderTest:
+    """One server's sandbox and how the CLI names it."""
+
+    def __init__(self, name: str, sb, args: list[str]):
+        self.name, self.sandbox, self.args = name, sb, args
+
+    @property
+    def flavor(self) -> str:
+        return self.sandbox.status().flavor
+
+    def params(self, database: str | None = "tunebench", transport: str = "socket"):
+        from tunebench.mysql.target import conn_params
+
+        return conn_params(self.sandbox.target(), transport, database=database)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@pytest.fixture(scope="session")
+def kit_sandboxes():
+    """Sandboxes of the kits, started on first use and kept for the session."""
+    started: dict[str, object] = {}
+    yield started
+    for sb in started.values():
+        sb.stop()
+
+
+def server_under_test(name: str, sandbox, kit_sandboxes) -> ServerUnderTest:
+    from tunebench.core.errors import TunebenchError
+    from tunebench.hosts.kits import resolve_server
+    from tunebench.hosts.sandbox import SandboxServer
+
+    if name == "mariadb-10.11":
+        st = sandbox.status()
+        assert (st.flavor, st.version.split(".")[:2]) == ("mariadb", ["10", "11"]), st
+        return ServerUnderTest(name, sandbox, [])
+    if name not in kit_sandboxes:
+        try:
+            server = resolve_server(name)
+        except TunebenchError as exc:
+            pytest.fail(f"{exc}: `make test` fetches the kits (tunebench servers fetch {KIT_OF[name]})",
+                        pytrace=False)
+        sb = SandboxServer.for_server(server, _HOME)
+        sb.start()
+        kit_sandboxes[name] = sb
+    return ServerUnderTest(name, kit_sandboxes[name], ["--server", name])
+
+
+@pytest.fixture(params=SERVERS)
+def server(request, sandbox, kit_sandboxes) -> ServerUnderTest:
+    return server_under_test(request.param, sandbox, kit_sandboxes)
 
 
 @pytest.fixture(scope="session")
@@ -78,7 +145,7 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
 
 # Fixtures that start or need a real server, sysbench or sshd: a test that uses one (directly or through
 # another fixture) is an integration test and must say so, so that `-m "not integration"` never starts one.
-SERVER_FIXTURES = frozenset({"sandbox", "sandbox_params", "sshd", "window"})
+SERVER_FIXTURES = frozenset({"sandbox", "sandbox_params", "sshd", "window", "server", "kit_sandboxes"})
 
 
 def server_fixtures_without_marker(item: pytest.Item) -> set[str]:
@@ -123,10 +190,11 @@ def _no_stray_servers(request):
     """A server a test starts in a directory of its own must be stopped by that test: it failed once to be,
     and a sandbox outlived `make test`. The shared sandbox (and its restarts) is the session's business."""
     roots = _session_roots(request.config)
-    shared = str(_HOME / "sandbox") + "/"
+    shared = (str(_HOME / "sandbox") + "/", str(_HOME / "sandboxes") + "/")
     before = set(servers_under(roots))
     yield
-    stray = {pid: line for pid, line in servers_under(roots).items() if pid not in before and shared not in line}
+    stray = {pid: line for pid, line in servers_under(roots).items()
+             if pid not in before and not any(s in line for s in shared)}
     if stray:
         kill_all(stray)
         pytest.fail("the test left a database server running (killed now): " + "; ".join(stray.values()),

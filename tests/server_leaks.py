@@ -1,5 +1,6 @@
 """Finding database servers a test left running: mariadbd/mysqld processes whose command line names a
-directory of this test session (its TUNEBENCH_HOME or pytest's base temp)."""
+directory of this test session (its TUNEBENCH_HOME or pytest's base temp), kits started through their own
+loader included."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import signal
 from collections.abc import Iterable
 from pathlib import Path
+
+from tunebench.hosts.server_binary import program_of
 
 SERVER_NAMES = ("mariadbd", "mysqld")
 
@@ -25,7 +28,7 @@ def servers_under(roots: Iterable[str]) -> dict[int, str]:
             continue
         if not argv or not argv[0] or stat.rsplit(")", 1)[-1].split()[0] == "Z":
             continue
-        if os.path.basename(argv[0].decode(errors="replace")) not in SERVER_NAMES:
+        if program_of(argv) not in SERVER_NAMES:  # a kit runs through its loader: the program after it
             continue
         line = " ".join(a.decode(errors="replace") for a in argv if a)
         if any(root in line for root in roots):

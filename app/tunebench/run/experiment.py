@@ -397,6 +397,12 @@ class Experiment(RunProbes):
             incomplete["gaps"] = self._gaps - gaps_before
         if down:
             incomplete.update(server_down_seconds=round(down, 1), why=why)
+        # Every second an error and not one transaction: the step measured nothing (connections refused, a
+        # statement the server rejects); it is not a result of 0 TPS.
+        failed = [g for g, ivs in collected.items()
+                  if ivs and not any(iv.tps > 0 for iv in ivs) and sum(iv.errors for iv in ivs) > 0]
+        if failed and not self.stop_event.is_set():
+            incomplete["failed_groups"] = failed
         if incomplete:
             summary["_incomplete"] = incomplete
         main = spec.groups[0].name
@@ -417,8 +423,10 @@ class Experiment(RunProbes):
                 verdicts = []
             for ev in verdicts:
                 self._record(ev)
-        verdict = f"step {idx + 1} incomplete: " + (f"the server did not answer for {down:.1f} s ({why})" if down
-                                                   else "a client host was lost") if incomplete else ""
+        verdict = f"step {idx + 1} incomplete: " + (
+            f"the server did not answer for {down:.1f} s ({why})" if down else
+            f"no transaction completed in group {', '.join(incomplete['failed_groups'])}, only errors (see above)"
+            if "failed_groups" in incomplete else "a client host was lost") if incomplete else ""
         self._record(Event(ended, "step_end", verdict or f"step {idx + 1} done", incomplete))
         if verdict:
             self.on_note(verdict)
