@@ -296,3 +296,11 @@ def test_table_sizes_from_the_tablespaces_of_the_run_schema():
     assert r.gauges == {"table.purchases_index1.mb": 94.0, "table.purchases_index2.mb": 12.0, "table.t.mb": 3.0,
                         "table.total.mb": 109.0}
     assert not r.counters and not r.rates
+
+
+def test_rows_read_on_mysql_comes_from_innodb_rows_read():
+    """MySQL has no Rows_read: the rows/query efficiency column said n/a on every MySQL session."""
+    mysql = status_reading({"Questions": 10.0, "Innodb_rows_read": 200.0})
+    assert mysql.counters["server.rows_read"] == 200.0
+    mariadb = status_reading({"Questions": 10.0, "Rows_read": 150.0, "Innodb_rows_read": 90.0})
+    assert mariadb.counters["server.rows_read"] == 150.0  # MariaDB's own count (all engines) wins

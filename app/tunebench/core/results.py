@@ -32,6 +32,7 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
         configs.append({
             "idx": c.idx, "label": c.label(), "knobs": dict(c.knobs), "transport": c.transport, "engine": c.engine,
             "cpus": c.cpus, "repeat": c.repeat, "applied": dict(applied.get(c.idx, {})),
+            **({"server": c.server} if c.server else {}),
             "steps": [{"step": s.get("step"), "threads": s["threads"], "tps": s["tps"], "qps": s["qps"],
                        "lat_p95_ms": s["lat_p95_ms"],
                        "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"],
@@ -114,8 +115,10 @@ def trx_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
 def markdown(session: Mapping[str, Any]) -> str:
     """A session's results as Markdown: steps (or the sweep's curves), best-to-best and ratio tables."""
     summary = session.get("summary") or {}
-    lines = [f"# Session {session['id']}: {session['workload']} on {session['target']} "
-             f"({session.get('flavor') or ''} {session.get('version') or ''})", "",
+    servers = list(dict.fromkeys(c["server"] for c in summary.get("configs") or () if c.get("server")))
+    where = (f"{len(servers)} servers ({', '.join(servers)})" if servers else
+             f"{session['target']} ({session.get('flavor') or ''} {session.get('version') or ''})")
+    lines = [f"# Session {session['id']}: {session['workload']} on {where}", "",
              f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}", ""]
     configs = summary.get("configs")
     if not configs:

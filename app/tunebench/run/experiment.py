@@ -42,6 +42,17 @@ RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering
 
 
 
+def server_segments(configs: Sequence[ConfigPlan]) -> list[tuple[str | None, tuple[ConfigPlan, ...]]]:
+    """The configurations in runs of one server (a plan keeps each server's together)."""
+    out: list[tuple[str | None, tuple[ConfigPlan, ...]]] = []
+    for c in configs:
+        if out and out[-1][0] == c.server:
+            out[-1] = (c.server, (*out[-1][1], c))
+        else:
+            out.append((c.server, (c,)))
+    return out
+
+
 def window_start(first: float, warmup: int) -> float:
     """The measured window of a step whose first measured second ends at `first`: from that second's start, after
     the warm-up. A ms early: the store keeps times to the µs, and the window takes the seconds wholly inside."""
@@ -78,6 +89,8 @@ class Experiment(RunProbes):
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
         self.server: dict[str, Any] = {}
+        self.servers: list[dict[str, Any]] = []  # every server the run measured (a server axis: several)
+        self._final = True  # the last server of the run: its end closes the session
         self.controller: KnobController | None = None
         self.applied: dict[int, dict[str, str]] = {}
         self.restored: list[dict[str, Any]] = []
@@ -169,6 +182,29 @@ class Experiment(RunProbes):
         self._record(ev)
 
     def run(self) -> RunOutcome:
+        """The run; a sweep with a server axis runs each server's configurations on that server's sandbox in
+        turn, into the one session (each server's knobs put back before the next one starts)."""
+        segments = server_segments(self.configs)
+        if len(segments) == 1 and segments[0][0] is None:
+            return self._run_target()
+        outcome = self.outcome("failed")
+        for k, (name, configs) in enumerate(segments):
+            if self.stop_event.is_set():
+                break
+            from tunebench.hosts.sandbox import SandboxServer
+
+            sb = SandboxServer.named(name)
+            if not sb.status().running:
+                self.on_note(f"starting the {sb.target_name} server ...")
+                sb.start()
+            self.target, self.configs, self._final = sb.target(), configs, k == len(segments) - 1
+            self.on_note(f"server {k + 1}/{len(segments)}: {name} ({len(configs)} configuration(s))")
+            outcome = self._run_target()
+            if outcome.status not in ("completed", "incomplete"):
+                break
+        return outcome
+
+    def _run_target(self) -> RunOutcome:
         spec = self.spec
         # Client hosts first: an unreachable, untrusted or refusing host stops the run before anything
         # (data, session, knobs) is touched.
@@ -206,12 +242,17 @@ class Experiment(RunProbes):
         finally:
             conn.close()
         self.password = admin_params.password
-        self.server = info.summary()
+        self.server = self.server or info.summary()
         if not ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password), spec,
                            self.on_note, cancel=self.stop_event):
             return self.outcome(self.stop_status)  # stopped while preparing: nothing recorded, nothing changed
-        self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
-                                                            self.resume)
+        if self.writer is None:
+            self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
+                                                                self.resume)
+        else:  # the next server of a server axis: the same session goes on
+            self._record(Event(time.time(), "server", f"server {info.flavor} {info.version} ({self.target.name})",
+                               {"target": self.target.name, **info.summary()}))
+        self.servers.append(info.summary())
         self.writer.on_locked = self.on_note
         if self.lock is not None:
             self.lock.name_session(self.writer.id)
@@ -275,7 +316,8 @@ class Experiment(RunProbes):
             self.restored = self.controller.restore()
             restore()
             try:
-                self.writer.finish(status, {"steps": steps_json(self.results), **self._tables()})
+                if self._final or status not in ("completed", "incomplete"):
+                    self.writer.finish(status, {"steps": steps_json(self.results), **self._tables()})
             except StoreError as exc:
                 if self._store_error is None:
                     raise
@@ -286,10 +328,12 @@ class Experiment(RunProbes):
     def _start_config(self, cfg: ConfigPlan, n: int) -> LoadEngine | None:
         assert self.controller is not None and self.writer is not None
         if cfg.knobs or cfg.static or cfg.cpus or cfg.options or self.plan:
-            self.on_note(f"configuration {cfg.idx + 1}/{len(self.configs)}: {cfg.label()}")
+            total = len(self.plan.configs) if self.plan else len(self.configs)
+            self.on_note(f"configuration {cfg.idx + 1}/{total}: {cfg.label()}")
             self.applied[cfg.idx] = self.controller.apply_config(cfg)
             self._record(Event(time.time(), "config", f"configuration {cfg.idx + 1}: {cfg.label()}",
                                         {"config": cfg.idx, "knobs": self.applied[cfg.idx], "cpus": cfg.cpus,
+                                         **({"server": cfg.server} if cfg.server else {}),
                                          "transport": cfg.transport, "engine": cfg.engine,
                                          **({"options": dict(cfg.options)} if cfg.options else {})}))
         groups = config_groups(self.spec.groups, cfg.options)
@@ -470,5 +514,6 @@ class Experiment(RunProbes):
             status, self.writer.id if self.writer else None, tuple(sorted(self.results, key=lambda r: r.idx)),
             tuple(self.restored), error,
             {"engine": self.spec.engine, "target": self.target.name, "server": self.server,
+             **({"servers": self.servers} if len(self.servers) > 1 else {}),
              "probes": self.probe_status, "steps": steps_json(self.results), **self._tables(),
              "restarts": self.controller.restarts if self.controller else 0})

@@ -134,7 +134,10 @@ def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
 
 def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
                note: Callable[[str], None] | None = None) -> tuple[Plan, ServerInfo]:
-    """Validate a sweep against the target's own variable list and expand it; nothing is changed."""
+    """Validate a sweep against the target's own variable list and expand it; nothing is changed. A server axis
+    plans on each server's sandbox (started if it is not running): see plan_server_sweep."""
+    if "server" in sweep.axes:
+        return plan_server_sweep(sweep, target, transport, note)
     conn = open_connection(conn_params(target, transport or sweep.transport), target.name)
     try:
         info = introspect(conn)
@@ -166,6 +169,44 @@ def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
                                   "restart method: `tunebench target add` with --db-host, --option-file and "
                                   "--restart-command gives it one")
     return plan, info
+
+
+def plan_server_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
+                      note: Callable[[str], None] | None = None) -> tuple[Plan, ServerInfo]:
+    """The same configurations on every server of the axis, each planned against its own sandbox (a knob one
+    server lacks is dropped there when the axis is optional), in the axis' order: the first is the baseline
+    unless the spec names another."""
+    from tunebench.hosts.kits import resolve_server
+    from tunebench.hosts.sandbox import SandboxServer
+
+    if not target.name.startswith("sandbox"):
+        raise ConfigError(f"a server axis runs on the servers' own sandboxes, not on target {target.name}")
+    say = note or (lambda _m: None)
+    servers = [resolve_server(str(n)) for n in sweep.axes["server"]]
+    names = [s.name for s in servers]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{sweep.source or '<sweep>'}: the server axis names one server twice: {', '.join(names)}")
+    want_base = sweep.baseline.get("server")
+    base_server = resolve_server(str(want_base), servers).name if want_base else names[0]
+    sub = sweep.without_axes({"server"})
+    configs: list[ConfigPlan] = []
+    restarts, seconds, baseline, first_info = 0, 0.0, 0, None
+    for server in servers:
+        sb = SandboxServer.for_server(server)
+        if not sb.status().running:
+            say(f"starting the {sb.target_name} server ...")
+            sb.start()
+        plan, info = plan_sweep(sub, sb.target(), transport,
+                                note=lambda m, n=server.name: say(f"{n}: {m}"))
+        first_info = first_info or info
+        offset = len(configs)
+        if server.name == base_server:
+            baseline = plan.baseline + offset
+        configs += [replace(c, idx=c.idx + offset, server=server.name) for c in plan.configs]
+        restarts += plan.restarts
+        seconds += plan.seconds
+    assert first_info is not None
+    return Plan(sweep, tuple(configs), restarts, seconds, baseline), first_info
 
 
 def check_run_capacity(conn: Any, info: ServerInfo, spec: RunSpec, configs: Sequence[ConfigPlan],

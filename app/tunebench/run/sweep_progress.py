@@ -138,8 +138,8 @@ class SweepProgress:
             return False
         # The plan as far as the session keeps it: the spec as written and the configurations that ran (the
         # summary's), so the tables come from sweep_tables over the steps as they did live.
-        configs = tuple(ConfigPlan(c["idx"], c["knobs"], {}, c["transport"], c["engine"], c["cpus"], c["repeat"])
-                        for c in summary["configs"])
+        configs = tuple(ConfigPlan(c["idx"], c["knobs"], {}, c["transport"], c["engine"], c["cpus"], c["repeat"],
+                                   server=c.get("server")) for c in summary["configs"])
         plan = Plan(spec_of(sweep), configs, int(sweep.get("restarts_planned", 0)),
                     float(sweep.get("estimated_seconds", 0)), int(summary.get("baseline", 0)))
         self.t0 = float(session["started_at"])
@@ -303,4 +303,5 @@ def spec_of(d: Mapping[str, Any]) -> SweepSpec:
 
 def _same_configuration(c: Mapping[str, Any]) -> str:
     """What a configuration is, its repeat number aside."""
-    return json.dumps([c["knobs"], c["transport"], c["engine"], c["cpus"]], sort_keys=True, default=str)
+    return json.dumps([c["knobs"], c["transport"], c["engine"], c["cpus"], c.get("server")], sort_keys=True,
+                      default=str)

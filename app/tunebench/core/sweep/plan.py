@@ -37,9 +37,11 @@ class ConfigPlan:
     repeat: int = 0
     restart: bool = False  # the server restarts before this configuration
     options: Mapping[str, Any] = field(default_factory=dict)  # workload options of this configuration
+    server: str | None = None  # the server axis: which server's sandbox runs it (mysql-9.7.4)
 
     def label(self) -> str:
-        parts = [f"{k}={human(v)}" for k, v in self.knobs.items()] + [f"{k}={v}" for k, v in self.options.items()]
+        parts = [f"server={self.server}"] if self.server else []
+        parts += [f"{k}={human(v)}" for k, v in self.knobs.items()] + [f"{k}={v}" for k, v in self.options.items()]
         if self.transport:
             parts.append(f"transport={self.transport}")
         if self.engine != "builtin":
@@ -51,7 +53,8 @@ class ConfigPlan:
         return ", ".join(parts) or "as configured"
 
     def key(self) -> dict[str, Any]:
-        return {**self.knobs, **({"transport": self.transport} if self.transport else {}), "engine": self.engine,
+        return {**({"server": self.server} if self.server else {}),
+                **self.knobs, **({"transport": self.transport} if self.transport else {}), "engine": self.engine,
                 **({"cpus": self.cpus} if self.cpus else {}),
                 **{OPTION_AXIS + k: v for k, v in self.options.items()}}
 
@@ -68,6 +71,7 @@ class Plan:
         return {"name": self.spec.name, "configs": [{"idx": c.idx, "knobs": dict(c.knobs), "transport": c.transport,
                                                       "engine": c.engine, "cpus": c.cpus, "repeat": c.repeat,
                                                       "restart": c.restart, "label": c.label(),
+                                                      **({"server": c.server} if c.server else {}),
                                                       **({"options": dict(c.options)} if c.options else {})}
                                                      for c in self.configs],
                 "steps_per_config": self.spec.steps, "threads": {g.name: list(g.threads) for g in self.spec.groups},
@@ -126,7 +130,14 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
         restarts += 1  # back to the original settings at the end
     per_step = spec.warmup_seconds + spec.step_seconds
     seconds = len(configs) * (spec.steps * per_step + spec.cooldown_seconds) + restarts * RESTART_SECONDS
-    baseline = 0
+    baseline = find_baseline(spec, configs, knobs)
+    return Plan(spec, tuple(configs), restarts, seconds, baseline)
+
+
+def find_baseline(spec: SweepSpec, configs: list[ConfigPlan] | tuple[ConfigPlan, ...],
+                  knobs: Mapping[str, KnobInfo]) -> int:
+    """The configuration the spec's `baseline` names (its index), else the first."""
+    baseline = configs[0].idx if configs else 0
     if spec.baseline:
         want = {k: (knobs[k].normalize(v) if k in knobs else v) for k, v in spec.baseline.items()}
         for c in configs:
@@ -136,7 +147,7 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
                 break
         else:
             raise ConfigError(f"{spec.source}: the baseline {dict(spec.baseline)} matches no configuration")
-    return Plan(spec, tuple(configs), restarts, seconds, baseline)
+    return baseline
 
 
 PLAN_HEAD, PLAN_TAIL = 20, 5  # a long plan prints its first and last configurations

@@ -17,7 +17,8 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import check_name
 from tunebench.core.sweep.toml_writer import write_spec
 
-SPECIAL_AXES = ("transport", "engine", "cpus")
+SPECIAL_AXES = ("transport", "engine", "cpus", "server")
+SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 OPTION_AXIS = "option."  # "option.rows_per_commit" = [100, 1000]: a workload option, not a server variable
 
 
@@ -222,6 +223,8 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
             raise ConfigError(f"{source}: axis {key!r} has no values")
         if key in SPECIAL_AXES:
             axes[key] = tuple(_special(key, v, source) for v in vals)
+            if len(set(axes[key])) != len(axes[key]):
+                raise ConfigError(f"{source}: axis {key} names a value twice: {', '.join(map(str, axes[key]))}")
         elif is_option_axis(key):  # checked against the workload's family when the run is built
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key[len(OPTION_AXIS):]):
                 raise ConfigError(f"{source}: axis {key!r}: an option axis is option.NAME")
@@ -285,4 +288,7 @@ def _special(axis: str, value: Any, source: str) -> Any:
         raise ConfigError(f"{source}: engine axis values are builtin or sysbench, got {value!r}")
     if axis == "cpus" and text not in ("", "all") and not CPUS_RE.match(text):
         raise ConfigError(f"{source}: cpus axis values are taskset lists like 0 or 0-1 or 0,2, got {value!r}")
+    if axis == "server" and not SERVER_NAME_RE.match(text):
+        raise ConfigError(f"{source}: server axis values are server names like mysql-9 or mariadb-11.8 "
+                          f"(`tunebench servers list`), got {value!r}")
     return None if axis == "cpus" and text in ("", "all") else text
