@@ -187,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     ssh_options(sp)
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
+    sp.add_argument("--server", metavar="NAME",
+                    help="the sandbox of this server (`tunebench servers list`; a unique prefix: mysql-9); a sweep "
+                         "with a server axis runs on each of its servers' sandboxes instead")
     sp.add_argument("--transport", choices=["socket", "tcp"])
     sp.add_argument("--schema")
     sp.set_defaults(func=cmd_sweep)

@@ -23,7 +23,7 @@ import mysql.connector
 
 from tunebench.core.errors import ConfigError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event
-from tunebench.core.knobs import KnobInfo, cnf_entry
+from tunebench.core.knobs import COMPANIONS, KnobInfo, cnf_entry
 from tunebench.core.sweep import ConfigPlan
 from tunebench.hosts.remote_restart import OPTION_FILE, RemoteRestart, overlay_text, wait_for_server
 from tunebench.hosts.sandbox import SandboxServer
@@ -94,6 +94,7 @@ class KnobController:
         self.owner = (os.getpid(), proc_start(os.getpid()))
         self.knobs: dict[str, KnobInfo] = {}
         self.touched: set[str] = set()  # every setting this run changed (the drift guard leaves them out)
+        self._companions: set[str] = set()  # variables the server moves after a knob (core.knobs.COMPANIONS)
         self.restarts = 0
         self._password: str | None = None
 
@@ -164,6 +165,10 @@ class KnobController:
         # Journaled before the change (a kill right after the SET must not lose the original); a refused
         # change is discarded so nothing is "restored" that was never changed.
         row = self.journal(info.name, "dynamic", current)
+        for name in COMPANIONS.get(info.name, ()):
+            if name in self.info.variables and name not in self._companions:
+                self._companions.add(name)
+                self.journal(name, "dynamic", read_global(conn, name))
         try:
             got = set_global(conn, info, value)
         except (TunebenchError, mysql.connector.Error):
