@@ -68,6 +68,15 @@ class ServerUnderTest:
     def __repr__(self) -> str:
         return self.name
 
+    # A knob that needs a restart on this server, and a value other than its default: innodb_doublewrite is
+    # static on MariaDB 10.11 only (dynamic on MySQL 8.0.30+ and MariaDB 11.x).
+    STATIC = {"mariadb-10.11": ("innodb_doublewrite", "OFF"), "mariadb-11.8": ("innodb_log_buffer_size", "32M"),
+              "mysql-9": ("innodb_read_io_threads", "6")}
+
+    @property
+    def static_knob(self) -> tuple[str, str]:
+        return self.STATIC[self.name]
+
 
 @pytest.fixture(scope="session")
 def kit_sandboxes():
@@ -100,7 +109,7 @@ def server_under_test(name: str, sandbox, kit_sandboxes) -> ServerUnderTest:
 
 
 @pytest.fixture(params=SERVERS)
-def server(request, sandbox, kit_sandboxes) -> ServerUnderTest:
+def each_server(request, sandbox, kit_sandboxes) -> ServerUnderTest:
     return server_under_test(request.param, sandbox, kit_sandboxes)
 
 
@@ -145,7 +154,7 @@ def wait_until(predicate, timeout: float, what: str, interval: float = 0.05):
 
 # Fixtures that start or need a real server, sysbench or sshd: a test that uses one (directly or through
 # another fixture) is an integration test and must say so, so that `-m "not integration"` never starts one.
-SERVER_FIXTURES = frozenset({"sandbox", "sandbox_params", "sshd", "window", "server", "kit_sandboxes"})
+SERVER_FIXTURES = frozenset({"sandbox", "sandbox_params", "sshd", "window", "each_server", "kit_sandboxes"})
 
 
 def server_fixtures_without_marker(item: pytest.Item) -> set[str]:

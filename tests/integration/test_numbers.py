@@ -10,7 +10,6 @@ from tunebench.load.prepare import cleanup, prepare
 from tunebench.load.sysbench import SysbenchEngine
 from tunebench.load.workload import load_workload
 from tunebench.mysql.connect import global_status, open_connection
-from tunebench.mysql.target import conn_params
 
 pytestmark = pytest.mark.integration
 COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_begin", "Com_commit", "Com_rollback")
@@ -20,8 +19,9 @@ _PREPARED: set[str] = set()
 
 
 @pytest.fixture
-def rw(server):
+def rw(each_server):
     """sbtest1 of 10,000 rows on this server (prepared once per server)."""
+    server = each_server
     wl = load_workload("oltp_read_write")
     opts = wl.options({"table_size": 10000})
     if server.name not in _PREPARED:
@@ -39,10 +39,11 @@ def _status(params):
 
 
 @pytest.mark.parametrize("loop", ["compiled", "python"])
-def test_builtin_read_write_statement_mix_matches_com_counters(server, rw, loop, monkeypatch):
+def test_builtin_read_write_statement_mix_matches_com_counters(each_server, rw, loop, monkeypatch):
     """Both of the builtin engine's loops (load/hotloop.py's compiled one, the Python one) send exactly sysbench's
     oltp_read_write mix, and count what they sent: the client's reads/writes/other are the server's Com_*. On
     MySQL, BEGIN and COMMIT cannot be prepared (1295): both loops send them as text, as sysbench does."""
+    server = each_server
     sandbox_params = server.params()
     if loop == "python":
         monkeypatch.setenv("TUNEBENCH_HOT_LOOP", "0")  # the worker processes inherit it
@@ -88,7 +89,8 @@ class ServerCommitClock:
 
 
 @pytest.mark.parametrize("engine_cls", [BuiltinEngine, SysbenchEngine])
-def test_tps_agrees_with_com_commit_within_2_percent(server, rw, engine_cls):
+def test_tps_agrees_with_com_commit_within_2_percent(each_server, rw, engine_cls):
+    server = each_server
     params = server.params()
     ro = load_workload("oltp_read_only")
     group = ClientGroup("main", ro, ro.options({"table_size": 10000}), (2, 4))

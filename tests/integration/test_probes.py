@@ -1,13 +1,14 @@
 """Issue 3's must-show: probes on the real sandbox, on the engine's clock, leaving the server as found."""
 
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import run_cli
+from tests.conftest import SERVERS, run_cli, server_under_test
 
 from tunebench.mysql.connect import open_connection, query_all
 from tunebench.mysql.target import conn_params, read_option_file_password
@@ -53,26 +54,28 @@ def _steady(series, name, t_from, t_to):
     return d.v[keep]
 
 
-@pytest.fixture(scope="module")
-def rw16(sandbox):
-    """One oltp_read_write run at 16 threads with every probe, shared by the checks below.
+@pytest.fixture(scope="module", params=SERVERS)
+def rw16(request, sandbox, kit_sandboxes):
+    """One oltp_read_write run at 16 threads with every probe, shared by the checks below, on each server
+    (MariaDB 10.11, MySQL 9, MariaDB 11.8).
 
     Half the InnoDB mutex instruments are switched off first, so the run has something to enable and
     put back; the sandbox is returned to its own settings afterwards.
     """
-    admin = conn_params(sandbox.target(), "socket")
+    server = server_under_test(request.param, sandbox, kit_sandboxes)
+    admin = conn_params(server.sandbox.target(), "socket")
     _rows(admin, "UPDATE performance_schema.setup_instruments SET ENABLED='NO', TIMED='NO' "
                  "WHERE NAME LIKE 'wait/synch/mutex/innodb/%%' AND NAME > 'wait/synch/mutex/innodb/m'")
     before = probe_settings(admin)
-    out = run_cli("run", "--workload", "oltp_read_write", "--threads", "16", "--step-seconds", "10", "--table-size",
-              "10000", "--json")
+    out = run_cli("run", *server.args, "--workload", "oltp_read_write", "--threads", "16", "--step-seconds", "10",
+                  "--table-size", "10000", "--json")
     after = probe_settings(admin)
     _rows(admin, "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' "
                  "WHERE NAME LIKE 'wait/synch/mutex/innodb/%%'")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     return {"result": result, "stderr": out.stderr, "before": before, "after": after,
-            "sid": result["session_id"]}
+            "sid": result["session_id"], "server": server}
 
 
 def test_rw16_records_waits_cpu_processes_and_server_counters(rw16, cli):
@@ -100,8 +103,8 @@ def test_rw16_records_waits_cpu_processes_and_server_counters(rw16, cli):
     assert not [e for e in show["events"] if e["kind"] in ("probe_unavailable", "probe_error")]
 
 
-def test_server_questions_agree_with_engine_qps(rw16, sandbox):
-    store = Store(Path(sandbox.base).parent / "sessions.sqlite")
+def test_server_questions_agree_with_engine_qps(rw16):
+    store = Store(Path(os.environ["TUNEBENCH_HOME"]) / "sessions.sqlite")
     series = store.series(rw16["sid"])
     session = store.get_session(rw16["sid"])
     store.close()

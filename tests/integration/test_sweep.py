@@ -34,7 +34,9 @@ def knob_values(sandbox):
 
 
 def store_for(sandbox):
-    return Store(Path(sandbox.base).parent / "sessions.sqlite")
+    """The CLI's store: in the data dir that holds sandbox/ and sandboxes/NAME/."""
+    base = Path(sandbox.base).parent
+    return Store((base.parent if base.name == "sandboxes" else base) / "sessions.sqlite")
 
 
 def write_spec(tmp_path, body):
@@ -89,9 +91,12 @@ def test_trx_commit_doublewrite_recipe(sandbox, cli):
     assert max(fsyncs["2"]) < 0.05 and max(fsyncs["2"]) < min(fsyncs["1"]) / 5
 
 
-def test_kill9_then_restore(sandbox, cli, tmp_path):
+def test_kill9_then_restore(each_server, cli, tmp_path):
+    server = each_server
+    sandbox = server.sandbox
+    static, value = server.static_knob
     before, overrides = knob_values(sandbox), sandbox.status().overrides
-    spec = write_spec(tmp_path, """
+    spec = write_spec(tmp_path, f"""
 workload = "oltp_update_index"
 threads = [2]
 step_seconds = 60
@@ -99,11 +104,12 @@ warmup_seconds = 0
 [options]
 table_size = 10000
 [axes]
-innodb_doublewrite = ["OFF"]
+{static} = ["{value}"]
 innodb_flush_log_at_trx_commit = [2]
 innodb_io_capacity = [777]
 """)
-    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "sweep", spec], cwd=ROOT, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "sweep", spec, *server.args], cwd=ROOT,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -122,7 +128,7 @@ innodb_io_capacity = [777]
         proc.wait(30)
         proc.stdout.close()
     assert knob_values(sandbox)["innodb_flush_log_at_trx_commit"] == "2"  # left changed by the kill
-    assert sandbox.status().overrides == {"innodb_doublewrite": "OFF"}
+    assert sandbox.status().overrides == {static: value}
     out = cli("restore", "--json")
     assert out.returncode == 0, out.stderr
     restored = json.loads(out.stdout)["restored"]
@@ -166,8 +172,17 @@ innodb_spin_wait_delay = [77]
     assert knob_values(sandbox) == before
 
 
-def test_static_recipe_restarts_only_as_planned(sandbox, cli, tmp_path):
-    spec = write_spec(tmp_path, """
+def test_static_recipe_restarts_only_as_planned(each_server, cli, tmp_path):
+    server = each_server
+    static, value = server.static_knob
+    default = server.sandbox.status().overrides.get(static) or {"innodb_doublewrite": "ON"}.get(static)
+    if default is None:
+        from tunebench.mysql.connect import open_connection, query_all
+
+        conn = open_connection(server.params(None))
+        default = str(query_all(conn, f"SELECT @@GLOBAL.{static}")[0][0])
+        conn.close()
+    spec = write_spec(tmp_path, f"""
 workload = "oltp_point_select"
 threads = [2]
 step_seconds = 1
@@ -177,15 +192,15 @@ seed = 7
 [options]
 table_size = 10000
 [axes]
-innodb_doublewrite = ["OFF", "ON"]
+{static} = ["{value}", "{default}"]
 innodb_flush_log_at_trx_commit = [1, 2]
 innodb_spin_wait_delay = [4, 50]
 """)
-    plan = json.loads(cli("sweep", spec, "--plan", "--json").stdout)
+    plan = json.loads(cli("sweep", spec, *server.args, "--plan", "--json").stdout)
     assert len(plan["configs"]) == 8
-    # random order, but all doublewrite=OFF configurations together: one restart there, one back
+    # random order, but all configurations with the static knob changed together: one restart there, one back
     assert plan["restarts"] == 2
-    out = cli("sweep", spec, "--json", "--probes", "none")
+    out = cli("sweep", spec, *server.args, "--json", "--probes", "none")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["restarts"] == plan["restarts"]
@@ -195,6 +210,7 @@ innodb_spin_wait_delay = [4, 50]
     kept = show["config"]["sweep"]
     assert "configs" not in kept and kept["configurations"] == 8 and kept["repeats"] == 1
     assert kept["axes"]["innodb_spin_wait_delay"] == [4, 50] and kept["restarts_planned"] == plan["restarts"]
+    assert server.sandbox.status().overrides.get(static) is None  # back to its own settings
 
 
 def test_bad_specs_never_reach_the_server(sandbox, cli, tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from tests.conftest import SERVERS, server_under_test
 
 from tunebench.core.stats import summarize
 from tunebench.load.builtin import BuiltinEngine
@@ -22,16 +23,19 @@ COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_begin", "Com
 
 
 @pytest.fixture(scope="module")
-def tpcc(sandbox):
-    target = sandbox.target()
-    request = data_request("tpcc", {"scale": 1}, schema=SCHEMA, threads=3)
+def tpcc(request, sandbox, kit_sandboxes):
+    """Scale 1 loaded on the shared sandbox, or (parametrized by server name) on that server's sandbox."""
+    name = getattr(request, "param", None)
+    target = server_under_test(name, sandbox, kit_sandboxes).sandbox.target() if name else sandbox.target()
+    schema = SCHEMA if name is None else f"{SCHEMA}_{name.replace('-', '_').replace('.', '_')}"
+    request = data_request("tpcc", {"scale": 1}, schema=schema, threads=3)
     lines: list[str] = []
     done = prepare_data(target, request, progress=lines.append)
     yield target, request, done, lines
-    prepare_data(target, data_request(None, cleanup=True, schema=SCHEMA))
+    prepare_data(target, data_request(None, cleanup=True, schema=schema))
     conn = open_connection(conn_params(target, None))
     try:
-        conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS {schema}")
     finally:
         conn.close()
 
@@ -72,9 +76,10 @@ def query_count(target, sql):
         conn.close()
 
 
+@pytest.mark.parametrize("tpcc", SERVERS, indirect=True)
 def test_the_mix_and_statements_match_the_server_counters_and_the_data_stays_consistent(tpcc):
     target, request, _done, _lines = tpcc
-    params = conn_params(target, "socket", database=SCHEMA)
+    params = conn_params(target, "socket", database=request.schema)
     wl = load_workload("tpcc")
     group = ClientGroup("main", wl, request.options, (4,))
     engine = BuiltinEngine(params, [group], workers=2, seed=7)

@@ -18,7 +18,10 @@ from tunebench.run.spec import RunSpec
 pytestmark = pytest.mark.integration
 
 
-def test_live_flip_records_a_verdict_equal_to_the_stored_series(sandbox, cli):
+def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli):
+    """On each server: the flip is applied live, its verdict recorded, and the knob put back at the end."""
+    server = each_server
+    sandbox = server.sandbox
     before = knob_values(sandbox)
     wl = load_workload("oltp_update_index")
     group = ClientGroup("main", wl, wl.options({"table_size": 10000}), (4, 4))

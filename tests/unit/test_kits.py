@@ -78,7 +78,7 @@ def test_a_server_by_its_name_or_a_unique_prefix():
     assert kits.resolve_server("mysql-9", _servers()).name == "mysql-9.7.4"
     assert kits.resolve_server("mariadb-11.8", _servers()).name == "mariadb-11.8.9"
     assert kits.resolve_server("mariadb-10.11.19", _servers()).path == "/a"
-    with pytest.raises(ConfigError, match="ambiguous: mariadb-10.11.19, mariadb-11.8.9"):
+    with pytest.raises(ConfigError, match=r"ambiguous: mariadb-10\.11\.19, mariadb-11\.8\.9"):
         kits.resolve_server("mariadb", _servers())
     with pytest.raises(ConfigError, match=r"unknown server 'percona'; known: mariadb-10.11.19, mariadb-11.8.9, mysql"):
         kits.resolve_server("percona", _servers())
@@ -128,7 +128,8 @@ def test_a_basedir_is_added_in_place_and_listed(tmp_path, monkeypatch):
     (base / "bin").mkdir(parents=True)
     (base / "share").mkdir()
     fake = base / "bin" / "mysqld"
-    fake.write_text(f"#!{sys.executable}\nprint('{fake}  Ver 8.4.3 for Linux on x86_64 (MySQL Community Server - GPL)')\n")
+    fake.write_text(f"#!{sys.executable}\n"
+                    f"print('{fake}  Ver 8.4.3 for Linux on x86_64 (MySQL Community Server - GPL)')\n")
     fake.chmod(0o755)
     with pytest.raises(SandboxError, match="not a Linux program"):  # a script is not a server binary
         kits.add(str(base))
@@ -166,7 +167,8 @@ def test_kit_file_round_trip(tmp_path, monkeypatch):
     server = ServerBinary(str(root / "root/usr/sbin/mysqld"), "mysql", "9.7.4",
                           str(root / "root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"),
                           f"{root}/root/usr/lib/x86_64-linux-gnu:{root}/root/lib/x86_64-linux-gnu",
-                          name="mysql-9.7.4", source="debian sid mysql-server-core 9.7.4-2", basedir=str(root / "root/usr"))
+                          name="mysql-9.7.4", source="debian sid mysql-server-core 9.7.4-2",
+                          basedir=str(root / "root/usr"))
     kits._write_kit(root, server, root, {})
     assert json.loads((root / "kit.json").read_text())["binary"] == "root/usr/sbin/mysqld"  # relative: movable
     assert kits.kit_servers() == [server]

@@ -15,19 +15,19 @@ from tunebench.core.errors import TunebenchError
 def cmd_doctor(args: argparse.Namespace) -> int:
     import mysql.connector
 
-    from tunebench.hosts.sandbox import find_server_binaries, probe_binary
+    from tunebench.hosts.kits import list_servers
+    from tunebench.hosts.sandbox import SandboxServer
     from tunebench.load.driver import driver_mode
     from tunebench.load.hotloop import HAVE_HOT, loop_mode
     from tunebench.load.sysbench import sysbench_binary, sysbench_version
     from tunebench.mysql.target import keyring_backend_name
 
     servers = []
-    for path in find_server_binaries():
-        try:
-            b = probe_binary(path)
-            servers.append({"path": b.path, "flavor": b.flavor, "version": b.version})
-        except TunebenchError as exc:
-            servers.append({"path": path, "error": str(exc)})
+    for b in list_servers():  # the system's and the kits, each with its sandbox
+        own = SandboxServer.for_server(b)
+        st = own.status()
+        servers.append({"name": b.name, "path": b.path, "flavor": b.flavor, "version": b.version,
+                        "source": b.source, "sandbox": own.target_name, "running": st.running, "port": st.port})
     sb = sandbox().status()
     report: dict[str, Any] = {
         "tunebench": __version__,
@@ -60,8 +60,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"driver      mysql-connector-python {d['version']}, {d['mode']}",
         f"engine      {report['engine_loop']}",
         f"sysbench    {report['sysbench']['version'] or 'NOT FOUND'} {report['sysbench']['path'] or ''}",
-        "servers     " + ("; ".join(f"{s.get('flavor', '?')} {s.get('version', '')} {s['path']}" for s in servers)
-                         or "NONE FOUND"),
+        "servers     " + ("\n            ".join(
+            f"{s['name']:<17} {s['path']} ({s['sandbox']}: {'running' if s['running'] else 'stopped'})"
+            for s in servers) or "NONE FOUND"),
         f"keyring     {report['keyring']}",
         f"sandbox     {'running' if sb.running else 'stopped'}"
         + (f" {sb.flavor} {sb.version} port {sb.port} socket {sb.socket}" if sb.running else "")

@@ -10,8 +10,8 @@ from tunebench.cli.doctor import cmd_doctor
 from tunebench.cli.gui import cmd_demo, cmd_gui
 from tunebench.cli.journal import cmd_restore
 from tunebench.cli.runs import CONFIRM_CONFIGS, CONFIRM_SECONDS, cmd_cleanup, cmd_prepare, cmd_run, cmd_sweep
-from tunebench.cli.sessions import MAX_ID, cmd_sessions
 from tunebench.cli.servers import cmd_servers
+from tunebench.cli.sessions import MAX_ID, cmd_sessions
 from tunebench.cli.targets import cmd_sandbox, cmd_target
 from tunebench.cli.workloads import cmd_check, cmd_workloads
 

@@ -45,7 +45,7 @@ def cmd_servers(args: argparse.Namespace) -> int:
 
         bar = ProgressBar()
         try:
-            server, fresh = kits.fetch(args.what, bar, refresh=args.refresh)
+            server, fresh = kits.fetch(args.what, bar, refresh=args.refresh)  # type: ignore[arg-type]
         finally:
             bar.end()
         emit(args, {**server.to_dict(), "fetched": fresh},

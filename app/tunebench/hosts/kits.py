@@ -155,8 +155,8 @@ def _sources_entries(text: str, deb822: bool) -> Iterable[tuple[str, list[str], 
             for uri in fields.get("uris", "").split():
                 yield uri, fields.get("suites", "").split(), signed if signed and "\n" not in signed else None
         return
-    for line in text.splitlines():
-        line = line.split("#", 1)[0].strip()
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
         if not line.startswith("deb "):
             continue
         opts: dict[str, str] = {}
@@ -375,7 +375,7 @@ def add(path: str, name: str | None = None) -> ServerBinary:
                     tar.extractall(work / "root", members=members, filter="tar")
             except (tarfile.TarError, OSError, EOFError) as exc:
                 raise SandboxError(f"{path}: not a readable tarball ({exc})") from None
-            inner = [p for p in (work / "root").iterdir()]
+            inner = list((work / "root").iterdir())
             top = inner[0] if len(inner) == 1 and inner[0].is_dir() else work / "root"
             root = work
         binary = _find_binary(top)

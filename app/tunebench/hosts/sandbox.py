@@ -25,8 +25,8 @@ from tunebench import paths
 from tunebench.core.errors import SandboxError
 from tunebench.core.target import Target
 from tunebench.hosts.cpu_binding import check_cpus
-from tunebench.hosts.sandbox_cnf import render_cnf
 from tunebench.hosts.kits import default_server, list_servers, resolve_server
+from tunebench.hosts.sandbox_cnf import render_cnf
 from tunebench.hosts.server_binary import ServerBinary, probe_binary
 from tunebench.mysql.target import read_option_file_password
 
@@ -269,8 +269,8 @@ class SandboxServer:
         except (OSError, subprocess.TimeoutExpired) as exc:
             shutil.rmtree(self.datadir, ignore_errors=True)
             raise SandboxError(f"initialising the sandbox datadir failed: {exc}") from None
-        if out.returncode != 0 or not (self.datadir / "mysql" / "user.frm").exists() and \
-                not (self.datadir / "mysql" / "global_priv.frm").exists():
+        if out.returncode != 0 or (not (self.datadir / "mysql" / "user.frm").exists() and \
+                not (self.datadir / "mysql" / "global_priv.frm").exists()):
             shutil.rmtree(self.datadir, ignore_errors=True)
             tail = (out.stdout + out.stderr).strip().splitlines()[-5:] or [self._error_log_tail(0)]
             raise SandboxError(f"initialising the sandbox datadir failed: {' | '.join(tail)}")

@@ -302,7 +302,6 @@ def process_program(pid: int | str) -> str:
 def find_server_pids(binaries: tuple[str, ...] = ("mysqld", "mariadbd")) -> list[int]:
     out = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            if process_program(entry.name) in binaries:
-                out.append(int(entry.name))
+        if entry.name.isdigit() and process_program(entry.name) in binaries:
+            out.append(int(entry.name))
     return sorted(out)

@@ -220,7 +220,7 @@ class Slot(threading.Thread):
 
 
 def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
-                last: dict[int, list[list[int]]]) -> tuple[Any, ...] | None:
+                last: dict[int, list[list[int]]], snaps: dict[int, list[list[int]]]) -> tuple[Any, ...] | None:
     """Per transaction type of one group over the last second: (events, errors, rollbacks, retries, sparse
     histogram index, counts, max ns) each; None for a single-type family."""
     ntrx = slots[0].ntrx if slots else 0
@@ -231,7 +231,7 @@ def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
         totals = [0, 0, 0, 0]
         hist = LatencyHistogram()
         for s in slots:
-            now, prev = s.trx_counts[k], last[id(s)][k]
+            now, prev = snaps[id(s)][k], last[id(s)][k]
             for i in range(4):
                 totals[i] += now[i] - prev[i]
             last[id(s)][k] = list(now)
@@ -324,6 +324,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                     s.gate.clear()
             # Swap latency buffers first, then read them a moment later so an append in flight lands.
             buffers, trx_buffers, hot_taken = {}, {}, {}
+            snaps: dict[int, list[list[int]]] = {}
             for ss in slots.values():
                 for s in ss:
                     buffers[id(s)], s.lat = s.lat, []
@@ -342,6 +343,11 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 listed: list[int] = []
                 for s in ss:
                     now = s.counters()
+                    if s.ntrx:
+                        # the events are the per-type counts of this same instant: read apart, a transaction
+                        # ending between the two reads was in one second's total and the next's types
+                        snap = snaps[id(s)] = [list(c) for c in s.trx_counts]
+                        now = (sum(c[0] for c in snap), *now[1:])
                     if id(s) in hot_taken:
                         (e, r, w, o), lat = hot_taken[id(s)]
                         now = (now[0] + e, now[1] + r, now[2] + w, now[3] + o, now[4], now[5])
@@ -359,7 +365,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 threads = sum(1 for s in ss if s.number < active[name] and not s.shutdown
                               and s.session is not None)
                 report[name] = (tuple(totals), idx, counts, hist.max_ns, threads,
-                                _trx_report(ss, trx_buffers, last_trx))
+                                _trx_report(ss, trx_buffers, last_trx, snaps))
             fatal = next((s.fatal for ss in slots.values() for s in ss if s.fatal), None)
             if fatal and not fatal_sent:
                 conn.send(("fatal", spec.index, fatal))

@@ -196,8 +196,10 @@ def plan_server_sweep(sweep: SweepSpec, target: Target, transport: str | None = 
         if not sb.status().running:
             say(f"starting the {sb.target_name} server ...")
             sb.start()
-        plan, info = plan_sweep(sub, sb.target(), transport,
-                                note=lambda m, n=server.name: say(f"{n}: {m}"))
+        def prefixed(message: str, name: str = server.name) -> None:
+            say(f"{name}: {message}")
+
+        plan, info = plan_sweep(sub, sb.target(), transport, note=prefixed)
         first_info = first_info or info
         offset = len(configs)
         if server.name == base_server:
