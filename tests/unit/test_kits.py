@@ -174,3 +174,19 @@ def test_kit_file_round_trip(tmp_path, monkeypatch):
     assert kits.kit_servers() == [server]
     assert server.argv[:2] == [server.loader, "--library-path"]
 
+
+
+def test_a_fetch_that_cannot_reach_the_archive_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    """The mirror read from the apt sources answers nothing (127.0.0.1 on a closed port)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    etc = _apt(tmp_path, f"deb http://127.0.0.1:{port}/debian bookworm main\n", {})
+    monkeypatch.setenv("TUNEBENCH_APT_ETC", str(etc))
+    monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path / "kits"))
+    with pytest.raises(SandboxError, match="cannot reach the Debian archive http://127.0.0.1") as err:
+        kits.fetch("mariadb-11.8")
+    assert "\n" not in str(err.value) and "127.0.0.1" in str(err.value)
+    assert list((tmp_path / "kits").iterdir()) == []

@@ -64,8 +64,8 @@ def cmd_target(args: argparse.Namespace) -> int:
     if args.action == "add":
         if not args.name or not (args.socket or args.host):
             raise ConfigError("target add NAME needs --socket PATH or --host HOST [--port N]")
-        if args.name == "sandbox" or "://" in args.name:
-            raise ConfigError("'sandbox' and URLs are reserved target names")
+        if args.name == "sandbox" or args.name.startswith("sandbox:") or "://" in args.name:
+            raise ConfigError("'sandbox', 'sandbox:NAME' and URLs are reserved target names")
         if args.db_host:
             from tunebench.hosts.ssh import parse_ssh_url
 

@@ -170,8 +170,10 @@ def _sources_entries(text: str, deb822: bool) -> Iterable[tuple[str, list[str], 
             yield parts[0], [parts[1]], opts.get("signed-by")
 
 
-def debian_mirror(etc: Path = Path("/etc/apt")) -> Mirror:
-    """The Debian archive this machine's apt is configured with (its main suite, not security)."""
+def debian_mirror(etc: Path | None = None) -> Mirror:
+    """The Debian archive this machine's apt is configured with (its main suite, not security);
+    $TUNEBENCH_APT_ETC names another apt configuration folder to read it from."""
+    etc = etc or Path(os.environ.get("TUNEBENCH_APT_ETC", "/etc/apt"))
     files = [(etc / "sources.list", False)]
     parts = etc / "sources.list.d"
     if parts.is_dir():
@@ -196,7 +198,11 @@ def _apt_options(state: Path) -> list[str]:
             "-o", "Acquire::Retries=2", "-o", "Acquire::http::Timeout=30"]
 
 
-def _run_apt(argv: list[str], progress: Callable[[FetchProgress], None], what: str, lo: float, hi: float) -> None:
+def _problems(out: str) -> list[str]:
+    return [ln.strip() for ln in out.splitlines() if ln.startswith(("E:", "Err:", "W:"))]
+
+
+def _run_apt(argv: list[str], progress: Callable[[FetchProgress], None], what: str, lo: float, hi: float) -> str:
     """apt-get with a status pipe (dlstatus:N:PERCENT:...) turned into progress between lo and hi."""
     read_fd, write_fd = os.pipe()
     try:
@@ -217,8 +223,9 @@ def _run_apt(argv: list[str], progress: Callable[[FetchProgress], None], what: s
                     progress(FetchProgress(what, lo + (hi - lo) * pct / 100))
     out = proc.communicate()[0].decode(errors="replace")
     if proc.returncode != 0:
-        errors = [ln.strip() for ln in out.splitlines() if ln.startswith(("E:", "Err:", "W:"))] or out.splitlines()[-2:]
-        raise SandboxError(f"apt-get {argv[-1]} failed: {' | '.join(errors[:3])}")
+        errors = _problems(out) or out.splitlines()[-2:]
+        raise SandboxError(f"apt-get failed ({what}): {' | '.join(errors[:3])}")
+    return out
 
 
 def _elf_machine(path: Path) -> int | None:
@@ -289,7 +296,10 @@ def fetch(which: str, progress: Callable[[FetchProgress], None] = lambda _p: Non
         signed = f"[signed-by={mirror.keyring}] " if mirror.keyring else ""
         (state / "sources.list").write_text(f"deb {signed}{mirror.uri} {kit.suite} main\n")
         apt = ["apt-get", "-q", "-y", *_apt_options(state)]
-        _run_apt([*apt, "update"], progress, f"{kit.suite}: package lists", 0.0, 0.1)
+        out = _run_apt([*apt, "update"], progress, f"{kit.suite}: package lists", 0.0, 0.1)
+        if not any((state / "lists").glob("*_Packages*")):  # apt-get update exits 0 when nothing answered
+            raise SandboxError(f"cannot reach the Debian archive {mirror.uri} ({kit.suite}): "
+                               + (" | ".join(_problems(out)[:2]) or "no package list"))
         _run_apt([*apt, "--download-only", "install", kit.package], progress,
                  f"{kit.package} from {kit.suite}", 0.1, 0.8)
         debs = sorted((state / "cache" / "archives").glob("*.deb"))

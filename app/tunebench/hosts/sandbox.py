@@ -436,6 +436,12 @@ class SandboxServer:
         )
 
 
+def other_sandboxes() -> list[SandboxServer]:
+    """The sandbox of every server but the default one (the kits, other system binaries)."""
+    default = _default_name()
+    return [SandboxServer.for_server(s) for s in list_servers() if s.name != default]
+
+
 def _default_name() -> str:
     try:
         return default_server().name

@@ -336,6 +336,10 @@ class SweepPanel(QWidget):
         name = name.strip().lower()
         if not name:
             return
+        if name == "server" and not values.strip():  # every server this machine has (`tunebench servers list`)
+            from tunebench.hosts.kits import list_servers
+
+            values = ", ".join(s.name for s in list_servers())
         self.grid.blockSignals(True)
         self._insert_row(name, values, False)
         self.grid.blockSignals(False)
@@ -369,7 +373,9 @@ class SweepPanel(QWidget):
         for r in range(self.grid.rowCount()):
             name = self.grid.item(r, NAME).text().strip().lower()
             optional = self.grid.item(r, OPTIONAL).checkState() == Qt.CheckState.Checked
-            if name in SPECIAL_AXES:
+            if name == "server":
+                kind = "each its sandbox"
+            elif name in SPECIAL_AXES:
                 kind = "restart" if name == "cpus" else "run setting"
             elif is_option_axis(name):
                 kind = "workload option"

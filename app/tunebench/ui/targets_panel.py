@@ -1,4 +1,5 @@
-"""Targets: the sandbox first, then saved targets; add, delete, test a connection, start/stop the sandbox."""
+"""Targets: the sandbox first, then every other server's sandbox (sandbox:NAME: the kits, `tunebench servers`),
+then saved targets; add, delete, test a connection, start/stop the selected sandbox."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.errors import ConfigError
-from tunebench.hosts.sandbox import SandboxServer
+from tunebench.hosts.sandbox import SandboxServer, other_sandboxes
 from tunebench.mysql.target import Target, remember_password, save_to_keyring
 from tunebench.run.tasks import read_server_facts
 from tunebench.store.repo import Store
@@ -66,8 +67,8 @@ class TargetDialog(QDialog):
 
     def target(self) -> Target:
         name = self.name.text().strip()
-        if not name or name == SANDBOX:
-            raise ConfigError("a target needs a name other than 'sandbox'")
+        if not name or name == SANDBOX or name.startswith(SANDBOX + ":"):
+            raise ConfigError("a target needs a name other than 'sandbox' or 'sandbox:NAME'")
         db_host = self.db_host.text().strip() or None
         option_file = self.option_file.text().strip() or None
         restart = self.restart_command.text().strip() or None
@@ -116,6 +117,8 @@ class TargetsPanel(QWidget):
         self.test_button.clicked.connect(self.test_connection)
         self.sandbox_button.clicked.connect(self.toggle_sandbox)
         self.list.currentTextChanged.connect(self.target_changed.emit)
+        self.list.currentTextChanged.connect(self._on_current_changed)
+        self._others: dict[str, SandboxServer] = {}
         self.refresh()
         self._update_sandbox()
 
@@ -123,6 +126,9 @@ class TargetsPanel(QWidget):
         current = self.list.currentItem().text() if self.list.currentItem() else SANDBOX
         self.list.clear()
         self.list.addItem(SANDBOX)
+        self._others = {sb.target_name: sb for sb in other_sandboxes()}
+        for name in self._others:
+            self.list.addItem(name)
         for t in self.store.list_targets():
             self.list.addItem(t.name)
         items = self.list.findItems(current, Qt.MatchFlag.MatchExactly)
@@ -132,12 +138,17 @@ class TargetsPanel(QWidget):
         item = self.list.currentItem()
         return item.text() if item else SANDBOX
 
+    def selected_sandbox(self) -> SandboxServer:
+        """The sandbox the Start/Stop button acts on: the selected one, else the default."""
+        return self._others.get(self.current_name(), self.sandbox)
+
     def current_target(self) -> Target:
         name = self.current_name()
-        if name == SANDBOX:
-            if not self.sandbox.status().running:
-                raise ConfigError("the sandbox server is stopped: start it first")
-            return self.sandbox.target()
+        if name == SANDBOX or name in self._others:
+            sb = self.selected_sandbox()
+            if not sb.status().running:
+                raise ConfigError(f"the {name} server is stopped: start it first")
+            return sb.target()
         t = self.store.get_target(name)
         if t is None:
             raise ConfigError(f"unknown target {name!r}")
@@ -170,9 +181,12 @@ class TargetsPanel(QWidget):
         items = self.list.findItems(t.name, Qt.MatchFlag.MatchExactly)  # sorted by name: not always the last
         self.list.setCurrentRow(self.list.row(items[0]) if items else 0)
 
+    def _on_current_changed(self, _name: str) -> None:
+        self._update_sandbox()
+
     def _on_delete(self) -> None:
         name = self.current_name()
-        if name != SANDBOX:
+        if name != SANDBOX and name not in self._others:
             self.store.delete_target(name)
             self.refresh()
 
@@ -188,12 +202,13 @@ class TargetsPanel(QWidget):
                           lambda m: self.info.setText(f"{target.name}: {m}"))
 
     def _update_sandbox(self) -> None:
-        st = self.sandbox.status()
+        sb = self.selected_sandbox()
+        st = sb.status()
         if st.running:
-            self.sandbox_label.setText(f"sandbox: {st.flavor} {st.version}, port {st.port}")
+            self.sandbox_label.setText(f"{sb.target_name}: {st.flavor} {st.version}, port {st.port}")
             self.sandbox_button.setText("Stop sandbox")
         else:
-            self.sandbox_label.setText("sandbox: stopped")
+            self.sandbox_label.setText(f"{sb.target_name}: stopped")
             self.sandbox_button.setText("Start sandbox")
         self.sandbox_button.setEnabled(True)
 
@@ -204,12 +219,14 @@ class TargetsPanel(QWidget):
             self.toggle_sandbox()
 
     def toggle_sandbox(self) -> None:
-        running = self.sandbox.status().running
+        sb = self.selected_sandbox()
+        running = sb.status().running
         self.sandbox_button.setEnabled(False)
-        self.sandbox_label.setText("sandbox: stopping …" if running else "sandbox: starting …")
+        self.sandbox_label.setText(f"{sb.target_name}: stopping …" if running else f"{sb.target_name}: starting …")
+
         def done(_r: object) -> None:
             self._update_sandbox()
-            self.target_ready.emit(SANDBOX)
+            self.target_ready.emit(sb.target_name)
 
-        self.tasks.submit("sandbox", self.sandbox.stop if running else self.sandbox.start, done,
+        self.tasks.submit("sandbox", sb.stop if running else sb.start, done,
                           lambda m: (self.message.emit(m), self._update_sandbox()))
