@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")
             sp.add_argument("--server", metavar="NAME",
                             help="the sandbox of this server (`tunebench servers list`; a unique prefix: mysql-9)")
-            sp.add_argument("--transport", choices=["socket", "tcp"], help="UNIX socket or TCP (default: socket)")
+            sp.add_argument("--transport", choices=["socket", "tcp", "tcp+tls"],
+                            help="UNIX socket, TCP, or TCP with TLS required (default: socket)")
             sp.add_argument("--schema", default="tunebench", help="schema for the sbtest tables")
 
     def workload_opts(sp: argparse.ArgumentParser) -> None:
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("doctor", help="what this machine has: driver, sysbench, servers, keyring, sandbox, probes")
     sp.add_argument("--target", help="check the probes against this target (default: the sandbox, if running)")
-    sp.add_argument("--transport", choices=["socket", "tcp"])
+    sp.add_argument("--transport", choices=["socket", "tcp", "tcp+tls"])
     common(sp, target=False)
     sp.set_defaults(func=cmd_doctor)
 
@@ -122,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="on the db host: the option file Tunebench writes static knobs to (read by the server)")
     sp.add_argument("--restart-command", metavar="CMD",
                     help="on the db host: restarts the server, e.g. 'sudo systemctl restart mariadb'")
+    sp.add_argument("--ssl-mode", metavar="MODE",
+                    help="TLS as the mysql client's: DISABLED, PREFERRED (default), REQUIRED, VERIFY_CA, "
+                         "VERIFY_IDENTITY")
+    sp.add_argument("--ssl-ca", metavar="FILE", help="the CA that signed the server's certificate (VERIFY_CA and up)")
+    sp.add_argument("--ssl-cert", metavar="FILE", help="a client certificate (with --ssl-key)")
+    sp.add_argument("--ssl-key", metavar="FILE", help="the client certificate's private key")
     sp.add_argument("--dry-run", action="store_true", help="restart: print what would be done, do nothing")
     sp.add_argument("--replace", action="store_true", help="add: overwrite a saved target of that name")
     common(sp, target=False)
@@ -190,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--server", metavar="NAME",
                     help="the sandbox of this server (`tunebench servers list`; a unique prefix: mysql-9); a sweep "
                          "with a server axis runs on each of its servers' sandboxes instead")
-    sp.add_argument("--transport", choices=["socket", "tcp"])
+    sp.add_argument("--transport", choices=["socket", "tcp", "tcp+tls"])
     sp.add_argument("--schema")
     sp.set_defaults(func=cmd_sweep)
 

@@ -10,6 +10,11 @@ from tunebench.cli.journal import auto_restore
 from tunebench.cli.output import emit
 from tunebench.cli.resolve import open_store, sandbox
 from tunebench.core.errors import ConfigError
+from tunebench.core.target import check_ssl_mode
+
+
+def _abs(path: str | None) -> str | None:
+    return str(Path(path).expanduser().resolve()) if path else None
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
@@ -77,7 +82,10 @@ def cmd_target(args: argparse.Namespace) -> int:
             raise ConfigError(f"target {args.name!r} exists; give --replace to overwrite it")
         t = Target(args.name, socket=args.socket, host=args.host, port=args.port if args.host else None,
                    user=args.user, schema=args.schema, db_host=args.db_host, ssh_key=args.ssh_key,
-                   option_file=args.option_file, restart_command=args.restart_command)
+                   option_file=args.option_file, restart_command=args.restart_command,
+                   ssl_mode=check_ssl_mode(args.ssl_mode), ssl_ca=_abs(args.ssl_ca), ssl_cert=_abs(args.ssl_cert),
+                   ssl_key=_abs(args.ssl_key))
+        t.check_tls()
         store.save_target(t)
         emit(args, t.to_dict(), f"target {t.name} saved (no password is stored)")
     elif args.action == "restart":

@@ -112,6 +112,23 @@ def trx_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def tls_text(tls: Mapping[str, Any] | None) -> str:
+    """How the run's connections travelled: 'TLSv1.3 (TLS_AES_128_GCM_SHA256), ssl-mode PREFERRED'."""
+    if not tls:
+        return ""
+    if tls.get("mode") == "socket":
+        return "UNIX socket (no TLS)"
+    load = f"; {tls['load']}" if tls.get("load") else ""
+    if tls.get("tls"):
+        return f"{tls.get('version') or 'TLS'} ({tls.get('cipher')}), ssl-mode {tls.get('mode')}{load}"
+    return f"plain TCP, no TLS (ssl-mode {tls.get('mode')}){load}"
+
+
+def tls_lines(tls: Mapping[str, Any] | None) -> list[str]:
+    text = tls_text(tls)
+    return [f"- Tunebench's connections: {text}"] if text else []
+
+
 def markdown(session: Mapping[str, Any]) -> str:
     """A session's results as Markdown: steps (or the sweep's curves), best-to-best and ratio tables."""
     summary = session.get("summary") or {}
@@ -119,7 +136,8 @@ def markdown(session: Mapping[str, Any]) -> str:
     where = (f"{len(servers)} servers ({', '.join(servers)})" if servers else
              f"{session['target']} ({session.get('flavor') or ''} {session.get('version') or ''})")
     lines = [f"# Session {session['id']}: {session['workload']} on {where}", "",
-             f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}", ""]
+             f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}",
+             *tls_lines((session.get("config") or {}).get("tls")), ""]
     configs = summary.get("configs")
     if not configs:
         steps = summary.get("steps", [])

@@ -9,7 +9,19 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from tunebench.core.errors import ConfigError
 
-TRANSPORTS = ("socket", "tcp")
+TRANSPORTS = ("socket", "tcp", "tcp+tls")  # tcp+tls: TCP with TLS required (the sweep axis' cost of TLS)
+# As the mysql client names them. A UNIX socket is a secure transport of its own: no TLS there (as the client).
+SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
+SSL_RANK = {m: i for i, m in enumerate(SSL_MODES)}
+
+
+def check_ssl_mode(mode: str | None) -> str | None:
+    if mode is None:
+        return None
+    upper = str(mode).strip().upper().replace("-", "_")
+    if upper not in SSL_MODES:
+        raise ConfigError(f"unknown ssl-mode {mode!r}; use one of {', '.join(SSL_MODES)}")
+    return upper
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +41,34 @@ class Target:
     # restarts the server so it reads it (e.g. `sudo systemctl restart mariadb`).
     option_file: str | None = None
     restart_command: str | None = None
+    # TLS as the mysql client's options name it; ssl_mode None: PREFERRED, DISABLED for Tunebench's sandboxes
+    ssl_mode: str | None = None
+    ssl_ca: str | None = None
+    ssl_cert: str | None = None
+    ssl_key: str | None = None
+
+    @property
+    def is_sandbox(self) -> bool:
+        return self.name == "sandbox" or self.name.startswith("sandbox:")
+
+    def effective_ssl_mode(self, transport: str | None = None) -> str:
+        """What TLS a TCP connection to this target uses: its mode, at least REQUIRED for tcp+tls."""
+        mode = self.ssl_mode or ("DISABLED" if self.is_sandbox else "PREFERRED")
+        if transport == "tcp+tls" and SSL_RANK[mode] < SSL_RANK["REQUIRED"]:
+            mode = "REQUIRED"
+        return mode
+
+    def check_tls(self) -> None:
+        """The TLS settings make sense together (files are checked when a connection is made)."""
+        mode = check_ssl_mode(self.ssl_mode)
+        if mode in ("VERIFY_CA", "VERIFY_IDENTITY") and not self.ssl_ca:
+            raise ConfigError(f"target {self.name}: ssl-mode {mode} needs --ssl-ca (the CA that signed the server's "
+                              "certificate)")
+        if bool(self.ssl_cert) != bool(self.ssl_key):
+            raise ConfigError(f"target {self.name}: --ssl-cert and --ssl-key go together")
+        if mode == "DISABLED" and (self.ssl_ca or self.ssl_cert):
+            raise ConfigError(f"target {self.name}: ssl-mode DISABLED with certificates: leave them out, or choose "
+                              "a mode that uses TLS")
 
     def address(self, transport: str | None = None) -> str:
         if (transport or self.default_transport()) == "socket":
@@ -43,7 +83,7 @@ class Target:
             raise ConfigError(f"unknown transport {transport!r}; use socket or tcp")
         if transport == "socket" and not self.socket:
             raise ConfigError(f"target {self.name} has no UNIX socket; use --transport tcp")
-        if transport == "tcp" and not (self.host and self.port):
+        if transport in ("tcp", "tcp+tls") and not (self.host and self.port):
             raise ConfigError(f"target {self.name} has no host:port; use --transport socket")
 
     def to_dict(self) -> dict[str, object]:
@@ -60,10 +100,39 @@ class ConnParams:
     host: str | None = None
     port: int | None = None
     database: str | None = None
+    ssl_mode: str = "DISABLED"  # resolved (core.target.SSL_MODES); always DISABLED on a UNIX socket
+    ssl_ca: str | None = None
+    ssl_cert: str | None = None
+    ssl_key: str | None = None
 
     @property
     def transport(self) -> str:
         return "socket" if self.socket else "tcp"
+
+    @property
+    def tls(self) -> bool:
+        return self.ssl_mode != "DISABLED"
+
+    @property
+    def tls_required(self) -> bool:
+        return SSL_RANK[self.ssl_mode] >= SSL_RANK["REQUIRED"]
+
+    def connector_tls(self) -> dict[str, object]:
+        """mysql-connector-python's (and its C extension's) options for this mode. The connector falls back to
+        a plain connection when the server has no TLS: REQUIRED and up are checked after connecting
+        (mysql/connect.check_tls_in_use)."""
+        if not self.tls:
+            return {"ssl_disabled": True}
+        out: dict[str, object] = {"ssl_disabled": False}
+        if self.ssl_ca:
+            out["ssl_ca"] = self.ssl_ca
+        if self.ssl_cert:
+            out["ssl_cert"], out["ssl_key"] = self.ssl_cert, self.ssl_key
+        if self.ssl_mode in ("VERIFY_CA", "VERIFY_IDENTITY"):
+            out["ssl_verify_cert"] = True
+        if self.ssl_mode == "VERIFY_IDENTITY":
+            out["ssl_verify_identity"] = True
+        return out
 
 
 def parse_target_url(url: str) -> Target:
@@ -74,6 +143,10 @@ def parse_target_url(url: str) -> Target:
     if parsed.password:
         raise ConfigError("do not put passwords in target URLs; use the keyring, ~/.my.cnf or $MYSQL_PWD")
     query = parse_qs(parsed.query)
+    unknown = set(query) - {"socket", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
+    if unknown:
+        raise ConfigError(f"unknown option {sorted(unknown)[0]!r} in target URL; known: socket, ssl-mode, ssl-ca, "
+                          "ssl-cert, ssl-key")
     sock = query.get("socket", [None])[0]
     try:
         port = parsed.port
@@ -84,11 +157,17 @@ def parse_target_url(url: str) -> Target:
     if not parsed.hostname and not sock:
         raise ConfigError(f"target URL {url!r} names no host (mysql://USER@HOST[:PORT]) or socket (?socket=PATH)")
     host = parsed.hostname
-    return Target(
+    target = Target(
         name=url,
         socket=sock,
         host=host if (host or not sock) else None,
         port=(port or 3306) if host else None,
         user=unquote(parsed.username or getpass.getuser()),
         schema=parsed.path.lstrip("/") or None,
+        ssl_mode=check_ssl_mode(query.get("ssl-mode", [None])[0]),
+        ssl_ca=query.get("ssl-ca", [None])[0],
+        ssl_cert=query.get("ssl-cert", [None])[0],
+        ssl_key=query.get("ssl-key", [None])[0],
     )
+    target.check_tls()
+    return target

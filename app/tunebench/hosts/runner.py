@@ -51,7 +51,8 @@ class LocalProcess:
     """One child process in its own process group, so a stop never leaves orphans behind, and tied to our
     life (PR_SET_PDEATHSIG), so a kill -9 of us does not either."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None, display: Sequence[str] = ()):
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None, display: Sequence[str] = (),
+                 cwd: str | None = None):
         self.argv = tuple(argv)
         # What logs and errors show: argv with secrets masked by the caller.
         self.display = tuple(display) or self.argv
@@ -67,6 +68,7 @@ class LocalProcess:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=full_env,
+                cwd=cwd,
                 text=True,
                 bufsize=1,
                 start_new_session=True,
@@ -118,6 +120,7 @@ class LocalRunner:
     host = "local"
 
     def start(
-        self, argv: Sequence[str], env: Mapping[str, str] | None = None, display: Sequence[str] = ()
+        self, argv: Sequence[str], env: Mapping[str, str] | None = None, display: Sequence[str] = (),
+        cwd: str | None = None,
     ) -> LocalProcess:
-        return LocalProcess(argv, env, display)
+        return LocalProcess(argv, env, display, cwd)

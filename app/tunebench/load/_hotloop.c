@@ -204,12 +204,17 @@ static void Conn_dealloc(Conn *c) {
     Py_TYPE(c)->tp_free((PyObject *)c);
 }
 
-/* Conn(host, port, unix_socket, user, password, database, connect_timeout, seed) */
+/* TLS modes, as the mysql client's --ssl-mode (load/hotloop.py passes the index) */
+enum { TLS_DISABLED, TLS_PREFERRED, TLS_REQUIRED, TLS_VERIFY_CA, TLS_VERIFY_IDENTITY };
+
+/* Conn(host, port, unix_socket, user, password, database, connect_timeout, seed, tls_mode, ca, cert, key) */
 static int Conn_init(Conn *c, PyObject *args, PyObject *kw) {
-    const char *host, *socket, *user, *password, *db;
+    const char *host, *socket, *user, *password, *db, *ca = NULL, *cert = NULL, *key = NULL;
     unsigned int port, timeout;
     unsigned long long seed;
-    if (!PyArg_ParseTuple(args, "zIzzzzIK", &host, &port, &socket, &user, &password, &db, &timeout, &seed))
+    int tls = TLS_DISABLED;
+    if (!PyArg_ParseTuple(args, "zIzzzzIK|izzz", &host, &port, &socket, &user, &password, &db, &timeout, &seed, &tls,
+                          &ca, &cert, &key))
         return -1;
     pthread_mutex_init(&c->mu, NULL);
     rng_seed(&c->rng, seed);
@@ -219,8 +224,12 @@ static int Conn_init(Conn *c, PyObject *args, PyObject *kw) {
         return -1;
     }
     mysql_options(c->m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-    my_bool off = 0;
-    mysql_options(c->m, MYSQL_OPT_SSL_ENFORCE, &off);
+    /* libmariadb: mysql_ssl_set asks for TLS when the server offers it (PREFERRED) and checks the chain when a CA
+       is given; ENFORCE refuses a server without TLS; VERIFY_SERVER_CERT also checks the host name. */
+    my_bool enforce = tls >= TLS_REQUIRED, identity = tls == TLS_VERIFY_IDENTITY;
+    if (tls != TLS_DISABLED && !socket) mysql_ssl_set(c->m, key, cert, ca, NULL, NULL);
+    mysql_options(c->m, MYSQL_OPT_SSL_ENFORCE, &enforce);
+    mysql_options(c->m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &identity);
     MYSQL *ok;
     Py_BEGIN_ALLOW_THREADS
     ok = mysql_real_connect(c->m, host, user, password, db, port, socket, 0);

@@ -84,7 +84,7 @@ class RawSession:
         self._m = _mysql_connector.MySQL(buffered=False, raw=True, plugin_dir=_plugin_dir(),
                                          connection_timeout=10)
         kwargs: dict[str, Any] = {"user": params.user, "password": params.password,
-                                  "database": params.database, "ssl_disabled": True}
+                                  "database": params.database, **params.connector_tls()}
         if params.socket:
             kwargs["unix_socket"] = params.socket
         else:
@@ -95,6 +95,9 @@ class RawSession:
             self._m.autocommit(True)
         except _mysql_connector.MySQLInterfaceError as exc:
             raise DriverError(getattr(exc, "errno", None), getattr(exc, "msg", str(exc))) from None
+        if params.tls_required and not any(v for _k, v in self.query_rows(b"SHOW SESSION STATUS LIKE 'Ssl_cipher'")):
+            self.close()
+            raise DriverError(2026, f"ssl-mode {params.ssl_mode} but the server offers no TLS")
 
     def prepare(self, sql: str) -> Any:
         try:
@@ -165,7 +168,7 @@ class PureSession:
     def __init__(self, params: ConnParams):
         kwargs: dict[str, Any] = {"user": params.user, "password": params.password,
                                   "database": params.database, "use_pure": True, "autocommit": True,
-                                  "ssl_disabled": True, "connection_timeout": 10}
+                                  "connection_timeout": 10, **params.connector_tls()}
         if params.socket:
             kwargs["unix_socket"] = params.socket
         else:
@@ -174,6 +177,9 @@ class PureSession:
             self._c = mysql.connector.connect(**kwargs)
         except mysql.connector.Error as exc:
             raise DriverError(exc.errno, exc.msg or str(exc)) from None
+        if params.tls_required and not any(v for _k, v in self.query_rows(b"SHOW SESSION STATUS LIKE 'Ssl_cipher'")):
+            self.close()
+            raise DriverError(2026, f"ssl-mode {params.ssl_mode} but the server offers no TLS")
 
     def prepare(self, sql: str) -> Any:
         cur = self._c.cursor(prepared=True)

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from tunebench.core.target import ConnParams
+from tunebench.core.target import SSL_MODES, ConnParams
 from tunebench.load.driver import DriverError
 from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, STATEMENTS, EventProgram
 
@@ -117,7 +117,8 @@ def hot_program(program: EventProgram) -> HotProgram | None:
 def open_conn(params: ConnParams, program: HotProgram, seed: int) -> Any:
     """A connection with its statements prepared and its program set (_hotloop.HotError on failure)."""
     conn = _hotloop.Conn(params.host if not params.socket else None, int(params.port or 0), params.socket or None,
-                         params.user, params.password, params.database, 10, seed & 0xFFFFFFFFFFFFFFFF)
+                         params.user, params.password, params.database, 10, seed & 0xFFFFFFFFFFFFFFFF,
+                         SSL_MODES.index(params.ssl_mode), params.ssl_ca, params.ssl_cert, params.ssl_key)
     try:
         for sql in program.statements:
             conn.prepare(sql.encode())

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -103,16 +105,53 @@ def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds:
     if not binary:
         raise EngineError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
     script, flags = group.family.sysbench_args(group.workload, group.options)
+    if script.endswith(".lua") and os.path.exists(script) and binary != "sysbench":
+        script = os.path.abspath(script)  # sysbench may run in a folder of its own (TLS files)
     argv = [binary, script, "--db-driver=mysql", f"--mysql-user={params.user}",
             f"--mysql-db={params.database or 'tunebench'}"]
     if params.socket:
         argv.append(f"--mysql-socket={params.socket}")
     else:
         argv += [f"--mysql-host={params.host}", f"--mysql-port={params.port}"]
+        argv.append(f"--mysql-ssl={'on' if sysbench_tls(params) else 'off'}")
     argv += flags
     argv += [f"--threads={threads}", f"--time={seconds}", "--report-interval=1", "--percentile=95",
              "--histogram=off", command]
     return argv
+
+
+def sysbench_tls(params: ConnParams) -> bool:
+    """Whether sysbench's connections use TLS. sysbench 1.0 (`--mysql-ssl=on`) loads cacert.pem,
+    client-cert.pem and client-key.pem from its working folder and checks the server's certificate against
+    that CA: it can use TLS only with all three (--ssl-ca, --ssl-cert, --ssl-key)."""
+    return params.tls and bool(params.ssl_ca and params.ssl_cert and params.ssl_key) and not params.socket
+
+
+def check_sysbench_tls(params: ConnParams, remote: bool) -> str | None:
+    """An EngineError for what sysbench cannot do; a note when it runs without the TLS the target asked."""
+    if params.socket or not params.tls:
+        return None
+    if remote and sysbench_tls(params):
+        raise EngineError("TLS for sysbench on client hosts is not supported yet (its CA and key files would have to "
+                          "be copied there): use --ssl-mode PREFERRED without certificates, or the builtin engine")
+    if sysbench_tls(params):
+        return None
+    if params.tls_required:
+        raise EngineError(f"ssl-mode {params.ssl_mode} with the sysbench engine needs --ssl-ca, --ssl-cert and "
+                          "--ssl-key on the target (sysbench 1.0 uses TLS only with all three); or use the builtin "
+                          "engine")
+    return ("sysbench 1.0 uses TLS only with a CA, a client certificate and its key (--ssl-ca/--ssl-cert/--ssl-key "
+            "on the target): its connections run without TLS")
+
+
+def tls_folder(params: ConnParams) -> tempfile.TemporaryDirectory[str]:
+    """A private working folder for sysbench with the target's CA, certificate and key under the names sysbench
+    1.0 loads (links: nothing is copied)."""
+    folder = tempfile.TemporaryDirectory(prefix="tb-sysbench-tls-")
+    for name, path in (("cacert.pem", params.ssl_ca), ("client-cert.pem", params.ssl_cert),
+                       ("client-key.pem", params.ssl_key)):
+        os.symlink(str(path), os.path.join(folder.name, name))
+    return folder
 
 
 def split_threads(n: int, hosts: int) -> list[int]:
@@ -171,6 +210,7 @@ class SysbenchEngine:
                  on_gap: Callable[[float, str, dict[str, Any]], None] | None = None):
         self.params = params
         self.groups = groups
+        self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
         self.runners = list(runners) or [runner or LocalRunner()]
         self.remote = any(getattr(r, "host", "local") != "local" for r in self.runners)
         self._notes = notes or (lambda _m: None)
@@ -181,6 +221,9 @@ class SysbenchEngine:
         self.incomplete_steps = 0
 
     def open(self) -> None:
+        note = check_sysbench_tls(self.params, self.remote)
+        if note:
+            self._notes(note)
         if self.remote:
             for r in self.runners:
                 r.connect()
@@ -198,6 +241,9 @@ class SysbenchEngine:
         for p in self._procs:
             p.stop()
         self._procs = []
+        if self._tls_dir is not None:
+            self._tls_dir.cleanup()
+            self._tls_dir = None
         for r in self.runners:
             if hasattr(r, "close"):
                 r.close()
@@ -224,7 +270,12 @@ class SysbenchEngine:
             for runner, k in shares:
                 argv = build_command(g, self.params, k, seconds, binary="sysbench" if self.remote else None)
                 try:
-                    proc = runner.start(argv, env=env)
+                    if sysbench_tls(self.params) and not self.remote:
+                        if self._tls_dir is None:
+                            self._tls_dir = tls_folder(self.params)
+                        proc = runner.start(argv, env=env, cwd=self._tls_dir.name)
+                    else:
+                        proc = runner.start(argv, env=env)
                 except TunebenchError as exc:
                     if not self.remote:
                         raise

@@ -13,9 +13,27 @@ from tunebench.core.errors import TargetError
 from tunebench.core.target import ConnParams, Target
 from tunebench.mysql.target import conn_params
 
+SECURE_TRANSPORT_REQUIRED = 3159  # ER_SECURE_TRANSPORT_REQUIRED (require_secure_transport=ON)
+AUTH_NEEDS_SECURE = 2061  # CR_AUTH_PLUGIN_ERR: caching_sha2_password's full authentication over plain TCP
+EXPIRED = (1820, 1862)  # ER_MUST_CHANGE_PASSWORD, ER_MUST_CHANGE_PASSWORD_LOGIN
+
 
 def describe_error(exc: mysql.connector.Error, where: str, user: str) -> str:
     errno = getattr(exc, "errno", None)
+    msg = getattr(exc, "msg", None) or str(exc)
+    if errno == 2026 or "SSL connection error" in msg:  # CR_SSL_CONNECTION_ERROR
+        why = msg.split("SSL connection error:", 1)[-1].strip()
+        return (f"TLS with {where} failed ({why}): check --ssl-ca (the CA that signed the server's certificate) "
+                "and --ssl-mode")
+    if errno == SECURE_TRANSPORT_REQUIRED:
+        return (f"{where} accepts only secure connections (require_secure_transport=ON): use --ssl-mode "
+                "PREFERRED or stronger, or its UNIX socket")
+    if errno == AUTH_NEEDS_SECURE or "requires secure connection" in msg:
+        return (f"the account {user!r} at {where} authenticates with caching_sha2_password, which needs TLS over "
+                "TCP: use --ssl-mode PREFERRED (the default for a target) or stronger, or the UNIX socket")
+    if errno in EXPIRED:
+        return (f"the password of {user!r} at {where} has expired: change it with the mysql client "
+                "(ALTER USER CURRENT_USER() IDENTIFIED BY '…'), then run again")
     if errno == errorcode.ER_ACCESS_DENIED_ERROR:
         return f"access denied for user {user!r} at {where} (wrong password?)"
     if errno == errorcode.CR_CONNECTION_ERROR:
@@ -28,7 +46,6 @@ def describe_error(exc: mysql.connector.Error, where: str, user: str) -> str:
         return f"unknown database at {where}: {exc.msg}"
     if errno in (errorcode.CR_SERVER_LOST, errorcode.CR_SERVER_GONE_ERROR):
         return f"lost the connection to {where}"
-    msg = getattr(exc, "msg", None) or str(exc)
     return f"{where}: {msg}"
 
 
@@ -43,7 +60,7 @@ def open_connection(params: ConnParams, name: str = "target", autocommit: bool =
         "autocommit": autocommit,
         "connection_timeout": timeout,
         "use_pure": not mysql.connector.HAVE_CEXT,
-        "ssl_disabled": True,
+        **params.connector_tls(),
     }
     if read_timeout is not None:
         kwargs["read_timeout"] = kwargs["write_timeout"] = read_timeout
@@ -54,9 +71,47 @@ def open_connection(params: ConnParams, name: str = "target", autocommit: bool =
         kwargs["host"], kwargs["port"] = params.host, params.port
         where = f"{params.host}:{params.port}"
     try:
-        return mysql.connector.connect(**kwargs)
+        conn = mysql.connector.connect(**kwargs)
     except mysql.connector.Error as exc:
         raise TargetError(f"{name}: {describe_error(exc, where, params.user)}", exc.errno) from None
+    if params.tls_required:
+        check_tls_in_use(conn, params, f"{name}: {where}")
+    return conn
+
+
+def tls_state(conn: Any) -> dict[str, str]:
+    """The connection's TLS version and cipher as the server sees them ('' when it is plain)."""
+    cur = conn.cursor()
+    try:
+        cur.execute("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')")
+        return {str(k).lower().removeprefix("ssl_"): ("" if v is None else str(v)) for k, v in cur.fetchall()}
+    finally:
+        cur.close()
+
+
+def connection_tls(conn: Any, params: ConnParams) -> dict[str, Any]:
+    """What a run's connections use, for the session: the mode asked, and the TLS version and cipher the server
+    reports on this connection (a socket: none, it is secure of its own)."""
+    if params.socket:
+        return {"mode": "socket", "tls": False, "version": "", "cipher": ""}
+    state = tls_state(conn)
+    out: dict[str, Any] = {"mode": params.ssl_mode, "tls": bool(state.get("cipher")),
+                           "version": state.get("version", ""), "cipher": state.get("cipher", "")}
+    if params.ssl_mode == "PREFERRED" and not out["tls"]:
+        out["note"] = "the server offers no TLS: this run's connections are plain TCP (ssl-mode PREFERRED)"
+    elif params.ssl_mode == "DISABLED":
+        out["note"] = None
+    return out
+
+
+def check_tls_in_use(conn: Any, params: ConnParams, where: str) -> None:
+    """The connector falls back to a plain connection when the server offers no TLS: a mode that requires it
+    refuses that here (before any statement of the run)."""
+    state = tls_state(conn)
+    if not state.get("cipher"):
+        conn.close()
+        raise TargetError(f"{where}: ssl-mode {params.ssl_mode} but the server offers no TLS (have_ssl DISABLED or "
+                          "no certificate): configure TLS on the server, or choose --ssl-mode PREFERRED/DISABLED")
 
 
 def admin_connect(target: Target, password: str | None = None, transport: str | None = None,

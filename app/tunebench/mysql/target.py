@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 # The plain data lives in core/target.py (store and load use it without speaking SQL).
+from tunebench.core.errors import ConfigError
 from tunebench.core.target import ConnParams, Target
 
 KEYRING_SERVICE = "tunebench"
@@ -106,7 +107,21 @@ def conn_params(target: Target, transport: str | None = None, database: str | No
                 password: str | None = None) -> ConnParams:
     transport = transport or target.default_transport()
     target.check_transport(transport)
-    pw = resolve_password(target) if password is None else password
-    if transport == "socket":
+    target.check_tls()
+    if transport == "socket":  # a secure transport of its own: no TLS there, as the mysql client
+        pw = resolve_password(target) if password is None else password
         return ConnParams(user=target.user, password=pw, socket=target.socket, database=database)
-    return ConnParams(user=target.user, password=pw, host=target.host, port=target.port, database=database)
+    mode = target.effective_ssl_mode(transport)
+    files = {"ssl_ca": target.ssl_ca, "ssl_cert": target.ssl_cert, "ssl_key": target.ssl_key} \
+        if mode != "DISABLED" else {}
+    for option, path in files.items():
+        if path:
+            try:
+                with open(path, "rb") as f:
+                    f.read(1)
+            except OSError as exc:
+                raise ConfigError(f"target {target.name}: --{option.replace('_', '-')} {path}: cannot read it "
+                                  f"({exc.strerror})") from None
+    pw = resolve_password(target) if password is None else password
+    return ConnParams(user=target.user, password=pw, host=target.host, port=target.port, database=database,
+                      ssl_mode=mode, **{k: (os.path.abspath(v) if v else None) for k, v in files.items()})

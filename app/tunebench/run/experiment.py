@@ -17,8 +17,8 @@ from tunebench.core.sweep import ConfigPlan, Plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup, LoadEngine
-from tunebench.load.sysbench import SysbenchEngine
-from tunebench.mysql.connect import introspect, open_connection
+from tunebench.load.sysbench import SysbenchEngine, sysbench_tls
+from tunebench.mysql.connect import connection_tls, introspect, open_connection
 from tunebench.mysql.target import Target, conn_params
 from tunebench.run.drift import DriftGuard
 from tunebench.run.monitor import ProbeSampler, server_is_local
@@ -89,7 +89,8 @@ class Experiment(RunProbes):
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
         self.server: dict[str, Any] = {}
-        self.servers: list[dict[str, Any]] = []  # every server the run measured (a server axis: several)
+        self.servers: list[dict[str, Any]] = []
+        self.tls: dict[str, Any] = {}  # what the run's connections use: mode, TLS version and cipher  # every server the run measured (a server axis: several)
         self._final = True  # the last server of the run: its end closes the session
         self.controller: KnobController | None = None
         self.applied: dict[int, dict[str, str]] = {}
@@ -233,6 +234,14 @@ class Experiment(RunProbes):
         conn = open_connection(admin_params, self.target.name)
         try:
             info = introspect(conn)
+            self.tls = connection_tls(conn, admin_params)
+            if admin_params.tls and not sysbench_tls(admin_params) and \
+                    "sysbench" in {spec.engine, *(c.engine for c in self.configs)}:
+                self.tls["load"] = "the sysbench engine's connections are plain TCP (sysbench 1.0 needs --ssl-ca, " \
+                                   "--ssl-cert and --ssl-key for TLS)"
+            if self.target.is_sandbox and transport == "tcp" and not self.target.ssl_mode:
+                self.tls["note"] = ("TCP to the sandbox runs without TLS (for speed); --transport tcp+tls measures it "
+                                    "with TLS")
             # before anything on the server changes
             check_run_capacity(conn, info, self.spec, self.configs,
                                server_is_local(self.target, transport) and not self._runners)
@@ -248,7 +257,9 @@ class Experiment(RunProbes):
             return self.outcome(self.stop_status)  # stopped while preparing: nothing recorded, nothing changed
         if self.writer is None:
             self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
-                                                                self.resume)
+                                                                self.resume, self.tls)
+            if self.tls.get("note"):
+                self.on_note(self.tls["note"])
         else:  # the next server of a server axis: the same session goes on
             self._record(Event(time.time(), "server", f"server {info.flavor} {info.version} ({self.target.name})",
                                {"target": self.target.name, **info.summary()}))
@@ -338,7 +349,7 @@ class Experiment(RunProbes):
                                          **({"options": dict(cfg.options)} if cfg.options else {})}))
         groups = config_groups(self.spec.groups, cfg.options)
         transport = cfg.transport or self.spec.transport or self.target.default_transport()
-        if self.spec.client_hosts and transport != "tcp":
+        if self.spec.client_hosts and transport not in ("tcp", "tcp+tls"):
             self.on_note("client hosts connect over TCP: transport tcp")
             transport = "tcp"
         params = conn_params(self.target, transport, database=self.spec.schema, password=self.password)
@@ -352,8 +363,10 @@ class Experiment(RunProbes):
         engine = self._engine(params, cfg.engine, groups)
         engine.open()
         self._engine_now = engine
-        self._record(Event(time.time(), "engine", f"{cfg.engine} engine started ({transport})",
-                                    {"client_pids": engine.client_pids(), "config": cfg.idx}))
+        tls = "" if params.socket else f", ssl-mode {params.ssl_mode}"
+        self._record(Event(time.time(), "engine", f"{cfg.engine} engine started ({transport}{tls})",
+                           {"client_pids": engine.client_pids(), "config": cfg.idx, "transport": transport,
+                            "ssl_mode": None if params.socket else params.ssl_mode}))
         return engine
 
     def _run_step(self, engine: LoadEngine, cfg: ConfigPlan, step: int) -> None:
@@ -514,6 +527,6 @@ class Experiment(RunProbes):
             status, self.writer.id if self.writer else None, tuple(sorted(self.results, key=lambda r: r.idx)),
             tuple(self.restored), error,
             {"engine": self.spec.engine, "target": self.target.name, "server": self.server,
-             **({"servers": self.servers} if len(self.servers) > 1 else {}),
+             **({"servers": self.servers} if len(self.servers) > 1 else {}), "tls": self.tls,
              "probes": self.probe_status, "steps": steps_json(self.results), **self._tables(),
              "restarts": self.controller.restarts if self.controller else 0})

@@ -50,7 +50,7 @@ class ProbeStatus:
 
 
 def server_is_local(target: Target, transport: str | None = None) -> bool:
-    if transport != "tcp" and target.socket:
+    if transport not in ("tcp", "tcp+tls") and target.socket:
         return True
     return (target.host or "") in LOOPBACK
 

@@ -38,7 +38,7 @@ class RunLock:
         self.key = ""
 
     def acquire(self, session_id: int | None = None) -> None:
-        self._conn = open_connection(self.params, f"{self.target_name} (lock)", timeout=5, read_timeout=10)
+        self._conn = open_connection(self.params, self.target_name, timeout=5, read_timeout=10)
         try:
             host, port, datadir = query_all(self._conn, "SELECT @@hostname, @@port, @@datadir")[0]
             self.key = hashlib.sha1(f"{_text(host)}:{port}:{_text(datadir)}".encode()).hexdigest()[:16]

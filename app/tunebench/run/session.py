@@ -42,12 +42,15 @@ def session_config(spec: RunSpec, plan: Plan | None) -> dict[str, Any]:
 
 
 def open_session(store: Store, target: Target, spec: RunSpec, plan: Plan | None, info: ServerInfo,
-                 resume: int | None) -> tuple[SessionWriter, set[tuple[int, int]], list[StepResult]]:
-    """A new session, or `resume`'s: its writer, the (config, step) pairs already done, and their results."""
+                 resume: int | None, tls: dict[str, Any] | None = None
+                 ) -> tuple[SessionWriter, set[tuple[int, int]], list[StepResult]]:
+    """A new session, or `resume`'s: its writer, the (config, step) pairs already done, and their results.
+    `tls`: what the run's connections use (mode, version, cipher), kept in the session's config."""
     if resume is None:
         writer = store.new_session(
             target=target.name, transport=spec.transport or target.default_transport(), engine=spec.engine,
-            workload="+".join(g.workload.name for g in spec.groups), config=session_config(spec, plan),
+            workload="+".join(g.workload.name for g in spec.groups),
+            config={**session_config(spec, plan), **({"tls": tls} if tls else {})},
             flavor=info.flavor, version=info.version)
         writer.snapshot_variables(info.variables)
         return writer, set(), []

@@ -12,10 +12,11 @@ from typing import Any, Literal
 from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
+from tunebench.core.results import tls_text
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup
 from tunebench.load.workload import Workload, load_workload, lua_workload
-from tunebench.mysql.connect import ServerInfo, introspect, open_connection
+from tunebench.mysql.connect import ServerInfo, connection_tls, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import ConnParams, Target, conn_params
 from tunebench.run.spec import RunSpec
@@ -38,6 +39,7 @@ class ServerFacts:
     variables: Mapping[str, str] = field(repr=False)  # SHOW GLOBAL VARIABLES, names lower-case
     knobs: Mapping[str, KnobInfo] = field(repr=False)  # the names asked for that this server has
     missing: tuple[str, ...] = ()  # the names asked for that this server does not have (nothing was sent)
+    tls: Mapping[str, Any] = field(default_factory=dict)  # how this connection travelled (connect.connection_tls)
 
     def values(self, names: Iterable[str]) -> dict[str, str]:
         """The current values of those of `names` this server has."""
@@ -52,16 +54,18 @@ class ServerFacts:
     def connection_line(self) -> str:
         """What a connection test shows: `sandbox: MariaDB 10.11.6, performance_schema ON`."""
         return (f"{self.target}: {self.flavor} {self.version}, performance_schema "
-                f"{'ON' if self.performance_schema else 'OFF'}")
+                f"{'ON' if self.performance_schema else 'OFF'}" + (f", {tls_text(self.tls)}" if self.tls else ""))
 
 
 def read_server_facts(target: Target, names: Iterable[str] = (), *, transport: str | None = None,
                       password: str | None = None) -> ServerFacts:
     """Open one connection to `target`, introspect it and describe the variables `names` it has (a name it
     does not have is listed in `missing`, never sent). TargetError when it cannot be reached."""
-    conn = open_connection(conn_params(target, transport, password=password), target.name)
+    params = conn_params(target, transport, password=password)
+    conn = open_connection(params, target.name)
     try:
         info = introspect(conn)
+        tls = connection_tls(conn, params)
         asked = list(dict.fromkeys(names))
         present = [n for n in asked if n in info.variables]
         knobs = describe_knobs(conn, info, present)
@@ -69,7 +73,7 @@ def read_server_facts(target: Target, names: Iterable[str] = (), *, transport: s
         conn.close()
     return ServerFacts(target=target.name, flavor=info.flavor, version=info.version, version_full=info.version_full,
                        performance_schema=info.performance_schema, info=info, variables=info.variables,
-                       knobs=knobs, missing=tuple(n for n in asked if n not in info.variables))
+                       knobs=knobs, missing=tuple(n for n in asked if n not in info.variables), tls=tls)
 
 
 # ---- a workload's data: prepare and cleanup -------------------------------------------------------------

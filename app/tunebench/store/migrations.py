@@ -24,6 +24,9 @@ def migrate(s: OrmSession, version: int) -> None:
     if version < 6:  # 5 -> 6: who writes a running session
         _add_column(s, "sessions", "owner_pid", "INTEGER")
         _add_column(s, "sessions", "owner_start", "VARCHAR(32)")
+    if version < 7:  # 6 -> 7: a target's TLS settings
+        for column in ("ssl_mode", "ssl_ca", "ssl_cert", "ssl_key"):
+            _add_column(s, "targets", column, "TEXT")
     s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
     s.commit()
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 6  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
-# 6: sessions.owner_pid/owner_start (a running session whose process is gone is marked interrupted)
+SCHEMA_VERSION = 7  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
+# 6: sessions.owner_pid/owner_start (a running session whose process is gone is marked interrupted);
+# 7: targets.ssl_mode/ssl_ca/ssl_cert/ssl_key (TLS, as the mysql client names it; file paths, never secrets)
 
 
 class Base(DeclarativeBase):
@@ -34,6 +35,10 @@ class TargetRow(Base):
     ssh_key: Mapped[str | None] = mapped_column(Text)
     option_file: Mapped[str | None] = mapped_column(Text)
     restart_command: Mapped[str | None] = mapped_column(Text)
+    ssl_mode: Mapped[str | None] = mapped_column(String(16))
+    ssl_ca: Mapped[str | None] = mapped_column(Text)
+    ssl_cert: Mapped[str | None] = mapped_column(Text)
+    ssl_key: Mapped[str | None] = mapped_column(Text)
 
 
 class SessionRow(Base):

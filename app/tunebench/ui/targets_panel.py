@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.errors import ConfigError
+from tunebench.core.target import SSL_MODES
 from tunebench.hosts.sandbox import SandboxServer, other_sandboxes
 from tunebench.mysql.target import Target, remember_password, save_to_keyring
 from tunebench.run.tasks import read_server_facts
@@ -55,10 +57,21 @@ class TargetDialog(QDialog):
         self.option_file.setPlaceholderText("static knobs: e.g. /etc/mysql/mariadb.conf.d/99-tunebench.cnf")
         self.restart_command = QLineEdit()
         self.restart_command.setPlaceholderText("static knobs: e.g. sudo systemctl restart mariadb")
+        self.ssl_mode = QComboBox()
+        self.ssl_mode.addItems(list(SSL_MODES))
+        self.ssl_mode.setCurrentText("PREFERRED")  # as the mysql client
+        self.ssl_ca = QLineEdit()
+        self.ssl_ca.setPlaceholderText("VERIFY_CA and up: the CA that signed the server's certificate")
+        self.ssl_cert = QLineEdit()
+        self.ssl_cert.setPlaceholderText("optional: client certificate (with its key)")
+        self.ssl_key = QLineEdit()
+        self.ssl_key.setPlaceholderText("optional: the client certificate's private key")
         for label, w in (("Name", self.name), ("Host", self.host), ("Port", self.port), ("Socket", self.socket),
                          ("User", self.user), ("Schema", self.schema), ("Password", self.password),
                          ("", self.keyring), ("DB host (SSH)", self.db_host), ("SSH key", self.ssh_key),
-                         ("Option file", self.option_file), ("Restart command", self.restart_command)):
+                         ("Option file", self.option_file), ("Restart command", self.restart_command),
+                         ("TLS (ssl-mode)", self.ssl_mode), ("TLS CA", self.ssl_ca), ("TLS certificate", self.ssl_cert),
+                         ("TLS key", self.ssl_key)):
             form.addRow(label, w)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -78,11 +91,15 @@ class TargetDialog(QDialog):
             parse_ssh_url(db_host)
         if (option_file or restart) and not (db_host and option_file and restart):
             raise ConfigError("a restart method needs all three: DB host, option file and restart command")
-        return Target(name=name, socket=self.socket.text().strip() or None, host=self.host.text().strip() or None,
-                      port=self.port.value(), user=self.user.text().strip() or "root",
-                      schema=self.schema.text().strip() or None, db_host=db_host,
-                      ssh_key=self.ssh_key.text().strip() or None, option_file=option_file,
-                      restart_command=restart)
+        target = Target(name=name, socket=self.socket.text().strip() or None,
+                        host=self.host.text().strip() or None, port=self.port.value(),
+                        user=self.user.text().strip() or "root", schema=self.schema.text().strip() or None,
+                        db_host=db_host, ssh_key=self.ssh_key.text().strip() or None, option_file=option_file,
+                        restart_command=restart, ssl_mode=self.ssl_mode.currentText(),
+                        ssl_ca=self.ssl_ca.text().strip() or None, ssl_cert=self.ssl_cert.text().strip() or None,
+                        ssl_key=self.ssl_key.text().strip() or None)
+        target.check_tls()
+        return target
 
 
 class TargetsPanel(QWidget):

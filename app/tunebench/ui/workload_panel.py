@@ -114,7 +114,7 @@ class WorkloadPanel(QWidget):
         self.engine.addItems(["builtin", "sysbench"])
         form.addRow("Engine", self.engine)
         self.transport = QComboBox()
-        self.transport.addItems(["socket", "tcp"])
+        self.transport.addItems(["socket", "tcp", "tcp+tls"])
         form.addRow("Transport", self.transport)
         self.lua = QLineEdit()
         self.lua.setPlaceholderText("optional: any sysbench Lua script (sysbench engine)")

@@ -24,7 +24,7 @@ OPTION_AXIS = "option."  # "option.rows_per_commit" = [100, 1000]: a workload op
 
 def is_option_axis(name: str) -> bool:
     return name.startswith(OPTION_AXIS)
-TRANSPORTS = ("socket", "tcp")
+TRANSPORTS = ("socket", "tcp", "tcp+tls")
 ENGINES = ("builtin", "sysbench")
 CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 TOP_KEYS = {"name", "description", "workload", "threads", "step_seconds", "warmup_seconds", "cooldown_seconds",
