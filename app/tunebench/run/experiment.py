@@ -89,8 +89,8 @@ class Experiment(RunProbes):
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
         self.server: dict[str, Any] = {}
-        self.servers: list[dict[str, Any]] = []
-        self.tls: dict[str, Any] = {}  # what the run's connections use: mode, TLS version and cipher  # every server the run measured (a server axis: several)
+        self.servers: list[dict[str, Any]] = []  # every server the run measured (a server axis: several)
+        self.tls: dict[str, Any] = {}  # what the run's connections use: mode, TLS version and cipher
         self._final = True  # the last server of the run: its end closes the session
         self.controller: KnobController | None = None
         self.applied: dict[int, dict[str, str]] = {}
