@@ -1,0 +1,198 @@
+"""Issue 28: the servers users run, over TCP with TLS. An ordinary caching_sha2_password account on MySQL 9 with
+default settings, a MariaDB 11.8 that accepts only secure transport with its own CA, a server without TLS asked
+for it, and the cost of TLS as a sweep axis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.conftest import server_under_test
+
+from tunebench.mysql.connect import global_status, open_connection, query_all
+from tunebench.store.repo import Store
+
+pytestmark = pytest.mark.integration
+PASSWORD = "p w\"q'é-ß"  # quotes, a space and non-ASCII characters
+
+
+def _store() -> Store:
+    return Store(Path(os.environ["TUNEBENCH_HOME"]) / "sessions.sqlite")
+
+
+def _sessions() -> int:
+    store = _store()
+    try:
+        return len(store.list_sessions())
+    finally:
+        store.close()
+
+
+def _one_line_exit_2(out: subprocess.CompletedProcess, *pieces: str) -> None:
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    for piece in pieces:
+        assert piece in lines[0], lines[0]
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_ca(folder: Path, name: str) -> None:
+    """A CA, and a server certificate it signed for 127.0.0.1."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}-ca-key.pem", "-out",
+             f"{name}-ca.pem", "-days", "2", "-subj", f"/CN={name} test CA", cwd=folder)
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}-server-key.pem", "-out", f"{name}.csr",
+             "-subj", "/CN=127.0.0.1", cwd=folder)
+    (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{name}-ca.pem", "-CAkey", f"{name}-ca-key.pem",
+             "-CAcreateserial", "-out", f"{name}-server-cert.pem", "-days", "2", "-extfile", "san.cnf", cwd=folder)
+
+
+@pytest.fixture
+def mysql(sandbox, kit_sandboxes):
+    return server_under_test("mysql-9", sandbox, kit_sandboxes)
+
+
+def test_an_ordinary_caching_sha2_account_over_tcp_uses_tls_by_default(mysql, cli):
+    admin = mysql.params(None)
+    conn = open_connection(admin)
+    try:
+        cur = conn.cursor()
+        cur.execute("DROP USER IF EXISTS 'tb_bench'@'127.0.0.1'")
+        cur.execute("CREATE USER 'tb_bench'@'127.0.0.1' IDENTIFIED BY %s", (PASSWORD,))  # caching_sha2_password
+        cur.execute("GRANT ALL ON *.* TO 'tb_bench'@'127.0.0.1'")
+        cur.execute("FLUSH PRIVILEGES")  # empties caching_sha2's cache: the first login needs the full exchange
+        plugin = query_all(conn, "SELECT plugin FROM mysql.user WHERE user = 'tb_bench'")[0][0]
+        assert plugin == "caching_sha2_password"
+        before = global_status(conn, ("Ssl_accepts",))["Ssl_accepts"]
+        port = mysql.sandbox.status().port
+        added = cli("target", "add", "mysql9-bench", "--host", "127.0.0.1", "--port", str(port), "--user", "tb_bench",
+                    "--replace")
+        assert added.returncode == 0, added.stderr
+        out = cli("run", "--target", "mysql9-bench", "--workload", "oltp_point_select", "--threads", "2",
+                  "--step-seconds", "2", "--table-size", "10000", "--json", env={"MYSQL_PWD": PASSWORD}, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        result = json.loads(out.stdout)
+        assert result["status"] == "completed"
+        after = global_status(conn, ("Ssl_accepts",))["Ssl_accepts"]
+        # the run's own connections (lock, probes, watch, drift) and the load's two, all over TLS
+        assert after - before >= 4, (before, after)
+        assert result["tls"]["tls"] and result["tls"]["mode"] == "PREFERRED" and result["tls"]["cipher"]
+        session = _store().get_session(result["session_id"])
+        assert session["config"]["tls"]["version"].startswith("TLSv1")
+        md = cli("sessions", "export", str(result["session_id"]), "--format", "md").stdout
+        assert "ssl-mode PREFERRED" in md and result["tls"]["cipher"] in md
+        # TLS switched off: caching_sha2_password cannot finish its exchange, and the line says what to use
+        cur.execute("FLUSH PRIVILEGES")
+        cli("target", "add", "mysql9-plain", "--host", "127.0.0.1", "--port", str(port), "--user", "tb_bench",
+            "--ssl-mode", "DISABLED", "--replace")
+        n = _sessions()
+        plain = cli("run", "--target", "mysql9-plain", "--workload", "oltp_point_select", "--step-seconds", "1",
+                    env={"MYSQL_PWD": PASSWORD})
+        _one_line_exit_2(plain, "caching_sha2_password", "--ssl-mode PREFERRED")
+        assert "(lock)" not in plain.stderr and _sessions() == n
+    finally:
+        conn.cursor().execute("DROP USER IF EXISTS 'tb_bench'@'127.0.0.1'")
+        conn.close()
+
+
+@pytest.fixture
+def secure_mariadb(tmp_path_factory, sandbox, kit_sandboxes):
+    """A MariaDB 11.8 sandbox of its own that accepts only secure transport, with a CA made here."""
+    from tunebench.hosts.sandbox import SandboxServer
+
+    kit = server_under_test("mariadb-11.8", sandbox, kit_sandboxes).sandbox.binary()
+    tls = tmp_path_factory.mktemp("tls")
+    make_ca(tls, "ours")
+    make_ca(tls, "other")
+    sb = SandboxServer(tmp_path_factory.mktemp("secure") / "sandbox", server=kit)
+    sb.start({"ssl-ca": str(tls / "ours-ca.pem"), "ssl-cert": str(tls / "ours-server-cert.pem"),
+              "ssl-key": str(tls / "ours-server-key.pem"), "require_secure_transport": "ON"})
+    yield sb, tls
+    sb.stop()
+
+
+def test_require_secure_transport_with_our_ca_and_another(secure_mariadb, cli):
+    from tunebench.mysql.target import read_option_file_password
+
+    sb, tls = secure_mariadb
+    port = str(sb.status().port)
+    env = {"MYSQL_PWD": read_option_file_password(sb.client_cnf)}
+    for name, mode, ca in (("secure", "VERIFY_CA", "ours-ca.pem"), ("secure-id", "VERIFY_IDENTITY", "ours-ca.pem"),
+                           ("wrong-ca", "VERIFY_CA", "other-ca.pem"), ("plain", "DISABLED", None)):
+        argv = ["target", "add", name, "--host", "127.0.0.1", "--port", port, "--user", "tunebench",
+                "--ssl-mode", mode, "--replace"]
+        assert cli(*argv, *(["--ssl-ca", str(tls / ca)] if ca else [])).returncode == 0
+    out = cli("run", "--target", "secure", "--workload", "oltp_point_select", "--threads", "2", "--step-seconds", "2",
+              "--table-size", "1000", "--json", env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert result["status"] == "completed" and result["tls"]["tls"] and result["tls"]["mode"] == "VERIFY_CA"
+    out = cli("run", "--target", "secure-id", "--workload", "oltp_point_select", "--threads", "2", "--step-seconds",
+              "1", "--table-size", "1000", "--json", env=env, timeout=300)
+    assert out.returncode == 0 and json.loads(out.stdout)["status"] == "completed", out.stderr[-2000:]
+    n = _sessions()
+    _one_line_exit_2(cli("run", "--target", "wrong-ca", "--workload", "oltp_point_select", "--step-seconds", "1",
+                         env=env), "TLS with 127.0.0.1", "certificate verify failed", "--ssl-ca")
+    _one_line_exit_2(cli("run", "--target", "plain", "--workload", "oltp_point_select", "--step-seconds", "1",
+                         env=env), "require_secure_transport=ON")
+    assert _sessions() == n  # nothing recorded
+
+
+def test_tls_required_of_a_server_without_tls_and_bad_files(sandbox, cli, tmp_path):
+    """The system's MariaDB 10.11 sandbox has no certificate: REQUIRED is refused, not quietly plain."""
+    port = str(sandbox.status().port)
+    from tunebench.mysql.target import read_option_file_password
+
+    env = {"MYSQL_PWD": read_option_file_password(sandbox.client_cnf)}
+    assert cli("target", "add", "req", "--host", "127.0.0.1", "--port", port, "--user", "tunebench", "--ssl-mode",
+               "REQUIRED", "--replace").returncode == 0
+    n = _sessions()
+    _one_line_exit_2(cli("run", "--target", "req", "--workload", "oltp_point_select", "--step-seconds", "1", env=env),
+                     "ssl-mode REQUIRED but the server offers no TLS")
+    key = tmp_path / "key.pem"
+    key.write_text("x")
+    key.chmod(0)
+    cert = tmp_path / "cert.pem"
+    cert.write_text("x")
+    assert cli("target", "add", "keyless", "--host", "127.0.0.1", "--port", port, "--user", "tunebench",
+               "--ssl-cert", str(cert), "--ssl-key", str(key), "--replace").returncode == 0
+    if os.geteuid() != 0:  # root reads any file
+        _one_line_exit_2(cli("run", "--target", "keyless", "--workload", "oltp_point_select", env=env),
+                         "--ssl-key", "cannot read it")
+    _one_line_exit_2(cli("target", "add", "x", "--host", "127.0.0.1", "--ssl-mode", "VERIFY_CA"), "needs --ssl-ca")
+    _one_line_exit_2(cli("target", "add", "x", "--host", "127.0.0.1", "--ssl-mode", "SOMETIMES"), "unknown ssl-mode")
+    _one_line_exit_2(cli("run", "--target", f"mysql://tunebench@127.0.0.1:{port}/?ssl-mode=REQUIRED",
+                         "--workload", "oltp_point_select", env=env), "server offers no TLS")
+    assert _sessions() == n
+
+
+def test_the_cost_of_tls_as_a_sweep_axis(mysql, cli, tmp_path):
+    spec = tmp_path / "tls.toml"
+    spec.write_text('name = "tls-cost"\nworkload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 3\n'
+                    'warmup_seconds = 1\nbaseline = { transport = "tcp" }\n[options]\ntable_size = 10000\n'
+                    '[axes]\ntransport = ["tcp", "tcp+tls"]\n')
+    conn = open_connection(mysql.params(None))
+    before = global_status(conn, ("Ssl_accepts",))["Ssl_accepts"]
+    out = cli("sweep", str(spec), *mysql.args, "--json", "--probes", "status", timeout=300)
+    after = global_status(conn, ("Ssl_accepts",))["Ssl_accepts"]
+    conn.close()
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert result["status"] == "completed"
+    assert [c["transport"] for c in result["configs"]] == ["tcp", "tcp+tls"]
+    assert all(c["best"]["tps"] > 0 for c in result["configs"])
+    tls_row = next(r for r in result["ratios"] if r["config"] == 1)
+    assert tls_row["steps"][0]["ratio"] > 0
+    assert after - before >= 2  # the tcp+tls configuration's two connections (the sandbox's tcp is plain)
+    events = _store().get_session(result["session_id"])["events"]
+    started = [e["label"] for e in events if e["kind"] == "engine"]
+    assert any("tcp+tls, ssl-mode REQUIRED" in s for s in started) and any("tcp, ssl-mode DISABLED" in s
+                                                                           for s in started), started

@@ -1,0 +1,76 @@
+"""TLS settings as the mysql client names them: parsed, checked together, resolved per transport, and turned into
+the connector's options (issue 28)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tunebench.core.errors import ConfigError, EngineError
+from tunebench.core.results import tls_text
+from tunebench.core.target import ConnParams, Target, check_ssl_mode, parse_target_url
+from tunebench.load.sysbench import check_sysbench_tls, sysbench_tls
+from tunebench.mysql.target import conn_params
+
+
+def test_modes_and_their_defaults():
+    assert check_ssl_mode("verify-ca") == "VERIFY_CA" and check_ssl_mode(None) is None
+    with pytest.raises(ConfigError, match="unknown ssl-mode 'sometimes'"):
+        check_ssl_mode("sometimes")
+    remote = Target("prod", host="db1", port=3306)
+    assert remote.effective_ssl_mode("tcp") == "PREFERRED"  # as the mysql client
+    assert Target("sandbox", host="127.0.0.1", port=1).effective_ssl_mode("tcp") == "DISABLED"  # says so in the run
+    assert Target("sandbox:mysql-9.7.4", host="127.0.0.1", port=1).effective_ssl_mode("tcp+tls") == "REQUIRED"
+    strict = Target("x", host="h", port=1, ssl_mode="VERIFY_IDENTITY", ssl_ca="/ca.pem")
+    assert strict.effective_ssl_mode("tcp+tls") == "VERIFY_IDENTITY"  # never weakened
+
+
+def test_settings_that_do_not_go_together():
+    for target, what in ((Target("x", host="h", ssl_mode="VERIFY_CA"), "needs --ssl-ca"),
+                         (Target("x", host="h", ssl_cert="/c.pem"), "go together"),
+                         (Target("x", host="h", ssl_mode="DISABLED", ssl_ca="/ca.pem"), "DISABLED with certificates")):
+        with pytest.raises(ConfigError, match=what):
+            target.check_tls()
+
+
+def test_urls_carry_tls_options():
+    t = parse_target_url("mysql://bench@db1:3307/app?ssl-mode=verify_ca&ssl-ca=/etc/ca.pem")
+    assert (t.ssl_mode, t.ssl_ca, t.port) == ("VERIFY_CA", "/etc/ca.pem", 3307)
+    with pytest.raises(ConfigError, match="unknown option 'sslmode'"):
+        parse_target_url("mysql://bench@db1/?sslmode=required")
+    with pytest.raises(ConfigError, match="needs --ssl-ca"):
+        parse_target_url("mysql://bench@db1/?ssl-mode=VERIFY_IDENTITY")
+
+
+def test_connector_options_per_mode(tmp_path):
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    base: dict = {"user": "u", "password": "", "host": "h", "port": 1}
+    assert ConnParams(**base).connector_tls() == {"ssl_disabled": True}
+    assert ConnParams(**base, ssl_mode="PREFERRED").connector_tls() == {"ssl_disabled": False}
+    assert ConnParams(**base, ssl_mode="VERIFY_IDENTITY", ssl_ca=str(ca)).connector_tls() == {
+        "ssl_disabled": False, "ssl_ca": str(ca), "ssl_verify_cert": True, "ssl_verify_identity": True}
+    # a socket is secure of its own: no TLS there, whatever the target's mode
+    sock = Target("x", socket="/tmp/s.sock", host="h", port=1, ssl_mode="REQUIRED")
+    assert conn_params(sock, "socket", password="").ssl_mode == "DISABLED"
+    assert conn_params(sock, "tcp", password="").tls_required
+    missing = Target("x", host="h", port=1, ssl_mode="VERIFY_CA", ssl_ca=str(tmp_path / "nope.pem"))
+    with pytest.raises(ConfigError, match=r"--ssl-ca .*nope\.pem: cannot read it"):
+        conn_params(missing, "tcp", password="")
+
+
+def test_sysbench_uses_tls_only_with_its_three_files(tmp_path):
+    base: dict = {"user": "u", "password": "", "host": "h", "port": 1}
+    assert not sysbench_tls(ConnParams(**base, ssl_mode="PREFERRED"))
+    assert "run without TLS" in (check_sysbench_tls(ConnParams(**base, ssl_mode="PREFERRED"), False) or "")
+    with pytest.raises(EngineError, match="needs --ssl-ca, --ssl-cert and --ssl-key"):
+        check_sysbench_tls(ConnParams(**base, ssl_mode="REQUIRED"), False)
+    full = ConnParams(**base, ssl_mode="VERIFY_CA", ssl_ca="/a", ssl_cert="/b", ssl_key="/c")
+    assert sysbench_tls(full) and check_sysbench_tls(full, False) is None
+
+
+def test_what_a_session_says_of_its_connections():
+    assert tls_text({"mode": "PREFERRED", "tls": True, "version": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256"}) == \
+        "TLSv1.3 (TLS_AES_128_GCM_SHA256), ssl-mode PREFERRED"
+    assert tls_text({"mode": "PREFERRED", "tls": False}) == "plain TCP, no TLS (ssl-mode PREFERRED)"
+    assert tls_text({"mode": "socket"}) == "UNIX socket (no TLS)"
+    assert tls_text(None) == ""
