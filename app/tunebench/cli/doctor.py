@@ -87,7 +87,8 @@ def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str,
         store = open_store(args)
         target = resolve_target(args, store, start_sandbox=False)
         params = conn_params(target, args.transport)  # the probes connect with these (asked for once)
-        info = read_server_facts(target, transport=args.transport, password=params.password).info
+        facts = read_server_facts(target, transport=args.transport, password=params.password)
+        info = facts.info
     except TunebenchError as exc:
         return {"target": getattr(args, "target", None) or "sandbox", "error": str(exc)}
     from tunebench.run.tuning import KnobController
@@ -100,4 +101,7 @@ def _doctor_probes(args: argparse.Namespace, sandbox_running: bool) -> dict[str,
         statuses = sampler.open()
     finally:
         sampler.close()
-    return {"target": target.name, "server": f"{info.flavor} {info.version}", "available": status_map(statuses)}
+    from tunebench.core.results import tls_text
+
+    return {"target": target.name, "server": f"{info.flavor} {info.version}", "available": status_map(statuses),
+            "tls": {**facts.tls, "text": tls_text(facts.tls)}}

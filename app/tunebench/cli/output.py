@@ -79,7 +79,8 @@ def probe_lines(probes: dict[str, Any]) -> list[str]:
     """doctor's probe section."""
     if "available" not in probes:
         return [f"probes      {probes.get('error') or probes.get('skipped')}"]
-    lines = [f"probes      on {probes['target']} ({probes['server']}):"]
+    lines = [f"tls         {probes['tls']['text']}"] if (probes.get("tls") or {}).get("text") else []
+    lines.append(f"probes      on {probes['target']} ({probes['server']}):")
     for name, st in probes["available"].items():
         lines.append(f"  {name:9} {'ok' if st['ok'] else 'UNAVAILABLE'}: {st['detail']}")
     return lines

@@ -3,6 +3,7 @@ with it (replay, compare, diff settings, rename/tag/notes, delete, export to a f
 
 from __future__ import annotations
 
+import html
 import time
 from typing import Any
 
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.errors import TunebenchError
+from tunebench.core.results import tls_text
 from tunebench.core.sessions import browse_row, diff_settings, matches, session_title
 from tunebench.core.sweep import human
 from tunebench.store.repo import Store
@@ -210,6 +212,8 @@ class SessionsPanel(QWidget):
             return
         lines = [f"<b>#{s['id']} {s.get('name') or ''}</b> {s['workload']} on {s['target']} "
                  f"({s.get('flavor') or ''} {s.get('version') or ''}), engine {s['engine']}, {s['status']}<br>"]
+        if tls := tls_text((s.get("config") or {}).get("tls")):
+            lines.append(f"connections: {html.escape(tls)}<br>")
         if s.get("tags"):
             lines.append(f"tags: {s['tags']}<br>")
         if s.get("notes"):
