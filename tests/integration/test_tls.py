@@ -196,3 +196,36 @@ def test_the_cost_of_tls_as_a_sweep_axis(mysql, cli, tmp_path):
     started = [e["label"] for e in events if e["kind"] == "engine"]
     assert any("tcp+tls, ssl-mode REQUIRED" in s for s in started) and any("tcp, ssl-mode DISABLED" in s
                                                                            for s in started), started
+
+
+def test_accounts_as_users_have_them(each_server, cli, tmp_path):
+    """On each server, over TCP: an account without SUPER/SYSTEM_VARIABLES_ADMIN and PROCESS, its password with
+    quotes, a space and non-ASCII characters; then the same account with its password expired."""
+    server = each_server
+    conn = open_connection(server.params(None))
+    cur = conn.cursor()
+    cur.execute("DROP USER IF EXISTS 'tb_limited'@'127.0.0.1'")
+    cur.execute("CREATE USER 'tb_limited'@'127.0.0.1' IDENTIFIED BY %s", (PASSWORD,))
+    cur.execute("GRANT ALL ON tunebench.* TO 'tb_limited'@'127.0.0.1'")
+    url = f"mysql://tb_limited@127.0.0.1:{server.sandbox.status().port}/"
+    env = {"MYSQL_PWD": PASSWORD}
+    try:
+        spec = tmp_path / "knob.toml"
+        spec.write_text('workload = "oltp_point_select"\nthreads = [1]\nstep_seconds = 1\nwarmup_seconds = 0\n'
+                        '[options]\ntable_size = 10000\n[axes]\ninnodb_spin_wait_delay = [6, 12]\n')
+        n = _sessions()
+        _one_line_exit_2(cli("sweep", str(spec), "--target", url, "--probes", "none", env=env),
+                         "may not change server variables (innodb_spin_wait_delay)", "SUPER")
+        assert _sessions() == n  # refused before anything ran
+        out = cli("run", "--target", url, "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "2",
+                  "--table-size", "10000", "--json", env=env, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert json.loads(out.stdout)["status"] == "completed"
+        # what needs PROCESS says so once, and nothing fails second after second
+        assert "PROCESS" in out.stderr and "failing" not in out.stderr, out.stderr[-2000:]
+        cur.execute("ALTER USER 'tb_limited'@'127.0.0.1' PASSWORD EXPIRE")
+        _one_line_exit_2(cli("run", "--target", url, "--workload", "oltp_point_select", env=env),
+                         "password of 'tb_limited'", "has expired", "ALTER USER")
+    finally:
+        cur.execute("DROP USER IF EXISTS 'tb_limited'@'127.0.0.1'")
+        conn.close()

@@ -96,7 +96,7 @@ class FakeCursor:
             on = s.metrics["latch"]["status"] == "enabled"
             self.rows = [tuple(r) for r in s.mutex_rows if on or r[1].startswith(("rwlock", "sum rwlock"))]
             return
-        if sql1.startswith("SELECT * FROM information_schema.INNODB_METRICS LIMIT 0"):
+        if sql1.startswith("SELECT * FROM information_schema.INNODB_METRICS LIMIT 1"):
             self.description = [(c,) for c in ("NAME", "SUBSYSTEM", "COUNT", "TYPE", "STATUS")]
             return
         m = re.match(r"SET GLOBAL innodb_monitor_(enable|disable) = (?:'(\w+)'|%s)$", sql1)

@@ -74,6 +74,11 @@ def open_connection(params: ConnParams, name: str = "target", autocommit: bool =
         conn = mysql.connector.connect(**kwargs)
     except mysql.connector.Error as exc:
         raise TargetError(f"{name}: {describe_error(exc, where, params.user)}", exc.errno) from None
+    try:  # an expired password logs in (MariaDB's sandbox mode) and fails at the first statement: say it here
+        conn.cmd_query("DO 1")  # not a SELECT: the statement mix checks count Com_select
+    except mysql.connector.Error as exc:
+        conn.close()
+        raise TargetError(f"{name}: {describe_error(exc, where, params.user)}", exc.errno) from None
     if params.tls_required:
         check_tls_in_use(conn, params, f"{name}: {where}")
     return conn

@@ -138,6 +138,22 @@ def read_global(conn: Any, name: str) -> str | None:
     return _text(rows[0][0])
 
 
+def check_set_privilege(conn: Any, names: list[str], user: str) -> None:
+    """Before anything runs: may this account change these global variables? Each is set to its own value (no
+    change; the same privilege check as a real SET GLOBAL). A refusal is one line naming the privilege."""
+    for raw in names:
+        name = check_name(raw)
+        try:
+            query_all(conn, f"SET GLOBAL {name} = @@GLOBAL.{name}")
+        except mysql.connector.Error as exc:
+            if getattr(exc, "errno", None) in (1227, 1142):
+                raise TargetError(f"the account {user!r} may not change server variables ({name}): it needs the "
+                                  "SYSTEM_VARIABLES_ADMIN (MySQL) or SUPER privilege; run without knobs, or GRANT it"
+                                  ) from None
+            if getattr(exc, "errno", None) == 1238:
+                continue  # read-only: a restart knob, checked elsewhere
+
+
 def set_global(conn: Any, knob: KnobInfo, value: int | float | str | None) -> str | None:
     """SET GLOBAL (name checked by describe_knobs, value as a parameter; None sets NULL); returns the
     read-back value."""

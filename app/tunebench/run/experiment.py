@@ -19,6 +19,7 @@ from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.sysbench import SysbenchEngine, sysbench_tls
 from tunebench.mysql.connect import connection_tls, introspect, open_connection
+from tunebench.mysql.knobs import check_set_privilege
 from tunebench.mysql.target import Target, conn_params
 from tunebench.run.drift import DriftGuard
 from tunebench.run.monitor import ProbeSampler, server_is_local
@@ -234,6 +235,9 @@ class Experiment(RunProbes):
         conn = open_connection(admin_params, self.target.name)
         try:
             info = introspect(conn)
+            # a knob the account may not change is refused here, before any session or data
+            check_set_privilege(conn, sorted({k for c in self.configs for k in c.knobs if k not in c.static}),
+                                admin_params.user)
             self.tls = connection_tls(conn, admin_params)
             if admin_params.tls and not sysbench_tls(admin_params) and \
                     "sysbench" in {spec.engine, *(c.engine for c in self.configs)}:
