@@ -70,7 +70,7 @@ class ServerUnderTest:
 
     # A knob that needs a restart on this server, and a value other than its default: innodb_doublewrite is
     # static on MariaDB 10.11 only (dynamic on MySQL 8.0.30+ and MariaDB 11.x).
-    STATIC = {"mariadb-10.11": ("innodb_doublewrite", "OFF"), "mariadb-11.8": ("innodb_log_buffer_size", "32M"),
+    STATIC = {"mariadb-10.11": ("innodb_doublewrite", "OFF"), "mariadb-11.8": ("innodb_log_buffer_size", "33554432"),
               "mysql-9": ("innodb_read_io_threads", "6")}
 
     @property

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from tests.conftest import SERVERS, run_cli, server_under_test
 
-from tunebench.mysql.connect import open_connection, query_all
+from tunebench.mysql.connect import open_connection
 from tunebench.mysql.target import conn_params, read_option_file_password
 from tunebench.store.repo import Store
 
@@ -18,10 +18,19 @@ pytestmark = pytest.mark.integration
 INSTR = ("wait/synch/mutex/innodb/%", "wait/synch/rwlock/innodb/%", "wait/synch/sxlock/innodb/%")
 
 
-def _rows(params, sql, args=()):
+def _rows(params, sql, args=(), columns=None):
+    """The rows; with `columns`, only those of these columns the result has (by name)."""
     conn = open_connection(params)
     try:
-        return query_all(conn, sql, args)
+        cur = conn.cursor()
+        cur.execute(sql, args)
+        rows = list(cur.fetchall()) if cur.with_rows else []
+        if columns:
+            names = [d[0].upper() for d in cur.description]
+            keep = [names.index(c) for c in columns if c in names]
+            rows = [tuple(r[i] for i in keep) for r in rows]
+        cur.close()
+        return rows
     finally:
         conn.close()
 
@@ -33,7 +42,9 @@ def probe_settings(params):
         "instruments": _rows(params, f"SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments "
                                      f"WHERE {where} ORDER BY NAME", INSTR),
         "consumers": _rows(params, "SELECT NAME, ENABLED FROM performance_schema.setup_consumers ORDER BY NAME"),
-        "monitors": _rows(params, "SELECT NAME, ENABLED FROM information_schema.INNODB_METRICS ORDER BY NAME"),
+        # the enabled column is ENABLED on MariaDB, STATUS on MySQL 8+
+        "monitors": _rows(params, "SELECT * FROM information_schema.INNODB_METRICS ORDER BY NAME", columns=(
+            "NAME", "ENABLED", "STATUS")),
     }
 
 
