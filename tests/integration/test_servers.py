@@ -127,3 +127,5 @@ def test_a_server_axis_sweep_runs_each_server_into_one_session(all_three, cli, t
     # ratios to the first server, at each thread count
     ratio_rows = [r for r in result["ratios"] if r["config"] != result["baseline"]]
     assert len(ratio_rows) == 2 and all(len(r["steps"]) == 2 for r in ratio_rows)
+    # every pair was judged from the stored seconds (the later servers' seconds were missing: no interval)
+    assert all("verdict" in st for r in ratio_rows for st in r["steps"]), ratio_rows

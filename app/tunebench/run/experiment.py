@@ -517,13 +517,15 @@ class Experiment(RunProbes):
     def _tables(self) -> dict[str, Any]:
         if self.plan is None:
             return {}
-        if self._per_second is None and self.writer is not None:
-            try:  # once, at the end: the steps' per-second TPS as stored, for the configuration pairs' verdicts
-                main = self.spec.groups[0].name
-                self._per_second = steps_per_second(self.store, self.writer.id, main)
+        per_second = self._per_second
+        if per_second is None and self.writer is not None:
+            try:  # at the end: the steps' per-second TPS as stored, for the configuration pairs' verdicts
+                per_second = steps_per_second(self.store, self.writer.id, self.spec.groups[0].name)
             except StoreError:
-                self._per_second = {}
-        return sweep_tables(self.plan, steps_json(self.results), self.applied, self._per_second)
+                per_second = {}
+            if self._final:  # kept once the run's last server is done (an earlier server's end had its steps only)
+                self._per_second = per_second
+        return sweep_tables(self.plan, steps_json(self.results), self.applied, per_second)
 
     def outcome(self, status: str, error: RunError | None = None) -> RunOutcome:
         """How the run ended; with `error`, why it failed (the session, if one was opened, says so too)."""
