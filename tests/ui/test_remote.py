@@ -64,6 +64,26 @@ def test_target_dialog_takes_a_db_host_and_its_restart_method(qtbot):
         d.target()
 
 
+def test_target_dialog_takes_tls_settings(qtbot):
+    """Issue 28: the mysql client's --ssl-mode and its files, PREFERRED by default, checked together."""
+    from tunebench.core.errors import ConfigError
+    from tunebench.ui.targets_panel import TargetDialog
+
+    d = TargetDialog()
+    qtbot.addWidget(d)
+    d.name.setText("prod")
+    assert d.target().ssl_mode == "PREFERRED"
+    d.ssl_mode.setCurrentText("VERIFY_CA")
+    with pytest.raises(ConfigError, match="needs --ssl-ca"):
+        d.target()
+    d.ssl_ca.setText("/etc/mysql/ca.pem")
+    t = d.target()
+    assert (t.ssl_mode, t.ssl_ca, t.ssl_cert) == ("VERIFY_CA", "/etc/mysql/ca.pem", None)
+    d.ssl_cert.setText("/etc/mysql/client.pem")
+    with pytest.raises(ConfigError, match="go together"):
+        d.target()
+
+
 @pytest.mark.integration
 def test_client_hosts_are_kept_per_target(window, sandbox):
     from tunebench.mysql.target import Target
