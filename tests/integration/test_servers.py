@@ -77,9 +77,10 @@ def test_run_on_mysql_is_sysbenchs_mix_by_the_servers_counters(mysql, cli):
     assert (session["flavor"], session["version"][:2]) == ("mysql", "9.")
     d = {k: after[k] - before[k] for k in COM}
     trx = d["Com_commit"]
-    # each of the 2 connections may stop inside its last transaction when the step ends (one event apiece);
-    # the probes' own SELECTs (waits from performance_schema) count too: the load's are 14 per transaction
-    assert trx > 100 and 0 <= d["Com_begin"] - trx <= 2 and d["Com_rollback"] == 0, d
+    # each of the 2 connections may stop inside its last transaction when the step ends (one event apiece, then
+    # rolled back); the probes' own SELECTs (waits from performance_schema) count too: the load's are 14 per
+    # transaction
+    assert trx > 100 and 0 <= d["Com_begin"] - trx <= 2 and d["Com_rollback"] <= 2, d
     assert 14 * trx <= d["Com_select"] < 14 * trx + 200, (d, trx)
     for name, per_trx in (("Com_update", 2), ("Com_delete", 1), ("Com_insert", 1)):
         assert 0 <= d[name] - per_trx * trx <= 2 * per_trx, (name, d, trx)
@@ -92,7 +93,7 @@ def test_thread_concurrency_sweep_on_mysql_is_applied_and_put_back(mysql, cli):
     set (it was left at 0 after the sweep): journaled with the knob and put back too."""
     watched = ("innodb_thread_concurrency", "innodb_thread_sleep_delay")
     before = _globals(mysql, watched)
-    out = cli("sweep", "thread-concurrency", *mysql.args, "--threads", "4,16", "--step-seconds", "3",
+    out = cli("sweep", "thread-concurrency", *mysql.args, "--threads", "16", "--step-seconds", "3",
               "--warmup-seconds", "1", "--json", timeout=400)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)

@@ -190,3 +190,17 @@ def test_a_fetch_that_cannot_reach_the_archive_is_one_line_and_leaves_nothing(tm
         kits.fetch("mariadb-11.8")
     assert "\n" not in str(err.value) and "127.0.0.1" in str(err.value)
     assert list((tmp_path / "kits").iterdir()) == []
+
+
+def test_remove_takes_the_full_name_of_a_kit(tmp_path, monkeypatch):
+    monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path))
+    root = tmp_path / "mysql-8.4.3"
+    root.mkdir()
+    server = ServerBinary(str(root / "bin/mysqld"), "mysql", "8.4.3", name="mysql-8.4.3", source="added /x",
+                          basedir=str(root))
+    kits._write_kit(root, server, root, {})
+    with pytest.raises(ConfigError, match=r"needs the full name: mysql-8\.4\.3"):
+        kits.remove("mysql-8")
+    with pytest.raises(ConfigError, match=r"unknown server 'mariadb-10\.11'"):  # the system's is not a kit
+        kits.remove("mariadb-10.11")
+    assert kits.remove("mysql-8.4.3").name == "mysql-8.4.3" and not root.exists()

@@ -191,7 +191,10 @@ class LuaFamily:
         if params.socket:
             argv.append(f"--mysql-socket={params.socket}")
         else:
-            argv += [f"--mysql-host={params.host}", f"--mysql-port={params.port}"]
+            from tunebench.load.sysbench import sysbench_tls
+
+            argv += [f"--mysql-host={params.host}", f"--mysql-port={params.port}",
+                     f"--mysql-ssl={'on' if sysbench_tls(params) else 'off'}"]
         return [*argv, *self.script_flags(options), f"--threads={threads}", command]
 
     def run_command(self, command: str, params: ConnParams, schema: str, options: Mapping[str, Any],
@@ -203,10 +206,16 @@ class LuaFamily:
             raise WorkloadError(f"{self.script.name}.lua has no {command} command "
                                 f"(it has: {', '.join(self.script.commands) or 'none'})")
         from tunebench.hosts.runner import LocalRunner
+        from tunebench.load.sysbench import check_sysbench_tls, sysbench_tls, tls_folder
 
+        note = check_sysbench_tls(params, remote=False)  # the script's commands run sysbench: its TLS rules
+        if note and progress:
+            progress(note)
         argv = self.command_argv(command, params, schema, options, threads)
         started = time.monotonic()
-        proc = LocalRunner().start(argv, env=sysbench_env(self.script, params.password))
+        folder = tls_folder(params) if sysbench_tls(params) else None
+        proc = LocalRunner().start(argv, env=sysbench_env(self.script, params.password),
+                                   cwd=folder.name if folder else None)
         say = progress or (lambda _m: None)
         done = threading.Event()
         if cancel is not None:
@@ -218,6 +227,8 @@ class LuaFamily:
         finally:
             done.set()
             outcome = proc.wait(60) if cancel is None or not cancel.is_set() else proc.stop()
+            if folder is not None:
+                folder.cleanup()
         return outcome.returncode or 0, list(outcome.tail), time.monotonic() - started
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,

@@ -31,6 +31,13 @@ def describe_error(exc: mysql.connector.Error, where: str, user: str) -> str:
     if errno == AUTH_NEEDS_SECURE or "requires secure connection" in msg:
         return (f"the account {user!r} at {where} authenticates with caching_sha2_password, which needs TLS over "
                 "TCP: use --ssl-mode PREFERRED (the default for a target) or stronger, or the UNIX socket")
+    if "client_ed25519" in msg:
+        return (f"the account {user!r} at {where} authenticates with MariaDB's ed25519 plugin, which the driver "
+                "(mysql-connector-python) cannot load: give the benchmark account mysql_native_password or "
+                "caching_sha2_password")
+    if errno == 1698:  # ER_ACCESS_DENIED_NO_PASSWORD_ERROR: unix_socket/auth_socket
+        return (f"access denied for user {user!r} at {where}: the account authenticates by its UNIX user "
+                "(unix_socket), so only the system user of that name may log in this way")
     if errno in EXPIRED:
         return (f"the password of {user!r} at {where} has expired: change it with the mysql client "
                 "(ALTER USER CURRENT_USER() IDENTIFIED BY '…'), then run again")
