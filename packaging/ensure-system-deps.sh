@@ -17,6 +17,8 @@ need Xvfb xvfb
 need sshd openssh-server
 need taskset util-linux
 need perf linux-perf  # the `profile` probe (Debian's package; Ubuntu's is linux-tools-$(uname -r))
+need openssl openssl  # the TLS tests make their own CA and server certificates
+need dpkg-deb dpkg    # server kits: `tunebench servers fetch` unpacks Debian packages (apt-get, dpkg -x)
 need gcc gcc
 need mariadb_config libmariadb-dev
 python3 -c "import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
