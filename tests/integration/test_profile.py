@@ -21,7 +21,7 @@ def perf_processes() -> list[str]:
 def test_a_step_yields_a_profile(each_server, cli, tmp_path):
     """On each server; a kit's server runs through its own loader, its process found all the same."""
     server = each_server
-    out = cli("run", *server.args, "--workload", "oltp_read_write", "--threads", "4", "--step-seconds", "8",
+    out = cli("run", *server.args, "--workload", "oltp_read_write", "--threads", "4", "--step-seconds", "12",
               "--table-size", "10000", "--probes", "status,profile", "--json", timeout=240)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout)
