@@ -146,3 +146,45 @@ def test_a_stripped_server_is_said_with_what_its_frames_count_as():
     assert stripped_note({"start_thread;do_command;dispatch_command": 5, "[k] schedule": 5}) is None  # named
     assert stripped_note({"libc.so.6 [unknown]": 5}) is None  # a library's nameless frame: not the server's
     assert stripped_note({}) is None
+
+
+def test_processes_that_start_during_a_window_are_kept_when_every_cpu_is_sampled():
+    """The load generator's processes start after the probes: with every CPU sampled, the first window has their
+    samples too (they were dropped, and an 8 s step had no profile.client series at all)."""
+    import threading
+
+    from tunebench.hosts.profile import ProfileProbe
+
+    clients: list[int] = []
+    done = threading.Event()
+
+    class LatePerf:
+        where, system_wide, cut_wait = "this host", True, 1.0
+
+        def problem(self):
+            return None
+
+        def kill(self):
+            pass
+
+        def cut(self):
+            return True
+
+        def record(self, pids, window, freq, cut):
+            threading.Event().wait(0.05)
+            if clients:  # later windows: nothing sampled
+                return ""
+            clients.append(5001)  # the first window began before the client existed; it started during it
+            done.set()
+            return BY_PID
+
+    probe = ProfileProbe({"mysqld": lambda: [4234], "client": lambda: list(clients)}, perf=LatePerf(), window=0.05)
+    probe.open()
+    try:
+        assert done.wait(5)
+        assert probe.cut(wait=5)
+        folded = probe.take_folded()
+    finally:
+        probe.close()
+    assert set(folded) == {"mysqld", "client"} and sum(folded["client"].values()) >= 1
+    assert not any("sleep" in s for s in folded["client"])  # another process' samples still dropped

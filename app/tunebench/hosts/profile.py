@@ -358,6 +358,10 @@ class ProfileProbe:
                 continue
             if self._stop.is_set():
                 return
+            if self.perf.system_wide:
+                # every CPU was sampled: processes that began during the window (the load generator's, which start
+                # after the probes) are ours too; their samples were dropped, and a short step had no client part
+                labels = {**self._labels(), **labels}
             self._ended(fold_by_process(script, labels))
 
     def _ended(self, folded: dict[str, Counter[str]], cut_only: bool = False) -> None:
