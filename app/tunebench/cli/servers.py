@@ -4,7 +4,6 @@ Debian's archive, basedirs and tarballs a user added)."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from tunebench.cli.output import emit
@@ -14,9 +13,10 @@ from tunebench.core.errors import ConfigError
 def _row(server: Any) -> dict[str, Any]:
     from tunebench.hosts.sandbox import SandboxServer
 
-    st = SandboxServer.for_server(server).status()
-    return {**server.to_dict(), "sandbox": {"target": SandboxServer.for_server(server).target_name,
-                                            "running": st.running, "port": st.port, "datadir": st.datadir}}
+    sb = SandboxServer.for_server(server)
+    st = sb.status()
+    return {**server.to_dict(), "sandbox": {"target": sb.target_name, "running": st.running, "port": st.port,
+                                            "datadir": st.datadir}}
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
@@ -61,6 +61,5 @@ def cmd_servers(args: argparse.Namespace) -> int:
     sb = SandboxServer.for_server(server)
     if sb.status().running:
         sb.stop()
-    emit(args, json.loads(json.dumps(server.to_dict())), f"removed {server.name} (its sandbox's datadir is kept: "
-         f"{sb.base})")
+    emit(args, server.to_dict(), f"removed {server.name} (its sandbox's datadir is kept: {sb.base})")
     return 0
