@@ -97,7 +97,29 @@ def test_an_ordinary_caching_sha2_account_over_tcp_uses_tls_by_default(mysql, cl
         plain = cli("run", "--target", "mysql9-plain", "--workload", "oltp_point_select", "--step-seconds", "1",
                     env={"MYSQL_PWD": PASSWORD})
         _one_line_exit_2(plain, "caching_sha2_password", "--ssl-mode PREFERRED")
-        assert "(lock)" not in plain.stderr and _sessions() == n
+        assert "(lock)" not in plain.stderr and "--get-server-public-key" in plain.stderr and _sessions() == n
+        # ... or, without TLS, through the server's RSA public key when the user allows it
+        cur.execute("FLUSH PRIVILEGES")
+        cli("target", "add", "mysql9-rsa", "--host", "127.0.0.1", "--port", str(port), "--user", "tb_bench",
+            "--ssl-mode", "DISABLED", "--get-server-public-key", "--replace")
+        before = global_status(conn, ("Ssl_accepts",))["Ssl_accepts"]
+        rsa = cli("run", "--target", "mysql9-rsa", "--workload", "oltp_point_select", "--threads", "2",
+                  "--step-seconds", "2", "--table-size", "10000", "--json", env={"MYSQL_PWD": PASSWORD}, timeout=300)
+        assert rsa.returncode == 0, rsa.stderr[-2000:]
+        assert json.loads(rsa.stdout)["status"] == "completed" and not json.loads(rsa.stdout)["tls"]["tls"]
+        assert global_status(conn, ("Ssl_accepts",))["Ssl_accepts"] == before  # no TLS at all
+        # the Python loop's connections (C extension: it cannot ask for the key) log in after one RSA exchange
+        from tunebench.load.driver import PureSession, RawSession
+        from tunebench.mysql.target import conn_params
+
+        params = conn_params(_store().get_target("mysql9-rsa"), "tcp", None, PASSWORD)
+        assert params.get_server_public_key and not params.tls
+        for session_class in (RawSession, PureSession):
+            cur.execute("FLUSH PRIVILEGES")
+            s = session_class(params)
+            assert s.query_rows(b"SELECT CURRENT_USER()") and not any(
+                v for _k, v in s.query_rows(b"SHOW SESSION STATUS LIKE 'Ssl_cipher'"))
+            s.close()
     finally:
         conn.cursor().execute("DROP USER IF EXISTS 'tb_bench'@'127.0.0.1'")
         conn.close()
@@ -144,6 +166,35 @@ def test_require_secure_transport_with_our_ca_and_another(secure_mariadb, cli):
     _one_line_exit_2(cli("run", "--target", "plain", "--workload", "oltp_point_select", "--step-seconds", "1",
                          env=env), "require_secure_transport=ON")
     assert _sessions() == n  # nothing recorded
+
+
+def test_sysbench_over_tls_here_and_on_a_client_host(secure_mariadb, cli, sshd):
+    """sysbench 1.0 uses TLS with a CA, a client certificate and its key, loaded from its working folder: here a
+    private folder of links, on a client host a private folder the files are copied to, removed at the end."""
+    from tunebench.hosts.ssh import tunebench_known_hosts
+    from tunebench.mysql.target import read_option_file_password
+
+    sb, tls = secure_mariadb
+    env = {"MYSQL_PWD": read_option_file_password(sb.client_cnf)}
+    assert cli("target", "add", "secure-sb", "--host", "127.0.0.1", "--port", str(sb.status().port), "--user",
+               "tunebench", "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(tls / "ours-ca.pem"), "--ssl-cert",
+               str(tls / "ours-server-cert.pem"), "--ssl-key", str(tls / "ours-server-key.pem"),
+               "--replace").returncode == 0
+    kh = tunebench_known_hosts()
+    sshd.trust(kh, "127.0.0.1")
+    leftovers = set(Path("/tmp").glob("tb-sysbench-tls-*"))
+    try:
+        for where in ((), ("--client-host", sshd.url(), "--ssh-key", sshd.key)):
+            out = cli("run", "--target", "secure-sb", "--engine", "sysbench", "--workload", "oltp_point_select",
+                      "--threads", "2", "--step-seconds", "3", "--table-size", "1000", "--json", *where, env=env,
+                      timeout=300)
+            assert out.returncode == 0, out.stderr[-2000:]
+            result = json.loads(out.stdout)
+            assert result["status"] == "completed" and result["steps"][0]["tps"] > 0, where
+            assert result["tls"]["tls"] and "load" not in result["tls"]  # the load's connections too
+    finally:
+        kh.unlink(missing_ok=True)
+    assert set(Path("/tmp").glob("tb-sysbench-tls-*")) == leftovers  # nothing left on either host
 
 
 def test_tls_required_of_a_server_without_tls_and_bad_files(sandbox, cli, tmp_path):

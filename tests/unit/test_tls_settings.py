@@ -39,6 +39,34 @@ def test_urls_carry_tls_options():
         parse_target_url("mysql://bench@db1/?sslmode=required")
     with pytest.raises(ConfigError, match="needs --ssl-ca"):
         parse_target_url("mysql://bench@db1/?ssl-mode=VERIFY_IDENTITY")
+    assert parse_target_url("mysql://bench@db1/?ssl-mode=DISABLED&get-server-public-key=1").get_server_public_key
+    assert not parse_target_url("mysql://bench@db1/").get_server_public_key
+    with pytest.raises(ConfigError, match="get-server-public-key='yes please'"):
+        parse_target_url("mysql://bench@db1/?get-server-public-key=yes%20please")
+
+
+def test_the_public_key_option_is_kept_with_the_target(tmp_path):
+    from tunebench.store.repo import Store
+
+    store = Store(tmp_path / "s.sqlite")
+    store.save_target(Target("db1", host="db1", port=3306, user="bench", ssl_mode="DISABLED",
+                             get_server_public_key=True))
+    store.save_target(Target("db2", host="db2", port=3306, user="bench"))
+    assert store.get_target("db1").get_server_public_key and not store.get_target("db2").get_server_public_key
+
+
+def test_the_password_is_encrypted_with_the_servers_key_and_nonce():
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+    from tunebench.mysql.rsa_auth import encrypt_password
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    nonce = bytes(range(1, 21))
+    sealed = encrypt_password("p w\"é", nonce, pem)
+    clear = key.decrypt(sealed, padding.OAEP(mgf=padding.MGF1(hashes.SHA1()), algorithm=hashes.SHA1(), label=None))
+    assert bytes(b ^ nonce[i % 20] for i, b in enumerate(clear)) == "p w\"é".encode() + b"\x00"
 
 
 def test_connector_options_per_mode(tmp_path):
@@ -61,11 +89,11 @@ def test_connector_options_per_mode(tmp_path):
 def test_sysbench_uses_tls_only_with_its_three_files(tmp_path):
     base: dict = {"user": "u", "password": "", "host": "h", "port": 1}
     assert not sysbench_tls(ConnParams(**base, ssl_mode="PREFERRED"))
-    assert "run without TLS" in (check_sysbench_tls(ConnParams(**base, ssl_mode="PREFERRED"), False) or "")
+    assert "run without TLS" in (check_sysbench_tls(ConnParams(**base, ssl_mode="PREFERRED")) or "")
     with pytest.raises(EngineError, match="needs --ssl-ca, --ssl-cert and --ssl-key"):
-        check_sysbench_tls(ConnParams(**base, ssl_mode="REQUIRED"), False)
+        check_sysbench_tls(ConnParams(**base, ssl_mode="REQUIRED"))
     full = ConnParams(**base, ssl_mode="VERIFY_CA", ssl_ca="/a", ssl_cert="/b", ssl_key="/c")
-    assert sysbench_tls(full) and check_sysbench_tls(full, False) is None
+    assert sysbench_tls(full) and check_sysbench_tls(full) is None
 
 
 def test_what_a_session_says_of_its_connections():

@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--ssl-ca", metavar="FILE", help="the CA that signed the server's certificate (VERIFY_CA and up)")
     sp.add_argument("--ssl-cert", metavar="FILE", help="a client certificate (with --ssl-key)")
     sp.add_argument("--ssl-key", metavar="FILE", help="the client certificate's private key")
+    sp.add_argument("--get-server-public-key", action="store_true",
+                    help="caching_sha2_password without TLS: take the server's RSA public key (unverified: "
+                         "prefer TLS)")
     sp.add_argument("--dry-run", action="store_true", help="restart: print what would be done, do nothing")
     sp.add_argument("--replace", action="store_true", help="add: overwrite a saved target of that name")
     common(sp, target=False)

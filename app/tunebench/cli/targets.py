@@ -84,7 +84,7 @@ def cmd_target(args: argparse.Namespace) -> int:
                    user=args.user, schema=args.schema, db_host=args.db_host, ssh_key=args.ssh_key,
                    option_file=args.option_file, restart_command=args.restart_command,
                    ssl_mode=check_ssl_mode(args.ssl_mode), ssl_ca=_abs(args.ssl_ca), ssl_cert=_abs(args.ssl_cert),
-                   ssl_key=_abs(args.ssl_key))
+                   ssl_key=_abs(args.ssl_key), get_server_public_key=args.get_server_public_key)
         t.check_tls()
         store.save_target(t)
         emit(args, t.to_dict(), f"target {t.name} saved (no password is stored)")

@@ -46,6 +46,8 @@ class Target:
     ssl_ca: str | None = None
     ssl_cert: str | None = None
     ssl_key: str | None = None
+    # caching_sha2_password without TLS: take the server's RSA public key (the mysql client's option of that name)
+    get_server_public_key: bool = False
 
     @property
     def is_sandbox(self) -> bool:
@@ -104,6 +106,7 @@ class ConnParams:
     ssl_ca: str | None = None
     ssl_cert: str | None = None
     ssl_key: str | None = None
+    get_server_public_key: bool = False
 
     @property
     def transport(self) -> str:
@@ -143,10 +146,13 @@ def parse_target_url(url: str) -> Target:
     if parsed.password:
         raise ConfigError("do not put passwords in target URLs; use the keyring, ~/.my.cnf or $MYSQL_PWD")
     query = parse_qs(parsed.query)
-    unknown = set(query) - {"socket", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key"}
+    unknown = set(query) - {"socket", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "get-server-public-key"}
     if unknown:
         raise ConfigError(f"unknown option {sorted(unknown)[0]!r} in target URL; known: socket, ssl-mode, ssl-ca, "
-                          "ssl-cert, ssl-key")
+                          "ssl-cert, ssl-key, get-server-public-key")
+    public_key = query.get("get-server-public-key", ["0"])[0].lower()
+    if public_key not in ("0", "1", "true", "false", "on", "off"):
+        raise ConfigError(f"get-server-public-key={public_key!r} in target URL: use 1 or 0")
     sock = query.get("socket", [None])[0]
     try:
         port = parsed.port
@@ -168,6 +174,7 @@ def parse_target_url(url: str) -> Target:
         ssl_ca=query.get("ssl-ca", [None])[0],
         ssl_cert=query.get("ssl-cert", [None])[0],
         ssl_key=query.get("ssl-key", [None])[0],
+        get_server_public_key=public_key in ("1", "true", "on"),
     )
     target.check_tls()
     return target

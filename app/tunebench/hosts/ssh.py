@@ -14,6 +14,7 @@ sysbench is ever left behind on a client host.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import re
@@ -170,14 +171,16 @@ def connect(host: SshHost, trust: bool = False, key_files: Sequence[str] = (), t
     return client
 
 
-def wrapper_script(argv: Sequence[str], secret_names: Sequence[str]) -> str:
-    """The sh that runs `argv` on the remote host: secrets from stdin, pid first, dies with the channel."""
+def wrapper_script(argv: Sequence[str], secret_names: Sequence[str], cwd: str | None = None) -> str:
+    """The sh that runs `argv` on the remote host (in `cwd`): secrets from stdin, pid first, dies with the
+    channel."""
     for name in secret_names:
         if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
             raise ConfigError(f"not an environment variable name: {name!r}")
     reads = "".join(f"IFS= read -r {n}; export {n}; " for n in secret_names)
     cmd = " ".join(shlex.quote(a) for a in argv)
-    return (f"exec 3<&0; {reads}{cmd} </dev/null 2>&1 & c=$!; echo '{PID_MARK}'$c; "
+    cd = f"cd {shlex.quote(cwd)} || exit 1; " if cwd else ""
+    return (f"exec 3<&0; {cd}{reads}{cmd} </dev/null 2>&1 & c=$!; echo '{PID_MARK}'$c; "
             # the watcher: stdin closes (stop, dropped connection, dead Tunebench) -> TERM, then KILL
             "( cat <&3 >/dev/null 2>&1; kill -TERM $c 2>/dev/null; sleep 5; kill -KILL $c 2>/dev/null ) "
             ">/dev/null 2>&1 & w=$!; exec 3<&-; wait $c; rc=$?; kill $w 2>/dev/null; exit $rc")
@@ -187,7 +190,7 @@ class SshProcess:
     """One remote command; the interface of LocalProcess (lines, wait, stop, pid)."""
 
     def __init__(self, runner: SshRunner, argv: Sequence[str], env: Mapping[str, str] | None,
-                 display: Sequence[str]):
+                 display: Sequence[str], cwd: str | None = None):
         self.runner = runner
         self.argv = tuple(argv)
         self.display = tuple(display) or self.argv
@@ -199,7 +202,7 @@ class SshProcess:
         client = runner.client()
         try:
             self._chan = client.get_transport().open_session()
-            self._chan.exec_command(wrapper_script(self.argv, list(env)))
+            self._chan.exec_command(wrapper_script(self.argv, list(env), cwd))
             for value in env.values():
                 self._chan.sendall((value + "\n").encode())
         except Exception as exc:  # paramiko raises several kinds here; all mean the same to the user
@@ -310,8 +313,38 @@ class SshRunner:
         return self
 
     def start(self, argv: Sequence[str], env: Mapping[str, str] | None = None,
-              display: Sequence[str] = ()) -> SshProcess:
-        return SshProcess(self, argv, env, display)
+              display: Sequence[str] = (), cwd: str | None = None) -> SshProcess:
+        return SshProcess(self, argv, env, display, cwd)
+
+    def put_private_folder(self, files: Mapping[str, str], prefix: str) -> str:
+        """A new folder on the host only its user can read (mktemp -d, mode 0700), holding these local files
+        under the given names (mode 0600). Whoever made it removes it (remove_folder)."""
+        rc, out = self.run(f"umask 077 && mktemp -d /tmp/{shlex.quote(prefix)}XXXXXX", timeout=10)
+        folder = out.strip().splitlines()[-1] if out.strip() else ""
+        if rc != 0 or not folder.startswith("/tmp/"):
+            raise EngineError(f"{self.host.label}: cannot make a private folder: {out.strip()}")
+        try:
+            sftp = self.client().open_sftp()
+            try:
+                for name, local in files.items():
+                    remote = f"{folder}/{name}"
+                    sftp.put(local, remote)
+                    sftp.chmod(remote, 0o600)
+            finally:
+                sftp.close()
+        except (OSError, EOFError) as exc:
+            self.remove_folder(folder)
+            raise EngineError(f"{self.host.label}: cannot copy the TLS files there: {exc}") from None
+        except Exception as exc:  # paramiko's own errors (SSHException and kin) mean the same to the user
+            self.remove_folder(folder)
+            raise EngineError(f"{self.host.label}: cannot copy the TLS files there: {exc}") from None
+        return folder
+
+    def remove_folder(self, folder: str) -> None:
+        if not folder.startswith("/tmp/tb-"):
+            raise ValueError(f"not a folder Tunebench made: {folder}")
+        with contextlib.suppress(EngineError, SshError):
+            self.run(f"rm -rf -- {shlex.quote(folder)}", timeout=10)
 
     def run(self, command: str, timeout: float = 30.0) -> tuple[int, str]:
         """A short command: (exit status, stdout+stderr)."""

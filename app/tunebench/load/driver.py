@@ -14,6 +14,7 @@ from typing import Any
 import mysql.connector
 
 from tunebench.core.target import ConnParams
+from tunebench.mysql.rsa_auth import AUTH_NEEDS_SECURE, rsa_connection
 
 try:
     import _mysql_connector
@@ -77,6 +78,18 @@ def init_client_library() -> None:
         _library_ready.set()
 
 
+def _needs_public_key(params: ConnParams, errno: int | None) -> bool:
+    """caching_sha2_password's full authentication over plain TCP, and the target allows the RSA key."""
+    return errno == AUTH_NEEDS_SECURE and params.get_server_public_key and not params.socket
+
+
+def _fill_sha2_cache(params: ConnParams) -> None:
+    """One full authentication through the server's RSA key fills its caching_sha2 cache: the C extension's
+    connection then logs in through the fast path (it cannot ask for the key itself)."""
+    rsa_connection(user=params.user, password=params.password, host=params.host, port=params.port,
+                   connection_timeout=10, ssl_disabled=True).close()
+
+
 class RawSession:
     """One connection through the C extension; statements are MySQLPrepStmt handles."""
 
@@ -90,8 +103,15 @@ class RawSession:
         else:
             kwargs["host"], kwargs["port"] = params.host, params.port
         try:
-            with _CONNECT_LOCK:
-                self._m.connect(**kwargs)
+            try:
+                with _CONNECT_LOCK:
+                    self._m.connect(**kwargs)
+            except _mysql_connector.MySQLInterfaceError as exc:
+                if not _needs_public_key(params, getattr(exc, "errno", None)):
+                    raise
+                _fill_sha2_cache(params)
+                with _CONNECT_LOCK:
+                    self._m.connect(**kwargs)
             self._m.autocommit(True)
         except _mysql_connector.MySQLInterfaceError as exc:
             raise DriverError(getattr(exc, "errno", None), getattr(exc, "msg", str(exc))) from None
@@ -174,7 +194,10 @@ class PureSession:
         else:
             kwargs["host"], kwargs["port"] = params.host, params.port
         try:
-            self._c = mysql.connector.connect(**kwargs)
+            # the pure-Python connector sends the password in clear where the key is needed (the server says
+            # 1045): with the key allowed, this connection makes the exchange itself
+            use_key = params.get_server_public_key and not params.socket
+            self._c = rsa_connection(**kwargs) if use_key else mysql.connector.connect(**kwargs)
         except mysql.connector.Error as exc:
             raise DriverError(exc.errno, exc.msg or str(exc)) from None
         if params.tls_required and not any(v for _k, v in self.query_rows(b"SHOW SESSION STATUS LIKE 'Ssl_cipher'")):

@@ -208,7 +208,7 @@ class LuaFamily:
         from tunebench.hosts.runner import LocalRunner
         from tunebench.load.sysbench import check_sysbench_tls, sysbench_tls, tls_folder
 
-        note = check_sysbench_tls(params, remote=False)  # the script's commands run sysbench: its TLS rules
+        note = check_sysbench_tls(params)  # the script's commands run sysbench: its TLS rules
         if note and progress:
             progress(note)
         argv = self.command_argv(command, params, schema, options, threads)

@@ -127,13 +127,10 @@ def sysbench_tls(params: ConnParams) -> bool:
     return params.tls and bool(params.ssl_ca and params.ssl_cert and params.ssl_key) and not params.socket
 
 
-def check_sysbench_tls(params: ConnParams, remote: bool) -> str | None:
+def check_sysbench_tls(params: ConnParams) -> str | None:
     """An EngineError for what sysbench cannot do; a note when it runs without the TLS the target asked."""
     if params.socket or not params.tls:
         return None
-    if remote and sysbench_tls(params):
-        raise EngineError("TLS for sysbench on client hosts is not supported yet (its CA and key files would have to "
-                          "be copied there): use --ssl-mode PREFERRED without certificates, or the builtin engine")
     if sysbench_tls(params):
         return None
     if params.tls_required:
@@ -144,13 +141,17 @@ def check_sysbench_tls(params: ConnParams, remote: bool) -> str | None:
             "on the target): its connections run without TLS")
 
 
+def tls_files(params: ConnParams) -> dict[str, str]:
+    """The target's CA, certificate and key under the names sysbench 1.0 loads from its working folder."""
+    return {"cacert.pem": str(params.ssl_ca), "client-cert.pem": str(params.ssl_cert),
+            "client-key.pem": str(params.ssl_key)}
+
+
 def tls_folder(params: ConnParams) -> tempfile.TemporaryDirectory[str]:
-    """A private working folder for sysbench with the target's CA, certificate and key under the names sysbench
-    1.0 loads (links: nothing is copied)."""
+    """A private working folder for sysbench with the TLS files (links: nothing is copied)."""
     folder = tempfile.TemporaryDirectory(prefix="tb-sysbench-tls-")
-    for name, path in (("cacert.pem", params.ssl_ca), ("client-cert.pem", params.ssl_cert),
-                       ("client-key.pem", params.ssl_key)):
-        os.symlink(str(path), os.path.join(folder.name, name))
+    for name, path in tls_files(params).items():
+        os.symlink(path, os.path.join(folder.name, name))
     return folder
 
 
@@ -211,6 +212,7 @@ class SysbenchEngine:
         self.params = params
         self.groups = groups
         self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
+        self._remote_tls: dict[str, str] = {}  # client host -> its private folder with the TLS files
         self.runners = list(runners) or [runner or LocalRunner()]
         self.remote = any(getattr(r, "host", "local") != "local" for r in self.runners)
         self._notes = notes or (lambda _m: None)
@@ -221,7 +223,7 @@ class SysbenchEngine:
         self.incomplete_steps = 0
 
     def open(self) -> None:
-        note = check_sysbench_tls(self.params, self.remote)
+        note = check_sysbench_tls(self.params)
         if note:
             self._notes(note)
         if self.remote:
@@ -230,6 +232,8 @@ class SysbenchEngine:
                 rc, _out = r.run("command -v sysbench && sysbench --version")
                 if rc != 0:
                     raise EngineError(f"{r.label}: sysbench not found on the client host (apt-get install sysbench)")
+                if sysbench_tls(self.params):  # sysbench loads them from its working folder: a private one there
+                    self._remote_tls[self._label(r)] = r.put_private_folder(tls_files(self.params), "tb-sysbench-tls-")
             return
         if not sysbench_binary():
             raise EngineError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
@@ -245,6 +249,9 @@ class SysbenchEngine:
             self._tls_dir.cleanup()
             self._tls_dir = None
         for r in self.runners:
+            folder = self._remote_tls.pop(self._label(r), None)
+            if folder:
+                r.remove_folder(folder)
             if hasattr(r, "close"):
                 r.close()
 
@@ -270,7 +277,9 @@ class SysbenchEngine:
             for runner, k in shares:
                 argv = build_command(g, self.params, k, seconds, binary="sysbench" if self.remote else None)
                 try:
-                    if sysbench_tls(self.params) and not self.remote:
+                    if sysbench_tls(self.params) and self.remote:
+                        proc = runner.start(argv, env=env, cwd=self._remote_tls[self._label(runner)])
+                    elif sysbench_tls(self.params):
                         if self._tls_dir is None:
                             self._tls_dir = tls_folder(self.params)
                         proc = runner.start(argv, env=env, cwd=self._tls_dir.name)

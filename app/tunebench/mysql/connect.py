@@ -11,10 +11,10 @@ from mysql.connector import errorcode
 
 from tunebench.core.errors import TargetError
 from tunebench.core.target import ConnParams, Target
+from tunebench.mysql.rsa_auth import AUTH_NEEDS_SECURE, rsa_connection
 from tunebench.mysql.target import conn_params
 
 SECURE_TRANSPORT_REQUIRED = 3159  # ER_SECURE_TRANSPORT_REQUIRED (require_secure_transport=ON)
-AUTH_NEEDS_SECURE = 2061  # CR_AUTH_PLUGIN_ERR: caching_sha2_password's full authentication over plain TCP
 EXPIRED = (1820, 1862)  # ER_MUST_CHANGE_PASSWORD, ER_MUST_CHANGE_PASSWORD_LOGIN
 
 
@@ -30,7 +30,8 @@ def describe_error(exc: mysql.connector.Error, where: str, user: str) -> str:
                 "PREFERRED or stronger, or its UNIX socket")
     if errno == AUTH_NEEDS_SECURE or "requires secure connection" in msg:
         return (f"the account {user!r} at {where} authenticates with caching_sha2_password, which needs TLS over "
-                "TCP: use --ssl-mode PREFERRED (the default for a target) or stronger, or the UNIX socket")
+                "TCP: use --ssl-mode PREFERRED (the default for a target) or stronger, the UNIX socket, or (without "
+                "TLS) --get-server-public-key")
     if "client_ed25519" in msg:
         return (f"the account {user!r} at {where} authenticates with MariaDB's ed25519 plugin, which the driver "
                 "(mysql-connector-python) cannot load: give the benchmark account mysql_native_password or "
@@ -78,7 +79,16 @@ def open_connection(params: ConnParams, name: str = "target", autocommit: bool =
         kwargs["host"], kwargs["port"] = params.host, params.port
         where = f"{params.host}:{params.port}"
     try:
-        conn = mysql.connector.connect(**kwargs)
+        use_key = params.get_server_public_key and not params.socket
+        if use_key and kwargs["use_pure"]:
+            conn = rsa_connection(**kwargs)  # the pure connector would send the password in clear (1045)
+        else:
+            try:
+                conn = mysql.connector.connect(**kwargs)
+            except mysql.connector.Error as exc:
+                if not (exc.errno == AUTH_NEEDS_SECURE and use_key):
+                    raise
+                conn = rsa_connection(**kwargs)  # its full authentication lets the C extension's fast path in
     except mysql.connector.Error as exc:
         raise TargetError(f"{name}: {describe_error(exc, where, params.user)}", exc.errno) from None
     try:  # an expired password logs in (MariaDB's sandbox mode) and fails at the first statement: say it here

@@ -124,4 +124,5 @@ def conn_params(target: Target, transport: str | None = None, database: str | No
                                   f"({exc.strerror})") from None
     pw = resolve_password(target) if password is None else password
     return ConnParams(user=target.user, password=pw, host=target.host, port=target.port, database=database,
-                      ssl_mode=mode, **{k: (os.path.abspath(v) if v else None) for k, v in files.items()})
+                      ssl_mode=mode, get_server_public_key=target.get_server_public_key,
+                      **{k: (os.path.abspath(v) if v else None) for k, v in files.items()})

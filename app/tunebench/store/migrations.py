@@ -27,6 +27,8 @@ def migrate(s: OrmSession, version: int) -> None:
     if version < 7:  # 6 -> 7: a target's TLS settings
         for column in ("ssl_mode", "ssl_ca", "ssl_cert", "ssl_key"):
             _add_column(s, "targets", column, "TEXT")
+    if version < 8:  # 7 -> 8: caching_sha2_password through the server's RSA key
+        _add_column(s, "targets", "get_server_public_key", "INTEGER")
     s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
     s.commit()
 

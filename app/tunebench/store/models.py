@@ -7,9 +7,10 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 7  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
+SCHEMA_VERSION = 8  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
 # 6: sessions.owner_pid/owner_start (a running session whose process is gone is marked interrupted);
-# 7: targets.ssl_mode/ssl_ca/ssl_cert/ssl_key (TLS, as the mysql client names it; file paths, never secrets)
+# 7: targets.ssl_mode/ssl_ca/ssl_cert/ssl_key (TLS, as the mysql client names it; file paths, never secrets);
+# 8: targets.get_server_public_key
 
 
 class Base(DeclarativeBase):
@@ -39,6 +40,7 @@ class TargetRow(Base):
     ssl_ca: Mapped[str | None] = mapped_column(Text)
     ssl_cert: Mapped[str | None] = mapped_column(Text)
     ssl_key: Mapped[str | None] = mapped_column(Text)
+    get_server_public_key: Mapped[int | None] = mapped_column(Integer)
 
 
 class SessionRow(Base):

@@ -185,7 +185,8 @@ class Store:
             s.merge(TargetRow(name=t.name, socket=t.socket, host=t.host, port=t.port, user=t.user,
                               schema=t.schema, password_file=t.password_file, db_host=t.db_host,
                               ssh_key=t.ssh_key, option_file=t.option_file, restart_command=t.restart_command,
-                              ssl_mode=t.ssl_mode, ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert, ssl_key=t.ssl_key))
+                              ssl_mode=t.ssl_mode, ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert, ssl_key=t.ssl_key,
+                              get_server_public_key=int(t.get_server_public_key)))
             s.commit()
 
     def get_target(self, name: str) -> Target | None:
@@ -354,7 +355,8 @@ class Store:
 
 def _target(r: TargetRow) -> Target:
     return Target(r.name, r.socket, r.host, r.port, r.user, r.schema, r.password_file, r.db_host, r.ssh_key,
-                  r.option_file, r.restart_command, r.ssl_mode, r.ssl_ca, r.ssl_cert, r.ssl_key)
+                  r.option_file, r.restart_command, r.ssl_mode, r.ssl_ca, r.ssl_cert, r.ssl_key,
+                  bool(r.get_server_public_key))
 
 
 def _session_dict(r: SessionRow) -> dict[str, Any]:

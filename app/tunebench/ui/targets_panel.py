@@ -66,12 +66,14 @@ class TargetDialog(QDialog):
         self.ssl_cert.setPlaceholderText("optional: client certificate (with its key)")
         self.ssl_key = QLineEdit()
         self.ssl_key.setPlaceholderText("optional: the client certificate's private key")
+        self.public_key = QCheckBox("Without TLS: take the server's RSA public key (caching_sha2_password)")
+        self.public_key.setToolTip("the mysql client's --get-server-public-key; the key is not verified: prefer TLS")
         for label, w in (("Name", self.name), ("Host", self.host), ("Port", self.port), ("Socket", self.socket),
                          ("User", self.user), ("Schema", self.schema), ("Password", self.password),
                          ("", self.keyring), ("DB host (SSH)", self.db_host), ("SSH key", self.ssh_key),
                          ("Option file", self.option_file), ("Restart command", self.restart_command),
                          ("TLS (ssl-mode)", self.ssl_mode), ("TLS CA", self.ssl_ca), ("TLS certificate", self.ssl_cert),
-                         ("TLS key", self.ssl_key)):
+                         ("TLS key", self.ssl_key), ("", self.public_key)):
             form.addRow(label, w)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -97,7 +99,8 @@ class TargetDialog(QDialog):
                         db_host=db_host, ssh_key=self.ssh_key.text().strip() or None, option_file=option_file,
                         restart_command=restart, ssl_mode=self.ssl_mode.currentText(),
                         ssl_ca=self.ssl_ca.text().strip() or None, ssl_cert=self.ssl_cert.text().strip() or None,
-                        ssl_key=self.ssl_key.text().strip() or None)
+                        ssl_key=self.ssl_key.text().strip() or None,
+                        get_server_public_key=self.public_key.isChecked())
         target.check_tls()
         return target
 
