@@ -2,10 +2,13 @@
 `drift` event naming the variable, a flag on that step and a warning in the Markdown report; the run's own knob
 changes are not drift."""
 
+import signal
+import subprocess
+import sys
 import threading
 
 import pytest
-from tests.conftest import wait_until
+from tests.conftest import ROOT, wait_until
 from tests.integration.test_sweep import knob_values, store_for
 
 from tunebench.load.engine import ClientGroup
@@ -67,4 +70,66 @@ def test_an_outside_set_global_mid_step_is_drift(sandbox, cli):
     assert md.returncode == 0, md.stderr
     assert "## Warning: server variables changed outside Tunebench" in md.stdout
     assert f"| during step 1 | innodb_io_capacity | {io} | {io + 123} |" in md.stdout
+    assert knob_values(sandbox) == before
+
+
+def test_restore_waits_for_a_live_sweep_and_its_knob_changed_outside_is_drift(sandbox, cli, tmp_path):
+    """Issue 29 items 1-2. A killed sweep left innodb_flush_log_at_trx_commit changed and journaled; another
+    Tunebench (its own store: another machine, another account) sweeps the same server at trx_commit=2. During its
+    step, `tunebench restore` of the first store must not touch the server (it names the run holding it), and an
+    outside SET GLOBAL of the configuration's knob is drift on that step. At the end each put back its own: the
+    server reads what it did before both."""
+    from tests.integration.test_sweep import write_spec
+
+    from tunebench.load.recipes import load_spec
+    from tunebench.run.spec import plan_sweep, sweep_run_spec
+    from tunebench.store.repo import Store
+
+    before = knob_values(sandbox)
+    killed = write_spec(tmp_path, 'workload = "oltp_point_select"\nthreads = [1]\nstep_seconds = 60\n'
+                                  'warmup_seconds = 0\n[options]\ntable_size = 2000\n[axes]\n'
+                                  'innodb_flush_log_at_trx_commit = [0]\n')
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "sweep", killed], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_until(lambda: "thds:" in (proc.stdout.readline() or "thds:"), 120, "the first sweep's load")
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(30)
+        proc.stdout.close()
+    assert knob_values(sandbox)["innodb_flush_log_at_trx_commit"] == "0"  # left changed, journaled in the store
+    spec_path = tmp_path / "live.toml"
+    spec_path.write_text('workload = "oltp_point_select"\nthreads = [2, 2]\nstep_seconds = 4\nwarmup_seconds = 0\n'
+                         '[options]\ntable_size = 2000\n[axes]\ninnodb_flush_log_at_trx_commit = [2]\n')
+    sweep = load_spec(spec_path)
+    plan, _info = plan_sweep(sweep, sandbox.target())
+    other = Store(tmp_path / "other-machine.sqlite")
+    seconds: list[float] = []
+    exp = Experiment(other, sandbox.target(), sweep_run_spec(sweep, probes=()), plan=plan,
+                     on_interval=lambda iv: seconds.append(iv.t))
+    refused: list = []
+
+    def meddle():
+        wait_until(lambda: len(seconds) >= 1, 120, "1 s of step 1")
+        refused.append(cli("restore"))
+        _set_global(sandbox, "innodb_flush_log_at_trx_commit", "1")
+
+    th = threading.Thread(target=meddle)
+    th.start()
+    try:
+        out = exp.run()
+    finally:
+        th.join()
+    assert out.status == "completed", out.error
+    assert refused[0].returncode == 2 and "in use by another Tunebench run" in refused[0].stderr, refused[0].stderr
+    busy = next(ln for ln in refused[0].stderr.splitlines() if "in use" in ln)
+    assert busy.startswith("not restored now: target sandbox is in use by another Tunebench run"), busy
+    session = other.get_session(out.session_id)
+    flagged = session["steps"][0]["summary"].get("_drift", [])
+    assert flagged == ["innodb_flush_log_at_trx_commit 2 → 1"], flagged
+    assert session["steps"][1]["summary"].get("_drift") == flagged  # it ran at 1 too, labelled 2
+    assert knob_values(sandbox)["innodb_flush_log_at_trx_commit"] == "0"  # the second run put back what it found
+    done = cli("restore", "--json")  # now free: the first run's original comes back
+    assert done.returncode == 0, done.stderr
     assert knob_values(sandbox) == before

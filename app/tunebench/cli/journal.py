@@ -14,11 +14,15 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     done, live = restore_pending(store, force=args.force, note=lambda m: print(m, file=sys.stderr))
-    failed = [d for d in done if d["state"] != "restored"]
+    busy = [d for d in done if d["state"] == "busy"]
+    failed = [d for d in done if d["state"] not in ("restored", "busy")]
     lines = [f"restored {d['name']} = {d['original']} on {d['target']}" if d["state"] == "restored" else
-             f"FAILED {d['name']} on {d['target']}: {d.get('message')}" for d in done]
+             f"FAILED {d['name']} on {d['target']}: {d.get('message')}" for d in done if d["state"] != "busy"]
     lines += [f"left alone (run in progress, pid {r['owner_pid']}): {r['name']} on {r['target_name']}" for r in live]
-    emit(args, {"restored": done, "in_progress": live}, "\n".join(lines) or "nothing to restore")
+    if lines or not busy or getattr(args, "json", False):
+        emit(args, {"restored": done, "in_progress": live}, "\n".join(lines) or "nothing to restore")
+    if busy:  # the note said which run holds the server: its rows stay in the journal
+        return 2
     return 1 if failed else 0
 
 

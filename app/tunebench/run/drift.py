@@ -53,11 +53,16 @@ class DriftGuard:
     far (knobs and probe settings: the knob journal's names)."""
 
     def __init__(self, connect: Callable[[], Any], ours: Callable[[], Iterable[str]],
-                 record: Callable[[Event], None]):
+                 record: Callable[[Event], None],
+                 expected: Callable[[Mapping[str, str | None]], list[Drift]] | None = None):
         self.connect = connect
         self.last: dict[str, str | None] | None = None  # none before the first snapshot
         self.ours = ours
         self.record = record
+        # Tunebench's own knobs are left out of the comparison, and checked instead against the value it set:
+        # someone's SET GLOBAL of a knob of the configuration is drift at every check where it still differs
+        # (each step that ran with another value than its label is flagged)
+        self.expected = expected or (lambda _now: [])
 
     def check(self, when: str) -> list[Drift]:
         """Compare the server's variables now with the last snapshot; `when` says where ("during step 2"). A
@@ -71,6 +76,7 @@ class DriftGuard:
         except (TunebenchError, mysql.connector.Error, OSError):  # an outage: the watch reports it
             return []
         found = [] if self.last is None else drifted(self.last, now, self.ours())
+        found += self.expected(now)
         self.last = now
         if found:
             self.record(Event(time.time(), "drift", f"server variables changed outside Tunebench ({when}): "

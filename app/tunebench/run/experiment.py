@@ -283,7 +283,8 @@ class Experiment(RunProbes):
         engine: LoadEngine | None = None
         try:
             self.drift = DriftGuard(lambda: open_connection(admin_params, f"{self.target.name} (drift guard)"),
-                                    lambda: self.controller.touched if self.controller else (), self._event)
+                                    lambda: self.controller.touched if self.controller else (), self._event,
+                                    lambda now: self.controller.unexpected(now) if self.controller else [])
             self._start_probes(admin_params, transport, info)
             self.server_watch = watch_server(
                 lambda: open_connection(admin_params, f"{self.target.name} (watch)", timeout=3, read_timeout=3),

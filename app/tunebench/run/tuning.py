@@ -31,6 +31,8 @@ from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs, read_global, set_global
 from tunebench.mysql.probes import undo_probe_setting
 from tunebench.mysql.target import Target, conn_params
+from tunebench.run.drift import Drift
+from tunebench.run.runlock import RunLock, TargetBusy
 from tunebench.store.owner import owner_alive, proc_start
 from tunebench.store.repo import Store
 
@@ -94,6 +96,7 @@ class KnobController:
         self.owner = (os.getpid(), proc_start(os.getpid()))
         self.knobs: dict[str, KnobInfo] = {}
         self.touched: set[str] = set()  # every setting this run changed (the drift guard leaves them out)
+        self.expected: dict[str, str | None] = {}  # each knob's value as this run set it (the drift guard checks it)
         self._companions: set[str] = set()  # variables the server moves after a knob (core.knobs.COMPANIONS)
         self.restarts = 0
         self._password: str | None = None
@@ -154,11 +157,28 @@ class KnobController:
                     if not info.same(readback[name], value):
                         raise TargetError(f"{name}: the server restarted but reads back {readback[name]!r}, "
                                           f"not {value!r}")
+                    self.expected[name] = readback[name]
                     continue
                 readback[name] = self._set(conn, info, value)
         finally:
             conn.close()
         return readback
+
+    def unexpected(self, now: Mapping[str, str | None]) -> list[Drift]:
+        """This run's knobs whose value on the server (SHOW GLOBAL VARIABLES, `now`) is not the one it set."""
+        out = []
+        for name, want in self.expected.items():
+            got = now.get(name.lower())
+            info = self.knobs.get(name)
+            if got is None or want is None or info is None:
+                continue
+            try:
+                same = info.same(got, want)
+            except (TunebenchError, ValueError):
+                same = got == want
+            if not same:
+                out.append(Drift(name, want, got))
+        return out
 
     def _set(self, conn: Any, info: KnobInfo, value: Any) -> str | None:
         current = read_global(conn, info.name)
@@ -175,6 +195,7 @@ class KnobController:
             if row is not None:
                 _mark(self.store, row, "discarded", "the server refused the change")
             raise
+        self.expected[info.name] = got
         if not info.same(got, value):
             self.note(f"{info.name}: asked for {value}, the server reads back {got}")
         if not info.same(got, current):
@@ -260,6 +281,7 @@ class KnobController:
     def restore(self) -> list[dict[str, Any]]:
         """Put back every knob this process journaled (static first, then dynamic)."""
         rows = [r for r in self.store.journal_pending() if (r["owner_pid"], r["owner_start"]) == self.owner]
+        self.expected.clear()  # from here on the originals are what the server should read
         self.around_restart[0]()
         try:
             done = restore_rows(self.store, rows, self.note)
@@ -300,62 +322,105 @@ def restore_line(d: Mapping[str, Any]) -> str:
     return f"{d['name']} restored to {d['original']}"
 
 
-def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str], None]) -> list[dict[str, Any]]:
+def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str], None],
+                 lock: bool = False) -> list[dict[str, Any]]:
+    """Put back journaled settings, per target. `lock`: take the server's run lock first (a restore from outside
+    a run); a server another run holds is left alone, its rows pending, and said in one line naming the holder
+    (restoring under a live run changes its configuration and is undone by that run's own restore)."""
     out: list[dict[str, Any]] = []
     by_target: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_target.setdefault(r["target_name"], []).append(r)
     for target_rows in by_target.values():
         target = Target(**target_rows[0]["target"])
-        statics = [r for r in target_rows if r["kind"] == "static"]
-        dynamics = [r for r in target_rows if r["kind"] == "dynamic"]
-        for r in statics:
-            result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"]}
+        held = None
+        if lock:
             try:
-                if r["name"] == OPTION_FILE:
-                    result.update(_restore_remote(target, json.loads(r["original"]), note))
-                    _mark(store, r["id"], "restored")
-                    out.append({**result, "state": "restored"})
-                    continue
-                sb = sandbox_for(target)
-                if sb is None:
-                    raise TargetError("not a sandbox: restart it with its original settings by hand")
-                orig = json.loads(r["original"])
-                st = sb.status()
-                restarted = not (st.running and st.overrides == orig["overrides"] and st.cpus == orig["cpus"])
-                if restarted:
-                    sb.start(orig["overrides"], orig["cpus"])
+                held = _lock_for_restore(target)
+            except TargetBusy as exc:
+                for r in target_rows:
+                    out.append({"id": r["id"], "target": target.name, "name": r["name"],
+                                "original": shown(r["original"]), "kind": r["kind"], "state": "busy",
+                                "message": str(exc)})
+                note(f"not restored now: {exc}; the journal keeps them for `tunebench restore` once it is free")
+                continue
+        try:
+            out += _restore_target(store, target, target_rows, note)
+        finally:
+            if held is not None:
+                held.release()
+    return out
+
+
+def _lock_for_restore(target: Target) -> RunLock | None:
+    """The run lock of the target's server, or None when the server cannot be reached (nothing runs there then;
+    a stopped sandbox is started by the restore itself)."""
+    try:
+        params = conn_params(target, None)
+    except TunebenchError:
+        return None
+    held = RunLock(params, target.name, "restore")
+    try:
+        held.acquire()
+    except TargetBusy:
+        raise
+    except TunebenchError:
+        return None
+    return held
+
+
+def _restore_target(store: Store, target: Target, target_rows: list[dict[str, Any]], note: Callable[[str], None]
+                    ) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    statics = [r for r in target_rows if r["kind"] == "static"]
+    dynamics = [r for r in target_rows if r["kind"] == "dynamic"]
+    for r in statics:
+        result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"]}
+        try:
+            if r["name"] == OPTION_FILE:
+                result.update(_restore_remote(target, json.loads(r["original"]), note))
                 _mark(store, r["id"], "restored")
-                out.append({**result, "state": "restored", "restarted": restarted})
-            except TunebenchError as exc:
+                out.append({**result, "state": "restored"})
+                continue
+            sb = sandbox_for(target)
+            if sb is None:
+                raise TargetError("not a sandbox: restart it with its original settings by hand")
+            orig = json.loads(r["original"])
+            st = sb.status()
+            restarted = not (st.running and st.overrides == orig["overrides"] and st.cpus == orig["cpus"])
+            if restarted:
+                sb.start(orig["overrides"], orig["cpus"])
+            _mark(store, r["id"], "restored")
+            out.append({**result, "state": "restored", "restarted": restarted})
+        except TunebenchError as exc:
+            _mark(store, r["id"], "failed", str(exc))
+            out.append({**result, "state": "failed", "message": str(exc)})
+    probes = [r for r in target_rows if r["kind"] == "probe"]
+    if not dynamics and not probes:
+        return out
+    try:
+        conn = open_connection(conn_params(target, None), target.name)
+    except TunebenchError as exc:
+        for r in (*dynamics, *probes):  # still pending: restored at the next start or `tunebench restore`
+            out.append({"id": r["id"], "target": target.name, "name": r["name"], "original": shown(r["original"]),
+                        "kind": r["kind"], "state": "failed", "message": str(exc), "unreachable": True})
+        note(f"cannot restore knobs on {target.name}: {exc}; the journal keeps them for `tunebench restore`")
+        return out
+    try:
+        out += _restore_dynamic(store, conn, target, dynamics)
+        for r in probes:
+            result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"],
+                      "kind": "probe"}
+            try:
+                undo_probe_setting(conn, r["name"], r["original"])
+                _mark(store, r["id"], "restored")
+                out.append({**result, "state": "restored"})
+            except (TunebenchError, mysql.connector.Error) as exc:
                 _mark(store, r["id"], "failed", str(exc))
                 out.append({**result, "state": "failed", "message": str(exc)})
-        probes = [r for r in target_rows if r["kind"] == "probe"]
-        if not dynamics and not probes:
-            continue
-        try:
-            conn = open_connection(conn_params(target, None), target.name)
-        except TunebenchError as exc:
-            for r in (*dynamics, *probes):  # still pending: restored at the next start or `tunebench restore`
-                out.append({"id": r["id"], "target": target.name, "name": r["name"], "original": shown(r["original"]),
-                            "kind": r["kind"], "state": "failed", "message": str(exc), "unreachable": True})
-            note(f"cannot restore knobs on {target.name}: {exc}; the journal keeps them for `tunebench restore`")
-            continue
-        try:
-            out += _restore_dynamic(store, conn, target, dynamics)
-            for r in probes:
-                result = {"id": r["id"], "target": target.name, "name": r["name"], "original": r["original"],
-                          "kind": "probe"}
-                try:
-                    undo_probe_setting(conn, r["name"], r["original"])
-                    _mark(store, r["id"], "restored")
-                    out.append({**result, "state": "restored"})
-                except (TunebenchError, mysql.connector.Error) as exc:
-                    _mark(store, r["id"], "failed", str(exc))
-                    out.append({**result, "state": "failed", "message": str(exc)})
-        finally:
-            with contextlib.suppress(Exception):
-                conn.close()
+    finally:
+        with contextlib.suppress(Exception):
+            conn.close()
     return out
 
 
@@ -401,7 +466,7 @@ def restore_pending(store: Store, force: bool = False, note: Callable[[str], Non
     rows = store.journal_pending()
     live = [r for r in rows if owner_alive(r["owner_pid"], r["owner_start"]) and r["owner_pid"] != os.getpid()]
     todo = rows if force else [r for r in rows if r not in live]
-    done = restore_rows(store, todo, note or (lambda _m: None))
+    done = restore_rows(store, todo, note or (lambda _m: None), lock=True)
     for sid in {r["session_id"] for r in todo if r["session_id"] is not None}:
         store.mark_interrupted(sid)
     return done, ([] if force else live)
@@ -418,7 +483,7 @@ def restored_lines(done: Iterable[Mapping[str, Any]]) -> list[str]:
         elif d["state"] == "restored":
             lines.append(f"restored {d['name']} = {d['original']} on {d['target']} "
                          "(left changed by an interrupted run)")
-        elif not d.get("unreachable"):
+        elif not d.get("unreachable") and d["state"] != "busy":  # both said in one line per target already
             lines.append(f"could not restore {d['name']} on {d['target']}: {d.get('message')}; "
                          "run `tunebench restore`")
     lines += [f"put back {n} probe setting(s) on {t} (InnoDB monitors, performance_schema) left by an interrupted run"
