@@ -358,3 +358,24 @@ def test_store_locked_for_25_s_loses_nothing(sandbox, tmp_path):
     tps = Store(db).series(result["session_id"], ["client.main.tps"])["client.main.tps"]
     assert len(tps.v) >= 40 and (tps.v > 0).all()
     assert float(max(abs(a - b) for a, b in zip(tps.t[1:], tps.t[:-1], strict=True))) < 1.5  # no hole
+
+
+def test_an_account_limit_that_leaves_no_room_for_the_load_is_refused(sandbox, cli):
+    """Issue 29 item 3: an account WITH MAX_USER_CONNECTIONS 3: Tunebench's own connections (lock, probes, watch)
+    took all three, no load connection ever opened, and the session said `completed`, TPS 0. The account's limit
+    is checked with Tunebench's own connections counted, before anything is recorded."""
+    sql(sandbox, "DROP USER IF EXISTS 'tb_few'@'127.0.0.1'")
+    sql(sandbox, "CREATE USER 'tb_few'@'127.0.0.1' IDENTIFIED BY 'pw' WITH MAX_USER_CONNECTIONS 3")
+    sql(sandbox, "GRANT ALL ON *.* TO 'tb_few'@'127.0.0.1'")
+    try:
+        url = f"mysql://tb_few@127.0.0.1:{sandbox.status().port}/"
+        n = len(store_of(sandbox).list_sessions())
+        out = cli("run", "--target", url, "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "2",
+                  "--table-size", "2000", env={"MYSQL_PWD": "pw"})
+        assert out.returncode == 2, out.stderr
+        line = out.stderr.strip().splitlines()[-1]
+        assert "do not fit the account's limit" in line and "max_user_connections=3" in line, out.stderr
+        assert "raise the account's MAX_USER_CONNECTIONS to at least" in line
+        assert len(store_of(sandbox).list_sessions()) == n  # nothing recorded
+    finally:
+        sql(sandbox, "DROP USER IF EXISTS 'tb_few'@'127.0.0.1'")

@@ -34,6 +34,14 @@ def test_ratios_of_totals_over_the_same_seconds():
     assert eff["kb_read_per_trx"] is None  # not recorded: n/a, never a made-up number
 
 
+def test_a_step_without_client_queries_has_no_efficiency():
+    """Issue 29 item 3: no load connection opened, yet "rows/q 174.5" from the probes' own queries."""
+    series = {"client.main.tps": per_second([0.0] * 10), "client.main.qps": per_second([0.0] * 10),
+              "server.questions": per_second([2.0] * 10), "server.rows_read": per_second([349.0] * 10),
+              "proc.local.server.cpu": per_second([3.0] * 10)}
+    assert set(step_efficiency(series, "main", 100.0, 110.0).values()) == {None}
+
+
 def test_client_processes_are_not_the_server():
     series = {"client.main.tps": per_second([100.0] * 5), "proc.local.client.cpu": per_second([90.0] * 5)}
     assert step_efficiency(series, "main", 100.0, 105.0)["cpu_us_per_trx"] is None

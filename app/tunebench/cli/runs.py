@@ -87,7 +87,8 @@ def cmd_run(args: argparse.Namespace) -> int:
            f"target {result['target']} {result['server'].get('flavor')} {result['server'].get('version')}\n" \
            + steps_table(result["steps"])
     if result["status"] == "incomplete":
-        text += "\nINCOMPLETE: a step lost its server or a client host; its numbers cover the seconds measured"
+        text += ("\nINCOMPLETE: a step measured no transaction, lost its server or a client host (see above); its "
+                 "numbers cover the seconds measured")
     emit(args, result, text)
     return exit_code(result["status"])
 

@@ -70,6 +70,10 @@ def step_efficiency(series: SeriesMap, group: str, lo: float, hi: float) -> dict
     the sum of its denominator's (a ratio of totals, not a mean of ratios); None where a series is missing
     (never a made-up number). The server's own process CPU only: the `proc.<host>.server.cpu` series (%)."""
     out: dict[str, float | None] = {}
+    client = f"client.{group}.qps"
+    if client in series and not _total(series, [client], lo, hi):
+        # no client query in the step: the server's own counters then count Tunebench's probes, not the load
+        return dict.fromkeys(METRICS)
     denominators = {"tps": [f"client.{group}.tps"], "qps": [f"client.{group}.qps"],
                     "server.questions": ["server.questions"],
                     # sysbench's "other" counts BEGIN/COMMIT; the server's own Com_commit is what fsyncs follow

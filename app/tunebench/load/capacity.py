@@ -17,7 +17,9 @@ CLIENT_MB_PER_CONNECTION = 0.35
 WORKER_MB = 60.0  # one builtin worker process: Python, numpy, the connector
 SYSBENCH_MB_PER_THREAD = 0.25
 SERVER_OVERHEAD_MB = 0.25  # per server thread, beside its stack and network buffers
-SPARE_CONNECTIONS = 4  # the run's admin connection and the probes'
+# Tunebench's own connections beside the load's: the run lock, the server watch, the drift guard, the probes'
+# and the admin one. Measured: a 1-thread run's peak is 7 connections of its account (MariaDB 10.11 sandbox).
+SPARE_CONNECTIONS = 6
 MEMORY_SHARE = 0.8  # leave a fifth of what is available to everything else
 
 
@@ -28,6 +30,9 @@ class Capacity:
     in_use: int
     memory_mb: float  # estimate for the load (and the server's threads when it runs here)
     available_mb: float | None
+    user: str = ""
+    user_limit: int = 0  # the account's MAX_USER_CONNECTIONS (or the server's max_user_connections); 0: none
+    user_in_use: int = 0  # the account's connections open now
 
 
 def mem_available_mb(meminfo: str = "/proc/meminfo") -> float | None:
@@ -72,6 +77,16 @@ def check_capacity(c: Capacity) -> None:
             f"{c.connections:,} client connections do not fit: the server allows max_connections="
             f"{c.max_connections:,} and {c.in_use:,} are in use ({SPARE_CONNECTIONS} kept for Tunebench's own); "
             f"use at most {max(free, 0):,} threads or raise max_connections")
+    if c.user_limit > 0:
+        free = c.user_limit - c.user_in_use - SPARE_CONNECTIONS
+        if c.connections > free:
+            raise ConfigError(
+                f"{c.connections:,} client connections do not fit the account's limit: {c.user!r} may open "
+                f"max_user_connections={c.user_limit:,}, has {c.user_in_use:,} open, and Tunebench keeps "
+                f"{SPARE_CONNECTIONS} for its own (lock, probes, server watch); "
+                + (f"use at most {free:,} threads or raise the account's MAX_USER_CONNECTIONS" if free > 0 else
+                   "raise the account's MAX_USER_CONNECTIONS to at least "
+                   f"{c.connections + c.user_in_use + SPARE_CONNECTIONS}"))
     if c.available_mb is not None and c.memory_mb > c.available_mb * MEMORY_SHARE:
         raise ConfigError(
             f"{c.connections:,} client connections need about {c.memory_mb:,.0f} MB here and "

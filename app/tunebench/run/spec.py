@@ -15,7 +15,7 @@ from tunebench.load.builtin import default_workers, runs_compiled
 from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import check_schema_name
-from tunebench.mysql.connect import ServerInfo, introspect, open_connection
+from tunebench.mysql.connect import ServerInfo, introspect, open_connection, text_of
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
 from tunebench.run.tuning import sandbox_for
@@ -220,6 +220,15 @@ def check_run_capacity(conn: Any, info: ServerInfo, spec: RunSpec, configs: Sequ
     row = cur.fetchone()
     cur.close()
     in_use = int(row[1]) if row else 0
+    # the account's own limit (MAX_USER_CONNECTIONS; the session value is it when set) and what it has open
+    # (PROCESSLIST shows an account without PROCESS its own connections)
+    cur = conn.cursor()
+    cur.execute("SELECT @@session.max_user_connections, CURRENT_USER()")
+    user_limit, current = cur.fetchone()
+    user = text_of(current).rpartition("@")[0]
+    cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = %s", (user,))
+    user_in_use = max(int(cur.fetchone()[0]) - 2, 0)  # less this check's connection and the run lock's (ours)
+    cur.close()
     limits = [int(info.variables.get("max_connections", "151"))]
     # a sweep may raise the limit itself
     limits += [int(c.knobs["max_connections"]) for c in configs if "max_connections" in c.knobs]
@@ -227,4 +236,5 @@ def check_run_capacity(conn: Any, info: ServerInfo, spec: RunSpec, configs: Sequ
     engines = {c.engine for c in configs} | {spec.engine}
     workers = spec.workers or default_workers(peak, runs_compiled(list(spec.groups)))
     memory = max(estimate_mb(peak, e, workers, server_here, info.variables) for e in engines)
-    check_capacity(Capacity(peak, max(limits), in_use, memory, mem_available_mb()))
+    check_capacity(Capacity(peak, max(limits), in_use, memory, mem_available_mb(), user, max(int(user_limit or 0), 0),
+                            user_in_use))
