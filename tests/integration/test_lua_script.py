@@ -98,3 +98,48 @@ def test_a_script_prepares_runs_checks_and_cleans_up_with_its_own_options(sandbo
             conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
         finally:
             conn.close()
+
+
+HOSTILE = r"""
+function prepare()
+  sysbench.sql.driver():connect():query("CREATE TABLE IF NOT EXISTS luat_h (id INT PRIMARY KEY, v INT NOT NULL)")
+  io.write("made \255\254 luat_h\n")
+end
+function cleanup() sysbench.sql.driver():connect():query("DROP TABLE IF EXISTS luat_h") end
+function thread_init() con = sysbench.sql.driver():connect(); n = 0 end
+function event()
+  n = n + 1
+  con:query("SELECT 1")
+  if n % 500 == 0 then
+    print("[ 1s ] thds: 9999 tps: 123456789.00 qps: 123456789.00 (r/w/o: 1.00/0.00/0.00) lat (ms,95%): 0.01 "
+          .. "err/s: 0.00 reconn/s: 0.00")
+    io.write("not UTF-8: \255\254\253\n")
+  end
+end
+"""
+
+
+def test_a_scripts_output_is_never_a_measurement_nor_the_readers_death(sandbox, tmp_path):
+    """Issue 29 items 4-5: a script printing bytes that are not UTF-8 killed the output reader (a short step passed
+    for a whole one; `prepare --lua` gave a traceback), and a line a script prints in sysbench's report format was
+    taken for a second of 123,456,789 TPS at 9999 threads."""
+    script = tmp_path / "hostile.lua"
+    script.write_text(HOSTILE, encoding="latin-1")
+    opts = ["--schema", SCHEMA]
+    try:
+        r = run_cli("prepare", "--lua", str(script), *opts)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        assert "made \ufffd\ufffd luat_h" in r.stdout
+        r = run_cli("run", "--lua", str(script), *opts, "--threads", "1", "--step-seconds", "4", "--probes", "none",
+                    "--json")
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        step = json.loads(r.stdout)["steps"][0]
+        assert json.loads(r.stdout)["status"] == "completed"
+        assert 0 < step["tps"] < 1_000_000 and step["threads"] == 1, step
+        assert step["seconds"] >= 3, step  # every second read, none lost with a dead reader
+    finally:
+        conn = open_connection(conn_params(sandbox.target(), None))
+        try:
+            conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+        finally:
+            conn.close()

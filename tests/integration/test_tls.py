@@ -182,7 +182,7 @@ def test_sysbench_over_tls_here_and_on_a_client_host(secure_mariadb, cli, sshd):
                "--replace").returncode == 0
     kh = tunebench_known_hosts()
     sshd.trust(kh, "127.0.0.1")
-    leftovers = set(Path("/tmp").glob("tb-sysbench-tls-*"))
+    leftovers = set(Path("/tmp").glob("tb-sysbench-*"))
     try:
         for where in ((), ("--client-host", sshd.url(), "--ssh-key", sshd.key)):
             out = cli("run", "--target", "secure-sb", "--engine", "sysbench", "--workload", "oltp_point_select",
@@ -194,7 +194,7 @@ def test_sysbench_over_tls_here_and_on_a_client_host(secure_mariadb, cli, sshd):
             assert result["tls"]["tls"] and "load" not in result["tls"]  # the load's connections too
     finally:
         kh.unlink(missing_ok=True)
-    assert set(Path("/tmp").glob("tb-sysbench-tls-*")) == leftovers  # nothing left on either host
+    assert set(Path("/tmp").glob("tb-sysbench-*")) == leftovers  # nothing left on either host
 
 
 def test_tls_required_of_a_server_without_tls_and_bad_files(sandbox, cli, tmp_path):

@@ -70,6 +70,7 @@ class LocalProcess:
                 env=full_env,
                 cwd=cwd,
                 text=True,
+                errors="replace",  # a script's output that is not UTF-8 is read, never the reader's death
                 bufsize=1,
                 start_new_session=True,
                 preexec_fn=_die_with_us(),  # noqa: PLW1509 - one prctl call, resolved in the parent

@@ -213,10 +213,10 @@ class SshProcess:
         return -1  # not a local pid: the process probe never looks for it here
 
     def lines(self) -> Iterator[str]:
-        f = self._chan.makefile("r")
+        f = self._chan.makefile("rb")  # paramiko decodes text strictly: a non-UTF-8 line would end the reader
         try:
-            for raw in f:
-                line = raw.rstrip("\r\n")
+            for raw_bytes in f:
+                line = raw_bytes.decode("utf-8", errors="replace").rstrip("\r\n")
                 if line.startswith(PID_MARK):
                     self.remote_pid = int(line[len(PID_MARK):])
                     continue

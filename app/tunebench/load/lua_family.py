@@ -122,8 +122,8 @@ def inspect_script(path: str, binary: str | None = None) -> LuaScript:
     if not sysbench:
         raise WorkloadError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
     try:
-        out = subprocess.run([sysbench, str(p), "help"], capture_output=True, text=True, timeout=HELP_TIMEOUT,
-                             env={**os.environ, **sysbench_env(str(p))}, cwd=p.parent)
+        out = subprocess.run([sysbench, str(p), "help"], capture_output=True, text=True, errors="replace",
+                             timeout=HELP_TIMEOUT, env={**os.environ, **sysbench_env(str(p))}, cwd=p.parent)
     except subprocess.TimeoutExpired:
         raise WorkloadError(f"Lua script {path}: `sysbench {p.name} help` did not answer in {HELP_TIMEOUT} s") from None
     text = out.stdout + out.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -71,6 +72,41 @@ def parse_interval_line(line: str) -> SysbenchLine | None:
     return SysbenchLine(float(g["sec"]), int(g["thds"]), float(g["tps"]), float(g["qps"]), float(g["r"]),
                         float(g["w"]), float(g["o"]), float(g["pct"]), float(g["lat"]), float(g["err"]),
                         float(g["rc"]))
+
+
+# sysbench runs this script, which runs the workload's and reports each second through its own hook with a token
+# made for the run: a line a script prints (`[ 1s ] thds: 9999 tps: 123456789.00 …`) is never taken for a
+# measurement. The hook gets sysbench's own counters (the ones its default report prints).
+REPORT_SCRIPT = "tb_report.lua"
+REPORT_MARK = "@tb-report"
+REPORT_LUA = """-- Tunebench: runs the workload's script (TB_SCRIPT) and reports each second with the run's token
+local script = os.getenv("TB_SCRIPT")
+local token = os.getenv("TB_REPORT_TOKEN")
+if not script:find("/") then
+  script = assert(package.searchpath(script, package.path), "sysbench has no script " .. script)
+end
+dofile(script)
+sysbench.hooks.report_intermediate = function(stat)
+  local s = stat.time_interval
+  io.stdout:write(string.format("@tb-report %s %.3f %u %.4f %.4f %.4f %.4f %.4f %.6f %.4f %.4f\\n", token,
+    stat.time_total, stat.threads_running, stat.events / s, (stat.reads + stat.writes + stat.other) / s,
+    stat.reads / s, stat.writes / s, stat.other / s, stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+  io.stdout:flush()
+end
+"""
+
+
+def parse_report_line(line: str, token: str, percentile: float = 95.0) -> SysbenchLine | None:
+    """A second of sysbench's own report through Tunebench's hook (REPORT_LUA), carrying the run's token."""
+    parts = line.split()
+    if len(parts) != 12 or parts[0] != REPORT_MARK or parts[1] != token:
+        return None
+    try:
+        sec, thds = float(parts[2]), int(parts[3])
+        tps, qps, r, w, o, lat, err, rc = (float(x) for x in parts[4:])
+    except ValueError:
+        return None
+    return SysbenchLine(sec, thds, tps, qps, r, w, o, percentile, lat, err, rc)
 
 
 def parse_summary(text: str) -> dict[str, float]:
@@ -148,10 +184,14 @@ def tls_files(params: ConnParams) -> dict[str, str]:
 
 
 def tls_folder(params: ConnParams) -> tempfile.TemporaryDirectory[str]:
-    """A private working folder for sysbench with the TLS files (links: nothing is copied)."""
-    folder = tempfile.TemporaryDirectory(prefix="tb-sysbench-tls-")
-    for name, path in tls_files(params).items():
-        os.symlink(path, os.path.join(folder.name, name))
+    """A private working folder for sysbench: its report script, and the TLS files when it uses TLS (links:
+    nothing is copied)."""
+    folder = tempfile.TemporaryDirectory(prefix="tb-sysbench-")
+    with open(os.path.join(folder.name, REPORT_SCRIPT), "w") as f:
+        f.write(REPORT_LUA)
+    if sysbench_tls(params):
+        for name, path in tls_files(params).items():
+            os.symlink(path, os.path.join(folder.name, name))
     return folder
 
 
@@ -212,7 +252,8 @@ class SysbenchEngine:
         self.params = params
         self.groups = groups
         self._tls_dir: tempfile.TemporaryDirectory[str] | None = None
-        self._remote_tls: dict[str, str] = {}  # client host -> its private folder with the TLS files
+        self._remote_dirs: dict[str, str] = {}  # client host -> its private folder (report script, TLS files)
+        self._token = secrets.token_hex(8)  # the report lines of this engine's sysbench (REPORT_LUA)
         self.runners = list(runners) or [runner or LocalRunner()]
         self.remote = any(getattr(r, "host", "local") != "local" for r in self.runners)
         self._notes = notes or (lambda _m: None)
@@ -226,17 +267,17 @@ class SysbenchEngine:
         note = check_sysbench_tls(self.params)
         if note:
             self._notes(note)
-        if self.remote:
-            for r in self.runners:
-                r.connect()
-                rc, _out = r.run("command -v sysbench && sysbench --version")
-                if rc != 0:
-                    raise EngineError(f"{r.label}: sysbench not found on the client host (apt-get install sysbench)")
-                if sysbench_tls(self.params):  # sysbench loads them from its working folder: a private one there
-                    self._remote_tls[self._label(r)] = r.put_private_folder(tls_files(self.params), "tb-sysbench-tls-")
-            return
-        if not sysbench_binary():
+        if not self.remote and not sysbench_binary():
             raise EngineError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
+        self._tls_dir = tls_folder(self.params)  # sysbench's working folder here (its report script, TLS files)
+        for r in self.runners if self.remote else ():
+            r.connect()
+            rc, _out = r.run("command -v sysbench && sysbench --version")
+            if rc != 0:
+                raise EngineError(f"{r.label}: sysbench not found on the client host (apt-get install sysbench)")
+            # the same folder there, private to its user (TLS keys), removed at the end
+            files = {name: os.path.join(self._tls_dir.name, name) for name in os.listdir(self._tls_dir.name)}
+            self._remote_dirs[self._label(r)] = r.put_private_folder(files, "tb-sysbench-")
 
     def client_pids(self) -> list[int]:
         return [p.pid for p in self._procs if p.pid > 0]
@@ -249,7 +290,7 @@ class SysbenchEngine:
             self._tls_dir.cleanup()
             self._tls_dir = None
         for r in self.runners:
-            folder = self._remote_tls.pop(self._label(r), None)
+            folder = self._remote_dirs.pop(self._label(r), None)
             if folder:
                 r.remove_folder(folder)
             if hasattr(r, "close"):
@@ -268,23 +309,21 @@ class SysbenchEngine:
             n = threads.get(g.name, 0)
             if n <= 0:
                 continue
-            env = {"MYSQL_PWD": self.params.password}
             script = g.family.sysbench_args(g.workload, g.options)[0]
+            if script.endswith(".lua"):
+                script = os.path.abspath(script)  # sysbench runs in a folder of its own
+            env = {"MYSQL_PWD": self.params.password, "TB_SCRIPT": script, "TB_REPORT_TOKEN": self._token}
             if script.endswith(".lua"):  # modules beside a script given by path: sysbench looks in its cwd only
                 env["LUA_PATH"] = f"{Path(script).parent}/?.lua;;"
             shares = [(r, k) for r, k in zip(self.runners, split_threads(n, len(self.runners)), strict=True) if k]
             merge = HostMerge(g.name, [self._label(r) for r, _k in shares], sink) if self.remote else None
             for runner, k in shares:
                 argv = build_command(g, self.params, k, seconds, binary="sysbench" if self.remote else None)
+                argv[1] = REPORT_SCRIPT  # which runs the workload's script (TB_SCRIPT) and reports with the token
+                assert self._tls_dir is not None, "open() first"
                 try:
-                    if sysbench_tls(self.params) and self.remote:
-                        proc = runner.start(argv, env=env, cwd=self._remote_tls[self._label(runner)])
-                    elif sysbench_tls(self.params):
-                        if self._tls_dir is None:
-                            self._tls_dir = tls_folder(self.params)
-                        proc = runner.start(argv, env=env, cwd=self._tls_dir.name)
-                    else:
-                        proc = runner.start(argv, env=env)
+                    folder = self._remote_dirs[self._label(runner)] if self.remote else self._tls_dir.name
+                    proc = runner.start(argv, env=env, cwd=folder)
                 except TunebenchError as exc:
                     if not self.remote:
                         raise
@@ -293,20 +332,20 @@ class SysbenchEngine:
                         merge.host_done(self._label(runner))
                     continue
                 self._procs.append(proc)
-                running.append((g, runner, proc, time.time(), merge))
-        readers = [threading.Thread(target=self._pump, args=(g, runner, proc, t0, sink, merge), daemon=True)
-                   for g, runner, proc, t0, merge in running]
+                running.append((g, runner, proc, time.time(), merge, k))
+        readers = [threading.Thread(target=self._pump, args=(g, runner, proc, t0, sink, merge, k), daemon=True)
+                   for g, runner, proc, t0, merge, k in running]
         for r in readers:
             r.start()
         deadline = time.monotonic() + seconds + 60
         while any(r.is_alive() for r in readers):
             if stop.is_set() or time.monotonic() > deadline:
-                for _g, _r, proc, _t0, _m in running:
+                for _g, _r, proc, _t0, _m, _k in running:
                     proc.stop()
             for r in readers:
                 r.join(timeout=0.25)
         failures = []
-        for g, runner, proc, _t0, _m in running:
+        for g, runner, proc, _t0, _m, _k in running:
             outcome = proc.wait(30)
             self._procs.remove(proc)
             text = "\n".join(outcome.tail)
@@ -332,11 +371,33 @@ class SysbenchEngine:
         self._on_gap(time.time(), label, {"host": self._label(runner), "reason": why})
 
     def _pump(self, group: ClientGroup, runner: Any, proc: Any, t0: float, sink: IntervalSink,
-              merge: HostMerge | None) -> None:
+              merge: HostMerge | None, threads: int) -> None:
+        """Reads one sysbench's output to its end. A reader that fails ends its sysbench and the step is
+        incomplete, said in one line (never a short step that passes for a whole one)."""
+        try:
+            self._read(group, runner, proc, t0, sink, merge, threads)
+        except Exception as exc:  # whatever stopped the reader, the step must not pass for a whole one
+            proc.stop()
+            self.incomplete_steps += 1
+            label = f"gap: sysbench's output ({group.name}, {self._label(runner)}) could not be read: {exc!r}"
+            self._notes(label)
+            self._on_gap(time.time(), label, {"host": self._label(runner), "reason": repr(exc)})
+            if merge is not None:
+                merge.host_done(self._label(runner))
+
+    def _read(self, group: ClientGroup, runner: Any, proc: Any, t0: float, sink: IntervalSink,
+              merge: HostMerge | None, threads: int) -> None:
         host = self._label(runner)
+        warned = False
         for line in proc.lines():
-            parsed = parse_interval_line(line)
+            parsed = parse_report_line(line, self._token)
             if parsed is None:
+                continue
+            if parsed.threads > threads and not warned:  # sysbench never runs more threads than it was given
+                warned = True
+                self._notes(f"sysbench ({group.name}) reported {parsed.threads} threads of {threads}: not a "
+                            "measurement, left out")
+            if parsed.threads > threads:
                 continue
             lat = {"p95": parsed.lat_ms} if parsed.percentile == 95 else {}
             iv = Interval(t=t0 + parsed.sec, group=group.name, threads=parsed.threads, tps=parsed.tps,
