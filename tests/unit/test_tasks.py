@@ -149,3 +149,36 @@ def test_server_facts_ask_only_for_what_the_server_has(monkeypatch):
     assert facts.values(["max_connections", "nope"]) == {"max_connections": "151"}
     assert facts.label == "t1: 10.11.6-MariaDB"
     assert facts.info.variables is facts.variables
+
+
+def test_each_family_has_a_schema_of_its_own_by_default(tmp_path):
+    """Issue 29 item 6: dbSTRESS-like's history1 and TPC-C's history1 shared the default schema."""
+    assert data_request("dbstress_ro").schema == "tunebench_dbstress"
+    assert data_request("tpcc").schema == "tunebench_tpcc"
+    assert data_request("iibench").schema == "tunebench_iibench"
+    assert data_request("oltp_read_only").schema == "tunebench"
+    assert data_request("tpcc", schema="mine").schema == "mine"
+    script = tmp_path / "my-tpcc.lua"
+    script.write_text("function prepare() end\nfunction event() end\n")
+    assert data_request(None, lua=str(script)).schema == "tunebench_lua_my_tpcc"
+    assert build_run_spec("tpcc", {}, "1").schema == "tunebench_tpcc"
+    assert build_run_spec("oltp_point_select", {}, "1", schema="x").schema == "x"
+    every = data_request(None, cleanup=True)
+    assert every.every_default and every.schema == "tunebench"
+    assert not data_request(None, cleanup=True, schema="tunebench").every_default
+
+
+def test_a_prepare_that_leaves_other_data_is_a_failure(monkeypatch):
+    """...and a prepare that reported success over tables of another shape let the run go on: the data is checked
+    after every prepare as the run would need it."""
+    from tunebench.core.errors import WorkloadError
+    from tunebench.core.target import ConnParams
+
+    wl = load_workload("tpcc")
+    family = type(wl.family)
+    monkeypatch.setattr(family, "missing_data", lambda *_a, **_k: "TPC-C-like data not prepared in x (history1 is "
+                                                                  "of another shape)")
+    monkeypatch.setattr(family, "prepare", lambda *_a, **_k: {"cancelled": False, "dropped": []})
+    spec = build_run_spec("tpcc", {}, "1", schema="x")
+    with pytest.raises(WorkloadError, match="did not leave the data the workload needs: .*history1 is of another"):
+        tasks.ensure_data(ConnParams("u", "p", socket="/nowhere"), spec, lambda _m: None)

@@ -71,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                             help="the sandbox of this server (`tunebench servers list`; a unique prefix: mysql-9)")
             sp.add_argument("--transport", choices=["socket", "tcp", "tcp+tls"],
                             help="UNIX socket, TCP, or TCP with TLS required (default: socket)")
-            sp.add_argument("--schema", default="tunebench", help="schema for the sbtest tables")
+            sp.add_argument("--schema", help="the schema of the workload's tables (default: one per family: "
+                                             "tunebench for OLTP, tunebench_tpcc, tunebench_dbstress, "
+                                             "tunebench_iibench, tunebench_lua_SCRIPT; cleanup: all of them)")
 
     def workload_opts(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--workload", help="workload name (workloads/*.toml) or path to a .toml file")

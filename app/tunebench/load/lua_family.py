@@ -220,8 +220,11 @@ class LuaFamily:
         done = threading.Event()
         if cancel is not None:
             threading.Thread(target=_stop_on, args=(cancel, done, proc), daemon=True).start()
+        fatal: list[str] = []
         try:
             for line in proc.lines():
+                if "FATAL" in line:
+                    fatal.append(line.strip())
                 if line.strip() and not _BANNER.match(line):
                     say(line.rstrip())
         finally:
@@ -229,7 +232,12 @@ class LuaFamily:
             outcome = proc.wait(60) if cancel is None or not cancel.is_set() else proc.stop()
             if folder is not None:
                 folder.cleanup()
-        return outcome.returncode or 0, list(outcome.tail), time.monotonic() - started
+        rc = outcome.returncode
+        if rc is None:  # still running after its output ended: stopped, and a failure
+            proc.stop()
+            rc = 1
+        # a FATAL of one of its threads is a failed command, whatever sysbench's exit status says
+        return rc or (1 if fatal else 0), [*outcome.tail, *fatal[-1:]], time.monotonic() - started
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,

@@ -83,6 +83,17 @@ def check_schema_name(schema: str, allow_system: bool = False) -> str:
     return schema
 
 
+def default_schemas(params: ConnParams) -> list[str]:
+    """The families' default schemas that exist on the server (tunebench, tunebench_tpcc, tunebench_lua_…)."""
+    conn = open_connection(params)
+    try:
+        rows = query_all(conn, "SELECT schema_name FROM information_schema.schemata WHERE schema_name = 'tunebench' "
+                               "OR schema_name LIKE 'tunebench\\_%' ORDER BY 1")
+    finally:
+        conn.close()
+    return [r[0].decode() if isinstance(r[0], (bytes, bytearray)) else str(r[0]) for r in rows]
+
+
 def _shape(options: Mapping[str, Any], rows: int) -> dict[str, Any]:
     shape = {k: options[k] for k in SHAPE_KEYS}
     shape["rows"] = rows

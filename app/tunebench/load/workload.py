@@ -18,6 +18,7 @@ from tunebench.load.families import get_family
 from tunebench.load.family import Family
 from tunebench.load.oltp import EVENT_ITEMS, EventProgram, compile_program
 
+DEFAULT_SCHEMA = "tunebench"
 _KEYS = {"name", "description", "family", "sysbench_script", "event", "defaults", "fixed", "prepare"}
 
 
@@ -48,6 +49,15 @@ class Workload:
 
     def program(self, options: Mapping[str, Any]) -> EventProgram:
         return compile_program(self.event, options)
+
+    @property
+    def default_schema(self) -> str:
+        """Where its tables go when no schema is given: a schema per family (dbSTRESS-like's history1 and TPC-C's
+        history1 are different tables; a Lua script's tables are its own), the OLTP family's `tunebench`."""
+        if self.lua:
+            stem = re.sub(r"[^A-Za-z0-9_]", "_", Path(self.lua).stem)[:40]
+            return f"tunebench_lua_{stem}"
+        return DEFAULT_SCHEMA if self.family_name == "oltp" else f"{DEFAULT_SCHEMA}_{self.family_name}"
 
     def prepare_rows(self, options: Mapping[str, Any]) -> int:
         """Rows per table a prepare loads (OLTP's table_size; 0 where the family has no such option)."""

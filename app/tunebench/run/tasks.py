@@ -9,13 +9,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tunebench.core.errors import ConfigError
+from tunebench.core.errors import ConfigError, WorkloadError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
 from tunebench.core.results import tls_text
 from tunebench.load.engine import ClientGroup
-from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup
-from tunebench.load.workload import Workload, load_workload, lua_workload
+from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup, default_schemas
+from tunebench.load.workload import DEFAULT_SCHEMA, Workload, load_workload, lua_workload
 from tunebench.mysql.connect import ServerInfo, connection_tls, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import ConnParams, Target, conn_params
@@ -87,6 +87,7 @@ class DataRequest:
     options: Mapping[str, Any] = field(repr=False)
     rows: int  # per table (OLTP)
     threads: int  # loader connections
+    every_default: bool = False  # a cleanup without a schema: every family's default schema that exists
 
     @property
     def what(self) -> str:
@@ -125,23 +126,24 @@ class DataOutcome:
 
 
 def data_request(workload: str | Workload | None, options: Mapping[str, Any] | None = None, *,
-                 cleanup: bool = False, schema: str = "tunebench", threads: int = 4,
+                 cleanup: bool = False, schema: str | None = None, threads: int = 4,
                  lua: str | None = None) -> DataRequest:
     """Check everything a prepare/cleanup is given (ConfigError/WorkloadError) without touching a server.
     `lua`: a sysbench Lua script by path, whose own prepare/cleanup run (with its options)."""
-    check_schema_name(schema, allow_system=cleanup)
+    if schema is not None:
+        check_schema_name(schema, allow_system=cleanup)
     if lua and workload:
         raise ConfigError("give --workload NAME or --lua PATH, not both")
     script = lua_workload(lua) if lua else workload if isinstance(workload, Workload) and workload.lua else None
     if script is not None:
-        return DataRequest(schema, cleanup, script, script.options(options), 0, threads)
-    if cleanup:
-        return DataRequest(schema, True, None, {}, 0, threads)
+        return DataRequest(schema or script.default_schema, cleanup, script, script.options(options), 0, threads)
+    if cleanup:  # no schema given: every family's own (each its tables only)
+        return DataRequest(schema or DEFAULT_SCHEMA, True, None, {}, 0, threads, every_default=schema is None)
     if not workload:
         raise ConfigError("prepare needs --workload NAME (a workloads/*.toml name or a .toml path) or --lua PATH")
     wl = _workload(workload)
     opts = wl.options(options)
-    return DataRequest(schema, False, wl, opts, wl.prepare_rows(opts), threads)
+    return DataRequest(schema or wl.default_schema, False, wl, opts, wl.prepare_rows(opts), threads)
 
 
 def prepare_data(target: Target, request: DataRequest, *, transport: str | None = None,
@@ -158,9 +160,16 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
         if request.workload is not None:  # a Lua script's own cleanup
             open_connection(params, target.name).close()
             r = request.workload.family.cleanup(params, request.schema, request.options)
+        elif request.every_default:
+            r = {"dropped": [], "left_alone": []}
+            for schema in default_schemas(params):
+                done = cleanup(params, schema)
+                r["dropped"] += [f"{schema}.{t}" for t in done["dropped"]]
+                r["left_alone"] += [f"{schema}.{t}" for t in done["left_alone"]]
         else:
             r = cleanup(params, request.schema)
-        text = f"dropped {', '.join(r['dropped']) or 'nothing'} in {request.schema}" + (
+        where = "the default schemas" if request.every_default else request.schema
+        text = f"dropped {', '.join(r['dropped']) or 'nothing'} in {where}" + (
             f"; left alone (not created by Tunebench): {', '.join(r['left_alone'])}" if r["left_alone"] else "")
         return DataOutcome("cleanup", target.name, request.schema, len(r["dropped"]), 0,
                            round(time.monotonic() - started, 2), text, tuple(r["dropped"]),
@@ -176,6 +185,8 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
         on_rows = as_line
     r = request.workload.family.prepare(params, request.schema, request.workload, request.options,
                                         request.threads, progress=progress, on_rows=on_rows, cancel=cancel)
+    if not r["cancelled"]:
+        verify_prepared(request.workload, params, request.schema, request.options)
     if r["cancelled"]:
         text = (f"prepare cancelled after {r['seconds']} s: {r['tables_created']} whole table(s) kept, "
                 f"{len(r['dropped'])} half-loaded dropped ({', '.join(r['dropped']) or 'none'}) in {request.schema}")
@@ -254,7 +265,18 @@ def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], 
             note("the prepare was cancelled: " + (f"dropped the unfinished {', '.join(done['dropped'])}"
                                                  if done["dropped"] else "no table was half-made"))
             return False
+        verify_prepared(g.workload, params, spec.schema, g.options)
     return True
+
+
+def verify_prepared(workload: Workload, params: ConnParams, schema: str, options: Mapping[str, Any]) -> None:
+    """After a prepare, the data is what the run needs (as `check` would see it), or the prepare failed: never
+    "prepared" over tables of another shape (another family's of the same name) and a run on them."""
+    missing = workload.family.missing_data(params, schema, workload, options)
+    if missing is not None:
+        raise WorkloadError(f"the prepare did not leave the data the workload needs: {missing}; another workload's "
+                            "tables of the same names? use another --schema, or `tunebench cleanup --schema "
+                            f"{schema}` first")
 
 
 def data_groups(groups: Sequence[ClientGroup]) -> list[ClientGroup]:
@@ -326,7 +348,7 @@ def _workload(workload: str | Workload) -> Workload:
 def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], threads: str | Sequence[int], *,
                    groups: Sequence[GroupRequest | str] = (), lua_script: str | None = None,
                    engine: str | None = None, step_seconds: int = 10, warmup_seconds: int = 0,
-                   transport: str | None = None, schema: str = "tunebench", client_hosts: Sequence[str] = (),
+                   transport: str | None = None, schema: str | None = None, client_hosts: Sequence[str] = (),
                    workers: int | None = None, seed: int | None = None,
                    probes: str | Sequence[str] | None = None, probe_interval: float = 1.0,
                    trust_host_key: bool = False, ssh_keys: Sequence[str] = (),
@@ -365,7 +387,7 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
     if engine is None:  # the first engine every group's family runs on (builtin, or sysbench for a Lua script)
         engine = next((e for e in ("builtin", "sysbench") if all(e in g.family.engines for g in built)), "builtin")
     spec = RunSpec(groups=tuple(built), engine=engine, step_seconds=step_seconds, warmup_seconds=warmup_seconds,
-                   transport=transport, schema=schema, workers=workers, seed=seed,
+                   transport=transport, schema=schema or built[0].workload.default_schema, workers=workers, seed=seed,
                    probes=parse_probe_list(probes) if isinstance(probes, str) or probes is None else tuple(probes),
                    probe_interval=probe_interval, client_hosts=tuple(client_hosts), trust_host_key=trust_host_key,
                    ssh_keys=tuple(ssh_keys))

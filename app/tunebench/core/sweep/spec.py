@@ -57,7 +57,7 @@ class SweepSpec:
     transport: str | None = None
     baseline: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
-    schema: str = "tunebench"
+    schema: str | None = None  # None: the first group's family's own (Workload.default_schema)
     source: str = ""
     optional: tuple[str, ...] = ()  # axes dropped (with a note) on a server that lacks the variable
 
@@ -274,7 +274,7 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
         repeats=_int(data, "repeats", 1, 1, MAX_REPEATS, source), order=order,
         seed=_int(data, "seed", 1, 0, 2**32 - 1, source), reset_data=reset_data, engine=engine,
         transport=transport, baseline=baseline, description=_str(data, "description", "", source),
-        schema=_str(data, "schema", "tunebench", source), source=source, optional=optional_names)
+        schema=_str(data, "schema", None, source), source=source, optional=optional_names)
     spec.check()
     return spec
 

@@ -70,7 +70,8 @@ def write_spec(spec: SweepSpec) -> str:
               f"reset_data = {toml_value(spec.reset_data)}", f"engine = {toml_value(spec.engine)}"]
     if spec.transport is not None:
         lines.append(f"transport = {toml_value(spec.transport)}")
-    lines.append(f"schema = {toml_value(spec.schema)}")
+    if spec.schema is not None:  # none: the first group's family's own schema
+        lines.append(f"schema = {toml_value(spec.schema)}")
     if spec.optional:
         lines.append(f"optional_axes = {toml_value(list(spec.optional))}")
     if spec.baseline:
