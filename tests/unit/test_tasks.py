@@ -180,5 +180,5 @@ def test_a_prepare_that_leaves_other_data_is_a_failure(monkeypatch):
                                                                   "of another shape)")
     monkeypatch.setattr(family, "prepare", lambda *_a, **_k: {"cancelled": False, "dropped": []})
     spec = build_run_spec("tpcc", {}, "1", schema="x")
-    with pytest.raises(WorkloadError, match="did not leave the data the workload needs: .*history1 is of another"):
+    with pytest.raises(WorkloadError, match=r"did not leave the data the workload needs: .*history1 is of another"):
         tasks.ensure_data(ConnParams("u", "p", socket="/nowhere"), spec, lambda _m: None)
