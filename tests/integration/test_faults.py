@@ -379,3 +379,56 @@ def test_an_account_limit_that_leaves_no_room_for_the_load_is_refused(sandbox, c
         assert len(store_of(sandbox).list_sessions()) == n  # nothing recorded
     finally:
         sql(sandbox, "DROP USER IF EXISTS 'tb_few'@'127.0.0.1'")
+
+
+@pytest.mark.parametrize("workload, options", [
+    ("oltp_read_only", ["--tables", "2", "--table-size", "400000"]),
+    ("tpcc", ["-o", "scale=2"]),
+])
+def test_kill9_of_a_prepare_leaves_nothing_in_the_way(sandbox, cli, workload, options):
+    """Issue 29 item 7: tables half-loaded by a killed prepare were left unregistered: run and prepare then refused
+    them ("not created by Tunebench"), cleanup left them, and TPC-C's INSERT ... SELECT ran on after the client
+    died. Now each table is registered as loading before it exists: the next prepare KILLs what the dead one left
+    running and loads them again; SIGTERM cancels a prepare as Ctrl-C does."""
+    schema = f"tb_kill9_{workload}"
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "prepare", "--workload", workload, *options,
+                             "--schema", schema, "--prepare-threads", "1"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in proc.stdout:  # the load has begun: rows are going in
+            if "Inserting" in line or "rows/s" in line or "Creating stock" in line or "Creating warehouse" in line:
+                break
+        time.sleep(0.5)  # (mid-load: a kill -9 comes at any moment, this is one)
+        kill9(proc)
+    finally:
+        proc.kill()
+    registered = sql(sandbox, f"SELECT table_name, shape FROM {schema}.tunebench_tables")
+    assert any("loading" in json.loads(shape) for _n, shape in registered), registered
+    again = cli("prepare", "--workload", workload, *options, "--schema", schema, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "half-loaded" in again.stdout + again.stderr
+    left = sql(sandbox, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = %s AND INFO LIKE 'INSERT%%'",
+               (schema,))[0][0]
+    assert left == 0
+    if workload == "tpcc":
+        check = cli("check", "--workload", workload, *options, "--schema", schema)
+        assert check.returncode == 0, check.stdout + check.stderr
+    else:
+        assert sql(sandbox, f"SELECT COUNT(*) FROM {schema}.sbtest2")[0][0] == 400000
+    # SIGTERM: cancelled like Ctrl-C, a line, nothing half-made
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "cleanup", "--schema", schema], cwd=ROOT)
+    assert proc.wait(120) == 0
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "prepare", "--workload", workload, *options,
+                             "--schema", schema, "--prepare-threads", "1"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout:
+        if "Inserting" in line or "Creating" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    out = proc.stdout.read()
+    assert proc.wait(120) == 130 and "cancelled" in out, out
+    proc.stdout.close()
+    assert not [n for n, shape in sql(sandbox, f"SELECT table_name, shape FROM {schema}.tunebench_tables")
+                if "loading" in json.loads(shape)]
+    assert cli("cleanup", "--schema", schema).returncode == 0
+    sql(sandbox, f"DROP DATABASE IF EXISTS {schema}")

@@ -55,18 +55,21 @@ class ProgressBar:
 
 @contextmanager
 def ctrl_c_sets(event: threading.Event) -> Iterator[None]:
-    """The first Ctrl-C sets `event` (the task stops cleanly and says what it left); a second one interrupts."""
+    """The first Ctrl-C (or SIGTERM) sets `event` (the task stops cleanly and says what it left); a second Ctrl-C
+    interrupts."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def on_int(_sig: int, _frame: Any) -> None:
-        if event.is_set():
+        if event.is_set() and _sig == signal.SIGINT:
             raise KeyboardInterrupt
         event.set()
 
     previous = signal.signal(signal.SIGINT, on_int)
+    previous_term = signal.signal(signal.SIGTERM, on_int)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous_term)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +25,7 @@ from tunebench.core.target import ConnParams
 from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, create_table_sql, secondary_index_sql
 from tunebench.load.randgen import draw, template_strings
 from tunebench.mysql.connect import open_connection, query_all
+from tunebench.store.owner import owner_alive, proc_start
 
 REGISTRY = "tunebench_tables"
 ROWS_PER_INSERT = 1000
@@ -92,6 +95,51 @@ def default_schemas(params: ConnParams) -> list[str]:
     finally:
         conn.close()
     return [r[0].decode() if isinstance(r[0], (bytes, bytearray)) else str(r[0]) for r in rows]
+
+
+def loading_marker() -> dict[str, Any]:
+    """What the registry holds for a table while it is loaded (before any row): which prepare loads it. A table
+    left so by a prepare that died (kill -9) is Tunebench's: the next prepare or cleanup drops it."""
+    pid = os.getpid()
+    return {"loading": {"pid": pid, "start": proc_start(pid), "host": socket.gethostname(), "since": time.time()}}
+
+
+def mark_loading(cur: Any, schema: str, names: Iterable[str]) -> None:
+    marker = json.dumps(loading_marker())
+    for name in names:
+        cur.execute(f"REPLACE INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)", (name, marker, time.time()))
+
+
+def settle_loading(conn: Any, schema: str, registered: dict[str, Any]) -> list[str]:
+    """Tables a prepare was loading (the registry's `loading` marker): a live prepare's are refused (TargetError
+    naming it); a dead one's statements still running on the server are KILLed (the server goes on with an
+    INSERT ... SELECT after its client died) and the tables dropped and forgotten. Returns those dropped."""
+    loading = {n: s["loading"] for n, s in registered.items() if isinstance(s, dict) and "loading" in s}
+    if not loading:
+        return []
+    here = socket.gethostname()
+    for name, who in loading.items():
+        if who.get("host") != here:
+            raise TargetError(f"{schema}.{name} is being loaded by a prepare on {who.get('host')} (pid "
+                              f"{who.get('pid')}); wait for it, or if it is gone: tunebench cleanup --schema {schema}")
+        if owner_alive(who.get("pid"), who.get("start")) and who.get("pid") != os.getpid():
+            raise TargetError(f"{schema}.{name} is being loaded by another prepare (pid {who.get('pid')}); wait for "
+                              "it to end")
+    cur = conn.cursor()
+    mine = query_all(conn, "SELECT CONNECTION_ID()")[0][0]
+    for pid, info in query_all(conn, "SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE DB = %s AND "
+                                     "INFO IS NOT NULL", (schema,)):
+        text = info.decode(errors="replace") if isinstance(info, (bytes, bytearray)) else str(info)
+        if pid != mine and any(re.search(rf"\b{re.escape(n)}\b", text) for n in loading):
+            with contextlib.suppress(Exception):  # gone meanwhile
+                cur.execute(f"KILL {int(pid)}")
+    cur.execute("SET SESSION foreign_key_checks = 0")
+    for name in loading:
+        cur.execute(f"DROP TABLE IF EXISTS `{schema}`.`{name}`")
+        cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (name,))
+        registered.pop(name, None)
+    cur.close()
+    return sorted(loading)
 
 
 def _shape(options: Mapping[str, Any], rows: int) -> dict[str, Any]:
@@ -186,6 +234,9 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
     try:
         _ensure_registry(conn, schema)
         tables, registered = _existing(conn, schema)
+        for name in settle_loading(conn, schema, registered):
+            tables.discard(name)
+            say(f"dropped {name}: a prepare that died left it half-loaded")
         want = _shape(options, rows)
         todo = []
         for i in range(1, options["tables"] + 1):
@@ -202,6 +253,7 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
         for i in todo:
             cur.execute(f"DROP TABLE IF EXISTS `{schema}`.sbtest{i}")
             cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (f"sbtest{i}",))
+            mark_loading(cur, schema, [f"sbtest{i}"])  # before the table: a kill -9 from here leaves it ours
             cur.execute(f"USE `{schema}`")
             cur.execute(create_table_sql(i, options))
             say(f"Creating table 'sbtest{i}'...")
@@ -243,7 +295,7 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
                 say(f"Creating a secondary index on 'sbtest{t}'...")
                 cur.execute(f"USE `{schema}`")
                 cur.execute(secondary_index_sql(t))
-            cur.execute(f"INSERT INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
+            cur.execute(f"REPLACE INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
                         (f"sbtest{t}", json.dumps(want), time.time()))
             cur.close()
         finally:
@@ -314,6 +366,7 @@ def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:
         tables, registered = _existing(conn, schema)
         if schema.lower() in SYSTEM_SCHEMAS and REGISTRY not in tables:
             check_schema_name(schema)  # nothing of ours there: refused like prepare
+        settled = settle_loading(conn, schema, registered)
         cur = conn.cursor()
         cur.execute("SET SESSION foreign_key_checks = 0")  # a family's foreign keys (TPC-C) between its tables
         dropped = []
@@ -321,7 +374,8 @@ def cleanup(params: ConnParams, schema: str) -> dict[str, Any]:
             cur.execute(f"DROP TABLE IF EXISTS `{schema}`.`{name}`")
             cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (name,))
             dropped.append(name)
-        foreign = sorted(t for t in tables if t not in registered and t != REGISTRY)
+        dropped = sorted([*dropped, *settled])
+        foreign = sorted(t for t in tables if t not in registered and t not in settled and t != REGISTRY)
         if REGISTRY in tables:  # every registered table is gone: so is the registry
             cur.execute(f"DROP TABLE `{schema}`.{REGISTRY}")
         cur.close()

@@ -16,7 +16,17 @@ from tunebench.core.errors import ConfigError, TargetError
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult
 from tunebench.load.options import OptionSpec, resolve_options
-from tunebench.load.prepare import PROGRESS_EVERY, REGISTRY, RowsProgress, _ensure_registry, _existing, _server, cleanup
+from tunebench.load.prepare import (
+    PROGRESS_EVERY,
+    REGISTRY,
+    RowsProgress,
+    _ensure_registry,
+    _existing,
+    _server,
+    cleanup,
+    mark_loading,
+    settle_loading,
+)
 from tunebench.mysql.connect import open_connection
 
 
@@ -84,7 +94,7 @@ def register_tables(params: ConnParams, schema: str, names: Iterable[str], shape
     try:
         cur = conn.cursor()
         for name in names:
-            cur.execute(f"INSERT INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
+            cur.execute(f"REPLACE INTO `{schema}`.{REGISTRY} VALUES (%s, %s, %s)",
                         (name, json.dumps(shape), time.time()))
         cur.close()
     finally:
@@ -119,6 +129,9 @@ def claim_sets(params: ConnParams, schema: str, sets: Mapping[int, Sequence[str]
     try:
         _ensure_registry(conn, schema)
         tables, registered = _existing(conn, schema)
+        for name in settle_loading(conn, schema, registered):
+            tables.discard(name)
+            say(f"dropped {name}: a prepare that died left it half-loaded")
         cur = conn.cursor()
         for n, names in sets.items():
             foreign = [t for t in names if t in tables and t not in registered]
@@ -131,6 +144,7 @@ def claim_sets(params: ConnParams, schema: str, sets: Mapping[int, Sequence[str]
             for t in names:
                 cur.execute(f"DROP TABLE IF EXISTS `{schema}`.`{t}`")
                 cur.execute(f"DELETE FROM `{schema}`.{REGISTRY} WHERE table_name=%s", (t,))
+            mark_loading(cur, schema, names)  # before the tables: a kill -9 from here leaves them ours
             cur.execute(f"USE `{schema}`")
             create(cur, n)
             say(f"Creating {', '.join(names)}")

@@ -127,7 +127,8 @@ def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
         groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), g.threads))
     fields: dict[str, Any] = {"groups": tuple(groups), "engine": sweep.engine, "step_seconds": sweep.step_seconds,
                               "warmup_seconds": sweep.warmup_seconds, "transport": sweep.transport,
-                              "schema": sweep.schema or groups[0].workload.default_schema, "seed": sweep.seed}
+                              "schema": groups[0].workload.default_schema if sweep.schema is None else sweep.schema,
+                              "seed": sweep.seed}
     fields.update({k: v for k, v in overrides.items() if v is not None})
     return RunSpec(**fields)
 

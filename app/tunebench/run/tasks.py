@@ -136,14 +136,17 @@ def data_request(workload: str | Workload | None, options: Mapping[str, Any] | N
         raise ConfigError("give --workload NAME or --lua PATH, not both")
     script = lua_workload(lua) if lua else workload if isinstance(workload, Workload) and workload.lua else None
     if script is not None:
-        return DataRequest(schema or script.default_schema, cleanup, script, script.options(options), 0, threads)
+        where = script.default_schema if schema is None else schema
+        return DataRequest(where, cleanup, script, script.options(options), 0, threads)
     if cleanup:  # no schema given: every family's own (each its tables only)
-        return DataRequest(schema or DEFAULT_SCHEMA, True, None, {}, 0, threads, every_default=schema is None)
+        where = DEFAULT_SCHEMA if schema is None else schema
+        return DataRequest(where, True, None, {}, 0, threads, every_default=schema is None)
     if not workload:
         raise ConfigError("prepare needs --workload NAME (a workloads/*.toml name or a .toml path) or --lua PATH")
     wl = _workload(workload)
     opts = wl.options(options)
-    return DataRequest(schema or wl.default_schema, False, wl, opts, wl.prepare_rows(opts), threads)
+    where = wl.default_schema if schema is None else schema
+    return DataRequest(where, False, wl, opts, wl.prepare_rows(opts), threads)
 
 
 def prepare_data(target: Target, request: DataRequest, *, transport: str | None = None,
@@ -387,7 +390,8 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
     if engine is None:  # the first engine every group's family runs on (builtin, or sysbench for a Lua script)
         engine = next((e for e in ("builtin", "sysbench") if all(e in g.family.engines for g in built)), "builtin")
     spec = RunSpec(groups=tuple(built), engine=engine, step_seconds=step_seconds, warmup_seconds=warmup_seconds,
-                   transport=transport, schema=schema or built[0].workload.default_schema, workers=workers, seed=seed,
+                   transport=transport, schema=built[0].workload.default_schema if schema is None else schema,
+                   workers=workers, seed=seed,
                    probes=parse_probe_list(probes) if isinstance(probes, str) or probes is None else tuple(probes),
                    probe_interval=probe_interval, client_hosts=tuple(client_hosts), trust_host_key=trust_host_key,
                    ssh_keys=tuple(ssh_keys))

@@ -171,7 +171,7 @@ class Loader:
     def load(self) -> dict[str, Any]:
         scale = self.options["scale"]
         sets = {n: [f"{t}{n}" for t in TABLES] for n in range(1, self.options["tables"] + 1)}
-        todo = claim_sets(self.params, self.schema, sets, shape(self.options), self._create, lambda _m: None)
+        todo = claim_sets(self.params, self.schema, sets, shape(self.options), self._create, self.say)
         load = ServerLoad(self.params, self.schema, len(todo) * (MAX_ITEMS + scale * ROWS_PER_WAREHOUSE),
                           self.threads, self.on_rows, self.cancel)
         if todo:
