@@ -9,6 +9,7 @@ import sys
 
 from tunebench.cli.journal import auto_restore
 from tunebench.cli.parser import build_parser
+from tunebench.core.display import inert_text
 from tunebench.core.errors import TunebenchError
 
 __all__ = ["build_parser", "main"]
@@ -24,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         auto_restore(args, knobs=args.command not in ("restore", "doctor", "sandbox"))
         return int(args.func(args) or 0)
     except TunebenchError as exc:
-        print(f"tunebench: error: {exc}", file=sys.stderr)
+        print(f"tunebench: error: {inert_text(str(exc))}", file=sys.stderr)  # it may quote a file's bytes
         return exc.exit_code
     except KeyboardInterrupt:
         print("tunebench: interrupted", file=sys.stderr)

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from tunebench.core.display import inert_text
 from tunebench.core.interval import Interval
 
 # How a run ended -> exit status (a failed run raises, and exits 2 with its one line). "stopped" is the window's
@@ -18,10 +19,12 @@ def exit_code(status: str) -> int:
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    """--json (which escapes every control character), or `text` with its control characters made visible: names
+    and notes come from files and servers, and an ESC in one must not drive the terminal."""
     if getattr(args, "json", False):
         print(json.dumps(data, indent=2, default=str))
     else:
-        print(text)
+        print(inert_text(text))
 
 
 def live_line(iv: Interval, t0: float, probed: dict[str, float] | None = None) -> str:

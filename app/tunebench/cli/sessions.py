@@ -7,13 +7,14 @@ import collections
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from tunebench.cli.output import emit
 from tunebench.cli.resolve import open_store
+from tunebench.core.display import inert_line, inert_text, local_time
 from tunebench.core.errors import ConfigError
+from tunebench.core.sessions import best_tps
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER
 
@@ -23,15 +24,16 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.action == "list":
         sessions = store.list_sessions()
         for s in sessions:
-            steps = s["summary"].get("steps", [])
-            s["best_tps"] = max((x["tps"] for x in steps), default=None)
+            s["best_tps"] = best_tps(s)
         lines = [f"{'id':>4}  {'started':19}  {'status':9}  {'engine':8}  {'workload':22}  {'target':10}  "
                  f"{'server':18}  best tps"]
         for s in sessions:
-            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["started_at"]))
+            started = local_time(s["started_at"])
             best = "-" if s["best_tps"] is None else f"{s['best_tps']:.1f}"
-            lines.append(f"{s['id']:>4}  {started}  {s['status']:9}  {s['engine']:8}  {s['workload'][:22]:22}  "
-                         f"{s['target'][:10]:10}  {(s['flavor'] or '')} {(s['version'] or ''):10}  {best}")
+            # each field escaped on its own: a line break in a name would otherwise fake a row
+            f = {k: inert_line(s[k] or "") for k in ("status", "engine", "workload", "target", "flavor", "version")}
+            lines.append(f"{s['id']:>4}  {started:19}  {f['status']:9}  {f['engine']:8}  {f['workload'][:22]:22}  "
+                         f"{f['target'][:10]:10}  {f['flavor']} {f['version']:10}  {best}")
         emit(args, sessions, "\n".join(lines))
         return 0
     if args.id is None:
@@ -98,6 +100,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         from tunebench.store.export import to_csv
 
         out = to_csv(session, series)
+    out = inert_text(out)  # names from the file, read on a terminal sooner or later
     if args.output:
         try:
             Path(args.output).write_text(out)

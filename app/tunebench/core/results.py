@@ -4,12 +4,12 @@ and its best point, a best-to-best table across configurations, and a ratio tabl
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from tunebench.core.display import local_time
 from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
 from tunebench.core.sweep import Plan
 from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
@@ -258,7 +258,7 @@ def title_line(session: Mapping[str, Any]) -> str:
     """Session, date, target, server, workload, knobs changed: what a picture of the session carries on top."""
     server = f"{session.get('flavor') or ''} {session.get('version') or ''}".strip() or "server ?"
     parts = [f"Session {session['id']}" + (f" ({session['name']})" if session.get("name") else ""),
-             time.strftime("%Y-%m-%d %H:%M", time.localtime(float(session["started_at"]))),
+             local_time(session["started_at"], "%Y-%m-%d %H:%M"),
              str(session["target"]), server, str(session["workload"])]
     configs = (session.get("summary") or {}).get("configs") or []
     axes = sorted({k for c in configs for k in c.get("knobs") or {}})

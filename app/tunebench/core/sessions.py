@@ -4,16 +4,21 @@ one row per session, the settings that differ between two sessions, and where to
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tunebench.core.display import seconds_between
 from tunebench.core.errors import ConfigError
 from tunebench.core.interval import is_trx_series
 
 
 def best_tps(session: Mapping[str, Any]) -> float | None:
+    """The highest finite TPS of the session's steps (None: none has one; a value that is no number counts not)."""
     steps = (session.get("summary") or {}).get("steps") or []
-    return max((float(s["tps"]) for s in steps if s.get("tps") is not None), default=None)
+    tps = [float(s["tps"]) for s in steps if isinstance(s, Mapping) and isinstance(s.get("tps"), (int, float))
+           and not isinstance(s["tps"], bool) and math.isfinite(s["tps"])]
+    return max(tps, default=None)
 
 
 def knobs_of(session: Mapping[str, Any]) -> list[str]:
@@ -38,7 +43,7 @@ def browse_row(session: Mapping[str, Any]) -> dict[str, Any]:
         "id": session["id"], "started_at": session["started_at"], "name": session.get("name") or "",
         "target": session["target"], "server": f"{session.get('flavor') or ''} {session.get('version') or ''}".strip(),
         "workload": session["workload"], "engine": session["engine"], "knobs": ", ".join(knobs_of(session)),
-        "best_tps": best_tps(session), "duration": (ended - session["started_at"]) if ended else None,
+        "best_tps": best_tps(session), "duration": seconds_between(session["started_at"], ended),
         "status": session["status"], "tags": session.get("tags") or "", "notes": session.get("notes") or "",
     }
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tunebench.core.display import is_time
 from tunebench.store.repo import SeriesData
 
 
@@ -38,12 +39,29 @@ def timeline_table(series: Mapping[str, SeriesData], t0: float, step: float = 1.
     return names, rows
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
+
+
+def spreadsheet_text(cell: str) -> str:
+    """A text cell a spreadsheet shows as text: one that would start a formula (a series named
+    =HYPERLINK(...)) gets a leading apostrophe, as OWASP's CSV-injection advice has it."""
+    return f"'{cell}" if cell.startswith(FORMULA_STARTS) else cell
+
+
+def origin(session: Mapping[str, Any], series: Mapping[str, SeriesData]) -> float:
+    """The time the session's table counts from: its start, or its first sample's when the start is no date."""
+    t0 = session["started_at"]
+    if is_time(t0):
+        return float(t0)
+    return min((float(d.t[0]) for d in series.values() if len(d.t)), default=0.0)
+
+
 def to_csv(session: Mapping[str, Any], series: Mapping[str, SeriesData]) -> str:
-    t0 = float(session["started_at"])
+    t0 = origin(session, series)
     names, rows = timeline_table(series, t0)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["elapsed_s", "t", *names])
+    w.writerow(["elapsed_s", "t", *map(spreadsheet_text, names)])
     for elapsed, values in rows:
         w.writerow([f"{elapsed:g}", f"{t0 + elapsed:.0f}",
                     *("" if v is None or math.isnan(v) else f"{v:.6g}" for v in values)])

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text
+import sqlite3
+
+from sqlalchemy import Table, text
 from sqlalchemy.orm import Session as OrmSession
+from sqlalchemy.schema import CreateTable
 
 from tunebench.store.models import (
     SCHEMA_VERSION,
     Meta,
+    SessionRow,
 )
 
 
@@ -29,6 +33,9 @@ def migrate(s: OrmSession, version: int) -> None:
             _add_column(s, "targets", column, "TEXT")
     if version < 8:  # 7 -> 8: caching_sha2_password through the server's RSA key
         _add_column(s, "targets", "get_server_public_key", "INTEGER")
+    if version < 9:  # 8 -> 9: session IDs never given twice
+        s.commit()
+        _autoincrement(s, SessionRow.__table__)  # type: ignore[arg-type]
     s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
     s.commit()
 
@@ -37,3 +44,37 @@ def _add_column(s: OrmSession, table: str, column: str, sql_type: str) -> None:
     have = {row[1] for row in s.execute(text(f"PRAGMA table_info({table})"))}
     if column not in have:
         s.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+
+
+def _autoincrement(s: OrmSession, table: Table) -> None:
+    """`table` made again as the model has it now (AUTOINCREMENT), its rows copied: SQLite cannot add
+    AUTOINCREMENT to a table. The rebuild of SQLite's "ALTER TABLE" page (section 7): foreign keys off, or
+    dropping the old table would delete every row that refers to it (steps, samples: ON DELETE CASCADE)."""
+    name = table.name
+    db = s.connection().connection.driver_connection
+    assert isinstance(db, sqlite3.Connection)
+    ddl = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()
+    if ddl is None or "AUTOINCREMENT" in ddl[0].upper():
+        return  # made by create_all just now, or rebuilt before the version was written
+    new = f"{name}_v{SCHEMA_VERSION}"
+    create = str(CreateTable(table).compile(dialect=s.get_bind().dialect)).strip()
+    create = create.replace(f"CREATE TABLE {name} ", f"CREATE TABLE {new} ", 1)
+    have = {row[1] for row in db.execute(f"PRAGMA table_info({name})")}
+    cols = ", ".join(c.name for c in table.columns if c.name in have)
+    level = db.isolation_level
+    db.isolation_level = None  # our own BEGIN and COMMIT: the pragma is ignored inside a transaction
+    try:
+        db.execute("PRAGMA foreign_keys=OFF")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(create)
+            db.execute(f"INSERT INTO {new} ({cols}) SELECT {cols} FROM {name}")  # sets sqlite_sequence to max(id)
+            db.execute(f"DROP TABLE {name}")
+            db.execute(f"ALTER TABLE {new} RENAME TO {name}")  # the rows referring to it refer to this one
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    finally:
+        db.execute("PRAGMA foreign_keys=ON")
+        db.isolation_level = level

@@ -7,10 +7,10 @@ from __future__ import annotations
 from sqlalchemy import Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 8  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
+SCHEMA_VERSION = 9  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
 # 6: sessions.owner_pid/owner_start (a running session whose process is gone is marked interrupted);
 # 7: targets.ssl_mode/ssl_ca/ssl_cert/ssl_key (TLS, as the mysql client names it; file paths, never secrets);
-# 8: targets.get_server_public_key
+# 8: targets.get_server_public_key; 9: sessions.id AUTOINCREMENT (a deleted session's ID is never given again)
 
 
 class Base(DeclarativeBase):
@@ -45,6 +45,9 @@ class TargetRow(Base):
 
 class SessionRow(Base):
     __tablename__ = "sessions"
+    # AUTOINCREMENT: a deleted session's ID is never given to another (a run still writing under it, a report or
+    # a journal entry naming it would otherwise land in someone else's session)
+    __table_args__ = {"sqlite_autoincrement": True}
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     started_at: Mapped[float] = mapped_column(Float)
     ended_at: Mapped[float | None] = mapped_column(Float)

@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import create_engine, delete, event, select
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
 from tunebench.core.errors import StoreError
 from tunebench.core.target import Target
+from tunebench.store.json_fields import lenient_object, session_summary
 from tunebench.store.migrations import migrate
 from tunebench.store.models import (
     SCHEMA_VERSION,
@@ -55,6 +56,9 @@ class Store:
             return
         if self.path.is_dir():
             raise StoreError(f"session store {self.path} is a directory; give a file with --db")
+        if self.path.exists() and not self.path.is_file():
+            # a device, a FIFO, a socket: SQLite would put its -journal or -wal beside it (/dev/null-journal)
+            raise StoreError(f"session store {self.path} is not a regular file; give a file with --db")
         if self.path.is_file():
             found = sqlite_tables(self.path, in_use_ok=True)
             if found is None:
@@ -82,6 +86,9 @@ class Store:
             if "locked" in str(exc.orig):
                 raise StoreLocked(f"session store {self.path} is locked by another process; try again") from None
             raise StoreError(f"session store {self.path}: {_plain(exc.orig)}") from None
+        except IntegrityError as exc:  # a constraint of ours, not a damaged file
+            hint = " (the session it writes to was deleted)" if "FOREIGN KEY" in str(exc.orig) else ""
+            raise StoreError(f"session store {self.path}: {exc.orig}{hint}") from None
         except DatabaseError as exc:
             raise StoreError(f"session store {self.path} is not a valid SQLite file ({exc.orig}); "
                              "move it aside or use --db PATH") from None
@@ -224,12 +231,12 @@ class Store:
                     d["steps"], d["events"] = [], []
                 for sid, cfg in s.execute(select(StepRow.session_id, StepRow.config).order_by(StepRow.idx)):
                     if sid in out:
-                        out[sid]["steps"].append({"config": json.loads(cfg)})
+                        out[sid]["steps"].append({"config": lenient_object(cfg)})
                 for sid, t, label, data in s.execute(select(EventRow.session_id, EventRow.t, EventRow.label,
                                                             EventRow.data).where(EventRow.kind == "knob")):
                     if sid in out:
-                        out[sid]["events"].append({"t": t, "kind": "knob", "label": label,
-                                                   "data": json.loads(data) if data else {}})
+                        out[sid]["events"].append({"t": t, "kind": "knob", "label": _text(label) or "",
+                                                   "data": lenient_object(data)})
                 return list(out.values())
         return self._guard(read)  # type: ignore[no-any-return]
 
@@ -242,13 +249,14 @@ class Store:
                 out = _session_dict(r)
                 out["steps"] = [
                     {"idx": st.idx, "started_at": st.started_at, "measure_from": st.measure_from,
-                     "ended_at": st.ended_at, "config": json.loads(st.config),
-                     "summary": json.loads(st.summary) if st.summary else None}
+                     "ended_at": st.ended_at, "config": lenient_object(st.config),
+                     "summary": lenient_object(st.summary) if st.summary else None}
                     for st in s.scalars(select(StepRow).where(StepRow.session_id == session_id)
                                         .order_by(StepRow.idx))
                 ]
                 out["events"] = [
-                    {"t": e.t, "kind": e.kind, "label": e.label, "data": json.loads(e.data) if e.data else {}}
+                    {"t": e.t, "kind": _text(e.kind) or "", "label": _text(e.label) or "",
+                     "data": lenient_object(e.data)}
                     for e in s.scalars(select(EventRow).where(EventRow.session_id == session_id)
                                        .order_by(EventRow.t, EventRow.id))
                 ]
@@ -321,8 +329,14 @@ class Store:
         return session_transfer.import_sessions(self, path)
 
     def delete_session(self, session_id: int) -> None:
+        """Delete a session and all under it; a session a live process is still recording is refused (its run
+        would fail at its next write)."""
         def write() -> None:
             with OrmSession(self.engine) as s:
+                r = s.get(SessionRow, session_id)
+                if r is not None and r.status == "running" and owner_alive(r.owner_pid, r.owner_start):
+                    raise StoreError(f"session {session_id} is running (recorded by process {r.owner_pid}); "
+                                     "stop its run first")
                 s.execute(delete(SessionRow).where(SessionRow.id == session_id))
                 s.commit()
         self._guard(write)
@@ -360,10 +374,21 @@ def _target(r: TargetRow) -> Target:
 
 
 def _session_dict(r: SessionRow) -> dict[str, Any]:
-    summary = json.loads(r.summary) if r.summary else {}
+    """A session's row as the commands and the window read it. Whatever a damaged or hand-edited row holds,
+    this returns (text as text, JSON that is no object as {}): times are shown through core.display."""
     return {
-        "id": r.id, "started_at": r.started_at, "ended_at": r.ended_at, "status": r.status, "target": r.target,
-        "transport": r.transport, "flavor": r.flavor, "version": r.version, "engine": r.engine,
-        "workload": r.workload, "config": json.loads(r.config), "summary": summary, "name": r.name,
-        "tags": r.tags, "notes": r.notes,
+        "id": r.id, "started_at": r.started_at, "ended_at": r.ended_at, "status": _text(r.status) or "",
+        "target": _text(r.target) or "", "transport": _text(r.transport) or "", "flavor": _text(r.flavor),
+        "version": _text(r.version), "engine": _text(r.engine) or "", "workload": _text(r.workload) or "",
+        "config": lenient_object(r.config), "summary": session_summary(r.summary), "name": _text(r.name),
+        "tags": _text(r.tags), "notes": _text(r.notes),
     }
+
+
+def _text(value: object) -> str | None:
+    """A text column's value as text (SQLite keeps what was put in: a number, bytes)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)

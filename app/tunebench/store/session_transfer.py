@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import zlib
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, insert, select, text
 
 from tunebench.core.errors import StoreError
+from tunebench.store.import_checks import checked_sessions
 from tunebench.store.models import SCHEMA_VERSION, Base
 from tunebench.store.repo import Store
 from tunebench.store.sqlite_file import sqlite_tables
@@ -44,6 +44,8 @@ def import_sessions(store: Store, path: Path | str) -> list[int]:
     src_path = Path(path)
     if src_path.is_dir():
         raise StoreError(f"cannot import {src_path}: it is a directory")
+    if src_path.exists() and not src_path.is_file():
+        raise StoreError(f"cannot import {src_path}: not a regular file")
     if not src_path.is_file():
         raise StoreError(f"no such file: {src_path}")
     if src_path.resolve() == store.path.resolve():
@@ -73,7 +75,7 @@ def import_sessions(store: Store, path: Path | str) -> list[int]:
                 copy = Path(tmp) / "import.sqlite"
                 shutil.copyfile(src_path, copy)
                 src = Store(copy)
-            ids = _readable_sessions(src, src_path)
+            ids = store._guard(_checked, src.engine, src_path)
             return store._guard(_copy_sessions, src.engine, store.engine, ids)  # type: ignore[no-any-return]
         finally:
             src.close()
@@ -88,22 +90,11 @@ def _schema_version(engine: Engine) -> int:
         raise StoreError(f"not a Tunebench session file (schema version {value!r})") from None
 
 
-def _readable_sessions(src: Store, path: Path) -> list[int]:
-    """Every session of `src`, read in full (JSON, samples) before one is copied: a damaged file is
-    refused as a whole instead of half imported."""
-    try:
-        ids = [s["id"] for s in src.list_sessions()]
-        for sid in ids:
-            src.get_session(sid)
-            src.series(sid)
-    except StoreError as exc:
-        raise StoreError(f"cannot import {path}: {exc}") from None
-    except (ValueError, zlib.error, KeyError, TypeError) as exc:  # bad JSON, bad UTF-8, bad sample chunk
-        raise StoreError(f"cannot import {path}: the file is damaged ({type(exc).__name__}: "
-                         f"{str(exc).splitlines()[0][:120] if str(exc) else 'no detail'})") from None
-    if not ids:
-        raise StoreError(f"cannot import {path}: it holds no session")
-    return ids
+def _checked(src: Engine, path: Path) -> list[int]:
+    """Every session of the file, checked value by value before one is copied: a damaged file is refused as a
+    whole instead of half imported (or imported and then breaking the list, a report, the window)."""
+    with src.connect() as c:
+        return checked_sessions(c, path)
 
 
 def _copy_sessions(src: Engine, dst: Engine, ids: list[int]) -> list[int]:
@@ -135,8 +126,11 @@ def _copy_rows(a: Any, b: Any, session_id: int, tag: str | None = None) -> int:
     if row is None:
         raise StoreError(f"no session {session_id} to copy")
     values = {k: v for k, v in row.items() if k != "id"}
-    if tag:
+    if tag:  # an import: its process, if it still ran, is another machine's or long gone
         values["tags"] = with_tag(values.get("tags"), tag)
+        values["owner_pid"] = values["owner_start"] = None
+        if values.get("status") == "running":
+            values["status"] = "interrupted"
     new_id = int(b.execute(insert(sessions).values(values)
                            ).inserted_primary_key[0])  # type: ignore[index]
     for table in (tables["steps"], tables["events"], tables["variables"]):

@@ -24,7 +24,7 @@ from tunebench.store.models import (
     VariableRow,
 )
 from tunebench.store.owner import me as owner_me
-from tunebench.store.samples import CODEC, decode_chunk, encode_chunk, series_kind
+from tunebench.store.samples import CODEC, MAX_CHUNK_SAMPLES, decode_chunk, encode_chunk, series_kind
 from tunebench.store.sqlite_file import LOCK_PATIENCE, StoreLocked
 
 if TYPE_CHECKING:
@@ -208,7 +208,12 @@ class SessionWriter:
             for sid in self._series_ids.values():
                 chunks = list(s.scalars(select(ChunkRow).where(ChunkRow.series_id == sid)
                                         .order_by(ChunkRow.t_first, ChunkRow.id)))
-                small = [c for c in chunks if c.n < 3600]
+                small: list[ChunkRow] = []
+                total = 0
+                for c in chunks:
+                    if c.n < 3600 and total + c.n <= MAX_CHUNK_SAMPLES:  # a merged chunk stays readable
+                        small.append(c)
+                        total += c.n
                 if len(small) < 2:
                     continue
                 decoded = [decode_chunk(c.codec, c.n, c.ts, c.vs) for c in small]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import math
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,9 +21,10 @@ from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 
+from tunebench.core.display import local_time, seconds_between
 from tunebench.core.errors import ConfigError
 from tunebench.core.results import markdown, range_line, series_rows, settings_changed, title_line
-from tunebench.store.export import timeline_table
+from tunebench.store.export import spreadsheet_text, timeline_table
 from tunebench.store.repo import SeriesData, Store
 from tunebench.ui.dashboard import Dashboard
 
@@ -206,7 +206,7 @@ def save_csv(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] 
     with p.open("w", newline="") as f:
         f.write("# " + " | ".join(heading(session, sc)) + "\n")
         w = csv.writer(f, lineterminator="\n")
-        w.writerow(["elapsed_s", "t", *names])
+        w.writerow(["elapsed_s", "t", *map(spreadsheet_text, names)])
         for offset, values in rows:
             elapsed = origin + offset + 0.5
             w.writerow([f"{elapsed:.3f}", f"{t0 + elapsed:.3f}",
@@ -229,8 +229,8 @@ def save_report(session: dict[str, Any], dashboard: Dashboard, path: Path | str,
     sc = scope(dashboard, visible)
     png = save_png(dashboard, p.with_name(p.stem + "-timeline.png"), session, visible)
     lines = [markdown(session).rstrip(), ""]
-    lines += [f"- started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(session['started_at']))}"
-              + (f", {int(session['ended_at'] - session['started_at'])} s" if session.get("ended_at") else "")]
+    took = seconds_between(session["started_at"], session.get("ended_at"))
+    lines += [f"- started {local_time(session['started_at'])}" + (f", {int(took)} s" if took is not None else "")]
     for key in ("name", "tags", "notes"):
         if session.get(key):
             lines.append(f"- {key}: {session[key]}")

@@ -7,18 +7,26 @@ plots, markers, readouts and follow window.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
+from tunebench.core.display import is_time
 from tunebench.core.interval import Event
 from tunebench.store.repo import Store
 from tunebench.ui.timeline import Timeline
 
 SPEEDS = (1, 2, 5, 10, 30, 60)
 TICK_MS = 100
+SLIDER_MAX = 2**31 - 1  # a QSlider's int: 6.8 years in tenths of a second
+
+
+def _tenths(seconds: float) -> int:
+    """A position on the slider (tenths of a second), within what it holds whatever the session's times."""
+    return int(min(max(seconds * 10, 0.0), SLIDER_MAX)) if math.isfinite(seconds) else 0
 
 
 def load_session(store: Store, session_id: int, timeline: Timeline,
@@ -31,11 +39,16 @@ def load_session(store: Store, session_id: int, timeline: Timeline,
         names = [n for n in store.series_names(session_id) if n.startswith(prefixes)]
     series = store.series(session_id, names)
     events = [Event(e["t"], e["kind"], e["label"], e["data"]) for e in session["events"]]
-    timeline.load(float(session["started_at"]), {n: (d.t, d.v) for n, d in series.items()}, events)
+    t0 = session["started_at"]
+    if not is_time(t0):  # a start that is no date (a damaged row): the first sample's time instead
+        t0 = min((float(d.t[0]) for d in series.values() if len(d.t)), default=0.0)
+    timeline.load(float(t0), {n: (d.t, d.v) for n, d in series.items()}, events)
     return session
 
 
 def clock(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "--:--"
     s = int(max(0.0, seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
 
@@ -79,7 +92,7 @@ class ReplayBar(QWidget):
         """A freshly loaded timeline: the head at the end (the whole session shown), ready to play."""
         self.timeline = timeline
         self.slider.blockSignals(True)
-        self.slider.setRange(0, int(timeline.end * 10))
+        self.slider.setRange(0, _tenths(timeline.end))
         self.slider.blockSignals(False)
         self.jump.clear()
         self.jump.addItem("start", 0.0)
@@ -95,7 +108,7 @@ class ReplayBar(QWidget):
         x = min(max(0.0, x), tl.end)
         tl.seek(x)
         self.slider.blockSignals(True)
-        self.slider.setValue(int(x * 10))
+        self.slider.setValue(_tenths(x))
         self.slider.blockSignals(False)
         self.position.setText(f"{clock(x)} / {clock(tl.end)}")
         self.moved.emit(x)

