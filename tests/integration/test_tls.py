@@ -277,6 +277,10 @@ def test_accounts_as_users_have_them(each_server, cli, tmp_path):
         cur.execute("ALTER USER 'tb_limited'@'127.0.0.1' PASSWORD EXPIRE")
         _one_line_exit_2(cli("run", "--target", url, "--workload", "oltp_point_select", env=env),
                          "password of 'tb_limited'", "has expired", "ALTER USER")
+        for argv in (["prepare", "--workload", "oltp_point_select"], ["sweep", str(spec), "--plan"],
+                     ["check", "--workload", "tpcc"], ["cleanup"]):  # each command, the same one line
+            _one_line_exit_2(cli(*argv, "--target", url, env=env), f"{url}: the password of 'tb_limited'",
+                             "has expired")
     finally:
         cur.execute("DROP USER IF EXISTS 'tb_limited'@'127.0.0.1'")
         conn.close()

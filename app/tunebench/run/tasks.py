@@ -160,8 +160,8 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
     params = conn_params(target, transport, password=password)
     if request.cleanup:
         started = time.monotonic()
+        open_connection(params, target.name).close()  # a server that refuses us is named as the target
         if request.workload is not None:  # a Lua script's own cleanup
-            open_connection(params, target.name).close()
             r = request.workload.family.cleanup(params, request.schema, request.options)
         elif request.every_default:
             r = {"dropped": [], "left_alone": []}
