@@ -49,3 +49,54 @@ def test_doctor_reports_driver_and_sysbench(sandbox, cli):
     assert data["sysbench"]["version"].startswith("1.")
     assert data["servers"] and data["sandbox"]["running"]
     assert out.returncode == 0, data["problems"]
+
+
+def test_the_sandboxs_own_options_and_a_start_that_fails_leave_it_running(sandbox, cli):
+    """Issue 29 item 8b: `--set innodb_page_size=4096` or `--set datadir=…` stopped the running sandbox and left it
+    down with the override saved; `--set port=3306` was accepted (and status then reported the old port)."""
+    before = sandbox.status()
+    for option, says in (("port=3306", "the sandbox's own setting"), ("datadir=/tmp/elsewhere", "own setting"),
+                         ("innodb-page-size=4096", "fixed when the sandbox's datadir is made"),
+                         ("innodb_log_group_home_dir=/nonexistent", "running again with its previous settings")):
+        out = cli("sandbox", "start", "--set", option)
+        assert out.returncode == 2 and says in out.stderr, (option, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+        st = sandbox.status()
+        assert st.running and st.port == before.port and st.overrides == before.overrides, (option, st)
+    assert "innodb_log_group_home_dir" not in sandbox.cnf.read_text()
+
+
+def test_ctrl_c_during_a_restart_waits_for_the_server(sandbox, tmp_path):
+    """...and three SIGINTs 0.3 s apart during a restart left it down with the new option in its my.cnf: the
+    restart finishes first (up, my.cnf and state agreeing), then the interrupt is taken."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from tests.conftest import ROOT, wait_until
+
+    code = ("import sys\nfrom pathlib import Path\nfrom tunebench.hosts.sandbox import SandboxServer\n"
+            f"sb = SandboxServer(Path({str(sandbox.base)!r}))\nprint('restarting', flush=True)\n"
+            "try:\n    sb.restart({'innodb_doublewrite': 'OFF'})\nexcept KeyboardInterrupt:\n"
+            "    print('interrupted after', sb.status().running, flush=True)\n    sys.exit(130)\n")
+    old_pid = sandbox.status().pid
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "restarting"
+        # the old server is going: the restart is half-way, the moment a Ctrl-C used to leave it down
+        wait_until(lambda: not Path(f"/proc/{old_pid}/cmdline").exists() or
+                   not Path(f"/proc/{old_pid}/cmdline").read_bytes(), 60, "the old server to stop")
+        for _ in range(3):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        out = proc.stdout.read()
+        assert proc.wait(120) == 130 and "interrupted after True" in out, out
+    finally:
+        proc.kill()
+        proc.stdout.close()
+    st = sandbox.status()
+    assert st.running and st.overrides == {"innodb_doublewrite": "OFF"}
+    assert "innodb_doublewrite" in sandbox.cnf.read_text()
+    sandbox.restart({})

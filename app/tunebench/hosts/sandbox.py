@@ -17,9 +17,12 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tunebench import paths
 from tunebench.core.errors import SandboxError
@@ -34,6 +37,49 @@ SANDBOX_USER = "tunebench"
 # Servers this process started: the server outlives a CLI call by design, but while we live we keep
 # the handle so it can be reaped on stop (and is not garbage-collected while still running).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
+# Options that are the sandbox's own (where it lives, how it is reached) or fixed when its datadir was made: a
+# `--set` or an axis may not change them (the README's promise: never port 3306, never another datadir).
+RESERVED = frozenset({"port", "socket", "datadir", "basedir", "pid_file", "log_error", "tmpdir", "plugin_dir",
+                      "lc_messages_dir", "bind_address", "skip_networking", "user", "defaults_file",
+                      "defaults_extra_file", "skip_grant_tables", "secure_file_priv", "mysqlx"})
+FIXED_AT_INIT = frozenset({"innodb_page_size", "lower_case_table_names", "innodb_data_file_path",
+                           "innodb_undo_tablespaces"})
+
+
+def check_sandbox_overrides(overrides: Mapping[str, str | None], initialized: bool) -> None:
+    """SandboxError for an option of the sandbox's own, or one fixed when its datadir was made."""
+    for name in overrides:
+        key = name.strip().lower().replace("-", "_")
+        if key in RESERVED:
+            raise SandboxError(f"{name} is the sandbox's own setting (it keeps its datadir, socket and a free port "
+                               "of its own, never 3306); the sandbox is left as it was")
+        if key in FIXED_AT_INIT and initialized:
+            raise SandboxError(f"{name} is fixed when the sandbox's datadir is made; the sandbox is left as it was "
+                               "(`tunebench sandbox` on a new one: remove its folder first)")
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done (a server restart is never left half-way: down, or up with
+    a my.cnf that says otherwise), then are delivered as they came. Only the main thread has signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def hold(sig: int, _frame: Any) -> None:
+        pending.append(sig)
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(pending):
+            signal.raise_signal(sig)
 
 
 def port_is_free(port: int) -> bool:
@@ -302,17 +348,36 @@ class SandboxServer:
         )
 
     def start(self, overrides: dict[str, str | None] | None = None, cpus: str | None = None,
-              timeout: float = 120.0) -> SandboxStatus:
-        """Start (initialising on first use). A running sandbox is left alone unless options differ."""
+              timeout: float = 120.0, force: bool = False) -> SandboxStatus:
+        """Start (initialising on first use). A running sandbox is left alone unless options differ. A restart
+        is not interrupted half-way (Ctrl-C and SIGTERM are taken once the server is up), and one that does not
+        come up puts back the last configuration that did, then says why."""
         state = self._load_state()
         wanted = dict(overrides or {})
-        if self._our_pid() and wanted == state.overrides and cpus == state.cpus:
+        if self._our_pid() and wanted == state.overrides and cpus == state.cpus and not force:
             return self.status()
         # Everything is checked before a running server is stopped: a bad option leaves it running.
+        check_sandbox_overrides(wanted, self.initialized)
         if cpus is not None:
             cpus = check_cpus(cpus)
         server = self.binary()
         self.check_options(server, wanted)
+        was_running = bool(self._our_pid())
+        with signals_deferred():
+            try:
+                return self._start(server, state, wanted, cpus, timeout)
+            except SandboxError as exc:
+                if not (was_running and self.initialized) or (wanted == state.overrides and cpus == state.cpus):
+                    raise
+                try:  # the last configuration that came up
+                    self._start(server, state, dict(state.overrides), state.cpus, timeout)
+                except SandboxError as again:
+                    raise SandboxError(f"{exc}; and the previous configuration did not come up either: {again}"
+                                       ) from None
+                raise SandboxError(f"{exc}; the sandbox is running again with its previous settings") from None
+
+    def _start(self, server: ServerBinary, state: SandboxState, wanted: dict[str, str | None], cpus: str | None,
+               timeout: float) -> SandboxStatus:
         if self._our_pid():
             self.stop()
         self.base.mkdir(parents=True, exist_ok=True)
@@ -399,11 +464,7 @@ class SandboxServer:
         return self.status()
 
     def restart(self, overrides: dict[str, str | None] | None = None, cpus: str | None = None) -> SandboxStatus:
-        if cpus is not None:
-            check_cpus(cpus)
-        self.check_options(self.binary(), dict(overrides or {}))
-        self.stop()
-        return self.start(overrides, cpus)
+        return self.start(overrides, cpus, force=True)
 
     def destroy(self) -> None:
         """Stop and delete everything the sandbox owns (its datadir included)."""

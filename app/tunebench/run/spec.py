@@ -157,7 +157,9 @@ def plan_sweep(sweep: SweepSpec, target: Target, transport: str | None = None,
         for c in plan.configs:
             config_groups(groups, c.options)  # every value checked by its family before anything runs
     if sb is not None:
-        from tunebench.hosts.sandbox import check_cpus
+        from tunebench.hosts.sandbox import check_cpus, check_sandbox_overrides
+
+        check_sandbox_overrides(dict.fromkeys(k for c in plan.configs for k in c.static), sb.initialized)
 
         for cpus in sorted({c.cpus for c in plan.configs if c.cpus}):
             check_cpus(cpus)
