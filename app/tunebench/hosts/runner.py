@@ -17,7 +17,7 @@ from tunebench.core.errors import EngineError
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_us() -> Callable[[], None] | None:
+def die_with_us(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
     """A preexec_fn that makes the kernel SIGKILL the child when the thread that started it dies (for us:
     the process running the engine, killed -9 or crashed), so no load keeps running behind a dead run.
     Resolved here, in the parent: the child between fork and exec only makes one libc call."""
@@ -32,7 +32,7 @@ def _die_with_us() -> Callable[[], None] | None:
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
         if os.getppid() != parent:  # we died before the line above: nobody would ever send it
             os._exit(1)
 
@@ -73,7 +73,7 @@ class LocalProcess:
                 errors="replace",  # a script's output that is not UTF-8 is read, never the reader's death
                 bufsize=1,
                 start_new_session=True,
-                preexec_fn=_die_with_us(),  # noqa: PLW1509 - one prctl call, resolved in the parent
+                preexec_fn=die_with_us(),  # noqa: PLW1509 - one prctl call, resolved in the parent
             )
         except OSError as exc:
             raise EngineError(f"cannot start {self.display[0]}: {exc.strerror}") from None

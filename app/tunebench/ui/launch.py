@@ -3,7 +3,9 @@ in app.py)? Kept free of Qt imports so the launcher that re-executes itself does
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 
@@ -26,9 +28,21 @@ def rerun_in_own_session(args: list[str]) -> int:
     The window then has a scheduler autogroup of its own (see favour_the_window), which disappears with
     it: the terminal's session is never touched. Ctrl-C here stops the window there.
     """
+    from tunebench.hosts.runner import die_with_us
+
     env = {**os.environ, OWN_SESSION_ENV: "1"}
     me = [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "tunebench"]  # the bundle
-    proc = subprocess.Popen([*me, *args], env=env, start_new_session=True)
+    # The window dies with its launcher: SIGTERM/SIGHUP here are passed on (`timeout 180 tunebench gui` ends it),
+    # and a launcher killed outright takes it along (the kernel sends it SIGTERM: its run puts knobs back).
+    proc = subprocess.Popen([*me, *args], env=env, start_new_session=True,
+                            preexec_fn=die_with_us(signal.SIGTERM))  # noqa: PLW1509 - one prctl call
+
+    def pass_on(sig: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, pass_on)
     try:
         return proc.wait()
     except KeyboardInterrupt:
