@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -79,6 +79,9 @@ class ConnectionContext:
     slot: int  # 0-based number of this connection in its group
     slots: int  # connections the group may open (the schedule's maximum): for per-thread ranges
     plan: Any = None  # what family.plan() made of the workload and its options
+    # differs in every run, whatever the seed: for values that must not repeat an earlier run's (oltp_insert's ids)
+    run_nonce: int = 0
+    kept: dict[str, Any] = field(default_factory=dict)  # the connection's own, kept across its reconnects
 
 
 Transaction = Callable[[], int]  # runs one transaction, returns its TrxType index (unused, and may be None, for
