@@ -126,6 +126,11 @@ class Family(Protocol):
         """None when the prepared data matches `options`; otherwise one line saying what is missing."""
         ...
 
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        """About how much disk a prepare of `options` takes on the server (InnoDB, indexes included), to refuse a
+        data set that cannot fit before loading it; None when the family cannot tell (a Lua script's data)."""
+        ...
+
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
                 cancel: threading.Event | None = None) -> dict[str, Any]:

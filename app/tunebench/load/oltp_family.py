@@ -59,6 +59,12 @@ class OltpFamily:
             return None
         return f"sbtest1..{options['tables']} with {rows:,} rows each are not prepared in {schema}"
 
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        # an sbtest row on InnoDB: ~215 bytes in the clustered index (id, k, c, pad, row header, page fill), ~25
+        # more in the k index (sysbench's 10M-row table takes ~2.4 GB)
+        per_row = 215 + (25 if options["create_secondary"] else 0)
+        return int(workload.prepare_rows(options)) * int(options["tables"]) * per_row
+
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
                 cancel: threading.Event | None = None) -> dict[str, Any]:
