@@ -97,6 +97,8 @@ SWEEPS: dict[str, str | bytes] = {
     "unknown_knob": W + "step_seconds = 1\n[axes]\ninnodb_no_such_knob = [1, 2]\n",
     "knob_range": W + "step_seconds = 1\n[axes]\ninnodb_flush_log_at_trx_commit = [1, 7]\n",
     "cpus_missing": W + 'step_seconds = 1\n[axes]\ncpus = ["0", "0-99"]\n',
+    "readonly_knob": W + 'step_seconds = 1\n[axes]\nversion = ["10.11.6-MariaDB", "5.7.0"]\n',
+    "group_short": W + 'threads = [1, 2, 4]\n[[group]]\nname = "g"\nworkload = "oltp_point_select"\nthreads = [1, 2]\n',
 }
 
 PROBE_RANGE = "probe interval must be between 0.25 and 60"
@@ -199,6 +201,13 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("run-group-threads", ["run", "--group", "x=oltp_point_select:0"], ">= 1", False),
     ("run-group-duplicate", ["run", "--workload", "oltp_point_select", "--group", "main=oltp_point_select:1"],
      "unique", False),
+    ("run-group-empty-name", ["run", "--group", "=oltp_point_select:1"], "a client group needs a name", False),
+    ("run-group-name-dot", ["run", "--workload", "oltp_point_select", "--group", "a.b=oltp_point_select:1"],
+     "client group name 'a.b'", False),
+    ("run-group-short-schedule", ["run", "--workload", "oltp_point_select", "--threads", "1,2,4", "--group",
+                                  "g=oltp_point_select:1,2"], "group g has 2 thread counts (1,2)", False),
+    ("run-main-short-schedule", ["run", "--workload", "oltp_point_select", "--threads", "1,2", "--group",
+                                 "g=oltp_point_select:1,2,4"], "group main has 2 thread counts", False),
     ("run-schema-syntax", ["run", "--workload", "oltp_point_select", "--schema", "bad;name"], "invalid schema",
      False),
     ("run-schema-mysql", ["run", "--workload", "oltp_point_select", "--schema", "mysql"], "system schema", False),
@@ -286,6 +295,7 @@ CASES: list[tuple[str, list[str], str, bool]] = [
         ("option_range", "below the minimum"), ("cpus_axis", "cpus axis values"),
         ("transport_axis", "transport axis values"), ("engine_axis", "engine axis values"),
         ("huge", "1,000,000 configurations"), ("confirm_count", "--yes"), ("confirm_time", "--yes"),
+        ("group_short", "group g has 2 thread counts"),
     )),
     # -- sweep: command line
     ("sweep-missing-file", ["sweep", "/nonexistent/s.toml"], "not found", False),
@@ -402,6 +412,11 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("server-sweep-unknown-knob", ["sweep", "{F}/unknown_knob.toml", "--plan"], "innodb_no_such_knob", True),
     ("server-sweep-knob-range", ["sweep", "{F}/knob_range.toml", "--plan"], "out of range", True),
     ("server-sweep-cpus-missing", ["sweep", "{F}/cpus_missing.toml", "--plan"], "not available", True),
+    ("server-sweep-read-only-knob", ["sweep", "{F}/readonly_knob.toml", "--plan"], "version is read-only", True),
+    ("server-run-tpcc-beyond-the-disk", ["run", "--workload", "tpcc", "-o", "scale=100000", "--probes", "none",
+                                         "--step-seconds", "1"], "needs about 9.5 TB on the server's disk", True),
+    ("server-prepare-tpcc-beyond-the-disk", ["prepare", "--workload", "tpcc", "-o", "scale=100000"],
+     "needs about 9.5 TB on the server's disk", True),
     ("server-cleanup-mysql", ["cleanup", "--schema", "mysql"], "system schema", True),
     ("server-cleanup-sys", ["cleanup", "--schema", "sys"], "system schema", True),
 ]
@@ -583,7 +598,7 @@ def _check_case(request, monkeypatch, run, files, tmp_path, argv, needle, server
     code, stdout, stderr = run(args, env)
 
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert code != 0, stdout + stderr
+    assert code == 2, stdout + stderr
     assert "Traceback" not in stderr, stderr
     assert len(lines) == 1, stderr
     assert lines[0].startswith("tunebench: error:"), stderr

@@ -101,3 +101,14 @@ def test_an_option_axis_is_a_workload_option_not_a_variable(panel):
     assert panel.grid.item(row, 2).text() == "workload option"
     spec = panel.current_spec()
     assert spec.axes["option.rows_per_commit"] == (100, 1000) and "option.rows_per_commit" not in spec.knob_axes
+
+
+def test_a_variable_the_server_sets_itself_is_shown_read_only(panel):
+    """`version` was offered as a restart axis; it is no knob at all (the CLI's plan refuses it too)."""
+    from tunebench.core.knobs import KnobInfo
+
+    panel.load_recipe("iibench-buffer-pool")
+    panel.add_axis("version", "10.11.6-MariaDB, 5.7.0")
+    panel.add_facts({"version": KnobInfo("version", "string", False, current="10.11.6-MariaDB", fixed=True)})
+    row = next(r for r in range(panel.grid.rowCount()) if panel.grid.item(r, 0).text() == "version")
+    assert panel.grid.item(row, 2).text() == "read-only"

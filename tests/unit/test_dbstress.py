@@ -85,6 +85,20 @@ def test_ref_ranges_give_each_connection_its_own_objects():
     assert refs and all(501 <= r <= 750 for r in refs)
 
 
+@pytest.mark.parametrize(("objects", "slots"), [(10, 16), (1000, 3), (1000, 1000), (11, 4)])
+def test_ref_ranges_cover_the_objects_with_more_connections_than_objects(objects, slots):
+    """16 connections on 10 objects ended in numpy's "low >= high": the connections past the 10th share the
+    ranges of one object each; every object is some connection's, every range within the data set."""
+    o = load_workload("dbstress_rw1").options({"objects": objects, "ref_ranges": True})
+    covered = set()
+    for slot in range(slots):
+        c, _ctx = _conn(o, slot=slot, slots=slots)
+        assert 1 <= c.lo <= c.hi <= objects, (slot, c.lo, c.hi)
+        c.work()
+        covered |= set(range(c.lo, c.hi + 1))
+    assert covered == set(range(1, objects + 1))
+
+
 def test_the_loader_fills_history_from_objects_in_chunks():
     o = load_workload("dbstress_ro").options({"objects": 120_000})
     batches = load_statements(1, o)

@@ -3,6 +3,7 @@ stderr says where and why it died."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -126,3 +127,64 @@ def test_a_probe_that_falls_behind_says_so_once():
         sampler.close()
     behind = [m for m in reports if "skips the seconds" in m]
     assert len(behind) == 1 and behind[0].startswith("probe slow: a read took 0.") and "every 0.1 s" in behind[0]
+
+
+SAMPLER_CHILD = """
+import sys, time
+from tunebench.core.probe import Reading
+from tunebench.run.monitor import ProbeSampler
+
+class Quick:
+    def __init__(self, name):
+        self.name = name
+    def open(self):
+        return "quick"
+    def read(self):
+        return Reading(gauges={self.name: 1.0})
+    def close(self):
+        pass
+
+sampler = ProbeSampler([Quick("status"), Quick("waits")], 0.1, lambda _t, _v, _k: None,
+                       lambda kind, _p, msg: print(kind, msg, flush=True))
+sampler.open()
+sampler.start()
+print("sampling", flush=True)
+sys.stdin.readline()  # the test's word: it stopped this process, then let it go on
+time.sleep(0.5)
+sampler.close()
+"""
+
+
+def test_a_stopped_process_is_not_a_slow_probe(tmp_path):
+    """SIGSTOP, then SIGCONT, of the process the probes run in: every probe woke late after quick reads, and each
+    said "a read took 0.0 s". The gap was the process's, and it says so (once), not a probe's."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    child = subprocess.Popen([sys.executable, "-c", SAMPLER_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=ROOT, env=dict(os.environ))
+    try:
+        for line in child.stdout:
+            if line.strip() == "sampling":
+                break
+        else:
+            raise AssertionError("the sampler did not start: " + child.stderr.read())
+        time.sleep(0.5)
+        child.send_signal(signal.SIGSTOP)
+        time.sleep(2.0)
+        child.send_signal(signal.SIGCONT)
+        out, err = child.communicate("go\n", timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, err
+    said = [line for line in out.splitlines() if line.startswith(("probe_slow", "probe_stalled"))]
+    assert not any("a read took" in line for line in said), said
+    assert len(said) == 1, said
+    m = re.match(r"probe_stalled probes: this process was stopped for at least (\d+\.\d) s .*, not slow reads", said[0])
+    assert m and 1.5 <= float(m.group(1)) <= 2.5, said

@@ -1,3 +1,7 @@
+import re
+from types import SimpleNamespace
+
+import numpy as np
 import pytest
 
 from tunebench.core.errors import ConfigError, WorkloadError
@@ -79,3 +83,57 @@ def test_option_validation():
         wl.options({"tables": 0})
     with pytest.raises(ConfigError, match="plain identifier"):
         wl.options({"mysql_storage_engine": "innodb; DROP DATABASE x"})
+
+
+class _InsertSession:
+    """Takes oltp_insert's plain INSERTs; refuses as a duplicate (1062) an id it already holds."""
+
+    def __init__(self, held: set[int]):
+        self.held = held
+
+    def prepare(self, sql):
+        return sql
+
+    def execute(self, stmt, *args):
+        raise AssertionError("oltp_insert sends plain queries")
+
+    def query(self, sql: bytes) -> None:
+        from tunebench.load.driver import DriverError
+
+        i = int(re.search(rb"VALUES \((-?\d+),", sql).group(1))
+        if i in self.held:
+            raise DriverError(1062, f"Duplicate entry '{i}' for key 'PRIMARY'")
+        self.held.add(i)
+
+
+def test_oltp_insert_without_auto_inc_never_repeats_an_id():
+    """Connections of one group, a reconnect (a new connection's work, the same kept state), and a second run
+    (another nonce, the same seed) over the first run's rows: every INSERT makes a row, none in the prepared
+    1..table_size, and only a real clash is retried (counted as an error)."""
+    from tunebench.load.family import ConnectionContext
+    from tunebench.load.oltp_family import OltpFamily
+
+    wl = load_workload("oltp_insert")
+    opts = wl.options({"auto_inc": "off", "table_size": 1000})
+    plan = OltpFamily().plan(wl, opts)
+    held: set[int] = set()
+    counts = [SimpleNamespace(reads=0, writes=0, other=0, errors=0, retry=None) for _ in range(3)]
+    for c in counts:
+        c.retry = (lambda c=c: setattr(c, "errors", c.errors + 1))
+    for nonce in (11, 2**31 + 5):
+        kept: list[dict] = [{}, {}, {}]
+        for _connect in range(2):  # the second time: after a reconnect
+            for slot in range(3):
+                ctx = ConnectionContext(_InsertSession(held), counts[slot], np.random.default_rng(7), opts, slot, 3,
+                                        plan, nonce, kept[slot])
+                work = OltpFamily().connection_work(ctx)
+                for _ in range(500):
+                    work()
+    assert sum(c.writes for c in counts) == len(held) == 2 * 2 * 3 * 500
+    assert not any(1 <= i <= 1000 for i in held) and 0 not in held
+    assert sum(c.errors for c in counts) == 0
+    # a clash with a row already there: the next id, the clash an error the family retried
+    ctx = ConnectionContext(_InsertSession(held), counts[0], np.random.default_rng(7), opts, 0, 3, plan, 11, {})
+    work = OltpFamily().connection_work(ctx)
+    work()
+    assert counts[0].errors == 1 and len(held) == 6001

@@ -168,6 +168,23 @@ def test_mariadb_system_variables_row():
     assert (k.type, k.dynamic, k.min, k.max) == ("int", True, 100.0, 4294967295.0)
 
 
+def test_a_variable_the_server_sets_itself_is_no_knob():
+    """MariaDB: read-only with no startup option (COMMAND_LINE_ARGUMENT NULL) is the server's own; a static
+    variable (an option sets it) stays a restart knob, and so does log_bin (set through the log-bin option)."""
+    version = mariadb_row(("VERSION", "VARCHAR", "YES", None, None, None, "10.11.6-MariaDB", None))
+    assert version.fixed and not version.dynamic
+    for row in (("INNODB_DOUBLEWRITE", "BOOLEAN", "YES", None, None, "OFF,ON", "ON", "NONE"),
+                ("LOG_BIN", "BOOLEAN", "YES", None, None, "OFF,ON", "OFF", None),
+                ("INNODB_IO_CAPACITY", "BIGINT UNSIGNED", "NO", "100", "4294967295", None, "200", "REQUIRED")):
+        assert not mariadb_row(row).fixed, row[0]
+    with pytest.raises(ConfigError, match=r"^version is read-only: the server sets it itself"):
+        make_plan(parse_spec(spec('version = ["10.11.6-MariaDB", "5.7.0"]')), {"version": version})
+    info = ServerInfo("mysql", "8.0.36", "8.0.36", "MySQL Community Server - GPL", True,
+                      {"version": "8.0.36", "have_ssl": "YES", "innodb_doublewrite": "ON"})
+    knobs = mysql_knobs(_VarsInfoConn(), info, ["version", "have_ssl", "innodb_doublewrite"])
+    assert knobs["version"].fixed and knobs["have_ssl"].fixed and not knobs["innodb_doublewrite"].fixed
+
+
 class _VarsInfoConn:
     """performance_schema.variables_info as MySQL 8.0 returns it (the reference manual's columns)."""
 

@@ -104,6 +104,35 @@ def test_data_request_checks_before_any_server():
     assert insert.rows == 0  # sysbench prepares oltp_insert's tables empty without auto_inc
 
 
+def test_a_data_set_bigger_than_the_free_disk_is_refused_with_the_numbers(tmp_path):
+    """Each family's estimate of its data set against the datadir filesystem's free space (a local server's)."""
+    from tunebench.run.tasks import DiskSpace, check_data_fits, datadir_space
+
+    GB = 1024**3
+    estimates = {}
+    for name, given in (("tpcc", {"scale": 100_000}), ("tpcc", {"scale": 10}), ("oltp_read_write",
+                        {"table_size": 10_000_000}), ("oltp_insert", {"auto_inc": "off", "table_size": 10**9}),
+                        ("dbstress_ro", {"objects": 10**6}), ("iibench", {"initial_rows": 10**6})):
+        wl = load_workload(name)
+        estimates[name, tuple(given.items())] = wl.family.data_bytes(wl, wl.options(given))
+    tpcc_huge, tpcc_10, sbtest_10m, insert_empty, dbstress_1m, iibench_1m = estimates.values()
+    assert 9_000 * GB < tpcc_huge < 11_000 * GB and 0.9 * GB < tpcc_10 < 1.1 * GB  # ~100 MB a warehouse
+    assert 2 * GB < sbtest_10m < 3 * GB and insert_empty == 0  # sysbench's 10M rows: ~2.4 GB
+    assert 1 * GB < dbstress_1m < 4 * GB and 0.05 * GB < iibench_1m < 0.5 * GB
+    tpcc = load_workload("tpcc")
+    huge = tpcc.options({"scale": 100_000})
+    with pytest.raises(ConfigError, match=r"^100000 warehouse\(s\) x 1 table set\(s\) needs about 9\.5 TB on the "
+                                          r"server's disk and the filesystem of its datadir \(/srv/db\) has 50\.0 GB "
+                                          r"free: choose a smaller data set$"):
+        check_data_fits(tpcc, huge, DiskSpace("/srv/db", 50 * GB))
+    check_data_fits(tpcc, tpcc.options({"scale": 10}), DiskSpace("/srv/db", 50 * GB))  # fits
+    check_data_fits(tpcc, huge, None)  # a remote server's disk: not known here, not refused
+    assert datadir_space(str(tmp_path), local=False) is None
+    assert datadir_space(str(tmp_path / "nope"), local=True) is None
+    here = datadir_space(str(tmp_path), local=True)
+    assert here is not None and here.path == str(tmp_path) and here.free > 0
+
+
 def test_data_outcome_json_is_the_commands():
     p = DataOutcome("prepare", "sandbox", "tb", 2, 10, 0.5, "prepared ...", rows=20)
     assert p.to_dict() == {"schema": "tb", "tables_created": 2, "rows_per_table": 10, "rows": 20, "rows_per_s": 40,

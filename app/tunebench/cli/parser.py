@@ -171,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=0)
     sp.add_argument("--engine", help="builtin or sysbench (default: builtin; sysbench for --lua)")
     sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
-    sp.add_argument("--seed", type=_int_in(0, 2**32 - 1), help="random seed of the builtin engine")
+    sp.add_argument("--seed", type=_int_in(0, 2**32 - 1),
+                    help="random seed of the builtin engine: the same seed sends each connection's same draws again "
+                         "(default: -o rand_seed, else time based; oltp_insert's ids without auto_inc never repeat)")
     sp.add_argument("--probes", metavar="LIST",
                     help="probes to record: status,waits,metrics,tables,cpu,proc (default: all that work here), "
                          "profile (perf, only when asked), or none")

@@ -46,6 +46,22 @@ NEW_SESSIONS_ONLY = frozenset({
 })
 
 
+# MySQL does not say which variables no option sets (MariaDB does: SYSTEM_VARIABLES.COMMAND_LINE_ARGUMENT is NULL):
+# the ones the server computes, by name and by prefix.
+SERVER_SET = frozenset({
+    "hostname", "license", "protocol_version", "system_time_zone", "lower_case_file_system", "character_set_system",
+    "large_files_support", "large_page_size", "locked_in_memory", "server_uuid", "error_count", "warning_count",
+    "in_transaction", "external_user", "proxy_user", "log_bin_basename", "log_bin_index", "relay_log_basename",
+    "relay_log_index", "gtid_executed", "gtid_owned", "skip_external_locking",
+})
+SERVER_SET_PREFIXES = ("version", "have_")
+
+
+def server_set(name: str) -> bool:
+    """Whether MySQL computes `name` itself (no option or SET changes it)."""
+    return name in SERVER_SET or name.startswith(SERVER_SET_PREFIXES)
+
+
 def new_sessions_only(name: str) -> bool:
     """Whether a live SET GLOBAL of `name` leaves the already open connections (the load's) unchanged."""
     return name.strip().lower() in NEW_SESSIONS_ONLY
@@ -70,6 +86,14 @@ class KnobInfo:
     max: float | None = None
     choices: tuple[str, ...] = field(default_factory=tuple)
     current: str | None = None
+    # read-only even at startup: the server sets it itself (version, hostname, have_*); no knob, live or restart
+    fixed: bool = False
+
+    def check_settable(self) -> None:
+        """ConfigError naming the variable when it is not a knob at all."""
+        if self.fixed:
+            raise ConfigError(f"{self.name} is read-only: the server sets it itself, so it cannot be a knob or a "
+                              "sweep axis (not even with a restart)")
 
     def normalize(self, value: Any) -> int | float | str:
         """The value as it will be sent (int/float/str), or ConfigError saying what is accepted."""

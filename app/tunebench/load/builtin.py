@@ -6,11 +6,13 @@ import multiprocessing as mp
 import os
 import queue
 import re
+import secrets
 import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, cast
@@ -96,6 +98,7 @@ class BuiltinEngine:
         self.groups = groups
         total = sum(max(g.schedule) for g in groups)
         self.nworkers = workers or default_workers(total, runs_compiled(groups))
+        self.given_seed = seed
         self.seed = seed if seed is not None else time.time_ns() & 0xFFFFFFFF
         self._notes = notes or (lambda _m: None)
         self._on_gap = on_gap or (lambda _t, _label, _data: None)
@@ -122,14 +125,14 @@ class BuiltinEngine:
         self.t0_mono = time.monotonic()
         self.t0_wall = time.time()
         self._stderr_dir = Path(tempfile.mkdtemp(prefix="tunebench-workers-"))
+        run_nonce = secrets.randbits(32)
+        plans = [GroupPlan(g.name, g.family.name, g.family.plan(g.workload, g.options), dict(g.options),
+                           tuple(t.name for t in g.family.transactions(g.options)), (), max(g.schedule),
+                           self.group_seed(g), run_nonce)
+                 for g in self.groups]
         for w in range(self.nworkers):
-            plans = tuple(
-                GroupPlan(g.name, g.family.name, g.family.plan(g.workload, g.options), dict(g.options),
-                          tuple(t.name for t in g.family.transactions(g.options)),
-                          tuple(n for n in range(max(g.schedule)) if n % self.nworkers == w), max(g.schedule))
-                for g in self.groups
-            )
-            self._specs.append(WorkerSpec(w, self.params, plans, self.t0_mono, self.seed))
+            mine = tuple(replace(p, slots=tuple(n for n in range(p.nslots) if n % self.nworkers == w)) for p in plans)
+            self._specs.append(WorkerSpec(w, self.params, mine, self.t0_mono))
             self._procs.append(None)
             self._conns.append(None)  # type: ignore[arg-type]
             self._spawn(w)
@@ -141,6 +144,13 @@ class BuiltinEngine:
         self._reader = threading.Thread(target=self._read, name="builtin-reader", daemon=True)
         self._reader.start()
 
+    def group_seed(self, group: ClientGroup) -> int:
+        """What a group's connections draw from: --seed when given, else the group's `-o rand_seed` when set
+        (sysbench's --rand-seed seeds its run too), else the run's time-based seed."""
+        if self.given_seed is not None:
+            return self.given_seed
+        return int(group.options.get("rand_seed") or 0) or self.seed
+
     def _stderr_path(self, w: int) -> Path | None:
         return self._stderr_dir / f"worker-{w}.stderr" if self._stderr_dir else None
 
@@ -150,7 +160,7 @@ class BuiltinEngine:
         if path is not None:
             path.unlink(missing_ok=True)  # a restarted worker's stderr is its own
         spec = self._specs[w]
-        spec = WorkerSpec(spec.index, spec.params, spec.groups, spec.t0_mono, spec.seed, str(path or ""))
+        spec = replace(spec, stderr_path=str(path or ""))
         p = self._ctx.Process(target=worker_main, args=(child, spec), name=f"tunebench-worker-{w}", daemon=True)
         p.start()
         child.close()

@@ -1,11 +1,14 @@
-"""Whether a run's concurrency fits the server's connection limit and this machine's memory.
+"""Whether a run's concurrency fits the server's connection limit and this machine's memory, and a data set the
+free space of the server's disk.
 
 Checked before the first load connection: 100,000 threads otherwise open what the server allows, sit
-there for the whole step, report nothing useful and take gigabytes on the way.
+there for the whole step, report nothing useful and take gigabytes on the way. And before a prepare: 100,000
+TPC-C warehouses (about 10 TB) otherwise load until the disk is full.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -91,3 +94,29 @@ def check_capacity(c: Capacity) -> None:
         raise ConfigError(
             f"{c.connections:,} client connections need about {c.memory_mb:,.0f} MB here and "
             f"{c.available_mb:,.0f} MB is available (MemAvailable); use fewer threads or workers")
+
+
+def free_bytes(path: str) -> int | None:
+    """What an unprivileged writer may still put on the filesystem of `path`; None when it cannot be told."""
+    try:
+        st = os.statvfs(path)
+    except (OSError, ValueError):
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def size_text(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_disk(what: str, need: int | None, where: str, free: int | None) -> None:
+    """Refuse, with the numbers, a data set that cannot fit on the server's disk (`need`: the family's estimate;
+    `free`: the datadir filesystem's free bytes; None for either: nothing known, nothing refused)."""
+    if need is None or free is None or need <= free:
+        return
+    raise ConfigError(f"{what} needs about {size_text(need)} on the server's disk and the filesystem of its datadir "
+                      f"({where}) has {size_text(free)} free: choose a smaller data set")

@@ -54,7 +54,8 @@ _SPECS = (
     OptionSpec("history_pk", str, "none", "HISTORY keys: none (secondary index on the object ref), pk "
                "(+HPK: (ref_object, horder) primary key), hash (that key, partitioned)",
                choices=("none", "pk", "hash")),
-    OptionSpec("ref_ranges", bool, False, "Each connection draws object refs from its own range"),
+    OptionSpec("ref_ranges", bool, False, "Each connection draws object refs from its own range (shared when "
+               "connections outnumber objects)"),
     OptionSpec("mysql_storage_engine", str, "innodb", "Storage engine"),
 )
 OPTIONS = {s.name: s for s in _SPECS}
@@ -97,9 +98,12 @@ class DbstressConnection:
         self.rng = ctx.rng
         objects = self.o["objects"]
         if self.o["ref_ranges"]:
-            per = max(1, objects // max(1, ctx.slots))
-            first = (ctx.slot % max(1, ctx.slots)) * per + 1
-            self.lo, self.hi = first, min(objects, first + per - 1)
+            # as many ranges as connections, or as objects when there are fewer (16 connections on 10 objects:
+            # the last 6 share the first ones' ranges of one object); the last range takes the remainder
+            ranges = max(1, min(objects, ctx.slots))
+            per, k = objects // ranges, ctx.slot % ranges
+            self.lo = k * per + 1
+            self.hi = objects if k == ranges - 1 else self.lo + per - 1
         else:
             self.lo, self.hi = 1, objects
         self.kinds = [name for name, w in zip(names, weights, strict=True) for _ in range(w)]
@@ -162,6 +166,11 @@ class DbstressFamily(RegisteredFamily):
     def plan(self, workload: Any, options: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[int, ...]]:
         trx = self.transactions(options)
         return tuple(t.name for t in trx), tuple(t.weight for t in trx)
+
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        # InnoDB: an OBJECT row ~100 B; a HISTORY row ~80 B and ~35 B more in its (ref_object, horder) index
+        per_object = 100 + int(options["history_per_object"]) * 115
+        return int(options["objects"]) * per_object * int(options["datasets"])
 
     def shape(self, options: Mapping[str, Any]) -> str:
         sets = f"{options['datasets']} x " if options["datasets"] > 1 else ""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -79,6 +79,9 @@ class ConnectionContext:
     slot: int  # 0-based number of this connection in its group
     slots: int  # connections the group may open (the schedule's maximum): for per-thread ranges
     plan: Any = None  # what family.plan() made of the workload and its options
+    # differs in every run, whatever the seed: for values that must not repeat an earlier run's (oltp_insert's ids)
+    run_nonce: int = 0
+    kept: dict[str, Any] = field(default_factory=dict)  # the connection's own, kept across its reconnects
 
 
 Transaction = Callable[[], int]  # runs one transaction, returns its TrxType index (unused, and may be None, for
@@ -121,6 +124,11 @@ class Family(Protocol):
     def missing_data(self, params: ConnParams, schema: str, workload: Any,
                      options: Mapping[str, Any]) -> str | None:
         """None when the prepared data matches `options`; otherwise one line saying what is missing."""
+        ...
+
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        """About how much disk a prepare of `options` takes on the server (InnoDB, indexes included), to refuse a
+        data set that cannot fit before loading it; None when the family cannot tell (a Lua script's data)."""
         ...
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,

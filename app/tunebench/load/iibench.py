@@ -207,6 +207,12 @@ class IibenchFamily(RegisteredFamily):
         return tuple(TrxType(name, 1, f"LIMIT range scan on the {name} index")
                      for name, _ in INDEXES[:options["secondary_indexes"]])
 
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        # a purchases_index row: ~40 B of columns, the data column's average length, ~30 B per secondary index
+        per_row = 60 + (int(options["data_length_min"]) + int(options["data_length_max"])) // 2 \
+            + 30 * int(options["secondary_indexes"])
+        return int(options["initial_rows"]) * per_row * int(options["tables"])
+
     def shape(self, options: Mapping[str, Any]) -> str:
         rows = f" x {options['initial_rows']:,} rows" if options["initial_rows"] else ""
         return f"{options['tables']} purchases_index table(s){rows}, {options['secondary_indexes']} secondary index(es)"

@@ -176,6 +176,9 @@ class LuaFamily:
     def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
         return ()
 
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        return None  # the script's own prepare: its size is the script's business
+
     def missing_data(self, params: ConnParams, schema: str, workload: Any,
                      options: Mapping[str, Any]) -> str | None:
         return None  # a script's data is the script's business: its run says what is missing

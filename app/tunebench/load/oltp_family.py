@@ -7,20 +7,22 @@ connection's event (the builtin engine's hot loop is a loop over the closures bu
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from tunebench.core.target import ConnParams
+from tunebench.load.driver import DriverError
 from tunebench.load.family import CheckResult, ConnectionContext, Counts, Progress, Transaction, TrxType
 from tunebench.load.hotloop import HotProgram, hot_program
 from tunebench.load.oltp import C_TEMPLATE, INSERT_TEXT, PAD_TEMPLATE, STATEMENTS, EventProgram
 from tunebench.load.options import OPTIONS, OptionSpec, resolve_options
 from tunebench.load.prepare import cleanup, prepare, tables_ready
-from tunebench.load.randgen import id_stream, string_stream
+from tunebench.load.randgen import UniqueIds, id_stream, string_stream
 
 EVENT = (TrxType("event", 1, "one sysbench event: the workload's statement list"),)
+ER_DUP_ENTRY = 1062
+DUPLICATE_TRIES = 20  # ids tried per oltp_insert event (auto_inc=off) before its duplicate key error ends it
 
 
 class OltpFamily:
@@ -56,6 +58,12 @@ class OltpFamily:
         if tables_ready(params, schema, options, rows):
             return None
         return f"sbtest1..{options['tables']} with {rows:,} rows each are not prepared in {schema}"
+
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        # an sbtest row on InnoDB: ~215 bytes in the clustered index (id, k, c, pad, row header, page fill), ~25
+        # more in the k index (sysbench's 10M-row table takes ~2.4 GB)
+        per_row = 215 + (25 if options["create_secondary"] else 0)
+        return int(workload.prepare_rows(options)) * int(options["tables"]) * per_row
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
@@ -207,13 +215,24 @@ class OltpEvent:
         return run
 
     def _insert_text(self, tnum: Any, ids: Any, cvals: Any, pads: Any, auto_inc: bool) -> Callable[[], None]:
-        query, counts = self.ctx.session.query, self.counts
-        unique = itertools.count(self.ctx.slot << 20)
+        query, counts, ctx = self.ctx.session.query, self.counts, self.ctx
+        # oltp_insert.lua: id 0 lets AUTO_INCREMENT assign it; otherwise sysbench.rand.unique() as an INT.
+        unique = None if auto_inc else UniqueIds(ctx.run_nonce, ctx.slot, ctx.slots, ctx.kept,
+                                                 int(self.program.options["table_size"]))
 
         def run() -> None:
-            # oltp_insert.lua: id 0 lets AUTO_INCREMENT assign it; otherwise a unique value in INT range.
-            i = 0 if auto_inc else (next(unique) & 0xFFFFFFFF) - 2147483648
-            sql = INSERT_TEXT % (tnum() + 1, i, ids(), cvals().decode(), pads().decode())
-            query(sql.encode())
+            t, k, c, pad = tnum() + 1, ids(), cvals().decode(), pads().decode()
+            for attempt in range(DUPLICATE_TRIES):
+                i = 0 if unique is None else unique()
+                try:
+                    query((INSERT_TEXT % (t, i, k, c, pad)).encode())
+                    break
+                except DriverError as exc:
+                    # an id an earlier run inserted (their stretches of the sequence met): another one, the
+                    # clash counted as an error the family retried
+                    if unique is None or exc.errno != ER_DUP_ENTRY or attempt == DUPLICATE_TRIES - 1:
+                        raise
+                    unique.clash()
+                    counts.retry()
             counts.writes += 1
         return run

@@ -68,3 +68,42 @@ def template_strings(rng: np.random.Generator, template: str, n: int) -> list[by
 def string_stream(rng: np.random.Generator, template: str) -> Iterator[bytes]:
     while True:
         yield from template_strings(rng, template, 256)
+
+
+def scatter32(x: int) -> int:
+    """A one-to-one map of the 32-bit integers that sends neighbours far apart (xor-shifts and odd multipliers,
+    each invertible: C. Wellons' "lowbias32" constants)."""
+    x &= 0xFFFFFFFF
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & 0xFFFFFFFF
+    return x ^ (x >> 16)
+
+
+class UniqueIds:
+    """sysbench.rand.unique() as oltp_insert uses it without auto_inc: INT ids that never repeat in a run, scattered
+    over the whole range. Position i of the run's sequence is scatter32(start + i); connection `slot` of `slots`
+    takes positions slot, slot + slots, ... (no two connections share one, in any worker process), carrying on
+    where it was after a reconnect (`kept` outlives the connection). `start` differs in every run (the run's
+    nonce, not the seed): a run's ids then miss an earlier run's rows unless their stretches of the 2**32
+    positions overlap; where they do, `clash()` moves the connection to another place of its own positions. Ids
+    in 1..`skip_to` (rows a prepare loaded into tables shared with another group) are passed over."""
+
+    def __init__(self, start: int, slot: int, slots: int, kept: dict[str, Any], skip_to: int = 0):
+        self.start, self.slot, self.slots, self.kept, self.skip_to = start, slot, max(1, slots), kept, skip_to
+        kept.setdefault("unique_ids_next", 0)
+
+    def __call__(self) -> int:
+        while True:
+            j = self.kept["unique_ids_next"]
+            self.kept["unique_ids_next"] = j + 1
+            value = scatter32(self.start + self.slot + j * self.slots) - 2**31
+            if not 1 <= value <= self.skip_to:
+                return value
+
+    def clash(self) -> None:
+        """The last id was taken (by an earlier run, whose stretch of the sequence this one met): jump ahead to a
+        far place among this connection's own positions rather than walk through that run's ids one by one."""
+        j = self.kept["unique_ids_next"]
+        self.kept["unique_ids_next"] = j + 1 + scatter32(self.start ^ j ^ 0x9E3779B9) % (2**32 // self.slots)

@@ -78,6 +78,9 @@ class RegisteredFamily:
                         f"({name} {'is of another shape' if name in tables else 'is missing'})")
         return None
 
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        raise NotImplementedError
+
     def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return cleanup(params, schema)
 

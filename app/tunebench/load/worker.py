@@ -13,6 +13,7 @@ import os
 import threading
 import time
 import traceback
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -37,6 +38,8 @@ class GroupPlan:
     trx: tuple[str, ...]  # the family's transaction type names (per-type counts when more than one)
     slots: tuple[int, ...]  # global slot numbers this worker runs for the group
     nslots: int = 0  # connections the group may open in all
+    seed: int = 0  # the group's connections draw from it (see connection_rng)
+    run_nonce: int = 0  # differs in every run, whatever the seed (family.ConnectionContext.run_nonce)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +48,14 @@ class WorkerSpec:
     params: ConnParams
     groups: tuple[GroupPlan, ...]
     t0_mono: float
-    seed: int
     stderr_path: str = ""  # the parent reads it when the worker dies
+
+
+def connection_rng(group: GroupPlan, number: int) -> np.random.Generator:
+    """One connection's generator: a function of its group's seed, the group's name and the connection's number in
+    the group only, so that a seed sends the same draws again whichever worker process runs the connection. (Not
+    hash(name): a str's hash differs in every spawned process.)"""
+    return np.random.default_rng([group.seed, zlib.crc32(group.name.encode()), number])
 
 
 class Slot(threading.Thread):
@@ -61,7 +70,7 @@ class Slot(threading.Thread):
         self.family = get_family(group.family)
         self.number = number
         self.notes = notes
-        self.rng = np.random.default_rng([spec.seed, spec.index, number, hash(group.name) & 0xFFFF])
+        self.rng = connection_rng(group, number)
         self.active = False
         self.shutdown = False
         self.gate = threading.Event()
@@ -76,6 +85,7 @@ class Slot(threading.Thread):
         self.idle_until = 0.0  # a paced family's next start (iiBench inserts_per_second)
         self.fatal: str | None = None
         self.session: Any = None
+        self.kept: dict[str, Any] = {}  # the family's per-connection state that outlives a reconnect
         # the compiled loop (load/hotloop.py), when the family's program runs there: its counts and latencies
         # are the C connection's, taken by the reporter through `hot`
         self.hot_program = hot
@@ -98,7 +108,8 @@ class Slot(threading.Thread):
             return
         self.session = open_session(self.params)
         ctx = ConnectionContext(self.session, self, self.rng, self.group.options, self.number,
-                                self.group.nslots or len(self.group.slots), self.group.plan)
+                                self.group.nslots or len(self.group.slots), self.group.plan, self.group.run_nonce,
+                                self.kept)
         self.work = self.family.connection_work(ctx)
 
     # ---- main loop ---------------------------------------------------------------------------

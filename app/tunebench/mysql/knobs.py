@@ -15,7 +15,7 @@ from typing import Any
 import mysql.connector
 
 from tunebench.core.errors import ConfigError, TargetError
-from tunebench.core.knobs import KnobInfo, check_name
+from tunebench.core.knobs import KnobInfo, check_name, server_set
 from tunebench.mysql.connect import ServerInfo, query_all
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
@@ -89,13 +89,18 @@ def describe_knobs(conn: Any, info: ServerInfo, names: Iterable[str]) -> dict[st
 def mariadb_knobs(conn: Any, names: list[str]) -> dict[str, KnobInfo]:
     marks = ",".join(["%s"] * len(names))
     rows = query_all(conn, "SELECT VARIABLE_NAME, VARIABLE_TYPE, READ_ONLY, NUMERIC_MIN_VALUE, NUMERIC_MAX_VALUE, "
-                           "ENUM_VALUE_LIST, GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES "
-                           f"WHERE VARIABLE_NAME IN ({marks})", tuple(n.upper() for n in names))
+                           "ENUM_VALUE_LIST, GLOBAL_VALUE, COMMAND_LINE_ARGUMENT "
+                           f"FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME IN ({marks})",
+                     tuple(n.upper() for n in names))
     return {k.name: k for k in (mariadb_row(r) for r in rows)}
 
 
 def mariadb_row(row: tuple[Any, ...]) -> KnobInfo:
-    name, vtype, read_only, lo, hi, enums, current = row
+    name, vtype, read_only, lo, hi, enums, current, *option = row
+    low = _text(name).lower()
+    # read-only with no option that sets it at startup: the server's own (version, hostname); log_bin is set
+    # through the log-bin option (core.knobs.cnf_entry)
+    fixed = _text(read_only).upper() == "YES" and bool(option) and option[0] is None and low != "log_bin"
     base = _text(vtype).split()[0].upper()
     if base in MARIADB_TYPES:
         kind = MARIADB_TYPES[base]
@@ -104,8 +109,8 @@ def mariadb_row(row: tuple[Any, ...]) -> KnobInfo:
     else:
         kind = "string"
     choices = tuple(c for c in _text(enums).split(",") if c) if kind in ("enum", "set") else ()
-    return KnobInfo(name=_text(name).lower(), type=kind, dynamic=_text(read_only).upper() != "YES", min=_num(lo),
-                    max=_num(hi), choices=choices, current=_text(current))
+    return KnobInfo(name=low, type=kind, dynamic=_text(read_only).upper() != "YES", min=_num(lo),
+                    max=_num(hi), choices=choices, current=_text(current), fixed=fixed)
 
 
 def mysql_knobs(conn: Any, info: ServerInfo, names: list[str]) -> dict[str, KnobInfo]:
@@ -125,7 +130,8 @@ def mysql_knobs(conn: Any, info: ServerInfo, names: list[str]) -> dict[str, Knob
         lo, hi = ranges.get(name, (None, None))
         if lo == hi == 0:  # variables_info says 0/0 for non-numeric variables
             lo = hi = None
-        out[name] = KnobInfo(name, kind, dynamic, lo, hi, choices, current)
+        fixed = name not in MYSQL_CATALOG and server_set(name)
+        out[name] = KnobInfo(name, kind, dynamic and not fixed, lo, hi, choices, current, fixed)
     return out
 
 

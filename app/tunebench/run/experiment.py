@@ -34,7 +34,7 @@ from tunebench.run.session import (
     steps_per_second,
 )
 from tunebench.run.spec import RunSpec, check_run_capacity, config_groups, single_config
-from tunebench.run.tasks import ensure_data
+from tunebench.run.tasks import DiskSpace, datadir_space, ensure_data
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
 from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
 from tunebench.store.repo import SessionWriter, Store
@@ -108,6 +108,7 @@ class Experiment(RunProbes):
         self.drift: DriftGuard | None = None
         self._per_second: dict[int, Any] | None = None
         self._waits_t: float | None = None  # the latest second the waits probe reported
+        self.disk: DiskSpace | None = None  # the server's datadir and its free space, when it runs here
 
     def request_stop(self, by_user: bool = False) -> None:
         """Stop after the current second. `by_user`: the user's Stop (the run ends "stopped"); otherwise a
@@ -256,8 +257,9 @@ class Experiment(RunProbes):
             conn.close()
         self.password = admin_params.password
         self.server = self.server or info.summary()
+        self.disk = datadir_space(info.variables.get("datadir"), server_is_local(self.target, transport))
         if not ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password), spec,
-                           self.on_note, cancel=self.stop_event):
+                           self.on_note, cancel=self.stop_event, space=self.disk):
             return self.outcome(self.stop_status)  # stopped while preparing: nothing recorded, nothing changed
         if self.writer is None:
             self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
@@ -360,10 +362,10 @@ class Experiment(RunProbes):
         params = conn_params(self.target, transport, database=self.spec.schema, password=self.password)
         spec = replace(self.spec, groups=groups)
         if self.reset_data and n > 0 and not ensure_data(params, spec, self.on_note, force=True,
-                                                         cancel=self.stop_event):
+                                                         cancel=self.stop_event, space=self.disk):
             return None
         if cfg.options and not (self.reset_data and n > 0) and not ensure_data(params, spec, self.on_note,
-                                                                               cancel=self.stop_event):
+                                                                               cancel=self.stop_event, space=self.disk):
             return None  # an option axis of the data set (iiBench's secondary_indexes): its tables, prepared
         engine = self._engine(params, cfg.engine, groups)
         engine.open()

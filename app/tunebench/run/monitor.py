@@ -179,6 +179,7 @@ class ProbeSampler:
         self._lock = threading.Lock()
         # probe id -> its sampling thread, from start until the thread has really left its loop
         self._threads: dict[int, threading.Thread] = {}
+        self._stall_until = 0.0  # time.monotonic() at which the last stall of this process was seen to end
 
     def open(self) -> list[ProbeStatus]:
         for p in self.probes:
@@ -218,8 +219,9 @@ class ProbeSampler:
         behind_said = False
         first = True  # the first read also sets up (an SSH probe's connection): not a sign of falling behind
         deadline = time.monotonic()
+        overslept = 0.0  # how long after its deadline the last wait ended
         while not self._stopping(probe):
-            t_start = time.time()
+            t_start, m_start = time.time(), time.monotonic()
             try:
                 r = probe.read()
             except (TunebenchError, mysql.connector.Error, OSError, ValueError) as exc:
@@ -246,14 +248,32 @@ class ProbeSampler:
             now = time.monotonic()
             was_first, first = first, False
             if deadline < now:  # fell behind (a slow server): skip the missed ticks, keep the cadence
-                if not was_first and not behind_said and now - deadline >= self.interval and not self._stop.is_set():
-                    # seconds without a sample: said once, or a gap in the series looks like no data
-                    behind_said = True
-                    self.report("probe_slow", probe.name, f"probe {probe.name}: a read took "
-                                f"{time.time() - t_start:.1f} s (one every {self.interval:g} s asked): its series "
-                                "skips the seconds in between while its reads are this slow")
-                deadline = now + self.interval - ((now - deadline) % self.interval)
+                late = now - deadline
+                if not was_first and late >= self.interval and not self._stop.is_set():
+                    # seconds without a sample: said, or a gap in the series looks like no data
+                    busy = now - m_start  # the read and its samples' delivery
+                    if busy < self.interval:
+                        self._stalled(overslept, now)  # both quick: the time went by while the loop waited
+                    elif not behind_said:  # said once
+                        behind_said = True
+                        self.report("probe_slow", probe.name, f"probe {probe.name}: a read took {busy:.1f} s "
+                                    f"(one every {self.interval:g} s asked): its series skips the seconds in between "
+                                    "while its reads are this slow")
+                deadline = now + self.interval - (late % self.interval)
             self._stop.wait(deadline - now)
+            overslept = time.monotonic() - deadline
+
+    def _stalled(self, late: float, now: float) -> None:
+        """A probe's wait ended `late` seconds after its deadline and its read was quick: this process did not run
+        in that time (SIGSTOP then SIGCONT, a suspended machine, no CPU for it). Said once for every probe that saw the
+        same stall, and not as a slow read of the probe's (it said "a read took 0.0 s")."""
+        with self._lock:
+            seen = now - late < self._stall_until  # the stall another probe has told already
+            self._stall_until = max(self._stall_until, now)
+        if not seen:
+            self.report("probe_stalled", "all", f"probes: this process was stopped for at least {late:.1f} s "
+                        "(SIGSTOP, a suspended machine, or no CPU for it), not slow reads: the series have no samples "
+                        "for that time")
 
     def stop(self) -> list[Probe]:
         """Stop sampling within STOP_GRACE seconds; returns the probes whose thread is still inside a read

@@ -30,7 +30,7 @@ def session_config(spec: RunSpec, plan: Plan | None) -> dict[str, Any]:
                     "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
         "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
         "driver": driver_mode(), "engine_loop": loop_mode() if spec.engine == "builtin" else None,
-        "workers": spec.workers,
+        "workers": spec.workers, "seed": spec.seed,
         "probes": list(spec.probes) if spec.probes is not None else "all",
         "probe_interval": spec.probe_interval,
         # the spec as written, not its expansion (a big product made this a 482 MB blob); the configurations

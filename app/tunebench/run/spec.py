@@ -3,6 +3,7 @@ turn a sweep into one (sweep_run_spec, plan_sweep) for the CLI and the window al
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,10 +56,19 @@ class RunSpec:
         if len(set(names)) != len(names):
             raise ConfigError(f"client group names must be unique: {', '.join(names)}")
         for g in self.groups:
+            check_group_name(g.name)
             if not g.schedule or any(n < 1 for n in g.schedule):
                 raise ConfigError(f"group {g.name}: thread counts must be >= 1, got {list(g.schedule)}")
             if max(g.schedule) > 100_000:
                 raise ConfigError(f"group {g.name}: {max(g.schedule)} threads is beyond reason")
+        longest = max(self.groups, key=lambda g: len(g.schedule))
+        for g in self.groups:
+            # one count holds the group there through every step; any other number of counts is one per step
+            if len(g.schedule) not in (1, self.steps):
+                raise ConfigError(
+                    f"group {g.name} has {len(g.schedule)} thread counts ({_counts(g.schedule)}) and group "
+                    f"{longest.name} {self.steps} ({_counts(longest.schedule)}): give one per step, or one count "
+                    "to hold through every step")
         if not 1 <= self.step_seconds <= MAX_SECONDS:
             raise ConfigError(f"--step-seconds must be from 1 to {MAX_SECONDS}, got {self.step_seconds}")
         if not 0 <= self.warmup_seconds <= MAX_SECONDS:
@@ -93,6 +103,22 @@ class RunSpec:
                 fam = same[0].family
                 raise ConfigError(f"client groups of the {family} family share its tables: "
                                   f"{', '.join(f'{g.name} has {fam.shape(g.options)}' for g in same)}")
+
+
+GROUP_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def check_group_name(name: str) -> None:
+    """A client group's name: it names the group's series (client.NAME.tps), so letters, digits, _ and - only."""
+    if not name:
+        raise ConfigError("a client group needs a name: --group NAME=WORKLOAD:THREADS")
+    if not GROUP_NAME.fullmatch(name):
+        raise ConfigError(f"client group name {name!r}: use up to 64 letters, digits, _ and - (it names the "
+                          "group's series, client.NAME.tps)")
+
+
+def _counts(schedule: Sequence[int]) -> str:
+    return ",".join(str(n) for n in schedule)
 
 
 def config_groups(groups: Sequence[ClientGroup], options: Mapping[str, Any]) -> tuple[ClientGroup, ...]:

@@ -13,12 +13,14 @@ from tunebench.core.errors import ConfigError, WorkloadError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
 from tunebench.core.results import tls_text
+from tunebench.load.capacity import check_disk, free_bytes
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import RowsProgress, check_schema_name, cleanup, default_schemas
 from tunebench.load.workload import DEFAULT_SCHEMA, Workload, load_workload, lua_workload
-from tunebench.mysql.connect import ServerInfo, connection_tls, introspect, open_connection
+from tunebench.mysql.connect import ServerInfo, connection_tls, introspect, open_connection, query_all, text_of
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import ConnParams, Target, conn_params
+from tunebench.run.monitor import server_is_local
 from tunebench.run.spec import RunSpec
 
 MAX_THREADS = 100_000
@@ -178,7 +180,16 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
                            round(time.monotonic() - started, 2), text, tuple(r["dropped"]),
                            tuple(r["left_alone"]))
     assert request.workload is not None  # a prepare request always has one (data_request)
-    open_connection(params, target.name).close()  # an unreachable server is named as the target, not "target"
+    # an unreachable server is named as the target, not "target"
+    conn = open_connection(params, target.name)
+    try:
+        datadir = query_all(conn, "SELECT @@datadir")[0][0]
+    finally:
+        conn.close()
+    space = datadir_space(text_of(datadir), server_is_local(target, transport or target.default_transport()))
+    if space is not None and request.workload.family.missing_data(params, request.schema, request.workload,
+                                                                  request.options) is not None:
+        check_data_fits(request.workload, request.options, space)
     if on_rows is None and progress is not None:
         say = progress
 
@@ -249,11 +260,37 @@ def workload_catalog(family: str | None = None) -> dict[str, Any]:
     return {"families": families, "workloads": workloads}
 
 
+@dataclass(frozen=True, slots=True)
+class DiskSpace:
+    """The server's datadir and the bytes free on its filesystem (known when the server runs on this machine)."""
+
+    path: str
+    free: int
+
+
+def datadir_space(datadir: str | None, local: bool) -> DiskSpace | None:
+    """`datadir` (the server's @@datadir) and its free space when the server is on this machine and the path can
+    be looked at; None otherwise (a remote server's disk is not this machine's to measure)."""
+    if not local or not datadir:
+        return None
+    free = free_bytes(datadir)
+    return DiskSpace(datadir, free) if free is not None else None
+
+
+def check_data_fits(workload: Workload, options: Mapping[str, Any], space: DiskSpace | None) -> None:
+    """ConfigError, one line with the numbers, when the family's estimate of the data set exceeds the free space
+    of the server's datadir filesystem (nothing is checked where either is unknown)."""
+    if space is not None:
+        family = workload.family
+        check_disk(family.shape(options), family.data_bytes(workload, options), space.path, space.free)
+
+
 def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], force: bool = False,
-                cancel: threading.Event | None = None) -> bool:
+                cancel: threading.Event | None = None, space: DiskSpace | None = None) -> bool:
     """The run's tables, prepared if missing or of another shape (or, with `force`, dropped and prepared again:
     a sweep's reset_data between configurations). The tables are shared by every client group of the run.
-    False when `cancel` stopped the load (its half-made tables are dropped, see load.prepare)."""
+    False when `cancel` stopped the load (its half-made tables are dropped, see load.prepare). `space`: the
+    server's disk, when known: a data set that cannot fit there is refused before its load starts."""
     if force:
         note(f"resetting the data: re-preparing schema {spec.schema}")
         cleanup(params, spec.schema)
@@ -261,6 +298,7 @@ def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], 
         missing = g.family.missing_data(params, spec.schema, g.workload, g.options)
         if not force and missing is None:
             continue
+        check_data_fits(g.workload, g.options, space)
         note(f"preparing {g.family.shape(g.options)} in schema {spec.schema}")
         done = g.family.prepare(params, spec.schema, g.workload, g.options, spec.prepare_threads, progress=note,
                                 cancel=cancel)

@@ -206,6 +206,7 @@ class KnobController:
     def set_live(self, name: str, value: Any) -> dict[str, Any]:
         """A dynamic knob change while the load runs (the GUI's knob panel)."""
         info = self.knobs.get(name) or self.describe([name])[name]
+        info.check_settable()
         if not info.dynamic:
             raise ConfigError(f"{name} is static: it cannot change while the load runs")
         norm = info.normalize(value)

@@ -380,7 +380,7 @@ class SweepPanel(QWidget):
             elif is_option_axis(name):
                 kind = "workload option"
             elif name in self.facts:
-                kind = "dynamic" if self.facts[name].dynamic else "restart"
+                kind = "read-only" if self.facts[name].fixed else "dynamic" if self.facts[name].dynamic else "restart"
             elif self.variables and name not in self.variables:
                 kind = "absent: left out" if optional else "unknown variable"
             else:

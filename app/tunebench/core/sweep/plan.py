@@ -90,6 +90,7 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
             normalized[name] = spec.axes[name]
         else:
             info = knobs[name]
+            info.check_settable()
             normalized[name] = tuple(info.normalize(v) for v in spec.axes[name])
     combos = list(itertools.product(*(normalized[n] for n in names))) or [()]
     raw = []

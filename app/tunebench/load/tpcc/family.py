@@ -16,6 +16,7 @@ from tunebench.load.tpcc.loader import Loader, shape
 from tunebench.load.tpcc.schema import TABLES
 from tunebench.load.tpcc.trx import ISOLATION, TRX_NAMES, TpccConnection
 
+MB = 1024 * 1024
 _SPECS = (
     OptionSpec("scale", int, 2, "Warehouses per table set (sysbench-tpcc's default is 100)", 1, 100_000),
     OptionSpec("tables", int, 1, "Table sets: 10 sets x 100 warehouses spread the hot rows of 1 set x 1000",
@@ -57,6 +58,11 @@ class TpccFamily(RegisteredFamily):
 
     def registered_shape(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return shape(options)
+
+    def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
+        # InnoDB, per warehouse: stock 100,000 rows (~330 B), customer 30,000 (~700 B), order_line ~300,000 (~80 B)
+        # and the rest: ~100 MB, as sysbench-tpcc's and tpcc-mysql's data sets take; ITEM once per set (~10 MB)
+        return (int(options["scale"]) * 100 + 10) * MB * int(options["tables"])
 
     def prepare(self, params: ConnParams, schema: str, workload: Any, options: Mapping[str, Any], threads: int,
                 progress: Progress | None = None, on_rows: Callable[[Any], None] | None = None,
