@@ -203,3 +203,41 @@ def test_replay_stage_screenshot_of_a_real_run(sandbox, cli, tmp_path):
                   env={"QT_QPA_PLATFORM": "offscreen"})
     assert missing.returncode != 0 and "no session 99999" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_a_session_of_many_notes_and_knob_changes_opens_whole(win, qtbot):
+    """Issue 29 item 11: 1,000,000 notes and 20,000 knob changes kept the replay at 100 % CPU for minutes (a label
+    layout per marker, every event read three times). Here 60,000 notes and 1,500 changes: the timeline's events
+    all read, the notes up to a bound (the status line says how many more there are), and past MAX_MARKER_LINES a
+    plot draws the changes as ticks of one item. (The time it takes is bench/replay_open.py's goal.)"""
+    import json as _json
+
+    from tunebench.ui.plot_panel import MAX_MARKER_LINES
+    from tunebench.ui.replay import REPLAY_NOTES
+
+    sid = record(win.store, 300, 10)
+    conn = sqlite3.connect(win.store.path)
+    t0 = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (sid,)).fetchone()[0]
+    conn.executemany("INSERT INTO events (session_id, t, kind, label, data) VALUES (?, ?, 'note', ?, '{}')",
+                     ((sid, t0 + i % 300 + 0.5, f"note {i}") for i in range(60_000)))
+    conn.executemany("INSERT INTO events (session_id, t, kind, label, data) VALUES (?, ?, 'knob', ?, ?)",
+                     ((sid, t0 + i * 0.2, f"innodb_spin_wait_delay = {i % 50}",
+                       _json.dumps({"name": "innodb_spin_wait_delay", "from": "6", "to": str(i % 50)}))
+                      for i in range(1500)))
+    conn.commit()
+    conn.close()
+    win.open_replay(sid)
+    session = win.controller.replay_session
+    assert session["events_left_out"] >= 60_000 - REPLAY_NOTES
+    assert sum(1 for e in session["events"] if e["kind"] == "knob") >= 1500  # every change on the timeline
+    assert f"{session['events_left_out']:,} more in the session's JSON export" in win.statusBar().currentMessage()
+    tl = win.replay_timeline
+    for p in win.dashboard.panels:
+        lines = [m for m in p.markers if type(m).__name__ == "InfiniteLine"]
+        assert len(p.markers) == len(tl.markers)
+        assert len(p.markers) - len(p.tick_x) <= MAX_MARKER_LINES + sum(1 for m in tl.markers if m.kind == "config")
+        assert len(lines) <= MAX_MARKER_LINES + 10
+    assert len(win.dashboard.panels[0].tick_x) > 1000
+    win.replay_bar.seek(0)  # backwards: ticks and lines go as the markers do
+    qtbot.waitUntil(lambda: all(len(p.markers) == len(tl.markers) for p in win.dashboard.panels), timeout=10000)
+    assert len(win.dashboard.panels[0].tick_x) < 1000

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import create_engine, delete, event, select
+from sqlalchemy import create_engine, delete, event, func, select
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
@@ -240,7 +240,12 @@ class Store:
                 return list(out.values())
         return self._guard(read)  # type: ignore[no-any-return]
 
-    def get_session(self, session_id: int) -> dict[str, Any]:
+    def get_session(self, session_id: int, *, events: bool = True,
+                    other_events_limit: int | None = None) -> dict[str, Any]:
+        """A session with its steps, events and variables. `events=False`: without events (what only needs the
+        steps). `other_events_limit`: the timeline's events (steps, knob changes, configurations, restarts,
+        verdicts, drift...) all, and of the others (notes, errors: a million in a long session) the first N;
+        `events_left_out` says how many were not read (the window opens in a second whatever the session)."""
         def read() -> dict[str, Any]:
             with OrmSession(self.engine) as s:
                 r = s.get(SessionRow, session_id)
@@ -254,12 +259,23 @@ class Store:
                     for st in s.scalars(select(StepRow).where(StepRow.session_id == session_id)
                                         .order_by(StepRow.idx))
                 ]
-                out["events"] = [
-                    {"t": e.t, "kind": _text(e.kind) or "", "label": _text(e.label) or "",
-                     "data": lenient_object(e.data)}
-                    for e in s.scalars(select(EventRow).where(EventRow.session_id == session_id)
-                                       .order_by(EventRow.t, EventRow.id))
-                ]
+                out["events"], out["events_left_out"] = [], 0
+                cols = (EventRow.t, EventRow.kind, EventRow.label, EventRow.data)
+                q = select(*cols).where(EventRow.session_id == session_id)
+                if not events:
+                    rows: list[Any] = []
+                elif other_events_limit is None:
+                    rows = list(s.execute(q.order_by(EventRow.t, EventRow.id)))
+                else:
+                    rows = list(s.execute(q.where(EventRow.kind.in_(TIMELINE_EVENT_KINDS))))
+                    others = q.where(EventRow.kind.not_in(TIMELINE_EVENT_KINDS))
+                    rows += list(s.execute(others.order_by(EventRow.t, EventRow.id).limit(other_events_limit)))
+                    total = s.scalar(select(func.count()).select_from(EventRow).where(
+                        EventRow.session_id == session_id, EventRow.kind.not_in(TIMELINE_EVENT_KINDS))) or 0
+                    out["events_left_out"] = max(0, total - other_events_limit)
+                    rows.sort(key=lambda r: r[0] if isinstance(r[0], float) else 0.0)
+                out["events"] = [{"t": t, "kind": _text(kind) or "", "label": _text(label) or "",
+                                  "data": lenient_object(data)} for t, kind, label, data in rows]
                 out["variables"] = {
                     v.name: v.value
                     for v in s.scalars(select(VariableRow).where(VariableRow.session_id == session_id))
@@ -365,6 +381,11 @@ class Store:
     def resume_session(self, session_id: int) -> SessionWriter:
         """A writer appending to an existing session (sweep --resume)."""
         return SessionWriter(self, resume=session_id)
+
+
+# The events the timeline draws (markers, bands, the step table's verdicts): always read in full
+TIMELINE_EVENT_KINDS = ("step_start", "step_end", "knob", "mark", "restart", "config", "verdict", "drift", "ramp",
+                        "restore", "engine", "server", "gap", "outage")
 
 
 def _target(r: TargetRow) -> Target:

@@ -82,7 +82,7 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
         raise ConfigError("--demo runs a new session; --replay opens a recorded one: choose one")
     store = Store(store_path)
     if replay is not None:
-        store.get_session(replay)  # no such session: one clear error, before any window
+        store.get_session(replay, events=False)  # no such session: one clear error, before any window
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Tunebench")

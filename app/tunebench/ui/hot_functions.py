@@ -101,7 +101,8 @@ class HotFunctions(QWidget):
             self.steps.clear()
             return
         try:
-            steps = [st for st in self.store.get_session(sid)["steps"] if (st.get("summary") or {}).get("_profile")]
+            steps = [st for st in self.store.get_session(sid, events=False)["steps"]
+                     if (st.get("summary") or {}).get("_profile")]
         except TunebenchError:
             return
         wanted = [f"session {sid} step {st['idx'] + 1}" for st in steps]
@@ -121,7 +122,7 @@ class HotFunctions(QWidget):
             self.save_flame(sid, idx, path)
 
     def save_flame(self, sid: int, idx: int, path: str) -> None:
-        session = self.store.get_session(sid)
+        session = self.store.get_session(sid, events=False)
         st = next(st for st in session["steps"] if st["idx"] == idx)
         title = f"session {sid} step {idx + 1}: {session['workload']}, server CPU"
         try:

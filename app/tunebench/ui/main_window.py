@@ -38,6 +38,7 @@ from tunebench.ui.dashboard import SHOWN_PREFIXES
 from tunebench.ui.empty_state import install_empty_states
 from tunebench.ui.hot_functions import HotFunctions
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
+from tunebench.ui.replay import REPLAY_NOTES
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
 from tunebench.ui.status_line import StatusLine
@@ -319,8 +320,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
             self._show_sweep_results()
         self.central.setCurrentIndex(0)
         took = time.perf_counter() - t
+        left_out = int(s.get("events_left_out") or 0)
         self.show_message(f"replaying session {session_id} ({s['workload']}, {len(tl.series)} series, "
-                          f"{tl.end:.0f} s), opened in {took:.2f} s")
+                          f"{tl.end:.0f} s), opened in {took:.2f} s"
+                          + (f"; its first {REPLAY_NOTES:,} notes and errors shown, {left_out:,} more in the "
+                             "session's JSON export" if left_out else ""))
         return took
 
     def show_live(self) -> None:

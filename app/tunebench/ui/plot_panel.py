@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -150,6 +152,20 @@ def panel_specs(waits: Select) -> list[tuple[str, str, Select]]:
     ]
 
 
+MAX_MARKER_LINES = 200  # marker lines per plot; past them a session's markers are drawn as ticks of one item
+
+
+@dataclass(frozen=True, slots=True)
+class _Tick:
+    """A marker past MAX_MARKER_LINES: a tick of the panel's VTickGroup, no scene item of its own."""
+
+    t: float
+    kind: str
+
+    def value(self) -> float:
+        return self.t
+
+
 class Panel:
     """One plot and the series it shows: `select(timeline)` -> [(series, legend label)], values in `unit`."""
 
@@ -164,7 +180,15 @@ class Panel:
         self.line_scale = 1.0
         self.font_scale = 1.0
         self.curves: dict[str, pg.PlotDataItem] = {}
-        self.markers: list[pg.InfiniteLine] = []  # one per timeline marker, in its order
+        self.markers: list[Any] = []  # one per timeline marker, in its order (a line, or a _Tick past the cap)
+        # past MAX_MARKER_LINES markers (20,000 knob changes of a long session), one item draws the rest as ticks
+        tick = pg.mkColor(MARKER_COLORS["knob"])
+        tick.setAlpha(110)
+        self.ticks = pg.VTickGroup(xvals=[], yrange=[0.0, 0.05], pen=pg.mkPen(tick, width=1))
+        self.ticks.setZValue(-5)  # under the curves: a session's thousands of changes never hide its numbers
+        self.tick_x: list[float] = []
+        self._ticks_dirty = False
+        self._labels_dirty = False
         self.labelled: list[tuple[pg.InfiniteLine, str]] = []  # markers with a label, and their kind
         self.bands: list[ConfigBand] = []  # one per configuration marker
         self.version = -1  # the timeline version this panel last drew
@@ -180,6 +204,7 @@ class Panel:
         plot.enableAutoRange(axis="y")
         self.headroom = Headroom(self.curves.values)
         plot.addItem(self.headroom)
+        plot.addItem(self.ticks, ignoreBounds=True)
         self.view.sigResized.connect(self._on_view_resized)
         self.view.sigXRangeChanged.connect(self._on_x_range_changed)
 
@@ -256,7 +281,8 @@ class Panel:
             taken.add(color)
             curve.setPen(self.pen(i, color))
         for line in self.markers:
-            self._style_marker(line)
+            if not isinstance(line, _Tick):
+                self._style_marker(line)
         for band in self.bands:
             band.set_appearance(theme)
         self._update_labels()
@@ -287,7 +313,10 @@ class Panel:
         for c in self.curves.values():
             self.plot.removeItem(c)
         for m in self.markers:
-            self.plot.removeItem(m)
+            if not isinstance(m, _Tick):
+                self.plot.removeItem(m)
+        self.tick_x.clear()
+        self.ticks.setXVals([])
         for b in self.bands:
             b.remove()
         self.curves.clear()
@@ -314,9 +343,25 @@ class Panel:
         return done
 
     def _sync(self, tl: Timeline, budget: int) -> bool:
+        try:
+            return self._sync_items(tl, budget)
+        finally:  # once per pass, not once per marker (quadratic with thousands of them)
+            if self._ticks_dirty:
+                self._ticks_dirty = False
+                self.ticks.setXVals(list(self.tick_x))
+            if self._labels_dirty:
+                self._labels_dirty = False
+                self._update_labels()
+
+    def _sync_items(self, tl: Timeline, budget: int) -> bool:
+        gone: set[int] = set()
         while len(self.markers) > len(tl.markers):  # a replay sought backwards
             line = self.markers.pop()
-            self.labelled = [(ln, k) for ln, k in self.labelled if ln is not line]
+            if isinstance(line, _Tick):
+                self.tick_x.pop()
+                self._ticks_dirty = True
+                continue
+            gone.add(id(line))
             self.plot.removeItem(line)
             knob = getattr(line, "merged_into", None)
             if knob is not None:  # its knob's label without the verdict again
@@ -324,10 +369,23 @@ class Panel:
             if getattr(line, "kind", "") == "config":
                 self.bands.pop().remove()
                 self._name_bands()
+        if gone:
+            self.labelled = [(ln, k) for ln, k in self.labelled if id(ln) not in gone]
+            self._labels_dirty = True
+        # a session with more markers than a plot can label (a replay knows them all at once): its knob changes
+        # are ticks from the first, not 200 lines then ticks
+        dense = len(getattr(tl, "all_markers", None) or tl.markers) > MAX_MARKER_LINES
         while len(self.markers) < len(tl.markers):
+            m = tl.markers[len(self.markers)]
+            if (m.kind == "knob" and dense) or (
+                    m.kind != "config" and len(self.markers) - len(self.tick_x) >= MAX_MARKER_LINES):
+                self.markers.append(_Tick(m.t, m.kind))  # (costs nothing: no budget)
+                self.tick_x.append(m.t)
+                self._ticks_dirty = True
+                continue
             if budget <= 0:
                 return False
-            self._add_marker(tl.markers[len(self.markers)])
+            self._add_marker(m)
             budget -= 1
         if self.bands:  # the newest configuration lasts up to the newest data
             self.bands[-1].set_end(max(tl.x_max, self.bands[-1].start))
@@ -377,7 +435,7 @@ class Panel:
             line.kind, line.merged_into = m.kind, knob
             self.plot.addItem(line, ignoreBounds=True)
             self.markers.append(line)
-            self._update_labels()
+            self._labels_dirty = True
             return
         # a verdict without its change's line: text at the change, in the top row like a knob label
         pen = pg.mkPen(None) if m.kind == "verdict" else pg.mkPen(color, width=2, style=style)
@@ -398,7 +456,7 @@ class Panel:
         self.markers.append(line)
         if shown:
             self.labelled.append((line, m.kind if m.kind in ("knob", "verdict") else "step"))
-            self._update_labels()
+            self._labels_dirty = True
 
     def _knob_line_at(self, t: float) -> pg.InfiniteLine | None:
         """The labelled knob-change line at `t` (a verdict's `at`), if this plot has one."""

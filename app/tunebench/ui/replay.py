@@ -29,11 +29,15 @@ def _tenths(seconds: float) -> int:
     return int(min(max(seconds * 10, 0.0), SLIDER_MAX)) if math.isfinite(seconds) else 0
 
 
+REPLAY_NOTES = 5000
+
+
 def load_session(store: Store, session_id: int, timeline: Timeline,
                  prefixes: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Read a session into `timeline` (head at the end): every series, or those whose names start with one
     of `prefixes` (what the dashboard can show); returns the session's record."""
-    session = store.get_session(session_id)
+    # the timeline's events all; of the notes and errors (a million in a long session) the first REPLAY_NOTES
+    session = store.get_session(session_id, other_events_limit=REPLAY_NOTES)
     names = None
     if prefixes is not None:
         names = [n for n in store.series_names(session_id) if n.startswith(prefixes)]
