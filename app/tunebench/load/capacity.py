@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from tunebench.core.errors import ConfigError
 
 MB = 1024 * 1024
-# Measured on the builtin engine: 4,000 connections took 2.2 GB with the server on the same host.
-CLIENT_MB_PER_CONNECTION = 0.35
+# Measured by bench/engine_vs_sysbench.py (oltp_point_select at 1,024 and 4,096 connections from one host, the
+# README's table): 75 KB per added builtin connection and 295 KB per sysbench thread; 421 MB of client memory in
+# all at 4,096 builtin connections (two worker processes of ~60 MB each and the connections).
+CLIENT_MB_PER_CONNECTION = 0.075
 WORKER_MB = 60.0  # one builtin worker process: Python, numpy, the connector
-SYSBENCH_MB_PER_THREAD = 0.25
+SYSBENCH_MB_PER_THREAD = 0.295
 SERVER_OVERHEAD_MB = 0.25  # per server thread, beside its stack and network buffers
 # Tunebench's own connections beside the load's: the run lock, the server watch, the drift guard, the probes'
 # and the admin one. Measured: a 1-thread run's peak is 7 connections of its account (MariaDB 10.11 sandbox).
