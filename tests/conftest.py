@@ -218,6 +218,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.config.pluginmanager.get_plugin("terminalreporter").write_line(
             "FAILED: database servers outlived the test session (killed now): " + "; ".join(left.values()), red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    # the session's home (its sandboxes' datadirs: 1.4 GB) goes with it, unless asked to keep it for a post-mortem
+    if not os.environ.get("TUNEBENCH_KEEP_TEST_HOME") and _HOME.name.startswith("tb-test-"):
+        import shutil
+
+        shutil.rmtree(_HOME, ignore_errors=True)
 
 
 @pytest.fixture

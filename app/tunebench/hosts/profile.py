@@ -45,7 +45,9 @@ RECORD_FLAGS = ("-q", "-g", "-B", "-N", "--no-bpf-event")
 SCRIPT_FIELDS = "comm,pid,ip,sym,dso"  # perf script: a sample's header is "comm pid", its frames "ip sym (dso)"
 # how a cut window's perf exits: its workload (sleep) ended by SIGINT (local: the group) or by perf's SIGTERM
 CUT_STATUS = (0, -signal.SIGINT, 128 + signal.SIGINT, 128 + signal.SIGTERM)
-CUT_WAIT = 2.0  # seconds a step's end waits for the window it cut short (on this host)
+# seconds a step's end waits at most for the window it cut short (on this host): it comes in well under a second on
+# an idle machine; on a loaded 2-core one perf's writing and `perf script` took over 2 s and the step lost its stacks
+CUT_WAIT = 10.0
 
 
 def frame_name(sym: str, dso: str) -> str:
@@ -230,7 +232,7 @@ class RemotePerf:
     ends by itself (its `sleep`), so closing never leaves perf running there; `cut` ends it early with a second
     command (SIGINT to that perf)."""
 
-    cut_wait = 6.0  # the cut window's samples come over SSH
+    cut_wait = 20.0  # the cut window's samples come over SSH (at most: usually in a second or two)
 
     def __init__(self, runner: Any):
         self.runner = runner

@@ -48,6 +48,7 @@ class RunProbes:
     drift: DriftGuard | None
     store: Store
     _said_stripped = False  # the profile's stripped-server line: said once a run
+    _said_late_profile = False  # a step whose last profile window came too late: said once a run
 
     def _record(self, ev: Event) -> None: ...  # (Experiment's)
 
@@ -113,7 +114,11 @@ class RunProbes:
             summary["_drift"] = [d.text() for d in drift]
         for probe in (self.sampler.probes if self.sampler else []):
             if isinstance(probe, ProfileProbe):
-                probe.cut()  # the window in progress ends with the step (on this host; SSH windows end by themselves)
+                # the window in progress ends with the step, and its samples are the step's
+                if not probe.cut() and not self._said_late_profile:
+                    self._said_late_profile = True
+                    self._note(f"{probe.perf.where}: the CPU profile's last window of step {idx + 1} came too late "
+                               "(a loaded machine): its samples count in the next step")
                 for label, folded in probe.take_folded().items():
                     key = "_profile" if label == "mysqld" else f"_profile_{label}"
                     summary.setdefault(key, {}).update(folded)
