@@ -432,3 +432,30 @@ def test_kill9_of_a_prepare_leaves_nothing_in_the_way(sandbox, cli, workload, op
                 if "loading" in json.loads(shape)]
     assert cli("cleanup", "--schema", schema).returncode == 0
     sql(sandbox, f"DROP DATABASE IF EXISTS {schema}")
+
+
+def test_a_full_table_or_an_unknown_engine_during_prepare_is_one_line(sandbox, cli):
+    """Issue 29 item 8d: disk full during a prepare (1114 table full, 2013 when the server died, errno 28) and
+    `-o mysql_storage_engine=nonexistent` ended in tracebacks. A full table here is the MEMORY engine's own limit
+    (max_heap_table_size, global: the loader's connections are new sessions): the server's same 1114 as a full disk,
+    without filling one."""
+    schema = "tb_full"
+    old = sql(sandbox, "SELECT @@GLOBAL.max_heap_table_size")[0][0]
+    sql(sandbox, "SET GLOBAL max_heap_table_size = 1048576")
+    try:
+        out = cli("prepare", "--workload", "oltp_read_only", "--table-size", "100000", "-o",
+                  "mysql_storage_engine=MEMORY", "--schema", schema)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-2000:]
+        line = out.stderr.strip().splitlines()[-1]
+        assert "1114" in line and "is full" in line and "max_heap_table_size" in line, line
+        # nothing half-made is left in the way: the tables the load could not finish are gone or marked loading
+        left = sql(sandbox, "SELECT table_name, shape FROM tb_full.tunebench_tables")
+        assert all("loading" in json.loads(shape) for _n, shape in left), left
+    finally:
+        sql(sandbox, f"SET GLOBAL max_heap_table_size = {int(old)}")
+    for workload in ("oltp_read_only", "tpcc", "dbstress_ro", "iibench"):
+        out = cli("prepare", "--workload", workload, "-o", "mysql_storage_engine=nonexistent", "--schema", schema)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, (workload, out.stderr[-2000:])
+        assert "1286 Unknown storage engine 'nonexistent'" in out.stderr.strip().splitlines()[-1], out.stderr
+    assert cli("cleanup", "--schema", schema).returncode == 0
+    sql(sandbox, f"DROP DATABASE IF EXISTS {schema}")

@@ -3,13 +3,16 @@ cleanup) and a run's spec from the values a user gives. No Qt; each returns a fr
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tunebench.core.errors import ConfigError, WorkloadError
+import mysql.connector
+
+from tunebench.core.errors import ConfigError, TargetError, WorkloadError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
 from tunebench.core.results import tls_text
@@ -197,8 +200,9 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
             say(p.line())
 
         on_rows = as_line
-    r = request.workload.family.prepare(params, request.schema, request.workload, request.options,
-                                        request.threads, progress=progress, on_rows=on_rows, cancel=cancel)
+    with server_refusals(f"prepare of {request.workload.name} in {request.schema}"):
+        r = request.workload.family.prepare(params, request.schema, request.workload, request.options,
+                                            request.threads, progress=progress, on_rows=on_rows, cancel=cancel)
     if not r["cancelled"]:
         verify_prepared(request.workload, params, request.schema, request.options)
     if r["cancelled"]:
@@ -300,14 +304,33 @@ def ensure_data(params: ConnParams, spec: RunSpec, note: Callable[[str], None], 
             continue
         check_data_fits(g.workload, g.options, space)
         note(f"preparing {g.family.shape(g.options)} in schema {spec.schema}")
-        done = g.family.prepare(params, spec.schema, g.workload, g.options, spec.prepare_threads, progress=note,
-                                cancel=cancel)
+        with server_refusals(f"prepare of {g.workload.name} in {spec.schema}"):
+            done = g.family.prepare(params, spec.schema, g.workload, g.options, spec.prepare_threads,
+                                    progress=note, cancel=cancel)
         if done["cancelled"]:
             note("the prepare was cancelled: " + (f"dropped the unfinished {', '.join(done['dropped'])}"
                                                  if done["dropped"] else "no table was half-made"))
             return False
         verify_prepared(g.workload, params, spec.schema, g.options)
     return True
+
+
+@contextlib.contextmanager
+def server_refusals(what: str) -> Iterator[None]:
+    """A server error during a prepare (disk full, an engine it does not have, the server gone) in one line; the
+    loaders have dropped what they left half-made (or registered it as loading: the next prepare drops it)."""
+    try:
+        yield
+    except mysql.connector.Error as exc:
+        errno = getattr(exc, "errno", None)
+        msg = (getattr(exc, "msg", None) or str(exc)).strip()
+        hint = {1114: "a table is full: the server's disk, or the engine's own limit (MEMORY: max_heap_table_size)",
+                1021: "the server's disk is full", 1286: "the server has no such storage engine (SHOW ENGINES)",
+                2013: "the server went away during the load (did it stop? its disk full?)",
+                2006: "the server went away during the load (did it stop? its disk full?)"}.get(errno or 0)
+        if hint is None and ("errno: 28" in msg or "No space left" in msg or "(errno 28" in msg):
+            hint = "the server's disk is full"
+        raise TargetError(f"{what} failed: {errno} {msg}" + (f" ({hint})" if hint else "")) from None
 
 
 def verify_prepared(workload: Workload, params: ConnParams, schema: str, options: Mapping[str, Any]) -> None:
