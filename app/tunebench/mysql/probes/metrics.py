@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import mysql.connector
 
 from tunebench.core.probe import ProbeUnavailable, Reading
-from tunebench.mysql.connect import ServerInfo
+from tunebench.mysql.connect import ServerInfo, query_all
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
 from tunebench.mysql.probes.settings import MONITOR
@@ -114,17 +115,31 @@ class MetricsProbe(SqlProbe):
                 + (f", enabled {len(self.enabled_by_us)} for the session" if self.enabled_by_us else "")
                 + (f", {len(refused)} left disabled (no privilege)" if refused else ""))
 
+    def reapply(self) -> None:
+        for name, _row in self.enabled_by_us:
+            query_all(self.conn(), "SET GLOBAL innodb_monitor_enable = %s", (name,))
+
     def read(self) -> Reading:
+        assert self.cols is not None, "open() first"
         marks = ",".join(["%s"] * len(self.names))
-        rows = self.query(f"SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME IN ({marks})",
-                          self.names)
+        rows = self.query(f"SELECT NAME, COUNT, {self.cols.enabled_col} FROM information_schema.INNODB_METRICS "
+                          f"WHERE NAME IN ({marks})", self.names)
         r = Reading()
-        for name, count in rows:
+        off = []
+        for name, count, enabled in rows:
             v = _num(count)
             n = _text(name)
+            if not MetricsColumns.is_enabled(enabled):  # disabled (a restart, someone else): not counting, no 0
+                off.append(n)
+                continue
             if v is None:
                 continue
             (r.gauges if self.catalog.get(n) == "gauge" else r.counters)["innodb." + n] = v
+        mine = {name for name, _row in self.enabled_by_us}
+        for n in off:  # ours, off again: on again, counting from the next read
+            if n in mine:
+                with contextlib.suppress(mysql.connector.Error):
+                    self.query("SET GLOBAL innodb_monitor_enable = %s", (n,))
         return r
 
     def close(self) -> None:

@@ -75,10 +75,17 @@ class SqlProbe:
             self.drop()
             if fresh or getattr(exc, "errno", None) not in LOST_CONNECTION:
                 raise
-            return query_all(self.conn(), sql, args)  # the server restarted since: once more, reconnected
+            # the server restarted since (a static knob): what this probe set on it is gone with the old server,
+            # set it again, then once more, reconnected
+            self.reapply()
+            return query_all(self.conn(), sql, args)
         except mysql.connector.Error:
             self.drop()
             raise
+
+    def reapply(self) -> None:
+        """After a reconnect to a restarted server: set again what this probe set on it at open (a restart puts
+        the server's runtime settings back to its my.cnf: an InnoDB monitor off reads 0, never a 0 we may show)."""
 
     def drop(self) -> None:
         if self._conn is not None:

@@ -12,7 +12,7 @@ from typing import Any
 import mysql.connector
 
 from tunebench.core.probe import ProbeUnavailable, Reading, TopN, name_part
-from tunebench.mysql.connect import ServerInfo
+from tunebench.mysql.connect import ServerInfo, query_all
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
 from tunebench.mysql.probes.metrics import MetricsColumns, metrics_columns
@@ -273,6 +273,17 @@ class WaitsProbe(SqlProbe):
             r.rates[f"waits.other.{k}"] = other.get(k, 0.0)
             r.rates[f"waits.total.{k}"] = v
         return r
+
+    def reapply(self) -> None:
+        """A restarted server: the consumers and instruments this probe enabled (and the latch monitor) again."""
+        conn = self.conn()
+        for name, _enabled, _row in self.changed_consumers:
+            query_all(conn, "UPDATE performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME=%s", (name,))
+        for chunk in _chunks(self.changed_instruments, 200):
+            query_all(conn, "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME "
+                            f"IN ({','.join(['%s'] * len(chunk))})", tuple(i[0] for i in chunk))
+        if self.latch_enabled_by_us:
+            query_all(conn, "SET GLOBAL innodb_monitor_enable = 'latch'")
 
     # -- restoring --
     def _restore_pfs(self) -> None:
