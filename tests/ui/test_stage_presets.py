@@ -105,3 +105,59 @@ def test_h_shows_the_keys_again(win, qtbot):
     h = next(a for a in win.stage.actions if a.shortcut().toString() == "H")
     h.trigger()
     assert win.stage.help.isVisible() and "F7" in win.stage.help.text()
+
+
+def test_default_presets_are_knobs_the_server_has(qtbot, tmp_path):
+    """Issue 30 item 11: the default F5/F6 set innodb_thread_concurrency, which MariaDB 10.11 lacks: an error on
+    stage. The defaults come from the server's own variables; a user's preset for a knob it lacks is off and left off
+    the card."""
+    from tunebench.ui.main_window import MainWindow
+    from tunebench.ui.stage import default_presets
+
+    mariadb = {"innodb_flush_log_at_trx_commit", "innodb_spin_wait_delay", "innodb_adaptive_hash_index",
+               "innodb_io_capacity", "sync_binlog"}
+    assert [n for n, _v in default_presets(mariadb)] == ["innodb_flush_log_at_trx_commit"] * 2 + \
+        ["innodb_spin_wait_delay"] * 2 + ["innodb_adaptive_hash_index"] * 2
+    assert "innodb_thread_concurrency" in {n for n, _v in default_presets(mariadb | {"innodb_thread_concurrency"})}
+    store = Store(tmp_path / "sessions.sqlite")
+    w = MainWindow(store, settings=QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    try:
+        w.stage.set_server_variables(mariadb)
+        w.stage.set(True, full_screen=False)
+        text = w.stage.help.text()
+        assert "innodb_thread_concurrency" not in text and "innodb_adaptive_hash_index = ON" in text
+        assert "<b>F6</b>" in text
+        w.stage.set(False)
+        # the user's own presets stay theirs: one for a knob the server lacks is not offered
+        custom = QSettings(str(tmp_path / "own.ini"), QSettings.Format.IniFormat)
+        write_presets(custom, [("innodb_thread_concurrency", "8"), ("innodb_spin_wait_delay", "96")])
+        w2 = MainWindow(store, settings=custom)
+        qtbot.addWidget(w2)
+        w2.stage.set_server_variables(mariadb)
+        keys = {a.shortcut().toString(): a.text() for a in w2.stage.actions}
+        assert "F1" not in keys and keys["F2"] == "innodb_spin_wait_delay = 96"
+    finally:
+        store.close()
+
+
+def test_gui_stage_without_a_replay_enters_stage_mode(qtbot, tmp_path, monkeypatch):
+    """Issue 30 item 10: `tunebench gui --stage` opened the normal window (its keys did nothing)."""
+    from PySide6.QtWidgets import QApplication
+
+    from tunebench.ui import app as ui_app
+
+    seen = {}
+
+    def exec_once() -> int:
+        w = next(x for x in QApplication.topLevelWidgets() if type(x).__name__ == "MainWindow" and x.isVisible())
+        seen["stage"] = w.stage.on
+        seen["keys"] = all(a.isEnabled() for a in w.stage.actions)
+        w.stage.set(False)
+        w.close()
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", staticmethod(exec_once))
+    monkeypatch.setenv("TUNEBENCH_HOME", str(tmp_path))
+    assert ui_app.run_gui(tmp_path / "s.sqlite", stage=True) == 0
+    assert seen == {"stage": True, "keys": True}

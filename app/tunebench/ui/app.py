@@ -110,6 +110,8 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
         start_demo(window, screenshot)
     if replay is not None:
         start_replay(window, replay, stage, screenshot)
+    elif stage:
+        window.stage.set(True, full_screen=not screenshot)  # live on stage: the keys work from the start
     code = app.exec()
     store.close()
     return int(code)

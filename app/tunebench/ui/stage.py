@@ -32,6 +32,21 @@ FONT_SCALE = 1.8
 LINE_SCALE = 2.0
 
 
+# pairs of values per knob, in the order the default presets take them from the knobs the server has
+PRESET_PAIRS = [("innodb_flush_log_at_trx_commit", "1", "2"), ("innodb_spin_wait_delay", "6", "96"),
+                ("innodb_thread_concurrency", "0", "32"), ("innodb_adaptive_hash_index", "OFF", "ON"),
+                ("innodb_io_capacity", "200", "2000"), ("sync_binlog", "0", "1")]
+
+
+def default_presets(server: set[str]) -> list[tuple[str, str]]:
+    """Three knobs the server has, two values each (F1-F6)."""
+    out: list[tuple[str, str]] = []
+    for name, a, b in PRESET_PAIRS:
+        if name in server and len(out) < 6:
+            out += [(name, a), (name, b)]
+    return out
+
+
 def parse_presets(items: object) -> list[tuple[str, str]]:
     """"name=value" items as QSettings hands them back: a list, or one string when the file has a single
     entry or was edited by hand (`a=1, b=2`)."""
@@ -67,15 +82,38 @@ class Stage(QObject):
         self.plots = [str(p) for p in (plots if isinstance(plots, list) else [plots])]
         self.actions: list[QAction] = []
         self.help = StageHelp(window)
-        for i, (name, value) in enumerate(self.presets):
-            self._key(f"F{i + 1}", f"{name} = {value}", self._preset(f"F{i + 1}", name, value))
+        self.preset_actions: list[QAction] = []
+        self._custom = window.settings.value("stage/presets") is not None  # the user's own: kept as they are
         self._key("F7", "mark", window.mark)
         self._key("F8", "play/pause", lambda: window.replay_bar.play(not window.replay_bar.play_button.isChecked()))
         self._key("H", "show these keys", self.help.toggle_keys)
         self._key("Esc", "leave stage mode", lambda: self.set(False))
-        self.help.set_keys([(a.shortcut().toString(), a.text()) for a in self.actions])
+        self._build_presets()
+        window.controller.facts.connect(lambda _name, facts: self.set_server_variables(facts.variables))
         self._head: float | None = None  # the replay's play head, as last moved
         window.replay_bar.moved.connect(self._on_moved)
+
+    def set_server_variables(self, variables: Any) -> None:
+        """The current server's variables: the default presets are made of knobs it has (MariaDB has no
+        innodb_thread_concurrency), and a preset of the user's for a knob it lacks is off and left off the card."""
+        names = {str(n).lower() for n in variables}
+        if not self._custom:
+            self.presets = default_presets(names)
+        self._build_presets(names)
+
+    def _build_presets(self, server: set[str] | None = None) -> None:
+        for a in self.preset_actions:
+            self.w.removeAction(a)
+            self.actions.remove(a)
+        self.preset_actions = []
+        for i, (name, value) in enumerate(self.presets):
+            if server is not None and name.lower() not in server:
+                continue
+            a = self._key(f"F{i + 1}", f"{name} = {value}", self._preset(f"F{i + 1}", name, value))
+            self.preset_actions.append(a)
+        fixed = [a for a in self.actions if a not in self.preset_actions]
+        self.actions = [*self.preset_actions, *fixed]  # F1-F6 first on the card, then F7, F8, H, Esc
+        self.help.set_keys([(a.shortcut().toString(), a.text()) for a in self.actions])
 
     def _preset(self, key: str, name: str, value: str) -> Any:
         # A slot that takes no arguments: QAction.triggered passes `checked` (False), which a lambda with
@@ -101,13 +139,14 @@ class Stage(QObject):
         if crossed:
             self.help.show_verdict(crossed[-1]["data"])
 
-    def _key(self, key: str, text: str, slot: Any) -> None:
+    def _key(self, key: str, text: str, slot: Any) -> QAction:
         a = QAction(text, self.w)
         a.setShortcut(QKeySequence(key))
         a.triggered.connect(slot)
-        a.setEnabled(False)  # only in stage mode: F5/F6 are Run/Flip otherwise
+        a.setEnabled(self.on)  # only in stage mode: F5/F6 are Run/Flip otherwise
         self.w.addAction(a)
         self.actions.append(a)
+        return a
 
     def toggle(self) -> None:
         self.set(not self.on)
