@@ -115,3 +115,22 @@ def test_a_series_has_the_same_colour_live_and_in_replay(win):
     assert colours() == seen_live and seen_live["client.a.tps"] != seen_live["client.b.tps"]
     win.set_theme("dark")  # a theme change recolours by name too, not by position
     assert colours() == seen_live
+
+
+def test_bigger_fonts_never_grow_the_window_past_the_screen(win, qtbot):
+    """Issue 30 item 13: A+ grew a 1900x1000 window to 1111 px on a 1080 screen, and A- did not shrink it back. The
+    window keeps its size; a font scale whose contents would not fit the screen is not taken, and says so."""
+    screen = win.screen().availableGeometry()
+    size = win.size()
+    for _ in range(6):
+        before = win.font_scale
+        win.bigger_action.trigger()
+        assert win.size() == size, (win.size(), size)
+        need = win.minimumSizeHint()
+        if win.font_scale > before:  # taken: its contents fit the screen
+            assert need.height() <= screen.height() and need.width() <= screen.width()
+        else:
+            assert "would not fit the window on this screen" in win.statusBar().currentMessage()
+    for _ in range(8):
+        win.smaller_action.trigger()
+        assert win.size() == size

@@ -50,7 +50,22 @@ class WindowAppearance:
         self.set_theme("dark" if self.theme.name == "light" else "light")
 
     def scale_fonts(self, factor: float) -> None:
+        """A+/A-: fonts, never the window. Qt grows a window to the minimum size of its bigger contents (1111 px on
+        a 1080 screen); the window keeps its size, and a scale whose contents no longer fit the screen is not
+        taken (one line says so)."""
         scale = self.font_scale * factor
         if abs(scale - round(scale)) < 1e-9:
             scale = round(scale)  # A+ then A- is 1.0 again, not 0.9999999
+        old_scale, old_size = self.font_scale, self.size()
         self.set_appearance(self.theme, scale)
+        if self.isFullScreen() or self.isMaximized():
+            return
+        screen = (self.screen() or QApplication.primaryScreen()).availableGeometry()
+        need = self.minimumSizeHint()
+        if factor > 1 and (need.height() > screen.height() or need.width() > screen.width()):
+            self.set_appearance(self.theme, old_scale)
+            self.resize(old_size)
+            self.show_message(f"fonts at {scale:.2f}x would not fit the window on this screen ({screen.width()}x"
+                              f"{screen.height()}): kept at {old_scale:.2f}x (full screen or hiding a dock makes room)")
+            return
+        self.resize(old_size)  # as it was: the fonts changed, not the window
