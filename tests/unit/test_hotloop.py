@@ -3,17 +3,24 @@ ops of load/oltp.py's event, in its order; what it cannot run is left to the Pyt
 built here as in CI (gcc and libmariadb-dev are installed by packaging/ensure-system-deps.sh)."""
 
 import math
+import os
+import shutil
 
 import pytest
 
-from tunebench.load.hotloop import COUNTS_AS, HAVE_HOT, OP_DELETE_INSERT, OP_OTHER, hot_program
+from tunebench.load.hotloop import COUNTS_AS, HAVE_HOT, OP_DELETE_INSERT, OP_OTHER, hot_program, loop_mode
 from tunebench.load.workload import load_workload
 
 KINDS = ("read", "write", "other")
 
 
 def test_the_compiled_loop_is_built():
-    assert HAVE_HOT, "tunebench.load._hotloop did not build: apt-get install gcc libmariadb-dev; make venv"
+    """setup.py builds the loop as optional (a user without a compiler gets the Python loop) and `pip -q` hides a
+    failed build: `make test` sets TUNEBENCH_REQUIRE_HOTLOOP=1, and wherever libmariadb-dev is installed a loop
+    that did not build or does not load fails here."""
+    if os.environ.get("TUNEBENCH_REQUIRE_HOTLOOP") != "1" and shutil.which("mariadb_config") is None:
+        pytest.skip("no libmariadb-dev here and TUNEBENCH_REQUIRE_HOTLOOP is not set: the Python loop runs")
+    assert HAVE_HOT, loop_mode()
 
 
 @pytest.mark.parametrize("name", ["oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_write_only",
