@@ -5,13 +5,17 @@ is checked before it indexes anything, a program() that fails leaves the previou
 thread while the GIL is released is refused. `make sanitized-hotloop` runs this file under ASan and UBSan."""
 
 import dataclasses
+import json
 import math
+import shutil
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.conftest import wait_until
+from tests.conftest import run_cli, wait_until
 
+import tunebench
 from tunebench.load import _hotloop
 from tunebench.load.driver import DriverError
 from tunebench.load.hotloop import (
@@ -29,6 +33,7 @@ from tunebench.load.prepare import prepare
 from tunebench.load.randgen import draw
 from tunebench.load.workload import load_workload
 from tunebench.mysql.connect import open_connection
+from tunebench.paths import resources_dir, workloads_dir
 
 pytestmark = pytest.mark.integration
 N = 40000
@@ -301,3 +306,19 @@ def test_bad_numbers_at_the_boundary_are_refused(table):
         with pytest.raises(ValueError, match="TLS mode"):
             _hotloop.Conn(*_conn_args(table, tls))
 
+
+def test_a_run_without_the_compiled_loop_runs_the_python_loop_and_records_so(sandbox, tmp_path):
+    """A build without the loop (setup.py builds it as optional: no compiler, no libmariadb-dev) runs: the workers,
+    which import the package anew (spawned), take the Python loop, and the session's config says which loop ran
+    and why."""
+    shutil.copytree(Path(tunebench.__file__).parent, tmp_path / "tunebench",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    env = {"PYTHONPATH": str(tmp_path), "TUNEBENCH_RESOURCES": str(resources_dir()),
+           "TUNEBENCH_WORKLOADS": str(workloads_dir())}
+    run = run_cli("run", "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "2", "--probes",
+                  "none", "--json", env=env)
+    assert run.returncode == 0, run.stderr
+    show = run_cli("sessions", "show", str(json.loads(run.stdout)["session_id"]), "--json", env=env)
+    session = json.loads(show.stdout)
+    assert session["config"]["engine_loop"].startswith("Python loop: the compiled loop is not built"), session["config"]
+    assert session["summary"]["steps"][0]["tps"] > 0
