@@ -3,7 +3,8 @@
 # Server + load: mariadb-server (mariadbd, mariadb-install-db), sysbench. Later issues: xvfb (GUI tests),
 # openssh-server (SSH runner tests), Qt's runtime libraries (PySide6). python3-venv for `python3 -m venv`.
 # linux-perf: the CPU profile probe. gcc, libmariadb-dev, python3-dev: the builtin engine's compiled loop
-# (app/tunebench/load/_hotloop.c, built by `pip install`).
+# (app/tunebench/load/_hotloop.c, built by `pip install` and `make hotloop`; `make sanitized-hotloop` uses
+# the libasan and libubsan that Debian's gcc brings).
 set -eu
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || missing="$missing $2"; }

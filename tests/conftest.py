@@ -30,6 +30,10 @@ _HOME = Path(_home) if _pid == str(os.getpid()) and _home else Path(tempfile.mkd
 os.environ["TUNEBENCH_TEST_HOME"] = f"{os.getpid()}:{_HOME}"
 os.environ["TUNEBENCH_HOME"] = str(_HOME)
 os.environ.pop("MYSQL_PWD", None)
+# `make sanitized-hotloop` preloads ASan's runtime into this interpreter to check the compiled loop; the servers
+# and tools the tests start are not what it checks (and would run slower and bigger under it)
+if "libasan" in os.environ.get("LD_PRELOAD", ""):
+    del os.environ["LD_PRELOAD"]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,18 +1,39 @@
 """The compiled hot loop (load/_hotloop.c) on the sandbox: its ids follow sysbench's distributions as
 load/randgen.py draws them; a server error comes back as the Python loop's DriverError, with the statements done
-before it counted; a connection killed under it is an error to reconnect after, not a crash."""
+before it counted; a connection killed under it is an error to reconnect after, not a crash. What Python hands it
+is checked before it indexes anything, a program() that fails leaves the previous one, and a call from another
+thread while the GIL is released is refused. `make sanitized-hotloop` runs this file under ASan and UBSan."""
 
 import dataclasses
+import json
+import math
+import shutil
+import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import run_cli, wait_until
 
+import tunebench
+from tunebench.load import _hotloop
 from tunebench.load.driver import DriverError
-from tunebench.load.hotloop import HotSession, HotTotals, hot_program, open_conn
+from tunebench.load.hotloop import (
+    OP_DELETE_INSERT,
+    OP_NON_INDEX,
+    OP_POINT,
+    OP_RANGE,
+    HotSession,
+    HotTotals,
+    hot_program,
+    open_conn,
+)
+from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE
 from tunebench.load.prepare import prepare
 from tunebench.load.randgen import draw
 from tunebench.load.workload import load_workload
 from tunebench.mysql.connect import open_connection
+from tunebench.paths import resources_dir, workloads_dir
 
 pytestmark = pytest.mark.integration
 N = 40000
@@ -86,7 +107,6 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
 def test_an_interrupt_stops_one_run_at_once(table):
     """A deactivated connection stops within an event, not at the end of its run() (1 s); an interrupt that came
     between two runs stops the next one only (no lost stop, no spinning)."""
-    import threading
     import time
 
     wl = load_workload("oltp_point_select")
@@ -110,3 +130,195 @@ def test_an_interrupt_stops_one_run_at_once(table):
         assert after > before
     finally:
         session.close()
+
+
+def _hot(name, **options):
+    wl = load_workload(name)
+    return hot_program(wl.program(wl.options({"table_size": 10000, **options})))
+
+
+def _program(conn, hot, ops=None, **changed):
+    """conn.program() with `hot`'s arguments, its ops or `ops`, any of them `changed`."""
+    args = {"ops": list(hot.ops if ops is None else ops), "ntables": hot.ntables, "range_extra": hot.range_extra,
+            "dist": hot.dist, "c_template": C_TEMPLATE.encode(), "pad_template": PAD_TEMPLATE.encode(), **changed}
+    conn.program(*args.values())
+
+
+def _per_event(conn, seconds=0.1):
+    """(reads, writes, other) per event over one run(seconds): which program ran."""
+    e0, r0, w0, o0, _lat = conn.take()
+    conn.run(seconds)
+    e, r, w, o, _lat = conn.take()
+    assert e > e0
+    return ((r - r0) / (e - e0), (w - w0) / (e - e0), (o - o0) / (e - e0))
+
+
+def _conn_args(params, tls=0):
+    """_hotloop.Conn's arguments, as open_conn gives them."""
+    return (params.host if not params.socket else None, int(params.port or 0), params.socket or None, params.user,
+            params.password, params.database, 10, 1, tls, None, None, None)
+
+
+@pytest.fixture
+def read_only(table):
+    """A connection with oltp_read_only's statements prepared, running its point selects only (1 read an event):
+    what a refused program() must leave in place."""
+    hot = _hot("oltp_read_only")
+    conn = open_conn(table, hot, seed=11)
+    point = next(op for op in hot.ops if op[0] == OP_POINT)
+    _program(conn, hot, [(OP_POINT, 1, 0, point[3], None)])
+    assert _per_event(conn) == (1, 0, 0)
+    yield conn, hot, point[3][0]
+    conn.close()
+
+
+@pytest.mark.parametrize("name", ["oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_write_only",
+                                  "oltp_update_index", "oltp_update_non_index", "oltp_delete"])
+def test_every_program_the_loop_takes_passes_its_checks_and_runs_its_mix(table, name):
+    wl = load_workload(name)
+    program = wl.program(wl.options({"table_size": 10000}))
+    conn = open_conn(table, hot_program(program), seed=2)
+    try:
+        mix = program.statement_mix()
+        assert _per_event(conn, 0.05) == (mix["read"], mix["write"], mix["other"])
+    finally:
+        conn.close()
+
+
+# what a bad op is, next to the good (OP_POINT, 1, read, (point select,), None); 7 statements are prepared
+BAD_OPS = {
+    "kind 5": lambda p: [(5, 1, 0, (p,), None)],
+    "kind -1": lambda p: [(-1, 1, 0, (p,), None)],
+    "counts as 3": lambda p: [(OP_POINT, 1, 3, (p,), None)],
+    "counts as -1": lambda p: [(OP_POINT, 1, -1, (p,), None)],
+    "count -1": lambda p: [(OP_POINT, -1, 0, (p,), None)],
+    "statement 7": lambda p: [(OP_POINT, 1, 0, (7,), None)],
+    "statement -1": lambda p: [(OP_POINT, 1, 0, (-1,), None)],
+    "statement 2**40": lambda p: [(OP_POINT, 1, 0, (2**40,), None)],
+    "two statements for one table": lambda p: [(OP_POINT, 1, 0, (p, p), None)],
+    "second statements on a point op": lambda p: [(OP_POINT, 1, 0, (p,), (p,))],
+    "delete_inserts without inserts": lambda p: [(OP_DELETE_INSERT, 1, 1, (p,), None)],
+    "a range op on a one-value statement": lambda p: [(OP_RANGE, 1, 0, (p,), None)],
+    "a statement bound two ways": lambda p: [(OP_RANGE, 1, 0, (p + 1,), None), (OP_NON_INDEX, 1, 1, (p + 1,), None)],
+    "a good op, then a bad one": lambda p: [(OP_POINT, 1, 0, (p,), None), (OP_POINT, 1, 9, (p,), None)],
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_OPS))
+def test_a_bad_op_is_refused_and_the_previous_program_stays(read_only, bad):
+    """An op's kind and class index the loop's arrays and switch (a counts_as of 3 wrote past the event's three
+    counters); they, the statement indexes and what each statement takes are checked first. A refused program
+    used to leave no program at all, or a half-bound one."""
+    conn, hot, point = read_only
+    assert hot.statements[point + 1].startswith("SELECT c FROM sbtest1 WHERE id BETWEEN")  # BAD_OPS' p + 1
+    with pytest.raises(ValueError):
+        _program(conn, hot, BAD_OPS[bad](point))
+    assert _per_event(conn) == (1, 0, 0)
+
+
+BAD_OPTIONS = {
+    "no tables": {"ntables": 0},
+    "range_extra -1": {"range_extra": -1},
+    "distribution 4": {"dist": (4, 1, 10000, 12, 1.0, 1, 75)},
+    "distribution -1": {"dist": (-1, 1, 10000, 12, 1.0, 1, 75)},
+    "ids below 0": {"dist": (0, -5, 10000, 12, 1.0, 1, 75)},
+    "ids past 2**55": {"dist": (0, 1, 2**60, 12, 1.0, 1, 75)},
+    "0 iterations": {"dist": (1, 1, 10000, 0, 1.0, 1, 75)},
+    "pareto power nan": {"dist": (2, 1, 10000, 12, math.nan, 1, 75)},
+    "pareto power -1": {"dist": (2, 1, 10000, 12, -1.0, 1, 75)},
+    "special pct 101": {"dist": (3, 1, 10000, 12, 1.0, 101, 75)},
+    "special res 100": {"dist": (0, 1, 10000, 12, 1.0, 1, 100)},
+    "c template of 300": {"c_template": b"#" * 300},
+    "pad template of 255": {"pad_template": b"#" * 255},
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_OPTIONS))
+def test_bad_program_options_are_refused_and_the_previous_program_stays(read_only, bad):
+    """The distribution's kind picks sysbench's formula, its numbers go into int64 arithmetic (kept from
+    overflowing) and a double-to-int cast; a template is copied into a 256-byte buffer. A template refused after
+    the ops were taken used to leave oltp_read_only's ops installed without templates: the next run() ran them."""
+    conn, hot, _point = read_only
+    with pytest.raises(ValueError):
+        _program(conn, hot, **BAD_OPTIONS[bad])
+    assert _per_event(conn) == (1, 0, 0)
+
+
+def _calls(hot):
+    return {
+        "close": lambda conn: conn.close(),
+        "program": lambda conn: _program(conn, hot),
+        "prepare": lambda conn: conn.prepare(b"SELECT 1"),
+        "query": lambda conn: conn.query(b"SELECT 1"),
+        "draw": lambda conn: conn.draw(10),
+        "run": lambda conn: conn.run(0.1),
+    }
+
+
+@pytest.mark.parametrize("call", ["close", "program", "prepare", "query", "draw", "run"])
+def test_a_call_from_another_thread_while_run_holds_no_gil_is_refused(table, call):
+    """run() releases the GIL for up to 30 s. close() then returned having done nothing (the Slot thought its
+    connection closed); program() freed the ops the loop was reading and prepare() moved its statement arrays
+    (use after free); query(), a second run() and draw() shared the connection or its generator with the loop.
+    Each now raises RuntimeError and the loop runs on unharmed; take() and stop() are the calls that may come."""
+    hot = _hot("oltp_read_write")
+    conn = open_conn(table, hot, seed=5)
+    failed = []
+
+    def run():
+        try:
+            conn.run(30.0)
+        except BaseException as exc:
+            failed.append(exc)
+
+    loop = threading.Thread(target=run)
+    try:
+        loop.start()
+        wait_until(lambda: conn.take()[0] > 0, 10, "events from the running loop")
+        with pytest.raises(RuntimeError, match="in use by another thread"):
+            _calls(hot)[call](conn)
+        done = conn.take()[0]
+        wait_until(lambda: conn.take()[0] > done, 10, "more events after the refused call")
+    finally:
+        conn.stop()
+        loop.join(10)
+    assert not loop.is_alive() and failed == []
+    assert _per_event(conn, 0.05) == (14, 4, 2)  # the connection and its program are whole
+    conn.close()
+
+
+def test_bad_numbers_at_the_boundary_are_refused(table):
+    """run()'s seconds become an int64 deadline (NaN or inf: undefined); draw(-1) reached PyList_New; a TLS mode
+    out of range was taken as ENFORCE; a second __init__ leaked the first connection and replaced it."""
+    conn = open_conn(table, _hot("oltp_point_select"), seed=3)
+    try:
+        for seconds in (math.nan, math.inf, -1.0, 1e300):
+            with pytest.raises(ValueError):
+                conn.run(seconds)
+        with pytest.raises(ValueError):
+            conn.draw(-1)
+        with pytest.raises(RuntimeError, match="already open"):
+            conn.__init__(*_conn_args(table))
+        assert _per_event(conn) == (1, 0, 0)
+    finally:
+        conn.close()
+    for tls in (-1, 5):
+        with pytest.raises(ValueError, match="TLS mode"):
+            _hotloop.Conn(*_conn_args(table, tls))
+
+
+def test_a_run_without_the_compiled_loop_runs_the_python_loop_and_records_so(sandbox, tmp_path):
+    """A build without the loop (setup.py builds it as optional: no compiler, no libmariadb-dev) runs: the workers,
+    which import the package anew (spawned), take the Python loop, and the session's config says which loop ran
+    and why."""
+    shutil.copytree(Path(tunebench.__file__).parent, tmp_path / "tunebench",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    env = {"PYTHONPATH": str(tmp_path), "TUNEBENCH_RESOURCES": str(resources_dir()),
+           "TUNEBENCH_WORKLOADS": str(workloads_dir())}
+    run = run_cli("run", "--workload", "oltp_point_select", "--threads", "1", "--step-seconds", "2", "--probes",
+                  "none", "--json", env=env)
+    assert run.returncode == 0, run.stderr
+    show = run_cli("sessions", "show", str(json.loads(run.stdout)["session_id"]), "--json", env=env)
+    session = json.loads(show.stdout)
+    assert session["config"]["engine_loop"].startswith("Python loop: the compiled loop is not built"), session["config"]
+    assert session["summary"]["steps"][0]["tps"] > 0

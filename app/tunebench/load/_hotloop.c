@@ -9,9 +9,15 @@
  * in a loop and handles errors (retry, reconnect, abort) as the Python loop does. The worker's reporter reads the
  * cumulative counters and takes the per-event latencies (ns) every second: take() swaps the buffer under a mutex,
  * so every event's latency lands in exactly one second's histogram.
+ *
+ * Every number and index from Python is checked before it indexes an array, and a program() that fails leaves
+ * the previous program in place. A call that releases the GIL (connect, prepare, query, run) marks the connection
+ * busy: meanwhile a call from another thread that would use or free what it uses raises RuntimeError; take() and
+ * stop() are the two that may come then (the reporter's and the deactivation's).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <math.h>
 #include <mysql.h>
 #include <pthread.h>
@@ -111,6 +117,11 @@ static int64_t draw(const dist_t *d, rng_t *r) {
 enum { OP_OTHER = 0, OP_POINT = 1, OP_RANGE = 2, OP_NON_INDEX = 3, OP_DELETE_INSERT = 4 };
 /* what a statement counts as, sysbench's r/w/o */
 enum { C_READ = 0, C_WRITE = 1, C_OTHER = 2 };
+#define NKINDS 5
+#define NCOUNTS 3
+/* ids, their bounds and range_extra stay below 2^55 so that sysbench's arithmetic on them (t * 100, t * pct,
+   i1 + range_extra) cannot overflow int64 */
+#define ID_LIMIT ((int64_t)1 << 55)
 
 typedef struct {
     int kind, count, counts_as;
@@ -148,12 +159,32 @@ typedef struct {
     unsigned long long events, reads, writes, other;
     int64_t *lat;
     size_t nlat, caplat;
-    volatile int stop;
-    int busy; /* inside run(): close() must not free what run() uses */
+    /* set by stop() from any thread while run() reads it without the GIL: only through __atomic builtins */
+    int stop;
+    /* a call is inside with the GIL released (enter()/leave(), __atomic builtins): the others must not touch or
+       free the connection, its statements or its program meanwhile */
+    int busy;
+    int ready; /* __init__ succeeded once: a second one would leak or replace the connection */
 } Conn;
 
 static PyObject *HotError;
-static int bind_for(Conn *c, int i, int kind, int second);
+
+/* a call that releases the GIL, or changes what one uses: refused while another thread's call is inside */
+static int enter(Conn *c) {
+    int idle = 0;
+    if (__atomic_compare_exchange_n(&c->busy, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 1;
+    PyErr_SetString(PyExc_RuntimeError, "the connection is in use by another thread's call");
+    return 0;
+}
+
+static void leave(Conn *c) { __atomic_store_n(&c->busy, 0, __ATOMIC_RELEASE); }
+
+/* the same check for a call that keeps the GIL but reads or frees what a busy call uses */
+static int idle(Conn *c) {
+    if (!__atomic_load_n(&c->busy, __ATOMIC_ACQUIRE)) return 1;
+    PyErr_SetString(PyExc_RuntimeError, "the connection is in use by another thread's call");
+    return 0;
+}
 
 static PyObject *raise_mysql(unsigned int err, const char *msg) {
     PyObject *args = Py_BuildValue("(Is)", err, msg);
@@ -164,14 +195,12 @@ static PyObject *raise_mysql(unsigned int err, const char *msg) {
     return NULL;
 }
 
-static void free_ops(Conn *c) {
-    for (int i = 0; i < c->nops; i++) {
-        PyMem_RawFree(c->ops[i].stmt);
-        PyMem_RawFree(c->ops[i].stmt2);
+static void free_ops(op_t *ops, int nops) {
+    for (int i = 0; ops && i < nops; i++) {
+        PyMem_RawFree(ops[i].stmt);
+        PyMem_RawFree(ops[i].stmt2);
     }
-    PyMem_RawFree(c->ops);
-    c->ops = NULL;
-    c->nops = 0;
+    PyMem_RawFree(ops);
 }
 
 static void close_all(Conn *c) {
@@ -194,9 +223,16 @@ static void close_all(Conn *c) {
     }
 }
 
+static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    Conn *c = (Conn *)type->tp_alloc(type, 0);
+    if (c) pthread_mutex_init(&c->mu, NULL); /* here, not in __init__: take() and dealloc need it either way */
+    return (PyObject *)c;
+}
+
+/* a busy call holds a reference to the connection, so it is never busy here */
 static void Conn_dealloc(Conn *c) {
-    if (!c->busy) close_all(c);
-    free_ops(c);
+    close_all(c);
+    free_ops(c->ops, c->nops);
     PyMem_RawFree(c->lat);
     PyMem_RawFree(c->c_tpl);
     PyMem_RawFree(c->pad_tpl);
@@ -216,10 +252,19 @@ static int Conn_init(Conn *c, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTuple(args, "zIzzzzIK|izzz", &host, &port, &socket, &user, &password, &db, &timeout, &seed, &tls,
                           &ca, &cert, &key))
         return -1;
-    pthread_mutex_init(&c->mu, NULL);
+    if (tls < TLS_DISABLED || tls > TLS_VERIFY_IDENTITY) {
+        PyErr_SetString(PyExc_ValueError, "no such TLS mode");
+        return -1;
+    }
+    if (c->ready || c->m) {
+        PyErr_SetString(PyExc_RuntimeError, "the connection is already open");
+        return -1;
+    }
+    if (!enter(c)) return -1;
     rng_seed(&c->rng, seed);
     c->m = mysql_init(NULL);
     if (!c->m) {
+        leave(c);
         PyErr_NoMemory();
         return -1;
     }
@@ -231,19 +276,19 @@ static int Conn_init(Conn *c, PyObject *args, PyObject *kw) {
     mysql_options(c->m, MYSQL_OPT_SSL_ENFORCE, &enforce);
     mysql_options(c->m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &identity);
     MYSQL *ok;
+    my_bool failed = 1;
     Py_BEGIN_ALLOW_THREADS
     ok = mysql_real_connect(c->m, host, user, password, db, port, socket, 0);
+    if (ok) failed = mysql_autocommit(c->m, 1);
     Py_END_ALLOW_THREADS
-    if (!ok) {
+    leave(c);
+    if (failed) {
         raise_mysql(mysql_errno(c->m), mysql_error(c->m));
         mysql_close(c->m);
         c->m = NULL;
         return -1;
     }
-    if (mysql_autocommit(c->m, 1)) {
-        raise_mysql(mysql_errno(c->m), mysql_error(c->m));
-        return -1;
-    }
+    c->ready = 1;
     return 0;
 }
 
@@ -259,13 +304,22 @@ static int connected(Conn *c) {
 static PyObject *Conn_prepare(Conn *c, PyObject *args) {
     const char *sql;
     Py_ssize_t len;
-    if (!PyArg_ParseTuple(args, "y#", &sql, &len) || !connected(c)) return NULL;
-    MYSQL_STMT *st = mysql_stmt_init(c->m);
-    if (!st) return raise_mysql(mysql_errno(c->m), mysql_error(c->m));
-    int rc;
+    if (!PyArg_ParseTuple(args, "y#", &sql, &len) || !enter(c)) return NULL;
+    MYSQL_STMT *st = NULL;
+    int rc = 0;
+    if (!connected(c)) goto refused;
+    if (c->nstmts == INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many statements");
+        goto refused;
+    }
+    if (!(st = mysql_stmt_init(c->m))) {
+        raise_mysql(mysql_errno(c->m), mysql_error(c->m));
+        goto refused;
+    }
     Py_BEGIN_ALLOW_THREADS
     rc = mysql_stmt_prepare(st, sql, (unsigned long)len);
     Py_END_ALLOW_THREADS
+    leave(c);
     char *text = NULL;
     if (rc) {
         if (mysql_stmt_errno(st) != ER_UNSUPPORTED_PS) {
@@ -298,6 +352,9 @@ static PyObject *Conn_prepare(Conn *c, PyObject *args) {
     c->texts[c->nstmts] = text;
     c->text_lens[c->nstmts] = (unsigned long)len;
     return PyLong_FromLong(c->nstmts++);
+refused:
+    leave(c);
+    return NULL;
 }
 
 static int *int_array(PyObject *seq, int n, int nstmts) {
@@ -340,78 +397,6 @@ static char *template_copy(const char *tpl, Py_ssize_t len, size_t *out_len) {
     return out;
 }
 
-/* program(ops, ntables, range_extra, (kind, a, b, iters, power, pct, res), c_template, pad_template)
-   ops: [(kind, count, counts_as, (stmt per table), (second stmt per table) or None), ...] */
-static PyObject *Conn_program(Conn *c, PyObject *args) {
-    PyObject *ops;
-    int ntables;
-    long long range_extra;
-    dist_t d;
-    const char *ctpl, *padtpl;
-    Py_ssize_t clen, padlen;
-    if (!PyArg_ParseTuple(args, "OiL(iLLidLL)y#y#", &ops, &ntables, &range_extra, &d.kind, &d.a, &d.b, &d.iters,
-                          &d.power, &d.pct, &d.res, &ctpl, &clen, &padtpl, &padlen))
-        return NULL;
-    if (ntables < 1 || d.iters < 1 || (d.kind == D_SPECIAL && (d.res < 0 || d.res >= 100))) {
-        PyErr_SetString(PyExc_ValueError, "bad program options");
-        return NULL;
-    }
-    PyObject *fast = PySequence_Fast(ops, "ops");
-    if (!fast) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-    free_ops(c);
-    c->ops = PyMem_RawCalloc(n ? n : 1, sizeof(op_t));
-    if (!c->ops) {
-        Py_DECREF(fast);
-        return PyErr_NoMemory();
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        op_t *op = &c->ops[i];
-        PyObject *stmts, *stmts2;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iiiOO", &op->kind, &op->count, &op->counts_as,
-                              &stmts, &stmts2))
-            goto fail;
-        c->nops = (int)i + 1;
-        if (!(op->stmt = int_array(stmts, ntables, c->nstmts))) goto fail;
-        if (stmts2 != Py_None && !(op->stmt2 = int_array(stmts2, ntables, c->nstmts))) goto fail;
-        if (op->kind == OP_DELETE_INSERT && !op->stmt2) {
-            PyErr_SetString(PyExc_ValueError, "delete_inserts needs the inserts");
-            goto fail;
-        }
-    }
-    Py_DECREF(fast);
-    for (int i = 0; i < c->nops; i++)
-        for (int t = 0; t < ntables; t++)
-            if (bind_for(c, c->ops[i].stmt[t], c->ops[i].kind, 0) ||
-                (c->ops[i].stmt2 && bind_for(c, c->ops[i].stmt2[t], c->ops[i].kind, 1))) {
-                free_ops(c);
-                return NULL;
-            }
-    c->ntables = ntables;
-    c->range_extra = range_extra;
-    c->ids = d;
-    PyMem_RawFree(c->c_tpl);
-    PyMem_RawFree(c->pad_tpl);
-    c->c_tpl = template_copy(ctpl, clen, &c->c_len);
-    c->pad_tpl = template_copy(padtpl, padlen, &c->pad_len);
-    if (!c->c_tpl || !c->pad_tpl) return NULL;
-    c->v.c_len = (unsigned long)c->c_len;
-    c->v.pad_len = (unsigned long)c->pad_len;
-    Py_RETURN_NONE;
-fail:
-    Py_DECREF(fast);
-    free_ops(c);
-    return NULL;
-}
-
-/* sysbench.rand.string(): '#' a random digit, '@' a random lowercase letter */
-static void fill(rng_t *r, const char *tpl, size_t len, char *out) {
-    for (size_t i = 0; i < len; i++) {
-        char t = tpl[i];
-        out[i] = t == '#' ? (char)('0' + rng_below(r, 10)) : t == '@' ? (char)('a' + rng_below(r, 26)) : t;
-    }
-}
-
 static void bind_int(MYSQL_BIND *b, long long *v) {
     memset(b, 0, sizeof(*b));
     b->buffer_type = MYSQL_TYPE_LONGLONG;
@@ -426,54 +411,205 @@ static void bind_str(MYSQL_BIND *b, char *s, unsigned long *len) {
     b->length = len;
 }
 
-/* bind statement `i`'s parameters to the connection's values, by the op that runs it */
-static int bind_for(Conn *c, int i, int kind, int second) {
-    MYSQL_BIND *b = c->binds[i];
-    values_t *v = &c->v;
-    unsigned long want = 0;
+/* what an op binds a statement's parameters to: nothing, (id), (id, id + range), (c, id), (id, k, c, pad) */
+enum { B_NONE = 0, B_ID, B_RANGE, B_C_ID, B_ROW };
+static const unsigned long B_PARAMS[] = {0, 1, 2, 2, 4};
+
+static int binding_of(int kind, int second) {
     switch (kind) {
     case OP_POINT:
-        bind_int(&b[0], &v->i1);
-        want = 1;
-        break;
+        return B_ID;
     case OP_RANGE:
+        return B_RANGE;
+    case OP_NON_INDEX:
+        return B_C_ID;
+    case OP_DELETE_INSERT:
+        return second ? B_ROW : B_ID;
+    default:
+        return B_NONE;
+    }
+}
+
+/* bind statement `i`'s parameters to the connection's values (libmariadb copies the MYSQL_BINDs) */
+static int bind(Conn *c, int i, int binding) {
+    MYSQL_BIND *b = c->binds[i];
+    values_t *v = &c->v;
+    switch (binding) {
+    case B_ID:
+        bind_int(&b[0], &v->i1);
+        break;
+    case B_RANGE:
         bind_int(&b[0], &v->i1);
         bind_int(&b[1], &v->i2);
-        want = 2;
         break;
-    case OP_NON_INDEX:
+    case B_C_ID:
         bind_str(&b[0], v->c_buf, &v->c_len);
         bind_int(&b[1], &v->i1);
-        want = 2;
         break;
-    case OP_DELETE_INSERT:
-        if (!second) {
-            bind_int(&b[0], &v->i1);
-            want = 1;
-        } else {
-            bind_int(&b[0], &v->i1);
-            bind_int(&b[1], &v->i2);
-            bind_str(&b[2], v->c_buf, &v->c_len);
-            bind_str(&b[3], v->pad_buf, &v->pad_len);
-            want = 4;
-        }
+    case B_ROW:
+        bind_int(&b[0], &v->i1);
+        bind_int(&b[1], &v->i2);
+        bind_str(&b[2], v->c_buf, &v->c_len);
+        bind_str(&b[3], v->pad_buf, &v->pad_len);
         break;
     default:
         return 0;
-    }
-    if (!c->stmts[i]) {
-        PyErr_SetString(PyExc_ValueError, "a statement sent as text takes no parameters");
-        return -1;
-    }
-    if (mysql_stmt_param_count(c->stmts[i]) != want) {
-        PyErr_SetString(PyExc_ValueError, "a statement's parameters do not match its op");
-        return -1;
     }
     if (mysql_stmt_bind_param(c->stmts[i], b)) {
         raise_mysql(mysql_stmt_errno(c->stmts[i]), mysql_stmt_error(c->stmts[i]));
         return -1;
     }
     return 0;
+}
+
+/* per statement, the binding `ops` give it (-1: no op runs it), each checked against what the statement takes:
+   NULL and ValueError for a text statement given values, a count of values that differs from the statement's
+   parameters, or a statement two ops would bind two ways (one of them would run with the other's values) */
+static int *bindings(Conn *c, const op_t *ops, int nops, int ntables) {
+    int *b = PyMem_RawMalloc(sizeof(int) * (c->nstmts ? c->nstmts : 1));
+    if (!b) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (int i = 0; i < c->nstmts; i++) b[i] = -1;
+    for (int o = 0; o < nops; o++)
+        for (int second = 0; second < 2; second++) {
+            const int *idx = second ? ops[o].stmt2 : ops[o].stmt;
+            int want = binding_of(ops[o].kind, second);
+            for (int t = 0; idx && t < ntables; t++) {
+                int i = idx[t];
+                const char *bad = NULL;
+                if (b[i] != -1 && b[i] != want)
+                    bad = "a statement is bound two ways by the program's ops";
+                else if (!c->stmts[i] && want != B_NONE)
+                    bad = "a statement sent as text takes no parameters";
+                else if (c->stmts[i] && mysql_stmt_param_count(c->stmts[i]) != B_PARAMS[want])
+                    bad = "a statement's parameters do not match its op";
+                if (bad) {
+                    PyErr_SetString(PyExc_ValueError, bad);
+                    PyMem_RawFree(b);
+                    return NULL;
+                }
+                b[i] = want;
+            }
+        }
+    return b;
+}
+
+static int apply_bindings(Conn *c, const int *b) {
+    for (int i = 0; i < c->nstmts; i++)
+        if (b[i] > B_NONE && bind(c, i, b[i])) return -1;
+    return 0;
+}
+
+/* the program's options, checked: NULL when they are fine, else what is wrong */
+static const char *bad_options(int ntables, long long range_extra, const dist_t *d) {
+    if (ntables < 1) return "no tables";
+    if (range_extra < 0 || range_extra > ID_LIMIT) return "range size out of range";
+    if (d->kind < D_UNIFORM || d->kind > D_SPECIAL) return "no such distribution";
+    if (d->a < 0 || d->a > ID_LIMIT || d->b < 0 || d->b > ID_LIMIT) return "ids out of range";
+    if (d->iters < 1) return "rand_spec_iter must be at least 1";
+    if (!isfinite(d->power) || d->power <= 0) return "pareto power must be a positive number";
+    if (d->pct < 0 || d->pct > 100 || d->res < 0 || d->res >= 100) return "rand_spec_pct/res out of range";
+    return NULL;
+}
+
+/* program(ops, ntables, range_extra, (kind, a, b, iters, power, pct, res), c_template, pad_template)
+   ops: [(kind, count, counts_as, (stmt per table), (second stmt per table) or None), ...]
+   All or nothing: on an error the previous program stays, bound as it was. */
+static PyObject *Conn_program(Conn *c, PyObject *args) {
+    PyObject *ops;
+    int ntables;
+    long long range_extra;
+    dist_t d;
+    const char *ctpl, *padtpl;
+    Py_ssize_t clen, padlen;
+    if (!PyArg_ParseTuple(args, "OiL(iLLidLL)y#y#", &ops, &ntables, &range_extra, &d.kind, &d.a, &d.b, &d.iters,
+                          &d.power, &d.pct, &d.res, &ctpl, &clen, &padtpl, &padlen) ||
+        !idle(c))
+        return NULL;
+    const char *bad = bad_options(ntables, range_extra, &d);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, bad);
+        return NULL;
+    }
+    size_t c_len = 0, pad_len = 0;
+    char *c_tpl = template_copy(ctpl, clen, &c_len);
+    char *pad_tpl = c_tpl ? template_copy(padtpl, padlen, &pad_len) : NULL;
+    PyObject *fast = pad_tpl ? PySequence_Fast(ops, "ops") : NULL;
+    op_t *new_ops = NULL;
+    int *b = NULL;
+    Py_ssize_t n = 0;
+    if (!fast) goto fail;
+    n = PySequence_Fast_GET_SIZE(fast);
+    if (n > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many ops");
+        goto fail;
+    }
+    if (!(new_ops = PyMem_RawCalloc(n ? n : 1, sizeof(op_t)))) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        op_t *op = &new_ops[i];
+        PyObject *stmts, *stmts2;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iiiOO", &op->kind, &op->count, &op->counts_as,
+                              &stmts, &stmts2))
+            goto fail;
+        if (op->kind < 0 || op->kind >= NKINDS || op->counts_as < 0 || op->counts_as >= NCOUNTS || op->count < 0) {
+            PyErr_SetString(PyExc_ValueError, "no such op kind or statement class, or a negative count");
+            goto fail;
+        }
+        if ((op->kind == OP_DELETE_INSERT) != (stmts2 != Py_None)) {
+            PyErr_SetString(PyExc_ValueError, "delete_inserts, and only they, need second statements");
+            goto fail;
+        }
+        if (!(op->stmt = int_array(stmts, ntables, c->nstmts))) goto fail;
+        if (stmts2 != Py_None && !(op->stmt2 = int_array(stmts2, ntables, c->nstmts))) goto fail;
+    }
+    if (!(b = bindings(c, new_ops, (int)n, ntables))) goto fail;
+    if (apply_bindings(c, b)) {
+        /* put the previous program's bindings back (they were applied once: they apply again) */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        int *old = c->ops ? bindings(c, c->ops, c->nops, c->ntables) : NULL;
+        if (old) apply_bindings(c, old);
+        PyMem_RawFree(old);
+        PyErr_Restore(type, value, tb);
+        goto fail;
+    }
+    PyMem_RawFree(b);
+    Py_DECREF(fast);
+    free_ops(c->ops, c->nops);
+    c->ops = new_ops;
+    c->nops = (int)n;
+    c->ntables = ntables;
+    c->range_extra = range_extra;
+    c->ids = d;
+    PyMem_RawFree(c->c_tpl);
+    PyMem_RawFree(c->pad_tpl);
+    c->c_tpl = c_tpl;
+    c->pad_tpl = pad_tpl;
+    c->c_len = c_len;
+    c->pad_len = pad_len;
+    c->v.c_len = (unsigned long)c_len;
+    c->v.pad_len = (unsigned long)pad_len;
+    Py_RETURN_NONE;
+fail:
+    PyMem_RawFree(b);
+    Py_XDECREF(fast);
+    free_ops(new_ops, (int)n);
+    PyMem_RawFree(c_tpl);
+    PyMem_RawFree(pad_tpl);
+    return NULL;
+}
+
+/* sysbench.rand.string(): '#' a random digit, '@' a random lowercase letter */
+static void fill(rng_t *r, const char *tpl, size_t len, char *out) {
+    for (size_t i = 0; i < len; i++) {
+        char t = tpl[i];
+        out[i] = t == '#' ? (char)('0' + rng_below(r, 10)) : t == '@' ? (char)('a' + rng_below(r, 26)) : t;
+    }
 }
 
 /* a text statement failed: the error is the connection's */
@@ -503,7 +639,7 @@ static inline int64_t now_ns(void) {
 }
 
 /* one event; the statements done are added to counts[C_READ..C_OTHER]; the failing statement or NULL */
-static MYSQL_STMT *event(Conn *c, unsigned long long counts[3]) {
+static MYSQL_STMT *event(Conn *c, unsigned long long counts[NCOUNTS]) {
     values_t *v = &c->v;
     for (int o = 0; o < c->nops; o++) {
         op_t *op = &c->ops[o];
@@ -557,7 +693,7 @@ static MYSQL_STMT *event(Conn *c, unsigned long long counts[3]) {
     return NULL;
 }
 
-static int publish(Conn *c, int64_t lat, int ended, unsigned long long counts[3]) {
+static int publish(Conn *c, int64_t lat, int ended, unsigned long long counts[NCOUNTS]) {
     int ok = 1;
     pthread_mutex_lock(&c->mu);
     if (ended) {
@@ -588,22 +724,28 @@ static int publish(Conn *c, int64_t lat, int ended, unsigned long long counts[3]
    next one at once if none is, and is then consumed. */
 static PyObject *Conn_run(Conn *c, PyObject *args) {
     double seconds;
-    if (!PyArg_ParseTuple(args, "d", &seconds) || !connected(c)) return NULL;
+    if (!PyArg_ParseTuple(args, "d", &seconds)) return NULL;
+    if (!isfinite(seconds) || seconds < 0 || seconds > 1e6) {
+        PyErr_SetString(PyExc_ValueError, "run(seconds): seconds from 0 to 1e6");
+        return NULL;
+    }
+    if (!enter(c)) return NULL;
+    if (!connected(c)) goto refused;
     if (!c->ops || c->nops == 0) {
         PyErr_SetString(PyExc_ValueError, "no program");
-        return NULL;
+        goto refused;
+    }
+    /* an interrupt that came while no run() was in progress: this call is the one it stops */
+    if (__atomic_exchange_n(&c->stop, 0, __ATOMIC_ACQ_REL)) {
+        leave(c);
+        Py_RETURN_NONE;
     }
     MYSQL_STMT *bad = NULL;
     int oom = 0;
-    if (c->stop) { /* an interrupt that came while no run() was in progress: this call is the one it stops */
-        c->stop = 0;
-        Py_RETURN_NONE;
-    }
-    c->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     int64_t deadline = now_ns() + (int64_t)(seconds * 1e9);
-    while (!c->stop) {
-        unsigned long long counts[3] = {0, 0, 0};
+    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+        unsigned long long counts[NCOUNTS] = {0, 0, 0};
         int64_t t0 = now_ns();
         bad = event(c, counts);
         int64_t t1 = now_ns();
@@ -614,15 +756,25 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
         if (bad || t1 >= deadline) break;
     }
     Py_END_ALLOW_THREADS
-    c->busy = 0;
-    c->stop = 0; /* consumed: one interrupt stops one run() */
-    if (oom) return PyErr_NoMemory();
-    if (bad == TEXT_FAILED) return raise_mysql(mysql_errno(c->m), mysql_error(c->m));
-    if (bad) return raise_mysql(mysql_stmt_errno(bad), mysql_stmt_error(bad));
-    Py_RETURN_NONE;
+    __atomic_store_n(&c->stop, 0, __ATOMIC_RELEASE); /* consumed: one interrupt stops one run() */
+    PyObject *result = NULL;
+    if (oom)
+        PyErr_NoMemory();
+    else if (bad == TEXT_FAILED)
+        raise_mysql(mysql_errno(c->m), mysql_error(c->m));
+    else if (bad)
+        raise_mysql(mysql_stmt_errno(bad), mysql_stmt_error(bad));
+    else
+        result = Py_NewRef(Py_None);
+    leave(c);
+    return result;
+refused:
+    leave(c);
+    return NULL;
 }
 
-/* take() -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take) */
+/* take() -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take); may come while
+   run() is in progress (the reporter's thread): what it reads is under mu */
 static PyObject *Conn_take(Conn *c, PyObject *noargs) {
     pthread_mutex_lock(&c->mu);
     int64_t *lat = c->lat;
@@ -641,7 +793,11 @@ static PyObject *Conn_take(Conn *c, PyObject *noargs) {
 static PyObject *Conn_query(Conn *c, PyObject *args) {
     const char *sql;
     Py_ssize_t len;
-    if (!PyArg_ParseTuple(args, "y#", &sql, &len) || !connected(c)) return NULL;
+    if (!PyArg_ParseTuple(args, "y#", &sql, &len) || !enter(c)) return NULL;
+    if (!connected(c)) {
+        leave(c);
+        return NULL;
+    }
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = mysql_real_query(c->m, sql, (unsigned long)len);
@@ -650,26 +806,37 @@ static PyObject *Conn_query(Conn *c, PyObject *args) {
         if (res) mysql_free_result(res);
     }
     Py_END_ALLOW_THREADS
-    if (rc) return raise_mysql(mysql_errno(c->m), mysql_error(c->m));
-    Py_RETURN_NONE;
+    PyObject *result = rc ? raise_mysql(mysql_errno(c->m), mysql_error(c->m)) : Py_NewRef(Py_None);
+    leave(c);
+    return result;
 }
 
+/* may come from any thread, run() in progress or not */
 static PyObject *Conn_stop(Conn *c, PyObject *noargs) {
-    c->stop = 1;
+    __atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
     Py_RETURN_NONE;
 }
 
 static PyObject *Conn_close(Conn *c, PyObject *noargs) {
-    if (!c->busy) close_all(c);
+    if (!idle(c)) return NULL;
+    close_all(c);
     Py_RETURN_NONE;
 }
 
 /* draw(n) -> list: n ids of the program's distribution (tests compare it with load/randgen.py) */
 static PyObject *Conn_draw(Conn *c, PyObject *args) {
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "n", &n)) return NULL;
+    if (!PyArg_ParseTuple(args, "n", &n) || !idle(c)) return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "draw(n): n must not be negative");
+        return NULL;
+    }
     PyObject *out = PyList_New(n);
-    for (Py_ssize_t i = 0; out && i < n; i++) PyList_SET_ITEM(out, i, PyLong_FromLongLong(draw(&c->ids, &c->rng)));
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *id = PyLong_FromLongLong(draw(&c->ids, &c->rng));
+        if (!id) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, i, id);
+    }
     return out;
 }
 
@@ -690,7 +857,7 @@ static PyTypeObject ConnType = {
     .tp_basicsize = sizeof(Conn),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "One client connection running an OLTP event program in C.",
-    .tp_new = PyType_GenericNew,
+    .tp_new = Conn_new,
     .tp_init = (initproc)Conn_init,
     .tp_dealloc = (destructor)Conn_dealloc,
     .tp_methods = Conn_methods,

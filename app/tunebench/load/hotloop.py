@@ -10,6 +10,7 @@ or a build without the extension uses the Python loop; TUNEBENCH_HOT_LOOP=0 forc
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import threading
@@ -20,13 +21,23 @@ from tunebench.core.target import SSL_MODES, ConnParams
 from tunebench.load.driver import DriverError
 from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, STATEMENTS, EventProgram
 
-try:
-    from tunebench.load import _hotloop  # type: ignore[attr-defined]
 
-    HAVE_HOT = True
-except ImportError:  # a build without a compiler or libmariadb-dev: the Python loop
-    _hotloop = None
-    HAVE_HOT = False
+def _load() -> tuple[Any, str]:
+    """The extension, or None and why not in one line: not built (no compiler or libmariadb-dev at install: setup.py
+    builds it as optional), or built but not loadable (e.g. libmariadb removed since). `make hotloop` builds it
+    again whatever the timestamps say (`make venv` would not: its install is done)."""
+    try:
+        from tunebench.load import _hotloop  # type: ignore[attr-defined]
+    except ImportError as exc:
+        if importlib.util.find_spec("tunebench.load._hotloop") is None:
+            return None, ("the compiled loop is not built (apt-get install gcc libmariadb-dev, then make hotloop): "
+                          "OLTP workloads cost more client CPU")
+        return None, f"the compiled loop does not load ({' '.join(str(exc).split())}): make hotloop rebuilds it"
+    return _hotloop, ""
+
+
+_hotloop, NOT_LOADED = _load()
+HAVE_HOT = _hotloop is not None
 
 # op kinds and statement classes, as _hotloop.c numbers them
 OP_OTHER, OP_POINT, OP_RANGE, OP_NON_INDEX, OP_DELETE_INSERT = range(5)
@@ -52,7 +63,7 @@ def hot_enabled() -> bool:
 def loop_mode() -> str:
     """What `doctor` and a run's notes say about the builtin engine's loop."""
     if not HAVE_HOT:
-        return "Python loop (the compiled loop is not built: needs gcc and libmariadb-dev at install)"
+        return f"Python loop: {NOT_LOADED}"
     if not hot_enabled():
         return "Python loop (TUNEBENCH_HOT_LOOP=0)"
     return f"compiled loop (libmariadb {_hotloop.client_version()})"
