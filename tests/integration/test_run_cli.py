@@ -141,24 +141,47 @@ def test_a_step_is_measured_once_its_connections_are_open(sandbox, sandbox_param
     from tunebench.mysql.connect import open_connection, query_all
 
     admin = open_connection(dataclasses.replace(sandbox_params, database=None))
+    fillers: list = []
     try:
         query_all(admin, "CREATE DATABASE IF NOT EXISTS tunebench")
         query_all(admin, "DROP USER IF EXISTS 'tb_ramp'@'localhost'")
-        # the run's own connections (watch, probes) take some of the 8; the load gets the rest
-        query_all(admin, "CREATE USER 'tb_ramp'@'localhost' IDENTIFIED BY 'ramp-pw-1' WITH MAX_USER_CONNECTIONS 8")
+        # room for the 16 and Tunebench's own at the run's capacity check (issue 29 item 3: an account limit that
+        # cannot hold them is refused before the run); then, with the run held (SIGSTOP) once its probes are
+        # open, 14 more connections of the account take that room: the load opens what is left
+        query_all(admin, "CREATE USER 'tb_ramp'@'localhost' IDENTIFIED BY 'ramp-pw-1' WITH MAX_USER_CONNECTIONS 30")
         query_all(admin, "GRANT ALL ON tunebench.* TO 'tb_ramp'@'localhost'")
-        out = cli("run", "--workload", "oltp_point_select", "--threads", "16", "--step-seconds", "3",
-                  "--engine", "builtin", "--probes", "status", "--json",
-                  "--target", f"mysql://tb_ramp@localhost?socket={sandbox.socket}", env={"MYSQL_PWD": "ramp-pw-1"})
+        run = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
+                                "--threads", "16", "--step-seconds", "3", "--engine", "builtin", "--probes", "status",
+                                "--json", "--target", f"mysql://tb_ramp@localhost?socket={sandbox.socket}"],
+                               cwd=ROOT, env={**os.environ, "MYSQL_PWD": "ramp-pw-1"}, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        # the run's own connections (the lock, then the watch and the probe) come after its capacity check and
+        # before its load: at three of the account's, the check is done and the load not yet connected
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and run.poll() is None:
+            held = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'tb_ramp'"
+            if query_all(admin, held)[0][0] >= 3:
+                run.send_signal(signal.SIGSTOP)
+                mine = dataclasses.replace(sandbox_params, user="tb_ramp", password="ramp-pw-1", database=None)
+                fillers = [open_connection(mine) for _ in range(14)]
+                run.send_signal(signal.SIGCONT)
+                break
+            time.sleep(0.01)
+        err: list[str] = []
+        rest_out, rest_err = run.communicate(timeout=300)
+        out = subprocess.CompletedProcess(run.args, run.returncode, rest_out, "".join(err) + rest_err)
     finally:
+        for c in fillers:
+            c.close()
         query_all(admin, "DROP USER IF EXISTS 'tb_ramp'@'localhost'")
         admin.close()
     assert out.returncode == 0, out.stderr
     assert "incomplete" not in out.stderr and "not answering" not in out.stderr, out.stderr
     result = json.loads(out.stdout)
     step = result["steps"][0]
-    ran = step["threads_running"]  # "7/16" in the table
-    assert 0 < ran < 8 and step["seconds"] == 3 and step["tps"] > 0, step
+    assert "threads_running" in step, (step, out.stderr[-3000:])
+    ran = step["threads_running"]  # "12/16" in the table
+    assert 0 < ran < 16 and step["seconds"] == 3 and step["tps"] > 0, step
     assert f"{ran:g} of 16 connections open after" in out.stderr and "the others did not open" in out.stderr
     store = Store(Path(sandbox.base).parent / "sessions.sqlite")
     full = store.get_session(result["session_id"])

@@ -195,6 +195,8 @@ def test_each_family_has_a_schema_of_its_own_by_default(tmp_path):
     every = data_request(None, cleanup=True)
     assert every.every_default and every.schema == "tunebench"
     assert not data_request(None, cleanup=True, schema="tunebench").every_default
+    window_cleanup = data_request("tpcc", cleanup=True)  # the window's Cleanup: the workload's own schema
+    assert window_cleanup.schema == "tunebench_tpcc" and not window_cleanup.every_default
 
 
 def test_a_prepare_that_leaves_other_data_is_a_failure(monkeypatch):

@@ -143,6 +143,9 @@ def data_request(workload: str | Workload | None, options: Mapping[str, Any] | N
     if script is not None:
         where = script.default_schema if schema is None else schema
         return DataRequest(where, cleanup, script, script.options(options), 0, threads)
+    if cleanup and workload:  # the window's Cleanup: its workload's tables, in its family's schema
+        where = _workload(workload).default_schema if schema is None else schema
+        return DataRequest(where, True, None, {}, 0, threads)
     if cleanup:  # no schema given: every family's own (each its tables only)
         where = DEFAULT_SCHEMA if schema is None else schema
         return DataRequest(where, True, None, {}, 0, threads, every_default=schema is None)
