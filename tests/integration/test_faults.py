@@ -114,7 +114,7 @@ def test_a_refused_change_is_not_restored(sandbox, cli, tmp_path):
     spec.write_text('workload = "oltp_point_select"\nthreads = [1]\nstep_seconds = 1\n[axes]\n'
                     'innodb_ft_server_stopword_table = ["no_such_db/no_such_table"]\n')
     out = cli("sweep", str(spec), "--probes", "none")
-    assert out.returncode != 0
+    assert out.returncode == 2, out.stderr
     assert "could not restore" not in out.stderr and "Traceback" not in out.stderr
     assert "refused" in out.stderr
     assert store_of(sandbox).journal_pending() == []
@@ -240,7 +240,7 @@ def test_the_server_lock_is_seen_from_another_machine(sandbox, cli):
 
 @pytest.fixture
 def small_fs(tmp_path):
-    """A 16 MB tmpfs of our own: filled up or made read-only mid-run, unmounted afterwards."""
+    """A 16 MB tmpfs of our own: filled up mid-run or made read-only between runs, unmounted afterwards."""
     mnt = tmp_path / "fs"
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], check=True)
@@ -248,6 +248,34 @@ def small_fs(tmp_path):
         yield mnt
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture
+def failing_fs(tmp_path):
+    """A 32 MB ext4 of our own on a loop device, mounted errors=remount-ro: `turn_read_only` makes it
+    read-only under a store that is open for writing, as an I/O error does on a real disk. (A tmpfs cannot be
+    remounted read-only while a file on it is open for writing: "mount point is busy".)"""
+    image, mnt = tmp_path / "fs.img", tmp_path / "ext4"
+    mnt.mkdir()
+    with image.open("wb") as f:
+        f.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    mount = ["mount", "-o", "loop,errors=remount-ro", str(image), str(mnt)]
+    subprocess.run(mount, check=True)
+    try:
+        yield mnt, mount
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def turn_read_only(mnt):
+    """The kernel's own test hook: an ext4 error on the file system, which errors=remount-ro answers by
+    refusing every write from then on (EROFS, through the file descriptors already open too)."""
+    device = subprocess.run(["findmnt", "-no", "SOURCE", str(mnt)], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    Path(f"/sys/fs/ext4/{Path(device).name}/trigger_fs_error").write_text("tunebench test: read-only mid-run")
+    with pytest.raises(OSError, match="Read-only file system"):
+        (mnt / "probe").write_text("")
 
 
 def run_on_store(db, *args, stderr=subprocess.PIPE):
@@ -258,11 +286,12 @@ def run_on_store(db, *args, stderr=subprocess.PIPE):
 def wait_for_seconds(db, n, timeout=120):
     """Until the newest session of the store at `db` has n seconds of client.main.tps (read-only peek)."""
     import sqlite3
+    from contextlib import closing
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1) as c:
+        try:  # closed at once (sqlite3's own `with` only commits): an open file keeps its file system busy
+            with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as c:
                 got = c.execute("SELECT COALESCE(SUM(n), 0) FROM sample_chunks JOIN series ON series.id = series_id "
                                 "WHERE series.name = 'client.main.tps'").fetchone()[0]
             if got >= n:
@@ -295,19 +324,25 @@ def test_read_only_store_refuses_the_run_before_it_starts(sandbox, small_fs):
     assert db.read_bytes() == before
 
 
-@pytest.mark.parametrize("fault", ["disk_full"])
-def test_store_that_stops_taking_writes_mid_run(sandbox, small_fs, fault):
-    """Disk full mid-run: a raw SQLAlchemy traceback, the session left 'running'.
-    Now: one line, the run stops, the server is put back, what was written stays readable."""
-    db = small_fs / "sessions.sqlite"
+@pytest.mark.parametrize("fault", ["disk_full", "read_only"])
+def test_store_that_stops_taking_writes_mid_run(request, sandbox, fault):
+    """Disk full mid-run: a raw SQLAlchemy traceback, the session left 'running'. A file system turned
+    read-only mid-run: SQLite's bare "disk I/O error".
+    Now: one line that says which, the run stops, the server is put back, what was written stays readable."""
+    if fault == "disk_full":
+        fs = request.getfixturevalue("small_fs")
+    else:
+        fs, mount = request.getfixturevalue("failing_fs")
+    db = fs / "sessions.sqlite"
     before = probe_side_state(sandbox)
     proc = run_on_store(db, "--workload", "oltp_point_select", "--threads", "2", "--step-seconds", "60")
     try:
         wait_for_seconds(db, 3)
         if fault == "disk_full":
-            subprocess.run(["dd", "if=/dev/zero", f"of={small_fs / 'filler'}", "bs=1M"], capture_output=True)
+            subprocess.run(["dd", "if=/dev/zero", f"of={fs / 'filler'}", "bs=1M"], capture_output=True)
         else:
-            subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+            os.sync()  # the seconds committed so far on the disk: a disk's error loses its page cache
+            turn_read_only(fs)
         _out, err = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
@@ -318,9 +353,10 @@ def test_store_that_stops_taking_writes_mid_run(sandbox, small_fs, fault):
     assert ("full" if fault == "disk_full" else "read-only") in line, line
     assert probe_side_state(sandbox) == before  # the server was put back although the store was not writable
     if fault == "disk_full":
-        (small_fs / "filler").unlink()
-    else:
-        subprocess.run(["mount", "-o", "remount,rw", str(small_fs)], check=True)
+        (fs / "filler").unlink()
+    else:  # mounted again, the file system takes writes (the error stays recorded in its superblock)
+        subprocess.run(["umount", str(fs)], check=True)
+        subprocess.run(mount, check=True)
     store = Store(db)
     session = store.list_sessions()[-1]
     assert session["status"] in ("failed", "running")  # 'running' when even closing it could not be written

@@ -65,7 +65,7 @@ def test_bad_target_inputs(sandbox, cli):
     ]
     for extra, env, needle in cases:
         out = cli("run", "--workload", "oltp_point_select", "--step-seconds", "1", *extra, env=env)
-        assert out.returncode != 0
+        assert out.returncode == 2, out.stderr
         assert "Traceback" not in out.stderr
         lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
         assert len(lines) == 1 and needle in lines[0], out.stderr
@@ -75,7 +75,7 @@ def test_malformed_workload_file_via_cli(sandbox, cli, tmp_path):
     bad = tmp_path / "broken.toml"
     bad.write_text("name = 'broken'\nevent = ['point_selects'\n")
     out = cli("run", "--workload", str(bad))
-    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "not valid TOML" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 

@@ -201,7 +201,7 @@ def test_replay_stage_screenshot_of_a_real_run(sandbox, cli, tmp_path):
     assert f"session {sid}, replayed" in out.stderr
     missing = cli("gui", "--replay", "99999", "--screenshot", str(tmp_path / "x.png"),
                   env={"QT_QPA_PLATFORM": "offscreen"})
-    assert missing.returncode != 0 and "no session 99999" in missing.stderr
+    assert missing.returncode == 2 and "no session 99999" in missing.stderr
     assert "Traceback" not in missing.stderr
 
 

@@ -44,7 +44,7 @@ def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
     w = window.workload
     w.workload.setCurrentText("oltp_point_select")
     w.threads.setText("1,2")
-    w.step_seconds.setValue(4)
+    w.step_seconds.setValue(60)  # far longer than the test: the run is under way when Stop is pressed
     w.editors["table_size"].setValue(10000)
     window.run_workload()
     qtbot.waitUntil(lambda: window.timeline.series.get("client.main.tps") is not None
@@ -65,11 +65,13 @@ def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
     assert any(line.label is not None and "spin_wait_delay" in line.label.toPlainText()
                for line in window.dashboard.panels[0].markers)
     assert window.knobs.current["innodb_spin_wait_delay"].text() == "24"
+    assert window.stop_action.isEnabled()  # still running: what ends it is the Stop below
     with qtbot.waitSignal(window.run_finished, timeout=60000) as finished:
         window.stop_run()
     outcome = finished.args[0]
-    assert outcome.status in ("stopped", "completed")  # the user's Stop: "stopped", not "aborted"
+    assert outcome.status == "stopped", outcome  # the user's Stop: neither "aborted" nor "completed"
     session = window.store.get_session(outcome.session_id)
+    assert session["status"] == "stopped"
     knob = [e for e in session["events"] if e["kind"] == "knob"]
     assert knob and knob[0]["data"]["to"] == "24"
     assert spin_wait_delay(sandbox) == before  # the journal put it back

@@ -17,7 +17,7 @@ import pytest
 )
 def test_one_clear_line(cli, args, needle):
     out = cli(*args)
-    assert out.returncode != 0
+    assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, out.stderr

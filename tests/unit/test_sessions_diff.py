@@ -51,5 +51,5 @@ def test_the_cli_diffs_two_sessions(tmp_path):
                        (["diff", str(first), str(second), "--step", "9"],
                         f"session {first} has no finished step 9 (it has 1, 2)")):
         bad = run_cli("sessions", *args, env=env)
-        assert bad.returncode != 0 and "Traceback" not in bad.stderr
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr
         assert line in bad.stderr, bad.stderr

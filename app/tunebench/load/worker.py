@@ -2,8 +2,9 @@
 
 The C extension releases the GIL while it waits on the server, so one process drives many
 connections; several processes use several cores. Each connection thread keeps cumulative
-counters and a list of latencies; the reporter turns them into per-second deltas and a sparse
-histogram and sends them to the parent, which merges workers into one Interval per group.
+counters and a list of latencies; the reporter takes both at one instant (Slot.take), turns them into
+per-second deltas and a sparse histogram and sends them to the parent, which merges workers into one
+Interval per group.
 """
 
 from __future__ import annotations
@@ -43,6 +44,17 @@ class GroupPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class SlotTake:
+    """One connection's events since the previous take: their latencies (all, and per transaction type) and the
+    cumulative counters of that same instant, so each counted event has its latency in the same take."""
+
+    lat: list[int]
+    trx_lat: list[list[int]]
+    counters: tuple[int, int, int, int, int, int]
+    trx_counts: list[list[int]]  # per type: events, errors, rollbacks, retries (cumulative)
+
+
+@dataclass(frozen=True, slots=True)
 class WorkerSpec:
     index: int
     params: ConnParams
@@ -74,6 +86,10 @@ class Slot(threading.Thread):
         self.active = False
         self.shutdown = False
         self.gate = threading.Event()
+        # An event's latency and its count change together under this lock, and `take` reads both under it: a
+        # thread preempted between the two can neither lose its latency nor put it in another second than
+        # its count (a sleep before reading the swapped lists only made that rare).
+        self.handoff = threading.Lock()
         # cumulative counters: events, reads, writes, other, errors, reconnects
         self.events = self.reads = self.writes = self.other = self.errors = self.reconnects = 0
         self.lat: list[int] = []
@@ -155,9 +171,10 @@ class Slot(threading.Thread):
                 except DriverError as exc:
                     self._on_error(exc)
                     break
-                # Look the buffer up after the event: the reporter may have swapped it meanwhile.
-                self.lat.append(perf() - t0)
-                self.events += 1
+                dt = perf() - t0
+                with self.handoff:
+                    self.lat.append(dt)
+                    self.events += 1
                 if self.idle_until:
                     self._idle()
 
@@ -192,10 +209,11 @@ class Slot(threading.Thread):
                 self._on_error(exc)
                 break
             dt = perf() - t0
-            self.lat.append(dt)
-            self.trx_lat[kind].append(dt)  # looked up now: the reporter swaps the lists
-            counts[kind][0] += 1
-            self.events += 1
+            with self.handoff:
+                self.lat.append(dt)
+                self.trx_lat[kind].append(dt)
+                counts[kind][0] += 1
+                self.events += 1
             if self.idle_until:
                 self._idle()
 
@@ -228,6 +246,13 @@ class Slot(threading.Thread):
 
     def counters(self) -> tuple[int, int, int, int, int, int]:
         return (self.events, self.reads, self.writes, self.other, self.errors, self.reconnects)
+
+    def take(self) -> SlotTake:
+        """The latencies since the previous take, with the counters of this same instant (the reporter's)."""
+        with self.handoff:
+            lat, self.lat = self.lat, []
+            trx_lat, self.trx_lat = self.trx_lat, [[] for _ in range(self.ntrx)]
+            return SlotTake(lat, trx_lat, self.counters(), [list(c) for c in self.trx_counts])
 
 
 def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
@@ -333,17 +358,15 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                     s.gate.set()
                                 else:
                                     s.gate.clear()
-            # Swap latency buffers first, then read them a moment later so an append in flight lands.
-            buffers, trx_buffers, hot_taken = {}, {}, {}
+            taken, trx_buffers, hot_taken = {}, {}, {}
             snaps: dict[int, list[list[int]]] = {}
             for ss in slots.values():
                 for s in ss:
-                    buffers[id(s)], s.lat = s.lat, []
+                    taken[id(s)] = t = s.take()
                     if s.hot is not None:  # counters and latencies together: each event in exactly one second
                         hot_taken[id(s)] = s.hot.take()
                     if s.ntrx:
-                        trx_buffers[id(s)], s.trx_lat = s.trx_lat, [[] for _ in range(s.ntrx)]
-            time.sleep(0.002)
+                        trx_buffers[id(s)] = t.trx_lat
             report: dict[str, Any] = {}
             for name, ss in slots.items():
                 hist = LatencyHistogram()
@@ -353,11 +376,12 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 hot_ns: list[bytes] = []
                 listed: list[int] = []
                 for s in ss:
-                    now = s.counters()
+                    t = taken[id(s)]
+                    now = t.counters
                     if s.ntrx:
                         # the events are the per-type counts of this same instant: read apart, a transaction
                         # ending between the two reads was in one second's total and the next's types
-                        snap = snaps[id(s)] = [list(c) for c in s.trx_counts]
+                        snap = snaps[id(s)] = t.trx_counts
                         now = (sum(c[0] for c in snap), *now[1:])
                     if id(s) in hot_taken:
                         (e, r, w, o), lat = hot_taken[id(s)]
@@ -367,7 +391,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                     last[id(s)] = now
                     for i in range(6):
                         totals[i] += now[i] - prev[i]
-                    listed += buffers[id(s)]
+                    listed += t.lat
                 hist.add_ns(np.concatenate([np.frombuffer(b"".join(hot_ns), dtype=np.int64),
                                             np.asarray(listed, dtype=np.int64)]))
                 idx, counts = hist.sparse()

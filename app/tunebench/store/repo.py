@@ -85,7 +85,7 @@ class Store:
         except OperationalError as exc:
             if "locked" in str(exc.orig):
                 raise StoreLocked(f"session store {self.path} is locked by another process; try again") from None
-            raise StoreError(f"session store {self.path}: {_plain(exc.orig)}") from None
+            raise StoreError(f"session store {self.path}: {_plain(exc.orig, self.path)}") from None
         except IntegrityError as exc:  # a constraint of ours, not a damaged file
             hint = " (the session it writes to was deleted)" if "FOREIGN KEY" in str(exc.orig) else ""
             raise StoreError(f"session store {self.path}: {exc.orig}{hint}") from None

@@ -3,6 +3,7 @@ connections are set up, and SQLite's errors in the user's words."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from pathlib import Path
@@ -19,14 +20,27 @@ class StoreLocked(StoreError):
     """Another process holds the store's write lock (for longer than SQLite's busy timeout)."""
 
 
-def _plain(exc: BaseException) -> str:
+def _plain(exc: BaseException, path: Path | None = None) -> str:
     """SQLite's words, with what they mean for the user where it is not obvious."""
     text = str(exc)
     if "disk is full" in text:
         return f"{text} (no space left on the store's file system)"
     if "readonly" in text or "read-only" in text:
         return f"{text} (the store's file or file system is read-only)"
+    if "disk I/O error" in text and path is not None and _turned_read_only(path):
+        return f"{text} (the store's file system has turned read-only)"
     return text
+
+
+def _turned_read_only(path: Path) -> bool:
+    """A file system turned read-only under an open store (ext4's errors=remount-ro after a disk error) fails
+    SQLite's next write with EROFS, which SQLite reports as a bare I/O error: ask the file system (an open
+    for writing, which writes nothing)."""
+    try:
+        os.close(os.open(path, os.O_RDWR))
+    except OSError as exc:
+        return exc.errno == errno.EROFS
+    return False
 
 
 def _readonly_uri(path: Path) -> str:
