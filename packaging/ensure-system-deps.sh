@@ -17,6 +17,9 @@ need sysbench sysbench
 need Xvfb xvfb
 need sshd openssh-server
 need taskset util-linux
+need losetup mount    # the fault tests: a store on a small ext4 image turned read-only mid-run
+need mkfs.ext4 e2fsprogs
+need findmnt util-linux
 need perf linux-perf  # the `profile` probe (Debian's package; Ubuntu's is linux-tools-$(uname -r))
 need openssl openssl  # the TLS tests make their own CA and server certificates
 need dpkg-deb dpkg    # server kits: `tunebench servers fetch` unpacks Debian packages (apt-get, dpkg -x)
