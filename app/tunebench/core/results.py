@@ -15,7 +15,7 @@ from tunebench.core.sweep import Plan
 from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
 
-def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str]],
+def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str | None]],
                  per_second: Mapping[int, Sequence[float]] | None = None) -> dict[str, Any]:
     """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables.
     Only configurations that ran (and the baseline) are listed. With `per_second` (step number -> the main

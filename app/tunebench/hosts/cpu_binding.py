@@ -33,7 +33,8 @@ def check_cpus(cpus: str) -> str:
 
 
 def _cpu_list(cpus: set[int]) -> str:
-    out, run = [], []
+    out: list[str] = []
+    run: list[int] = []
     for c in sorted(cpus):
         if run and c != run[-1] + 1:
             out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))

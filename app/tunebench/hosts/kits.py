@@ -308,9 +308,10 @@ def fetch(which: str, progress: Callable[[FetchProgress], None] = lambda _p: Non
         root = work / "root"
         root.mkdir()
         for n, deb in enumerate(debs, 1):
-            out = subprocess.run(["dpkg", "-x", str(deb), str(root)], capture_output=True, text=True, errors="replace")
-            if out.returncode != 0:
-                raise SandboxError(f"dpkg -x {deb.name} failed: {out.stderr.strip()[:300]}")
+            unpacked = subprocess.run(["dpkg", "-x", str(deb), str(root)], capture_output=True, text=True,
+                                      errors="replace")
+            if unpacked.returncode != 0:
+                raise SandboxError(f"dpkg -x {deb.name} failed: {unpacked.stderr.strip()[:300]}")
             progress(FetchProgress(f"unpacking {n}/{len(debs)}", 0.8 + 0.2 * n / len(debs), n, len(debs)))
         version_deb = next((d.name for d in debs if d.name.startswith(kit.package + "_")), "")
         pkg_version = unquote(version_deb.split("_")[1]) if version_deb else "?"

@@ -78,8 +78,8 @@ def signals_deferred() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        for sig in dict.fromkeys(pending):
-            signal.raise_signal(sig)
+        for held in dict.fromkeys(pending):
+            signal.raise_signal(held)
 
 
 def port_is_free(port: int) -> bool:

@@ -139,7 +139,7 @@ def connect(host: SshHost, trust: bool = False, key_files: Sequence[str] = (), t
         except (OSError, paramiko.SSHException) as exc:
             raise SshError(f"cannot read {mine}: {exc}") from None
     policy = _TrustOnce(mine) if trust else paramiko.RejectPolicy()
-    client.set_missing_host_key_policy(policy)  # type: ignore[arg-type]
+    client.set_missing_host_key_policy(policy)
     try:
         client.connect(hostname, port=port, username=user, key_filename=keys or None, timeout=timeout,
                        banner_timeout=timeout, auth_timeout=timeout, allow_agent=True, look_for_keys=True)

@@ -94,7 +94,7 @@ class Experiment(RunProbes):
         self.tls: dict[str, Any] = {}  # what the run's connections use: mode, TLS version and cipher
         self._final = True  # the last server of the run: its end closes the session
         self.controller: KnobController | None = None
-        self.applied: dict[int, dict[str, str]] = {}
+        self.applied: dict[int, dict[str, str | None]] = {}
         self.restored: list[dict[str, Any]] = []
         self._engine_now: LoadEngine | None = None
         self._live_marks: list[tuple[float, dict[str, Any]]] = []

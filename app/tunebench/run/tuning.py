@@ -140,9 +140,9 @@ class KnobController:
         return ProbeJournal(self)
 
     # -- applying --
-    def apply_config(self, cfg: ConfigPlan) -> dict[str, str]:
-        """Bring the server to this configuration; returns the read-back value of every knob."""
-        readback: dict[str, str] = {}
+    def apply_config(self, cfg: ConfigPlan) -> dict[str, str | None]:
+        """Bring the server to this configuration; returns the read-back value of every knob (None: NULL)."""
+        readback: dict[str, str | None] = {}
         self.touched.update(cfg.knobs)  # (static ones change by a restart, journaled as the option file)
         if self.sandbox is not None:
             self._restart_sandbox(cfg)  # restarts only when the overlay or the CPU binding must change
@@ -250,7 +250,7 @@ class KnobController:
     def _original_overlay(self, name: str = OVERLAY) -> dict[str, Any] | None:
         for r in self.store.journal_pending():
             if r["name"] == name and r["target_name"] == self.target.name:
-                return json.loads(r["original"])  # type: ignore[no-any-return]
+                return json.loads(r["original"])
         return None
 
     def _restart_remote(self, cfg: ConfigPlan) -> None:

@@ -18,7 +18,7 @@ def proc_start(pid: int) -> str:
 
 
 def owner_alive(pid: int | None, start: str | None) -> bool:
-    return bool(pid) and pid > 0 and bool(start) and proc_start(pid) == start  # type: ignore[operator]
+    return pid is not None and pid > 0 and bool(start) and proc_start(pid) == start
 
 
 def me() -> tuple[int, str]:

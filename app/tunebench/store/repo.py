@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import create_engine, delete, event, func, select
+from sqlalchemy import CursorResult, create_engine, delete, event, func, select
 from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
@@ -43,6 +43,8 @@ from tunebench.store.sqlite_file import (
     sqlite_tables,
 )
 from tunebench.store.writer import SessionWriter
+
+_T = TypeVar("_T")
 
 VACUUM_SHARE = 0.25  # sessions delete shrinks the file when this share of it is free pages
 
@@ -79,7 +81,7 @@ class Store:
         event.listen(self.engine, "connect", _sqlite_pragmas)
         self._guard(self._init_schema)
 
-    def _guard(self, fn: Any, *args: Any) -> Any:
+    def _guard(self, fn: Callable[..., _T], *args: Any) -> _T:
         try:
             return fn(*args)
         except OperationalError as exc:
@@ -93,7 +95,7 @@ class Store:
             raise StoreError(f"session store {self.path} is not a valid SQLite file ({exc.orig}); "
                              "move it aside or use --db PATH") from None
 
-    def _patient(self, fn: Any, *args: Any) -> Any:
+    def _patient(self, fn: Callable[..., _T], *args: Any) -> _T:
         """`_guard`, but a store locked by another process is waited for (up to LOCK_PATIENCE s)."""
         deadline = time.monotonic() + LOCK_PATIENCE
         while True:
@@ -136,7 +138,7 @@ class Store:
                 s.add(row)
                 s.commit()
                 return row.id
-        return self._patient(write)  # type: ignore[no-any-return]
+        return self._patient(write)
 
     def journal_pending(self) -> list[dict[str, Any]]:
         def read() -> list[dict[str, Any]]:
@@ -148,7 +150,7 @@ class Store:
                     for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state == "pending")
                                        .order_by(KnobJournalRow.id))
                 ]
-        return self._guard(read)  # type: ignore[no-any-return]
+        return self._guard(read)
 
     def mark_interrupted(self, session_id: int) -> bool:
         """A session whose process died mid-run (kill -9, crash) is 'interrupted', not 'running'."""
@@ -171,7 +173,7 @@ class Store:
                     r.status = "interrupted"
                 s.commit()
                 return [r.id for r in gone]
-        return self._guard(write)  # type: ignore[no-any-return]
+        return self._guard(write)
 
     def journal_mark(self, row_id: int, state: str, message: str | None = None) -> None:
         """state: restored | failed | discarded (the change was refused: nothing to put back)."""
@@ -210,7 +212,8 @@ class Store:
 
     def delete_target(self, name: str) -> bool:
         with OrmSession(self.engine) as s:
-            n = s.execute(delete(TargetRow).where(TargetRow.name == name)).rowcount
+            # a DELETE's result is a CursorResult (it has rowcount); Session.execute is typed for any statement
+            n = cast("CursorResult[Any]", s.execute(delete(TargetRow).where(TargetRow.name == name))).rowcount
             s.commit()
             return bool(n)
 
@@ -219,7 +222,7 @@ class Store:
         def read() -> list[dict[str, Any]]:
             with OrmSession(self.engine) as s:
                 return [_session_dict(r) for r in s.scalars(select(SessionRow).order_by(SessionRow.id))]
-        return self._guard(read)  # type: ignore[no-any-return]
+        return self._guard(read)
 
     def browse(self) -> list[dict[str, Any]]:
         """Every session with its steps' configurations and its knob events (what the browser's table
@@ -238,7 +241,7 @@ class Store:
                         out[sid]["events"].append({"t": t, "kind": "knob", "label": _text(label) or "",
                                                    "data": lenient_object(data)})
                 return list(out.values())
-        return self._guard(read)  # type: ignore[no-any-return]
+        return self._guard(read)
 
     def get_session(self, session_id: int, *, events: bool = True,
                     other_events_limit: int | None = None) -> dict[str, Any]:
@@ -281,7 +284,7 @@ class Store:
                     for v in s.scalars(select(VariableRow).where(VariableRow.session_id == session_id))
                 }
                 return out
-        return self._guard(read)  # type: ignore[no-any-return]
+        return self._guard(read)
 
     def series(self, session_id: int, names: Iterable[str] | None = None) -> dict[str, SeriesData]:
         """The samples of a session (or of the named series only), sorted by time."""
@@ -307,7 +310,7 @@ class Store:
                     t, v = t[order], v[order]
                 out[name] = SeriesData(name, kind, t, v)
             return out
-        return self._guard(read)  # type: ignore[no-any-return]
+        return self._guard(read)
 
     def series_names(self, session_id: int) -> dict[str, str]:
         """name -> kind of every series of a session, without reading a sample."""

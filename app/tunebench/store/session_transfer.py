@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, insert, select, text
+from sqlalchemy import Connection, CursorResult, Engine, insert, select, text
 
 from tunebench.core.errors import StoreError
 from tunebench.store.import_checks import checked_sessions
@@ -76,7 +76,7 @@ def import_sessions(store: Store, path: Path | str) -> list[int]:
                 shutil.copyfile(src_path, copy)
                 src = Store(copy)
             ids = store._guard(_checked, src.engine, src_path)
-            return store._guard(_copy_sessions, src.engine, store.engine, ids)  # type: ignore[no-any-return]
+            return store._guard(_copy_sessions, src.engine, store.engine, ids)
         finally:
             src.close()
 
@@ -84,10 +84,12 @@ def import_sessions(store: Store, path: Path | str) -> list[int]:
 def _schema_version(engine: Engine) -> int:
     with engine.connect() as c:
         value = c.execute(text("SELECT value FROM meta WHERE key='schema_version'")).scalar()
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise StoreError(f"not a Tunebench session file (schema version {value!r})") from None
+    if value is not None:
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            pass
+    raise StoreError(f"not a Tunebench session file (schema version {value!r})")
 
 
 def _checked(src: Engine, path: Path) -> list[int]:
@@ -117,7 +119,7 @@ def with_tag(tags: str | None, tag: str) -> str:
     return f"{tags},{tag}" if tags else tag
 
 
-def _copy_rows(a: Any, b: Any, session_id: int, tag: str | None = None) -> int:
+def _copy_rows(a: Connection, b: Connection, session_id: int, tag: str | None = None) -> int:
     """One session and everything under it, from connection `a` into transaction `b` (with `tag` added to its
     tags); its ID there."""
     tables = Base.metadata.tables
@@ -131,8 +133,7 @@ def _copy_rows(a: Any, b: Any, session_id: int, tag: str | None = None) -> int:
         values["owner_pid"] = values["owner_start"] = None
         if values.get("status") == "running":
             values["status"] = "interrupted"
-    new_id = int(b.execute(insert(sessions).values(values)
-                           ).inserted_primary_key[0])  # type: ignore[index]
+    new_id = _inserted_id(b.execute(insert(sessions).values(values)))
     for table in (tables["steps"], tables["events"], tables["variables"]):
         rows = [dict(r) for r in a.execute(select(table).where(table.c.session_id == session_id)).mappings()]
         for r in rows:
@@ -141,8 +142,7 @@ def _copy_rows(a: Any, b: Any, session_id: int, tag: str | None = None) -> int:
         if rows:
             b.execute(insert(table), rows)
     for sr in a.execute(select(series).where(series.c.session_id == session_id)).mappings().all():
-        sid = b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])
-                        ).inserted_primary_key[0]  # type: ignore[index]
+        sid = _inserted_id(b.execute(insert(series).values(session_id=new_id, name=sr["name"], kind=sr["kind"])))
         rows = [dict(c) for c in a.execute(select(chunks).where(chunks.c.series_id == sr["id"])).mappings()]
         for c in rows:
             c.pop("id")
@@ -150,3 +150,11 @@ def _copy_rows(a: Any, b: Any, session_id: int, tag: str | None = None) -> int:
         if rows:
             b.execute(insert(chunks), rows)
     return new_id
+
+
+def _inserted_id(result: CursorResult[Any]) -> int:
+    """The ID of the row a single-row INSERT just wrote (SQLite always reports it)."""
+    key = result.inserted_primary_key
+    if key is None:
+        raise StoreError("the session store did not report the ID of a row it wrote")
+    return int(key[0])

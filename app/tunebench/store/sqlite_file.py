@@ -20,7 +20,7 @@ class StoreLocked(StoreError):
     """Another process holds the store's write lock (for longer than SQLite's busy timeout)."""
 
 
-def _plain(exc: BaseException, path: Path | None = None) -> str:
+def _plain(exc: BaseException | None, path: Path | None = None) -> str:
     """SQLite's words, with what they mean for the user where it is not obvious."""
     text = str(exc)
     if "disk is full" in text:

@@ -123,7 +123,7 @@ class SessionWriter:
                 s.add(row)
                 s.commit()
                 return row.id
-        return self.store._patient(write)  # type: ignore[no-any-return]
+        return self.store._patient(write)
 
     def end_step(self, step_id: int, ended_at: float, summary: Mapping[str, Any],
                  measure_from: float | None = None) -> None:
