@@ -90,12 +90,12 @@ def test_steps_fill_the_tables_in_as_they_end(win, qtbot, plan):
     results = [StepResult(0, (summary(2, 1000.0, 0.04),), 0), StepResult(1, (summary(4, 1900.0, 0.01),), 0),
                StepResult(2, (summary(2, 1020.0, 0.01),), 1), StepResult(3, (summary(4, 2500.0, 0.01),), 1)]
     t = 1_790_000_000.0
-    c.event.emit(Event(t, "config", "configuration 1: innodb_flush_log_at_trx_commit=1",
+    c.timeline_event.emit(Event(t, "config", "configuration 1: innodb_flush_log_at_trx_commit=1",
                        {"config": 0, "knobs": {"innodb_flush_log_at_trx_commit": "1"}}))
-    c.event.emit(Event(t, "step_start", "step 1: main=2", {"config": 0, "threads": {"main": 2}}))
+    c.timeline_event.emit(Event(t, "step_start", "step 1: main=2", {"config": 0, "threads": {"main": 2}}))
     assert shown(view.grid, strip=False)[0][1] == "measuring…"
     c.step.emit(results[0])
-    c.event.emit(Event(t + 12, "step_end", "step 1 done"))
+    c.timeline_event.emit(Event(t + 12, "step_end", "step 1 done"))
     assert view.bar.value() == 1 and view.bar.format() == "1/4 steps"
     assert shown(view.grid)[0] == ["innodb_flush_log_at_trx_commit=1", "1,000.0", "-", "1,000.0 @2"]
     for r in results[1:]:

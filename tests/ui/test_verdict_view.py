@@ -15,7 +15,7 @@ def verdict_event(win, sid):
 def test_events_and_knob_panel_show_the_verdict_line(win, qtbot):
     sid = record(win.store, 120, 30, knob_at=90, verdict=True)
     ev, v = verdict_event(win, sid)
-    win.controller.event.emit(ev)
+    win.controller.timeline_event.emit(ev)
     last = win.log.item(win.log.count() - 1).text()
     assert last.endswith(ev.label)
     assert f"innodb_flush_log_at_trx_commit 1 → 2: {v.ratio:.2f}x TPS (95 % CI {v.ci_low:.2f}-{v.ci_high:.2f})" \
@@ -31,7 +31,7 @@ def test_stage_shows_the_verdict_big_when_it_arrives(win, qtbot):
     sid = record(win.store, 120, 30, knob_at=90, verdict=True)
     ev, v = verdict_event(win, sid)
     win.stage.set(True, full_screen=False)
-    win.controller.event.emit(ev)
+    win.controller.timeline_event.emit(ev)
     help_card = win.stage.help
     assert help_card.isVisible()
     assert f"{v.ratio:.2f}x TPS (95 % CI {v.ci_low:.2f}-{v.ci_high:.2f})" in help_card.text()

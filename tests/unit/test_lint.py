@@ -1,4 +1,4 @@
-"""`make lint` inside `make test`: ruff over the code and mypy over the typed core and run seam."""
+"""`make lint` inside `make test`: ruff over the code and mypy over all of app/ (pyproject.toml [tool.mypy])."""
 
 import subprocess
 import sys

@@ -138,7 +138,7 @@ def start_demo(window: MainWindow, screenshot: str | None) -> None:
             QTimer.singleShot(1200, lambda: save_and_quit(window, screenshot, outcome.session_id, outcome.status))
 
     window.run_finished.connect(on_finished)
-    window.run_started.connect(lambda worker: worker.event.connect(on_event))
+    window.run_started.connect(lambda worker: worker.timeline_event.connect(on_event))
     QTimer.singleShot(300, window.run_workload)
 
 

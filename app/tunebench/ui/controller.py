@@ -32,7 +32,7 @@ class WindowController(QObject):
     running_changed = Signal(bool)
     run_started = Signal(object)  # RunWorker
     run_finished = Signal(object)  # RunOutcome
-    event = Signal(object)  # Event: the run's, and marks put while no run goes
+    timeline_event = Signal(object)  # Event: the run's, and marks put while no run goes (`event` is QObject's)
     step = Signal(object)  # StepResult
     sweep_planned = Signal(object)  # the running sweep's Plan
     host_key_unknown = Signal(str)  # ssh://user@host:port, from a run's RunError
@@ -69,7 +69,7 @@ class WindowController(QObject):
         worker = RunWorker(request, self)
         worker.interval.connect(self.timeline.add_interval)
         worker.samples.connect(self.timeline.add)
-        worker.event.connect(self._on_event)
+        worker.timeline_event.connect(self._on_event)
         worker.note.connect(self.message)
         worker.step.connect(self.step)
         worker.plan.connect(self.sweep_planned)
@@ -99,7 +99,7 @@ class WindowController(QObject):
 
     def _on_event(self, ev: Event) -> None:
         self.timeline.add_event(ev)
-        self.event.emit(ev)
+        self.timeline_event.emit(ev)
 
     def _on_finished(self, outcome: RunOutcome) -> None:
         self.last_outcome = outcome

@@ -117,7 +117,7 @@ class ReadoutBox(QGraphicsItem):
         p.setBrush(self.fill)
         p.drawRoundedRect(self.boundingRect().adjusted(0.5, 0.5, -0.5, -0.5), 3, 3)
         line = QFontMetricsF(self.font).height()
-        top = PAD
+        top = float(PAD)
         if self.header:
             p.setFont(self.bold)
             p.setPen(self.fg)

@@ -148,7 +148,8 @@ def save_png(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] 
         painter.drawPixmap(0, top, plots)
     finally:
         painter.end()
-    if not image.save(str(p), "PNG"):
+    # PySide6 6.8's stub types `format` as bytes; the binding refuses bytes and takes str
+    if not image.save(str(p), "PNG"):  # type: ignore[call-overload]
         raise ConfigError(f"cannot write {p}")
     return p
 

@@ -50,6 +50,8 @@ class Swatch(pg.ItemSample):
 class SideLegend(pg.LegendItem):
     """The legend of one plot, in a column right of its view box."""
 
+    items: list[tuple[Swatch, pg.LabelItem]]  # pyqtgraph's: (sample, label) of each entry
+
     def __init__(self) -> None:
         super().__init__(offset=None, horSpacing=SPACING, verSpacing=0, labelTextSize="9pt", sampleType=Swatch,
                          frame=False)

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QScrollArea,
     QTabWidget,
+    QToolBar,
     QWidget,
 )
 
@@ -41,6 +43,7 @@ from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.replay import REPLAY_NOTES
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
+from tunebench.ui.stage import Stage
 from tunebench.ui.status_line import StatusLine
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.sweep_results import SweepResultsView
@@ -57,6 +60,23 @@ from tunebench.ui.workload_panel import WorkloadPanel
 
 
 class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
+    # made by window_actions.build_actions
+    run_action: QAction
+    stop_action: QAction
+    flip_action: QAction
+    mark_action: QAction
+    full_action: QAction
+    theme_action: QAction
+    bigger_action: QAction
+    smaller_action: QAction
+    stage_action: QAction
+    live_action: QAction
+    visible_only_action: QAction
+    import_action: QAction
+    quit_action: QAction
+    toolbar: QToolBar
+    stage: Stage
+
     def __init__(self, store: Store, sandbox: SandboxServer | None = None, settings: QSettings | None = None):
         super().__init__()
         self.store = store
@@ -161,6 +181,10 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
         self.workload.cancel_requested.connect(self.controller.cancel_prepare)
 
+    def _on_run_started(self, _worker: Any) -> None:
+        self.sweep_results.clear()
+        self.sweep_dock.hide()
+
     def _feed_sweep_results(self, worker: Any) -> None:
         """The run's seconds to the sweep view too: a configuration pair's A/B verdict as soon as both ended."""
         if worker is not None:
@@ -170,13 +194,13 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         c = self.controller
         c.message.connect(self.show_message)
         c.running_changed.connect(self._set_running)
-        c.event.connect(self._on_event)
-        c.run_started.connect(lambda _worker: (self.sweep_results.clear(), self.sweep_dock.hide()))
+        c.timeline_event.connect(self._on_event)
+        c.run_started.connect(self._on_run_started)
         c.run_started.connect(self._feed_sweep_results)
         c.sweep_planned.connect(self.sweep_results.start)
         c.sweep_planned.connect(self._show_sweep_results)
         c.step.connect(self.sweep_results.add_step)
-        c.event.connect(self.sweep_results.add_event)
+        c.timeline_event.connect(self.sweep_results.add_event)
         c.run_finished.connect(self.sweep_results.run_finished)
         c.run_finished.connect(self._on_finished)
         c.host_key_unknown.connect(self._offer_trust)

@@ -392,11 +392,11 @@ class Panel:
             self._on_x_range_changed()
         chosen = self.select(tl)
         keep = {name for name, _ in chosen}
-        for gone in [n for n in self.curves if n not in keep]:  # e.g. a wait that left the top-N
+        for dropped in [n for n in self.curves if n not in keep]:  # e.g. a wait that left the top-N
             if budget <= 0:
                 return False
             budget -= 1
-            self.plot.removeItem(self.curves.pop(gone))  # (takes it out of the legend too)
+            self.plot.removeItem(self.curves.pop(dropped))  # (takes it out of the legend too)
         for i, (name, label) in enumerate(chosen):
             curve = self.curves.get(name)
             if curve is None:

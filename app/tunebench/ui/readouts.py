@@ -29,7 +29,7 @@ class ReadoutBar(QWidget):
         super().__init__()
         self.readout_size, self.badge_size = 22.0, 16.0  # points, at font scale 1: set_scale changes them
         self._widest: dict[str, str] = {}  # per readout: the widest text it has shown
-        row = QHBoxLayout(self)
+        row = self._row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         self.tps_label = QLabel("TPS —")
         self.p95_label = QLabel("p95 — ms")
@@ -75,7 +75,7 @@ class ReadoutBar(QWidget):
         for k, lab in readouts.items():  # the widest value so far, measured at one size
             if nominal.horizontalAdvance(lab.text()) > nominal.horizontalAdvance(self._widest.get(k, "")):
                 self._widest[k] = lab.text()
-        row = self.layout()
+        row = self._row
         m = row.contentsMargins()
         state_need = max(self.state_label.fontMetrics().horizontalAdvance(t)
                          for t in (READOUT_SAMPLES["state"], self.state_label.text())) + 8

@@ -38,7 +38,7 @@ class RunWorker(QObject):
 
     interval = Signal(object)  # Interval
     samples = Signal(float, object)  # t, {series: value}
-    event = Signal(object)  # Event
+    timeline_event = Signal(object)  # Event (not `event`: that is QObject's event handler)
     step = Signal(object)  # StepResult
     plan = Signal(object)  # a sweep's Plan, before its first step
     note = Signal(str)
@@ -85,7 +85,7 @@ class RunWorker(QObject):
             case Samples(t=t, values=values):
                 self.samples.emit(t, values)
             case Event():
-                self.event.emit(record)
+                self.timeline_event.emit(record)
             case StepResult():
                 self.step.emit(record)
             case Plan():

@@ -60,7 +60,7 @@ def _ms(v: float | None) -> str:
 def step_configuration(session: dict[str, Any], step: int) -> str:
     """The configuration step `step` (1-based) ran in, numbered as the Events number it, with its knobs (the
     sweep's label when the summary has it: transport, engine and CPUs too)."""
-    config = next((st["config"] for st in session.get("steps", []) if st["idx"] + 1 == step), {})
+    config: dict[str, Any] = next((st["config"] for st in session.get("steps", []) if st["idx"] + 1 == step), {})
     idx = int(config.get("config", 0))
     labels = {c["idx"]: c["label"] for c in (session.get("summary") or {}).get("configs", [])}
     knobs = labels.get(idx) or ", ".join(f"{k}={human(v)}" for k, v in (config.get("knobs") or {}).items())

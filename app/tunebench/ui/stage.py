@@ -12,6 +12,7 @@ Run and Flip keep working through Ctrl+F5 and Ctrl+F6 while F5 and F6 are preset
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QTimer
@@ -74,7 +75,8 @@ class Stage(QObject):
     def __init__(self, window: MainWindow):
         super().__init__(window)
         self.w = window
-        self._pending: tuple[QByteArray, Any] | None = None  # dock state to restore once the size is back
+        # dock state and geometry to restore once the size is back, and how many more times to try
+        self._pending: tuple[QByteArray | None, QRect, int] | None = None
         self.on = False
         self._saved: dict[str, Any] = {}
         self.presets = read_presets(window.settings)
@@ -166,7 +168,9 @@ class Stage(QObject):
             w.flip_action.setShortcut(QKeySequence("Ctrl+F6"))
             for a in self.actions:
                 a.setEnabled(True)
-            for dock in w.findChildren(QDockWidget):
+            # PySide6's stub does not tie findChildren's result to the type passed: the annotation does
+            docks: Iterable[QDockWidget] = w.findChildren(QDockWidget)
+            for dock in docks:
                 dock.hide()
             w.toolbar.hide()
             w.menuBar().hide()

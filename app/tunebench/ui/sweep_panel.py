@@ -165,8 +165,8 @@ class SweepPanel(QWidget):
         remove = QPushButton("Remove")
         add.clicked.connect(self._on_add_axis)
         remove.clicked.connect(self._on_remove_axis)
-        for w in (self.axis_name, self.axis_values, add, remove):
-            row.addWidget(w)
+        for part in (self.axis_name, self.axis_values, add, remove):
+            row.addWidget(part)
         layout.addLayout(row)
         self.baseline = QLineEdit()
         self.baseline.setPlaceholderText("axis=value, … (the configuration ratios are to)")
@@ -249,14 +249,14 @@ class SweepPanel(QWidget):
         axes: dict[str, tuple[Any, ...]] = {}
         optional = []
         for r in range(self.grid.rowCount()):
-            name = self.grid.item(r, NAME).text().strip().lower()
-            text = self.grid.item(r, VALUES).text()
+            name = self._cell(r, NAME).text().strip().lower()
+            text = self._cell(r, VALUES).text()
             if not name:
                 continue
             # an untouched row keeps its values as typed in the file (true, 0.5, "all")
             axes[name] = old.axes[name] if name in old.axes and text == show_values(old.axes[name]) else \
                 parse_values(text)
-            if self.grid.item(r, OPTIONAL).checkState() == Qt.CheckState.Checked:
+            if self._cell(r, OPTIONAL).checkState() == Qt.CheckState.Checked:
                 optional.append(name)
         baseline = old.baseline if self.baseline.text() == show_pairs(old.baseline) else \
             parse_pairs(self.baseline.text(), "baseline")
@@ -347,6 +347,12 @@ class SweepPanel(QWidget):
             self.wants_facts.emit([name])
         self._on_edited()
 
+    def _cell(self, row: int, column: int) -> QTableWidgetItem:
+        """A cell of the axes grid: _insert_row gives every row all four, so none is missing."""
+        item = self.grid.item(row, column)
+        assert item is not None, (row, column)
+        return item
+
     def _on_add_axis(self) -> None:
         self.add_axis(self.axis_name.text(), self.axis_values.text())
         self.axis_name.clear()
@@ -356,7 +362,7 @@ class SweepPanel(QWidget):
         r = self.grid.currentRow()
         if r < 0:
             return
-        name = self.grid.item(r, NAME).text().strip().lower()
+        name = self._cell(r, NAME).text().strip().lower()
         self.grid.removeRow(r)
         if name in self.spec.baseline:  # the baseline names axes: a removed axis leaves it too
             self.baseline.blockSignals(True)
@@ -365,14 +371,14 @@ class SweepPanel(QWidget):
         self._on_edited()
 
     def axes(self) -> list[tuple[str, str]]:
-        return [(self.grid.item(r, NAME).text().strip(), self.grid.item(r, VALUES).text())
-                for r in range(self.grid.rowCount()) if self.grid.item(r, NAME).text().strip()]
+        return [(self._cell(r, NAME).text().strip(), self._cell(r, VALUES).text())
+                for r in range(self.grid.rowCount()) if self._cell(r, NAME).text().strip()]
 
     def _update_kinds(self) -> None:
         self.grid.blockSignals(True)
         for r in range(self.grid.rowCount()):
-            name = self.grid.item(r, NAME).text().strip().lower()
-            optional = self.grid.item(r, OPTIONAL).checkState() == Qt.CheckState.Checked
+            name = self._cell(r, NAME).text().strip().lower()
+            optional = self._cell(r, OPTIONAL).checkState() == Qt.CheckState.Checked
             if name == "server":
                 kind = "each its sandbox"
             elif name in SPECIAL_AXES:
@@ -385,7 +391,7 @@ class SweepPanel(QWidget):
                 kind = "absent: left out" if optional else "unknown variable"
             else:
                 kind = "…"
-            self.grid.item(r, KIND).setText(kind)
+            self._cell(r, KIND).setText(kind)
         self.grid.blockSignals(False)
 
     # -- files --

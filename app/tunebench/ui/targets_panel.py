@@ -248,5 +248,8 @@ class TargetsPanel(QWidget):
             self._update_sandbox()
             self.target_ready.emit(sb.target_name)
 
-        self.tasks.submit("sandbox", sb.stop if running else sb.start, done,
-                          lambda m: (self.message.emit(m), self._update_sandbox()))
+        def failed(message: str) -> None:
+            self.message.emit(message)
+            self._update_sandbox()
+
+        self.tasks.submit("sandbox", sb.stop if running else sb.start, done, failed)

@@ -5,7 +5,9 @@ Data arrive as they come (signals from the run); the plots read these buffers on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,23 +58,25 @@ MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart":
 def is_marker(ev: Event) -> bool:
     """Does the event get a line on the plots? A step's measuring start (`ramp`) only when its connections took
     more than the second they open in, or did not all open: one after every step's line would be clutter."""
+    data: Mapping[str, Any] = ev.data  # as the run wrote it: numbers where the kind says
     if ev.kind == "ramp":
-        return float(ev.data.get("seconds", 0)) > 1 or int(ev.data.get("open", 0)) < int(ev.data.get("asked", 0))
+        return float(data.get("seconds", 0)) > 1 or int(data.get("open", 0)) < int(data.get("asked", 0))
     return ev.kind in MARKER_KINDS
 
 
 def marker_of(ev: Event, t0: float) -> Marker:
     """An event's marker on seconds since `t0`. A verdict is known at its step's end but drawn at its change
     (`data["at"]`), with its short text."""
+    data: Mapping[str, Any] = ev.data  # as the run wrote it: numbers where the kind says
     if ev.kind == "verdict":
-        v = event_verdict(ev.data)
-        return Marker(float(ev.data.get("at", ev.t)) - t0, "verdict", v.short_text() if v else "no verdict")
+        v = event_verdict(data)
+        return Marker(float(data.get("at", ev.t)) - t0, "verdict", v.short_text() if v else "no verdict")
     if ev.kind == "ramp":  # where the step's measured seconds begin
-        opened, asked = int(ev.data.get("open", 0)), int(ev.data.get("asked", 0))
-        return Marker(ev.t - t0, "ramp", f"measured: {asked} open after {ev.data.get('seconds')} s" if opened >= asked
+        opened, asked = int(data.get("open", 0)), int(data.get("asked", 0))
+        return Marker(ev.t - t0, "ramp", f"measured: {asked} open after {data.get('seconds')} s" if opened >= asked
                       else f"measured with {opened} of {asked} connections")
     if ev.kind == "drift":  # the names on the plot; the values are in the Events line
-        names = [str(d.get("name")) for d in ev.data.get("drift") or ()]
+        names = [str(d.get("name")) for d in data.get("drift") or ()]
         return Marker(ev.t - t0, "drift", "changed outside Tunebench: " + ", ".join(names))
     return Marker(ev.t - t0, MARKER_KINDS[ev.kind], ev.label)
 

@@ -3,15 +3,22 @@ change in never matters and leaving stage or dark leaves nothing behind. A part 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from tunebench.ui.theme import THEMES, Theme, apply_appearance
 
+if TYPE_CHECKING:
+    # For the checker, the mixin is the widget it is mixed into (MainWindow puts QMainWindow before it, so the
+    # MRO is the same); at run time it is a plain class and adds nothing to the Qt side.
+    from PySide6.QtWidgets import QWidget as _WindowBase
+else:
+    _WindowBase = object
 
-class WindowAppearance:
+
+class WindowAppearance(_WindowBase):
     """MainWindow's theme and font scale; uses its status line, dashboard and compare view."""
 
     theme: Theme
@@ -19,6 +26,8 @@ class WindowAppearance:
     status: Any
     dashboard: Any
     compare: Any
+
+    def show_message(self, text: str) -> None: ...  # (MainWindow's)
 
     def toggle_full_screen(self) -> None:
         if self.isFullScreen():

@@ -3,7 +3,7 @@ loaded from TOML. A part of MainWindow (ui/main_window.py), kept apart to keep t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QFileDialog
 
@@ -11,8 +11,15 @@ from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.ui import export
 from tunebench.ui.shortcuts_dialog import ShortcutsDialog, shortcut_rows
 
+if TYPE_CHECKING:
+    # For the checker, the mixin is the widget it is mixed into (MainWindow puts QMainWindow before it, so the
+    # MRO is the same); at run time it is a plain class and adds nothing to the Qt side.
+    from PySide6.QtWidgets import QWidget as _WindowBase
+else:
+    _WindowBase = object
 
-class WindowDialogs:
+
+class WindowDialogs(_WindowBase):
     """MainWindow's dialogs; uses the window's controller, store, settings, panels and show_message."""
 
     controller: Any

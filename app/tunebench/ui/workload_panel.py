@@ -283,7 +283,7 @@ class WorkloadPanel(QWidget):
     def run_spec(self) -> RunSpec:
         """The run this panel describes, built and validated as `tunebench run` builds it (run/tasks.py)."""
         main, second = self.workload.currentText(), self.second_workload.currentText()
-        extra = ()
+        extra: tuple[GroupRequest, ...] = ()
         if self.second.isChecked():
             name = second if second != main else "second"
             extra = (GroupRequest(name, second, parse_threads(self.second_threads.text())),)
