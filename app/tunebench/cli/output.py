@@ -8,13 +8,14 @@ from typing import Any
 
 from tunebench.core.display import inert_text
 from tunebench.core.interval import Interval
+from tunebench.core.kinds import RunStatus
 
 # How a run ended -> exit status (a failed run raises, and exits 2 with its one line). "stopped" is the window's
 # Stop button; the CLI's own runs end "aborted" on Ctrl-C or SIGTERM. Both exit as an interrupted command does.
-EXIT_CODES = {"completed": 0, "incomplete": 1, "stopped": 130, "aborted": 130}
+EXIT_CODES: dict[RunStatus, int] = {"completed": 0, "incomplete": 1, "stopped": 130, "aborted": 130}
 
 
-def exit_code(status: str) -> int:
+def exit_code(status: RunStatus) -> int:
     return EXIT_CODES.get(status, 130)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tunebench.core.kinds import EventKind
+
 LATENCY_KEYS = ("p50", "p95", "p99", "max")
 
 
@@ -67,6 +69,6 @@ class Event:
     """Something that happened at a point on the session clock: step start/end, knob change, error, gap."""
 
     t: float
-    kind: str
+    kind: EventKind
     label: str
     data: Mapping[str, object] = field(default_factory=dict)

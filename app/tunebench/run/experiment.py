@@ -11,6 +11,7 @@ from typing import Any
 
 from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event, Interval
+from tunebench.core.kinds import RunStatus
 from tunebench.core.results import sweep_tables
 from tunebench.core.stats import summarize
 from tunebench.core.sweep import ConfigPlan, Plan
@@ -86,7 +87,7 @@ class Experiment(RunProbes):
         self.sampler: ProbeSampler | None = None
         self.probe_status: dict[str, dict[str, Any]] = {}
         self.stop_event = threading.Event()
-        self.stop_status = "aborted"  # what a stop makes of the run: "stopped" when the user asked for it
+        self.stop_status: RunStatus = "aborted"  # what a stop makes of the run: "stopped" when the user asked for it
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
         self.server: dict[str, Any] = {}
@@ -280,7 +281,7 @@ class Experiment(RunProbes):
         if knob_names:
             self.controller.describe(knob_names)
         self.controller.check_restartable(self.configs)
-        status = "failed"
+        status: RunStatus = "failed"
         restore = stop_on_sigterm(self.request_stop)
         engine: LoadEngine | None = None
         try:
@@ -530,7 +531,7 @@ class Experiment(RunProbes):
                 self._per_second = per_second
         return sweep_tables(self.plan, steps_json(self.results), self.applied, per_second)
 
-    def outcome(self, status: str, error: RunError | None = None) -> RunOutcome:
+    def outcome(self, status: RunStatus, error: RunError | None = None) -> RunOutcome:
         """How the run ended; with `error`, why it failed (the session, if one was opened, says so too)."""
         return RunOutcome(
             status, self.writer.id if self.writer else None, tuple(sorted(self.results, key=lambda r: r.idx)),

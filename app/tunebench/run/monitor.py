@@ -22,6 +22,7 @@ import mysql.connector
 
 from tunebench.core.errors import StoreError, TunebenchError
 from tunebench.core.interval import Event
+from tunebench.core.kinds import ProbeEventKind
 from tunebench.core.probe import DEFAULT_PROBES, Probe, ProbeUnavailable, RateTracker
 from tunebench.hosts.profile import ProfileProbe, RemotePerf
 from tunebench.hosts.telemetry import (
@@ -38,7 +39,7 @@ from tunebench.mysql.target import ConnParams, Target
 from tunebench.store.writer import SessionWriter
 
 Sink = Callable[[float, dict[str, float], dict[str, str]], None]
-Report = Callable[[str, str, str], None]  # (kind, probe, message); kind: probe | probe_unavailable | probe_error
+Report = Callable[[ProbeEventKind, str, str], None]  # (kind, probe, message)
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "")
 
 
@@ -342,7 +343,7 @@ def start_sampler(probes: list[Any], interval: float, writer: SessionWriter,
             on_store_failed(exc)
         on_samples(t, values)
 
-    def report(kind: str, probe: str, message: str) -> None:
+    def report(kind: ProbeEventKind, probe: str, message: str) -> None:
         if kind != "probe":
             note(message)
         record(Event(time.time(), kind, message, {"probe": probe}))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tunebench.core.errors import TunebenchError
+from tunebench.core.kinds import RunStatus
 from tunebench.core.stats import StepSummary
 
 
@@ -71,7 +72,7 @@ class RunOutcome:
     `to_dict()` is that JSON, unchanged in shape.
     """
 
-    status: str  # completed | incomplete | stopped (the user's Stop) | aborted (a signal, a lost window) | failed
+    status: RunStatus
     session_id: int | None
     steps: tuple[StepResult, ...] = ()
     restored: tuple[dict[str, Any], ...] = ()

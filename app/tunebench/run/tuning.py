@@ -23,6 +23,7 @@ import mysql.connector
 
 from tunebench.core.errors import ConfigError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event
+from tunebench.core.kinds import JournalKind, JournalState
 from tunebench.core.knobs import COMPANIONS, KnobInfo, cnf_entry
 from tunebench.core.sweep import ConfigPlan
 from tunebench.hosts.remote_restart import OPTION_FILE, RemoteRestart, overlay_text, wait_for_server
@@ -64,7 +65,7 @@ class ProbeJournal:
     def add(self, name: str, original: str) -> int | None:
         return self.controller.journal(name, "probe", original)
 
-    def settle(self, row: int | None, state: str = "restored") -> None:
+    def settle(self, row: int | None, state: JournalState = "restored") -> None:
         if row is not None:
             _mark(self.controller.store, row, state)
 
@@ -129,7 +130,7 @@ class KnobController:
                 raise ConfigError(f"the cpus axis binds the sandbox server; target {self.target.name} is not it")
 
     # -- journal --
-    def journal(self, name: str, kind: str, original: str | None) -> int | None:
+    def journal(self, name: str, kind: JournalKind, original: str | None) -> int | None:
         """A journal row for a setting about to change (its original, kind dynamic, static or probe)."""
         self.touched.add(name)
         return self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
@@ -302,7 +303,7 @@ class KnobController:
         return done
 
 
-def _mark(store: Store, row_id: int, state: str, message: str | None = None) -> None:
+def _mark(store: Store, row_id: int, state: JournalState, message: str | None = None) -> None:
     """Journal bookkeeping never stops a restore: a store that cannot be written (disk full) leaves the row
     pending, and putting back an original twice is harmless."""
     with contextlib.suppress(StoreError):

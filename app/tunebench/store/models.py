@@ -51,7 +51,7 @@ class SessionRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     started_at: Mapped[float] = mapped_column(Float)
     ended_at: Mapped[float | None] = mapped_column(Float)
-    status: Mapped[str] = mapped_column(String(32))  # running | completed | failed | aborted
+    status: Mapped[str] = mapped_column(String(32))  # a core.kinds.SessionStatus as written; any text as read
     target: Mapped[str] = mapped_column(Text)
     transport: Mapped[str] = mapped_column(String(16))
     flavor: Mapped[str | None] = mapped_column(String(32))
@@ -109,7 +109,7 @@ class EventRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     session_id: Mapped[int] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"), index=True)
     t: Mapped[float] = mapped_column(Float)
-    kind: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(String(32))  # a core.kinds.EventKind as written; any text as read
     label: Mapped[str] = mapped_column(Text)
     data: Mapped[str | None] = mapped_column(Text)
 
@@ -131,9 +131,9 @@ class KnobJournalRow(Base):
     target: Mapped[str] = mapped_column(Text)  # JSON of the Target (no password)
     target_name: Mapped[str] = mapped_column(Text)
     name: Mapped[str] = mapped_column(String(128))  # variable, or "@sandbox" for the sandbox's my.cnf overlay
-    kind: Mapped[str] = mapped_column(String(16))  # dynamic | static
+    kind: Mapped[str] = mapped_column(String(16))  # core.kinds.JournalKind: dynamic | static | probe
     original: Mapped[str] = mapped_column(Text)
-    state: Mapped[str] = mapped_column(String(16))  # pending | restored | failed
+    state: Mapped[str] = mapped_column(String(16))  # core.kinds.JournalState: pending | restored | failed | discarded
     owner_pid: Mapped[int] = mapped_column(Integer)
     owner_start: Mapped[str] = mapped_column(String(32))  # /proc start time, tells a reused pid apart
     created_at: Mapped[float] = mapped_column(Float)

@@ -16,6 +16,7 @@ from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
 from tunebench.core.errors import StoreError
+from tunebench.core.kinds import JournalKind, JournalState
 from tunebench.core.target import Target
 from tunebench.store.json_fields import lenient_object, session_summary
 from tunebench.store.migrations import migrate
@@ -120,7 +121,7 @@ class Store:
                 migrate(s, int(row.value))
 
     # ---- knob journal ---------------------------------------------------------------------------
-    def journal_add(self, *, session_id: int | None, target: Target, name: str, kind: str, original: str,
+    def journal_add(self, *, session_id: int | None, target: Target, name: str, kind: JournalKind, original: str,
                     owner_pid: int, owner_start: str) -> int | None:
         """Record an original value unless one is already pending for this target+knob (the first wins:
         a later 'original' would be a value we set). Returns the new row's ID, or None."""
@@ -175,7 +176,7 @@ class Store:
                 return [r.id for r in gone]
         return self._guard(write)
 
-    def journal_mark(self, row_id: int, state: str, message: str | None = None) -> None:
+    def journal_mark(self, row_id: int, state: JournalState, message: str | None = None) -> None:
         """state: restored | failed | discarded (the change was refused: nothing to put back)."""
         def write() -> None:
             with OrmSession(self.engine) as s:

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session as OrmSession
 
 from tunebench.core.errors import StoreError
 from tunebench.core.interval import Event, Interval
+from tunebench.core.kinds import RunStatus
 from tunebench.store.models import (
     ChunkRow,
     EventRow,
@@ -227,7 +228,8 @@ class SessionWriter:
                                n=len(t), ts=ts, vs=vs, codec=CODEC))
             s.commit()
 
-    def finish(self, status: str, summary: Mapping[str, Any] | None = None, ended_at: float | None = None) -> None:
+    def finish(self, status: RunStatus, summary: Mapping[str, Any] | None = None,
+               ended_at: float | None = None) -> None:
         with self._lock:
             self.store._patient(self._flush_locked)
         self.compact()

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import mysql.connector
 
+from tunebench.core.kinds import JournalState
 from tunebench.core.probe import ProbeUnavailable
 from tunebench.mysql.connect import ServerInfo, query_all
 
@@ -28,14 +29,14 @@ class SettingsJournal(Protocol):
 
     def add(self, name: str, original: str) -> int | None: ...
 
-    def settle(self, row: int | None, state: str = "restored") -> None: ...
+    def settle(self, row: int | None, state: JournalState = "restored") -> None: ...
 
 
 class NoJournal:
     def add(self, name: str, original: str) -> int | None:
         return None
 
-    def settle(self, row: int | None, state: str = "restored") -> None:
+    def settle(self, row: int | None, state: JournalState = "restored") -> None:
         pass
 
 
