@@ -114,7 +114,8 @@ def test_presentation_actions(window):
     assert window.run_action.shortcut().toString() == "F5"
     window.toggle_theme()
     assert window.theme.name == "dark"
-    window.scale_fonts(1.5)
+    # (set_appearance: A+ itself keeps a scale whose contents would not fit the offscreen 800x800 screen)
+    window.set_appearance(window.theme, 1.5)
     assert window.dashboard._readout_size == pytest.approx(33)  # (drawn smaller when the bar is too narrow)
     assert window.dashboard.tps_label.font().pointSizeF() <= 33
     window.toggle_theme()
