@@ -48,6 +48,15 @@ def test_first_ctrl_c_cancels_the_second_interrupts():
     import os
     import signal
 
+    # as a terminal's Ctrl-C finds it (a shell's background job inherits SIGINT ignored, and Python keeps that)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _ctrl_c_twice(os, signal)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c_twice(os, signal):
     cancel = threading.Event()
     with ctrl_c_sets(cancel):
         os.kill(os.getpid(), signal.SIGINT)

@@ -71,7 +71,10 @@ class WindowAppearance(_WindowBase):
             return
         screen = (self.screen() or QApplication.primaryScreen()).availableGeometry()
         need = self.minimumSizeHint()
-        if factor > 1 and (need.height() > screen.height() or need.width() > screen.width()):
+        # refused where the window would have to grow past the screen (its contents' new minimum beyond both)
+        too_tall = need.height() > max(screen.height(), old_size.height())
+        too_wide = need.width() > max(screen.width(), old_size.width())
+        if factor > 1 and (too_tall or too_wide):
             self.set_appearance(self.theme, old_scale)
             self.resize(old_size)
             self.show_message(f"fonts at {scale:.2f}x would not fit the window on this screen ({screen.width()}x"
