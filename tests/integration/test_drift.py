@@ -29,6 +29,16 @@ def _set_global(sandbox, name: str, value: str) -> None:
         conn.close()
 
 
+def _run_beside(exp, meddle):
+    """The experiment's run, with `meddle` in a thread beside it (joined whatever the run does)."""
+    th = threading.Thread(target=meddle)
+    th.start()
+    try:
+        return exp.run()
+    finally:
+        th.join()
+
+
 def test_an_outside_set_global_mid_step_is_drift(sandbox, cli):
     before = knob_values(sandbox)
     io = int(before.get("innodb_io_capacity") or 200)
@@ -47,12 +57,9 @@ def test_an_outside_set_global_mid_step_is_drift(sandbox, cli):
         wait_until(lambda: len(seconds) >= 6, 120, "2 s of step 2")
         exp.change_knob("innodb_spin_wait_delay", "7")
 
-    th = threading.Thread(target=meddle)
-    th.start()
     try:
-        out = exp.run()
+        out = _run_beside(exp, meddle)
     finally:
-        th.join()
         _set_global(sandbox, "innodb_io_capacity", str(io))
     assert out.status == "completed", out.error
     # nothing of the run outlives it: the server watch was restarted by the knob restore at the end, for ever
@@ -115,12 +122,7 @@ def test_restore_waits_for_a_live_sweep_and_its_knob_changed_outside_is_drift(sa
         refused.append(cli("restore"))
         _set_global(sandbox, "innodb_flush_log_at_trx_commit", "1")
 
-    th = threading.Thread(target=meddle)
-    th.start()
-    try:
-        out = exp.run()
-    finally:
-        th.join()
+    out = _run_beside(exp, meddle)
     assert out.status == "completed", out.error
     assert refused[0].returncode == 2 and "in use by another Tunebench run" in refused[0].stderr, refused[0].stderr
     busy = next(ln for ln in refused[0].stderr.splitlines() if "in use" in ln)

@@ -44,6 +44,14 @@ end
 """
 
 
+def _drop_schema(sandbox):
+    conn = open_connection(conn_params(sandbox.target(), None))
+    try:
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
+    finally:
+        conn.close()
+
+
 def _tables(sandbox):
     conn = open_connection(conn_params(sandbox.target(), None))
     try:
@@ -93,11 +101,7 @@ def test_a_script_prepares_runs_checks_and_cleans_up_with_its_own_options(sandbo
         r = run_cli("cleanup", "--schema", SCHEMA)
         assert r.returncode == 0 and "dropped luat_b in tb_lua" in r.stdout
     finally:
-        conn = open_connection(conn_params(sandbox.target(), None))
-        try:
-            conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
-        finally:
-            conn.close()
+        _drop_schema(sandbox)
 
 
 HOSTILE = r"""
@@ -138,8 +142,4 @@ def test_a_scripts_output_is_never_a_measurement_nor_the_readers_death(sandbox, 
         assert 0 < step["tps"] < 1_000_000 and step["threads"] == 1, step
         assert step["seconds"] >= 3, step  # every second read, none lost with a dead reader
     finally:
-        conn = open_connection(conn_params(sandbox.target(), None))
-        try:
-            conn.cursor().execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
-        finally:
-            conn.close()
+        _drop_schema(sandbox)
