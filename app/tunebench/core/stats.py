@@ -118,10 +118,21 @@ def summarize(
         steady_skipped=skipped,
         threads_running=statistics.median(iv.threads for iv in intervals) if n else None,
         trx=(trx := trx_summary(intervals)),
-        headline=(round(trx[headline[0]]["tps"] * headline[1], 1)
-                  if headline is not None and headline[0] in trx else None),
-        headline_label=headline[2] if headline is not None and headline[0] in trx else "",
+        headline=None if (rate := headline_rate(headline, trx, mean_tps)) is None or headline is None
+        else round(rate * headline[1], 1),
+        headline_label=headline[2] if rate is not None and headline is not None else "",
     )
+
+
+def headline_rate(headline: tuple[str, float, str] | None, trx: Mapping[str, Mapping[str, Any]],
+                  tps: float) -> float | None:
+    """The rate of the headline's transaction type: its own from the per-type figures, or the group's TPS when the
+    family reports no types (one type: iiBench's inserts are all its transactions)."""
+    if headline is None:
+        return None
+    if headline[0] in trx:
+        return float(trx[headline[0]]["tps"])
+    return tps if not trx else None
 
 
 def trx_summary(intervals: Sequence[Interval]) -> dict[str, dict[str, Any]]:

@@ -31,6 +31,11 @@ class ClientGroup:
     def family(self) -> Family:
         return self.workload.family
 
+    @property
+    def headline(self) -> tuple[str, float, str] | None:
+        """(trx type, factor, label) of the group's headline figure, or None (TPS is it)."""
+        return self.family.headline_of(self.options)
+
     def threads_at(self, step: int) -> int:
         return self.schedule[min(step, len(self.schedule) - 1)]
 

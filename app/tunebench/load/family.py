@@ -109,6 +109,11 @@ class Family(Protocol):
 
     def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]: ...
 
+    def headline_of(self, options: Mapping[str, Any]) -> tuple[str, float, str] | None:
+        """The group's headline figure with these options: (trx type, factor, label), e.g. TPC-C's
+        ("new_order", 60, "NOPM"), iiBench inserts' ("insert", rows_per_commit, "rows/s"); None: TPS is it."""
+        ...
+
     def plan(self, workload: Any, options: Mapping[str, Any]) -> Any:
         """What every connection of a group needs to build its work (picklable: it goes to the workers)."""
         ...

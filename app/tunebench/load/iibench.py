@@ -207,6 +207,13 @@ class IibenchFamily(RegisteredFamily):
         return tuple(TrxType(name, 1, f"LIMIT range scan on the {name} index")
                      for name, _ in INDEXES[:options["secondary_indexes"]])
 
+    def headline_of(self, options: Mapping[str, Any]) -> tuple[str, float, str] | None:
+        """Rows inserted per second, the insert benchmark's own figure (an insert is `rows_per_commit` rows);
+        a query group's figure is its queries per second, its TPS."""
+        if options["role"] == "insert":
+            return ("insert", float(options["rows_per_commit"]), "rows/s")
+        return None
+
     def data_bytes(self, workload: Any, options: Mapping[str, Any]) -> int | None:
         # a purchases_index row: ~40 B of columns, the data column's average length, ~30 B per secondary index
         per_row = 60 + (int(options["data_length_min"]) + int(options["data_length_max"])) // 2 \

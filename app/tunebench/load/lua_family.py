@@ -148,6 +148,9 @@ class LuaFamily:
     name = "lua"
     engines: tuple[str, ...] = ("sysbench",)
     headline: tuple[str, float, str] | None = None
+
+    def headline_of(self, options: Mapping[str, Any]) -> tuple[str, float, str] | None:
+        return self.headline
     data_options: tuple[str, ...] = ()
 
     def __init__(self, script: LuaScript):

@@ -33,6 +33,9 @@ class OltpFamily:
     data_options = ("tables", "table_size", "secondary", "auto_inc")  # what groups sharing the tables agree on
     headline: tuple[str, float, str] | None = None
 
+    def headline_of(self, options: Mapping[str, Any]) -> tuple[str, float, str] | None:
+        return self.headline
+
     def option_specs(self) -> Mapping[str, OptionSpec]:
         return OPTIONS
 

@@ -40,6 +40,9 @@ class RegisteredFamily:
     data_options: tuple[str, ...] = ()
     engines: tuple[str, ...] = ("builtin",)
     headline: tuple[str, float, str] | None = None
+
+    def headline_of(self, options: Mapping[str, Any]) -> tuple[str, float, str] | None:
+        return self.headline
     missing_phrase = "{shape} are"
 
     def option_specs(self) -> Mapping[str, OptionSpec]:

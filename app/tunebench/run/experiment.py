@@ -449,7 +449,7 @@ class Experiment(RunProbes):
         summaries = tuple(
             summarize(g.name, threads[g.name], collected[g.name],
                       (h.summary_ms() if (h := hists.get(g.name)) is not None and h.total else None),
-                      detect_steady=True, headline=g.family.headline)
+                      detect_steady=True, headline=g.headline)
             for g in spec.groups
         )
         segments = live_segments(self._live_marks, collected, threads)

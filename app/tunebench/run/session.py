@@ -27,7 +27,8 @@ from tunebench.store.repo import SessionWriter, Store
 def session_config(spec: RunSpec, plan: Plan | None) -> dict[str, Any]:
     return {
         "groups": [{"name": g.name, "workload": g.workload.name, "options": dict(g.options),
-                    "schedule": list(g.schedule), "lua_script": g.lua_script} for g in spec.groups],
+                    "schedule": list(g.schedule), "lua_script": g.lua_script,
+                    **({"headline": list(h)} if (h := g.headline) else {})} for g in spec.groups],
         "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
         "driver": driver_mode(), "engine_loop": loop_mode() if spec.engine == "builtin" else None,
         "workers": spec.workers, "seed": spec.seed,

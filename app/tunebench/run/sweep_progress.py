@@ -28,6 +28,7 @@ class Cell:
     p95_ms: float | None
     cv: float | None
     best: bool
+    headline: tuple[str, float] | None = None  # the family's figure beside TPS: ("NOPM", 9540.0), ("rows/s", …)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +215,9 @@ class SweepProgress:
             c = ran.get(idx)
             best = c["best"] if c else None
             cells = {st["threads"]: Cell(st["tps"], st["lat_p95_ms"], st["cv"],
-                                         best is not None and st["threads"] == best["threads"])
+                                         best is not None and st["threads"] == best["threads"],
+                                         (st["headline_label"], st["headline"])
+                                         if st.get("headline_label") and st.get("headline") is not None else None)
                      for st in (c["steps"] if c else [])}
             measuring = self.running_threads if idx == self.running_config else None
             rows.append(Row(idx, label, idx == tables["baseline"], cells, best, measuring))

@@ -252,7 +252,7 @@ def workload_catalog(family: str | None = None) -> dict[str, Any]:
         defaults = fam.resolve({}, {}, {})
         families.append({
             "name": fam.name, "description": fam.description, "engines": list(fam.engines),
-            "headline": fam.headline[2] if fam.headline else None,
+            "headline": head[2] if (head := fam.headline_of(defaults)) else None,
             "transactions": [{"name": t.name, "weight": t.weight, "help": t.help}
                              for t in fam.transactions(defaults)],
             "options": [{"name": o.name, "type": o.kind.__name__, "default": o.default, "help": o.help,

@@ -65,6 +65,7 @@ class WindowController(QObject):
                 return False
             self.worker.wait(10)  # the last run has ended; its process is exiting
         self.timeline.clear()
+        self.timeline.headlines = {g.name: h for g in request.spec.groups if (h := g.headline) is not None}
         self.last_outcome = None
         worker = RunWorker(request, self)
         worker.interval.connect(self.timeline.add_interval)

@@ -22,6 +22,20 @@ READOUT_SAMPLES = {"tps": "TPS 88,888", "qps": "QPS 888,888", "p95": "p95 88.88 
 READOUT_GAP = 24
 
 
+def headline_text(tl: Timeline, groups: list[str]) -> str:
+    """The first readout: one group's TPS ("TPS 1,234"), or its family's headline ("NOPM 9,540", "rows/s
+    120,000"); several groups each their own, named ("insert rows/s 120,000 · query TPS 736"), never one sum
+    of transactions of different kinds."""
+    if not groups:
+        return "TPS —"
+    parts = []
+    for g in groups:
+        label, value = tl.headline(g)
+        text = f"{label} {'—' if value is None else f'{value:,.0f}'}"
+        parts.append(f"{g} {text}" if len(groups) > 1 else text)
+    return " · ".join(parts)
+
+
 class ReadoutBar(QWidget):
     """The readouts, refitted whenever the bar's width changes."""
 
@@ -115,10 +129,10 @@ class ReadoutBar(QWidget):
             return [n for n in tl.names("client.", suffix)
                     if not n.startswith("client.total.") and "@" not in n and not is_trx_series(n)]
 
-        tps = sum(v for n in groups(".tps") if (v := tl.last(n)) is not None)
         qps = sum(v for n in groups(".qps") if (v := tl.last(n)) is not None)
         p95 = [v for n in groups(".lat.p95") if (v := tl.last(n)) is not None]
-        self.tps_label.setText(f"TPS {tps:,.0f}")
+        self.tps_label.setText(headline_text(tl, [n.removeprefix("client.").removesuffix(".tps")
+                                                  for n in groups(".tps")]))
         self.qps_label.setText(f"QPS {qps:,.0f}")
         self.p95_label.setText(f"p95 {max(p95):.2f} ms" if p95 else "p95 — ms")
         if any(lab.fontMetrics().horizontalAdvance(lab.text()) > lab.minimumWidth() - 8

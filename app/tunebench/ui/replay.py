@@ -15,7 +15,9 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget
 
 from tunebench.core.display import is_time
+from tunebench.core.errors import TunebenchError
 from tunebench.core.interval import Event
+from tunebench.load.workload import load_workload
 from tunebench.store.repo import Store
 from tunebench.ui.timeline import Timeline
 
@@ -47,7 +49,24 @@ def load_session(store: Store, session_id: int, timeline: Timeline,
     if not is_time(t0):  # a start that is no date (a damaged row): the first sample's time instead
         t0 = min((float(d.t[0]) for d in series.values() if len(d.t)), default=0.0)
     timeline.load(float(t0), {n: (d.t, d.v) for n, d in series.items()}, events)
+    timeline.headlines = group_headlines(session)
     return session
+
+
+def group_headlines(session: dict[str, Any]) -> dict[str, tuple[str, float, str]]:
+    """Each client group's headline figure as the session recorded it; a session from before it was recorded:
+    its workload family's with the group's options (none when the workload is not known here)."""
+    out: dict[str, tuple[str, float, str]] = {}
+    for g in (session.get("config") or {}).get("groups") or ():
+        head = g.get("headline")
+        if head is None and "headline" not in g:
+            try:
+                head = load_workload(str(g.get("workload"))).family.headline_of(g.get("options") or {})
+            except (TunebenchError, KeyError, TypeError):
+                head = None
+        if head:
+            out[str(g.get("name"))] = (str(head[0]), float(head[1]), str(head[2]))
+    return out
 
 
 def clock(seconds: float) -> str:

@@ -210,7 +210,8 @@ class SweepResultsView(QWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                     g.setItem(i, j, item)
                     continue
-                item = QTableWidgetItem(f"{'★ ' if c.best else ''}{number(c.tps)}\n{number(c.p95_ms, 3)} ms")
+                head = f"\n{c.headline[1]:,.0f} {c.headline[0]}" if c.headline else ""
+                item = QTableWidgetItem(f"{'★ ' if c.best else ''}{number(c.tps)}{head}\n{number(c.p95_ms, 3)} ms")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 item.setToolTip(f"{r.label} at {t} threads: {number(c.tps)} TPS, p95 {number(c.p95_ms, 3)} ms, "
                                 f"CV {number(c.cv, 3)}")

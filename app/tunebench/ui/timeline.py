@@ -95,6 +95,9 @@ class Timeline:
         self.all_markers: list[Marker] = []
         self._groups: set[str] = set()
         self._per_t: dict[float, dict[str, tuple[float, float]]] = {}
+        # per client group, its family's headline figure (trx type, factor, label): TPC-C's NOPM, iiBench's
+        # rows/s; groups without one read TPS
+        self.headlines: dict[str, tuple[str, float, str]] = {}
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
@@ -164,3 +167,15 @@ class Timeline:
     def last(self, name: str) -> float | None:
         buf = self.series.get(name)
         return buf.last() if buf else None
+
+    def headline(self, group: str) -> tuple[str, float | None]:
+        """The group's headline figure now, as (label, value): its family's (NOPM, rows/s) from the rate of the
+        headline's transaction type (the group's TPS when the family reports no types), else TPS."""
+        head = self.headlines.get(group)
+        if head is None:
+            return "TPS", self.last(f"client.{group}.tps")
+        trx, factor, label = head
+        rate = self.last(f"client.{group}.trx.{trx}.tps")
+        if rate is None and not self.names(f"client.{group}.trx."):
+            rate = self.last(f"client.{group}.tps")
+        return label, None if rate is None else rate * factor

@@ -217,7 +217,7 @@ class WorkloadPanel(QWidget):
         trx = family.transactions(defaults)
         mix = ", ".join(f"{t.name} {t.weight}" for t in trx) if len(trx) > 1 else ""
         self.family_label.setText(f"{family.name} family" + (f" · mix {mix}" if mix else "")
-                                  + (f" · {family.headline[2]}" if family.headline else ""))
+                                  + (f" · {head[2]}" if (head := family.headline_of(defaults)) else ""))
         self.family_label.setToolTip(family.description)
         for opt in family.form_options:
             editor = option_editor(specs[opt], defaults[opt])
