@@ -3,12 +3,15 @@
 and a sweep's configuration pairs carry verdicts equal to a recomputation from the steps' stored seconds."""
 
 import json
+import re
 import threading
 
 import pytest
 from tests.conftest import wait_until
 from tests.integration.test_sweep import knob_values, store_for, write_spec
 
+from tunebench.cli.runs import annotate_steps
+from tunebench.core.step_context import step_knobs
 from tunebench.core.verdict import Verdict, pair_verdict, recompute, step_window
 from tunebench.load.engine import ClientGroup
 from tunebench.load.workload import load_workload
@@ -60,6 +63,50 @@ def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli
     md = cli("sessions", "export", str(result["session_id"]), "--format", "md")
     assert md.returncode == 0, md.stderr
     assert f"| {v.ratio:.2f}x ({v.ci_low:.2f}-{v.ci_high:.2f})" in md.stdout
+    # issue 30 item 2: the step's row says its later part ran with the new value (it said "as configured")
+    ran = step_knobs(session)
+    assert ran[1].text() == "as configured" and not ran[1].mixed
+    assert [(f.name, f.before, f.after) for f in ran[2].flips] == [("innodb_flush_log_at_trx_commit", "1", "2")]
+    assert 5 <= ran[2].flips[0].at <= 10
+    assert "| 2 | as configured; innodb_flush_log_at_trx_commit 1 → 2 at " in md.stdout
+    assert knob_values(sandbox) == before
+    store.close()
+
+
+def test_rows_say_what_a_step_ran_with_after_a_live_flip_and_the_seconds_they_used(sandbox, cli):
+    """Issue 30 item 2 on a recorded run: a flip 2 s into step 1 of 3; step 1's row names the flip and when,
+    steps 2 and 3 say they ran with the new value (set live), in the CLI's JSON and table, the Markdown report
+    and the window's session details alike; every row says the seconds its figures are over."""
+    wl = load_workload("oltp_point_select")
+    group = ClientGroup("main", wl, wl.options({"table_size": 10000}), (2, 2, 2))
+    store = store_for(sandbox)
+    spec = RunSpec(groups=(group,), step_seconds=5, warmup_seconds=0, probes=())
+    seconds: list[float] = []
+    exp = Experiment(store, sandbox.target(), spec, on_interval=lambda iv: seconds.append(iv.t))
+
+    def flip():
+        wait_until(lambda: len(seconds) >= 2, 120, "2 s of the first step")
+        exp.change_knob("innodb_spin_wait_delay", "24")
+
+    before = knob_values(sandbox)
+    th = threading.Thread(target=flip)
+    th.start()
+    result = exp.run().to_dict()
+    th.join()
+    assert result["status"] == "completed"
+    notes = annotate_steps(store, result)
+    rows = {s["step"]: s for s in result["steps"]}
+    assert rows[1]["ran_with"].startswith("as configured; innodb_spin_wait_delay ")
+    assert "→ 24 at " in rows[1]["ran_with"]
+    assert rows[2]["ran_with"] == rows[3]["ran_with"] == "innodb_spin_wait_delay=24 (set live)"
+    for s in result["steps"]:  # the seconds the figures are over, and the window's when some are left out (and why)
+        m = re.fullmatch(r"(\d+) s|(\d+) of (\d+) s \((.+) left out\)", s["seconds_text"])
+        assert m and int(m[1] or m[2]) == s["seconds"], s["seconds_text"]
+        assert s["seconds_window"] in (4, 5, 6)
+    assert any(n.startswith("step 1 main: ran with as configured; innodb_spin_wait_delay") for n in notes)
+    md = cli("sessions", "export", str(result["session_id"]), "--format", "md")
+    assert md.returncode == 0, md.stderr
+    assert "| 3 | innodb_spin_wait_delay=24 (set live) | main |" in md.stdout
     assert knob_values(sandbox) == before
     store.close()
 

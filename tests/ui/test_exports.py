@@ -46,8 +46,8 @@ def test_report_figures_agree_with_the_step_table(win, tmp_path):
     text = export.export("md", win.dashboard, tmp_path / "r.md", session, win.store).read_text()
     tables = _report_tables(text)
     steps = tables[next(t for t in tables if t.startswith("Session"))][1:]
-    step_threads = [int(r[2]) for r in steps]
-    step_tps = [_num(r[3]) for r in steps]
+    step_threads = [int(r[3]) for r in steps]  # step | ran with | group | threads | TPS
+    step_tps = [_num(r[4]) for r in steps]
     assert step_threads == [4, 16]
     series_title = next(t for t in tables if t.startswith("Series plotted"))
     assert "whole session (0-40 s" in series_title

@@ -80,3 +80,20 @@ def test_the_users_stop_is_stopped_a_signal_or_a_lost_window_aborted(tmp_path):
     exp.request_stop()  # what SIGTERM calls
     assert exp.stop_status == "aborted"
     store.close()
+
+
+def test_a_step_says_how_many_of_its_seconds_it_used_and_why():
+    """Issue 30 item 2: a TPC-C step that dropped 7 ramp seconds said nothing of it (313 TPS beside a plot at ~85
+    for 8 s); a step that lost its server for 3 s likewise."""
+    from tunebench.core.step_context import step_seconds
+
+    step = {"measure_from": 1000.0, "ended_at": 1030.2, "summary": {"main": {"seconds": 23, "steady_skipped": 7}}}
+    s = step_seconds(step, "main")
+    assert s is not None and s.text() == "23 of 30 s (7 s ramp-up below the steady level left out)"
+    assert s.short() == "23/30*"
+    full = step_seconds({"measure_from": 1000.0, "ended_at": 1030.0, "summary": {"main": {"seconds": 30}}}, "main")
+    assert full is not None and full.text() == "30 s"
+    down = {"measure_from": 1000.0, "ended_at": 1030.0, "summary": {
+        "main": {"seconds": 25, "steady_skipped": 0}, "_incomplete": {"server_down_seconds": 3.2}}}
+    d = step_seconds(down, "main")
+    assert d is not None and d.text() == "25 of 30 s (3 s without a server; 2 s not reported left out)"

@@ -63,8 +63,11 @@ def steps_table(steps: list[dict[str, Any]]) -> str:
         # a step whose connections did not all open ran with fewer: "2/4"
         ran = s.get("threads_running")
         threads = f"{ran:g}/{s['threads']}" if ran is not None else str(s["threads"])
+        # seconds left out of the figures (ramp-up, no server): "23/30*", the reasons in the notes under the table
+        seconds = f"{s['seconds']}/{s['seconds_window']}*" if "left out" in s.get("seconds_text", "") \
+            else str(s["seconds"])
         rows.append(f"{s['step']:>4} {s['group']:10} {threads:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
-                    f"{extra}{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {s['seconds']:>7}"
+                    f"{extra}{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {seconds:>7}"
                     + ("  INCOMPLETE" if s.get("incomplete") else ""))
     mixes = [s for s in steps if s.get("trx")]
     if mixes:

@@ -83,14 +83,37 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, on_samples=on_samples)
     result = exp.run().to_dict()
+    notes = annotate_steps(store, result)
     text = f"\nsession {result['session_id']} ({result['status']}), engine {result['engine']}, " \
            f"target {result['target']} {result['server'].get('flavor')} {result['server'].get('version')}\n" \
-           + steps_table(result["steps"])
+           + steps_table(result["steps"]) + "".join(f"\n{n}" for n in notes)
     if result["status"] == "incomplete":
         text += ("\nINCOMPLETE: a step measured no transaction, lost its server or a client host (see above); its "
                  "numbers cover the seconds measured")
     emit(args, result, text)
     return exit_code(result["status"])
+
+
+def annotate_steps(store: Any, result: dict[str, Any]) -> list[str]:
+    """Each step of the result gets what it ran with (knobs set or flipped live) and the seconds its figures are
+    over (and why the others are left out), from the session as stored; the lines of the steps that need a word.
+    A store that cannot be read back leaves the result as it is."""
+    from tunebench.core.errors import StoreError
+    from tunebench.core.step_context import note_lines, step_notes
+
+    if result.get("session_id") is None:
+        return []
+    try:
+        notes = step_notes(store.get_session(result["session_id"]))
+    except StoreError:
+        return []
+    for s in result.get("steps") or ():
+        ran, used = notes.get((s["step"], s["group"]), (None, None))
+        if ran is not None:
+            s["ran_with"] = ran.text()
+        if used is not None:
+            s["seconds_window"], s["seconds_text"] = used.window, used.text()
+    return note_lines(notes)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

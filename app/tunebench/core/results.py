@@ -11,6 +11,7 @@ import numpy as np
 
 from tunebench.core.display import local_time
 from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
+from tunebench.core.step_context import StepKnobs, note_lines, step_notes
 from tunebench.core.sweep import Plan
 from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
@@ -36,7 +37,10 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
             "steps": [{"step": s.get("step"), "threads": s["threads"], "tps": s["tps"], "qps": s["qps"],
                        "lat_p95_ms": s["lat_p95_ms"],
                        "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"],
-                       "qps_median": s.get("qps_median"),
+                       "qps_median": s.get("qps_median"), "seconds": s.get("seconds"),
+                       "steady_skipped": s.get("steady_skipped", 0), "errors": s.get("errors", 0),
+                       # a knob flipped live during the step: its figures mix two values
+                       **({"flipped": len(s["segments"]) - 1} if s.get("segments") else {}),
                        **({"headline": s["headline"], "headline_label": s["headline_label"]}
                           if s.get("headline_label") else {})} for s in mine],
             "best": None if best is None else {"threads": best["threads"], "tps": best["tps"], "qps": best["qps"],
@@ -142,13 +146,17 @@ def markdown(session: Mapping[str, Any]) -> str:
     if not configs:
         steps = summary.get("steps", [])
         label = next((s["headline_label"] for s in steps if s.get("headline_label")), "")
-        lines += ["| step | group | threads | TPS | QPS | " + (f"{label} | " if label else "")
-                  + "p95 ms | p99 ms | CV |", "|---:|---|---:|---:|---:|" + ("---:|" if label else "")
-                  + "---:|---:|---:|"]
+        notes = step_notes(session)
+        lines += ["| step | ran with | group | threads | TPS | QPS | " + (f"{label} | " if label else "")
+                  + "p95 ms | p99 ms | CV | errors | seconds used |",
+                  "|---:|---|---|---:|---:|---:|" + ("---:|" if label else "") + "---:|---:|---:|---:|---|"]
         for s in steps:
-            lines.append(f"| {s['step']} | {s['group']} | {s['threads']} | {_f(s['tps'])} | {_f(s['qps'])} | "
-                         + (f"{_f(s.get('headline'), 0)} | " if label else "")
-                         + f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} |")
+            ran, used = notes.get((s["step"], s["group"]), (StepKnobs(), None))
+            seconds = used.text() if used is not None else f"{s.get('seconds', '-')} s"
+            lines.append(f"| {s['step']} | {ran.text()} | {s['group']} | {s['threads']} | {_f(s['tps'])} | "
+                         f"{_f(s['qps'])} | " + (f"{_f(s.get('headline'), 0)} | " if label else "")
+                         + f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} | "
+                         f"{_f(s.get('errors'), 0)} | {seconds} |")
         return "\n".join(lines + trx_lines(steps) + efficiency_lines(session) + drift_lines(session)
                          + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
@@ -187,6 +195,11 @@ def markdown(session: Mapping[str, Any]) -> str:
                 st = by.get(t)
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}{_ci(st.get('verdict'))}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
+    notes = note_lines(step_notes(session))
+    if notes:
+        lines += ["", "## Steps that need a word", "",
+                  "Knobs set or flipped live, and seconds left out of a step's figures:", "",
+                  *(f"- {n}" for n in notes)]
     return "\n".join(lines + trx_lines(summary.get("steps", [])) + efficiency_lines(session) + drift_lines(session)
                      + verdict_lines(session)) + "\n"
 

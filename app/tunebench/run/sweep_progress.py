@@ -29,6 +29,10 @@ class Cell:
     cv: float | None
     best: bool
     headline: tuple[str, float] | None = None  # the family's figure beside TPS: ("NOPM", 9540.0), ("rows/s", …)
+    seconds: int | None = None  # the seconds its figures are over
+    ramp: int = 0  # leading seconds below the steady level, left out
+    flipped: int = 0  # live knob changes during the step: its figures mix the values
+    errors: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +221,9 @@ class SweepProgress:
             cells = {st["threads"]: Cell(st["tps"], st["lat_p95_ms"], st["cv"],
                                          best is not None and st["threads"] == best["threads"],
                                          (st["headline_label"], st["headline"])
-                                         if st.get("headline_label") and st.get("headline") is not None else None)
+                                         if st.get("headline_label") and st.get("headline") is not None else None,
+                                         st.get("seconds"), int(st.get("steady_skipped") or 0),
+                                         int(st.get("flipped") or 0), float(st.get("errors") or 0.0))
                      for st in (c["steps"] if c else [])}
             measuring = self.running_threads if idx == self.running_config else None
             rows.append(Row(idx, label, idx == tables["baseline"], cells, best, measuring))

@@ -30,6 +30,7 @@ from tunebench.core.display import local_time
 from tunebench.core.errors import TunebenchError
 from tunebench.core.results import tls_text
 from tunebench.core.sessions import browse_row, diff_settings, matches, session_title
+from tunebench.core.step_context import StepKnobs, step_knobs, step_seconds
 from tunebench.core.sweep import human
 from tunebench.store.repo import Store
 
@@ -57,16 +58,19 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
 
 
-def step_configuration(session: dict[str, Any], step: int) -> str:
+def step_configuration(session: dict[str, Any], step: int, ran: StepKnobs | None = None) -> str:
     """The configuration step `step` (1-based) ran in, numbered as the Events number it, with its knobs (the
-    sweep's label when the summary has it: transport, engine and CPUs too)."""
+    sweep's label when the summary has it: transport, engine and CPUs too), and what it really ran with when a
+    knob was set live before it or flipped during it (`ran`, core.step_context)."""
     config: dict[str, Any] = next((st["config"] for st in session.get("steps", []) if st["idx"] + 1 == step), {})
     idx = int(config.get("config", 0))
     labels = {c["idx"]: c["label"] for c in (session.get("summary") or {}).get("configs", [])}
     knobs = labels.get(idx) or ", ".join(f"{k}={human(v)}" for k, v in (config.get("knobs") or {}).items())
+    extra = ran.text(configured=False) if ran is not None else ""
     if not (session.get("config") or {}).get("sweep"):
-        return knobs or "as configured"  # one configuration: no number
-    return f"{idx + 1}: {knobs or 'as configured'}"
+        # one configuration: no number
+        return ", ".join(p for p in (knobs, extra) if p) if knobs or extra else "as configured"
+    return f"{idx + 1}: {knobs or 'as configured'}" + (f"; {extra}" if extra else "")
 
 
 class NumericItem(QTableWidgetItem):
@@ -225,15 +229,21 @@ class SessionsPanel(QWidget):
             lines.append(f"notes: {e['notes']}<br>")
         steps = (s.get("summary") or {}).get("steps", [])
         label = next((st["headline_label"] for st in steps if st.get("headline_label")), "")
-        lines.append("<table border=1 cellspacing=0 cellpadding=3><tr><th>step</th><th>configuration</th>"
+        ran = step_knobs(s)
+        stored = {st["idx"] + 1: st for st in s.get("steps") or ()}
+        lines.append("<table border=1 cellspacing=0 cellpadding=3><tr><th>step</th><th>ran with</th>"
                      "<th>group</th><th>threads</th><th>TPS</th><th>QPS</th>" + (f"<th>{label}</th>" if label else "")
-                     + "<th>p95 ms</th><th>p99 ms</th></tr>")
+                     + "<th>p95 ms</th><th>p99 ms</th><th>errors</th><th>seconds used</th></tr>")
         for st in steps:
             head = "" if not label else f"<td>{st['headline']:,.0f}</td>" if st.get("headline") is not None \
                 else "<td>-</td>"
-            lines.append(f"<tr><td>{st['step']}</td><td>{step_configuration(s, st['step'])}</td><td>{st['group']}</td>"
+            used = step_seconds(stored.get(st["step"]) or {}, st["group"])
+            seconds = used.text() if used is not None else f"{st.get('seconds', '-')} s"
+            config = html.escape(step_configuration(s, st["step"], ran.get(st["step"])))
+            lines.append(f"<tr><td>{st['step']}</td><td>{config}</td><td>{html.escape(st['group'])}</td>"
                          f"<td>{st['threads']}</td><td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td>{head}"
-                         f"<td>{_ms(st['lat_p95_ms'])}</td><td>{_ms(st['lat_p99_ms'])}</td></tr>")
+                         f"<td>{_ms(st['lat_p95_ms'])}</td><td>{_ms(st['lat_p99_ms'])}</td>"
+                         f"<td>{st.get('errors', 0):,.0f}</td><td>{html.escape(seconds)}</td></tr>")
         lines.append("</table><br><b>events</b><br>")
         for ev in s["events"]:
             kind, text = html.escape(ev["kind"]), html.escape(ev["label"])

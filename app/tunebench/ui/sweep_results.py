@@ -29,7 +29,7 @@ from tunebench.core.results import ci_text, number
 from tunebench.core.sweep import Plan, duration_text
 from tunebench.core.verdict import event_verdict
 from tunebench.run.records import RunOutcome, StepResult
-from tunebench.run.sweep_progress import SweepProgress
+from tunebench.run.sweep_progress import Cell, SweepProgress
 
 NOISE_MARK = "≈"  # after a ratio whose difference from 1 is smaller than the steps' own spread
 NOISE_HELP = (f"{NOISE_MARK} within noise: the difference is smaller than the steps' own spread (CV, repeats); "
@@ -40,6 +40,20 @@ SHADE = QColor(46, 160, 67)  # TPS shading: this green, more opaque the nearer t
 def stacked(label: str) -> str:
     """A configuration's label one knob a line: the tables stay narrow enough to sit beside each other."""
     return label.replace(", ", "\n")
+
+
+def cell_tip(label: str, threads: int, c: Cell) -> str:
+    """What a grid cell's figures are over: the seconds, those left out and why, a live flip, errors."""
+    lines = [f"{label} at {threads} threads: {number(c.tps)} TPS, p95 {number(c.p95_ms, 3)} ms, CV {number(c.cv, 3)}"]
+    if c.seconds is not None:
+        lines.append(f"over {c.seconds} s" + (f" ({c.ramp} s ramp-up below the steady level left out) ⋯"
+                                               if c.ramp else ""))
+    if c.flipped:
+        lines.append(f"⚑ a knob was changed live {c.flipped} time(s) during the step: its figures mix the values "
+                     "(the Events and the report say which)")
+    if c.errors:
+        lines.append(f"! {c.errors:,.0f} errors during the step")
+    return "\n".join(lines)
 
 
 class SweepResultsView(QWidget):
@@ -211,10 +225,11 @@ class SweepResultsView(QWidget):
                     g.setItem(i, j, item)
                     continue
                 head = f"\n{c.headline[1]:,.0f} {c.headline[0]}" if c.headline else ""
-                item = QTableWidgetItem(f"{'★ ' if c.best else ''}{number(c.tps)}{head}\n{number(c.p95_ms, 3)} ms")
+                flags = (" ⚑" if c.flipped else "") + (" ⋯" if c.ramp else "") + (" !" if c.errors else "")
+                item = QTableWidgetItem(f"{'★ ' if c.best else ''}{number(c.tps)}{flags}{head}\n"
+                                        f"{number(c.p95_ms, 3)} ms")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                item.setToolTip(f"{r.label} at {t} threads: {number(c.tps)} TPS, p95 {number(c.p95_ms, 3)} ms, "
-                                f"CV {number(c.cv, 3)}")
+                item.setToolTip(cell_tip(r.label, t, c))
                 if top > 0:
                     shade = QColor(SHADE)
                     shade.setAlphaF(0.08 + 0.5 * c.tps / top)
