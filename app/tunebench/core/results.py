@@ -195,11 +195,11 @@ def markdown(session: Mapping[str, Any]) -> str:
                 st = by.get(t)
                 cells.append(f"{_f(st['tps'])} | {_f(st['ratio'], 3)}{_ci(st.get('verdict'))}" if st else "- | -")
             lines.append(f"| {r['label']} | " + " | ".join(cells) + " |")
-    notes = note_lines(step_notes(session))
-    if notes:
+    worded = note_lines(step_notes(session))
+    if worded:
         lines += ["", "## Steps that need a word", "",
                   "Knobs set or flipped live, and seconds left out of a step's figures:", "",
-                  *(f"- {n}" for n in notes)]
+                  *(f"- {n}" for n in worded)]
     return "\n".join(lines + trx_lines(summary.get("steps", [])) + efficiency_lines(session) + drift_lines(session)
                      + verdict_lines(session)) + "\n"
 
