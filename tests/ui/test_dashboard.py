@@ -147,3 +147,25 @@ def test_a_tpcc_group_is_one_line_and_one_readout_not_six(qtbot):
     assert set(d.panels[0].curves) == {"client.main.tps"}
     assert set(d.panels[2].curves) == {"client.main.lat.p95", "client.main.lat.p99"}
     assert "client.main.trx.new_order.tps" in d.timeline.series  # kept: the store and exports have them
+
+
+def test_client_errors_show_up_to_the_head_and_hide_when_there_are_none(qtbot):
+    """Issue 30 item 5: a run's JSON had 1-5 errors per step; the window showed none."""
+    import numpy as np
+
+    d = _dashboard(qtbot)
+    tl = d.timeline
+    _fill(tl, 10)
+    d.bar.update_from(tl)
+    assert d.bar.errors_label.isHidden()
+    tl.load(1000.0, {"client.main.tps": (np.arange(1000.0, 1010.0), np.full(10, 100.0)),
+                     "client.main.errors": (np.arange(1000.0, 1010.0), np.array([0, 0, 0, 2, 0, 0, 3, 0, 0, 0.0]))},
+            [])
+    d.bar.update_from(tl)
+    assert d.bar.errors_label.isVisible() and d.bar.errors_label.text() == "errors 5"
+    tl.seek(4.5)  # a replay's head before the second burst: only what it has passed
+    d.bar.update_from(tl)
+    assert d.bar.errors_label.text() == "errors 2"
+    tl.seek(2.0)
+    d.bar.update_from(tl)
+    assert d.bar.errors_label.isHidden()

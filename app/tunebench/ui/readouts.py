@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
@@ -49,12 +50,20 @@ class ReadoutBar(QWidget):
         self.p95_label = QLabel("p95 — ms")
         self.qps_label = QLabel("QPS —")
         self.state_label = QLabel("idle")
+        # the client errors so far (all groups, up to the play head): hidden while there are none
+        self.errors_label = QLabel("")
+        self.errors_label.setObjectName("errors-readout")
+        self.errors_label.setStyleSheet("color: #d62728; font-weight: bold;")
+        self.errors_label.setToolTip("Client errors (deadlocks, timeouts, refused statements) so far; per step in "
+                                     "the session's details and the report")
+        self.errors_label.hide()
         self.badge = QLabel(" REPLAY ")  # shown whenever what is on the plots is not live
         self.badge.setStyleSheet("background: #d62728; color: white; font-weight: bold; border-radius: 4px;")
         self.badge.hide()
         for lab in (self.tps_label, self.qps_label, self.p95_label):
             row.addWidget(lab)
             row.addSpacing(READOUT_GAP)
+        row.addWidget(self.errors_label)
         row.addStretch(1)
         self.state_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         row.addWidget(self.badge)
@@ -94,9 +103,13 @@ class ReadoutBar(QWidget):
         state_need = max(self.state_label.fontMetrics().horizontalAdvance(t)
                          for t in (READOUT_SAMPLES["state"], self.state_label.text())) + 8
         badge_shown = not self.badge.isHidden()
-        items = 2 * len(readouts) + 1 + 2 + badge_shown  # labels, gaps, the stretch, state, follow, badge
+        errors_shown = not self.errors_label.isHidden()
+        # labels, gaps, the stretch, state, follow, badge, errors
+        items = 2 * len(readouts) + 1 + 2 + badge_shown + errors_shown
+        errors_need = self.errors_label.fontMetrics().horizontalAdvance(self.errors_label.text()) + 8 \
+            if errors_shown else 0
         fixed = m.left() + m.right() + READOUT_GAP * len(readouts) + row.spacing() * (items - 1) \
-            + state_need + self.follow_box.sizeHint().width()
+            + state_need + self.follow_box.sizeHint().width() + errors_need
         avail = self.width() if self.isVisible() and self.width() > 0 else 10 ** 6
 
         def widths(points: float) -> tuple[dict[str, int], int]:
@@ -135,6 +148,12 @@ class ReadoutBar(QWidget):
                                                   for n in groups(".tps")]))
         self.qps_label.setText(f"QPS {qps:,.0f}")
         self.p95_label.setText(f"p95 {max(p95):.2f} ms" if p95 else "p95 — ms")
+        errors = sum(float(np.nansum(buf.v[:buf.n])) for n in groups(".errors") if (buf := tl.series.get(n)))
+        text = f"errors {errors:,.0f}" if errors > 0 else ""
+        if text != self.errors_label.text():
+            self.errors_label.setText(text)
+            self.errors_label.setVisible(bool(text))
+            self.fit()
         if any(lab.fontMetrics().horizontalAdvance(lab.text()) > lab.minimumWidth() - 8
                for lab in (self.tps_label, self.qps_label, self.p95_label)):
             self.fit()  # rare: a value wider than any before
