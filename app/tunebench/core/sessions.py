@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tunebench.core.display import seconds_between
 from tunebench.core.errors import ConfigError
 from tunebench.core.interval import is_trx_series
+from tunebench.core.verdict import MIN_SECONDS, SETTLE_SECONDS
 
 
 def best_tps(session: Mapping[str, Any]) -> float | None:
@@ -154,18 +156,29 @@ def align_offset(session: Mapping[str, Any], mode: str, which: str = "") -> floa
     raise ConfigError(f"align at one of {', '.join(ALIGN_MODES)}, not {mode!r}")
 
 
-def tps_by_threads(session: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
-    """Per configuration (label) of a session: (threads, TPS) of the main group, for concurrency curves.
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One (threads, TPS) point of a configuration's curve; `settled` its seconds as an A/B verdict counts them
+    (a segment after a live change loses the settle time), `short` when that is too few for a verdict."""
+
+    threads: int
+    tps: float
+    settled: int | None = None  # None: a whole step
+    short: bool = False
+
+
+def points_by_config(session: Mapping[str, Any]) -> dict[str, list[Point]]:
+    """Per configuration (label) of a session: the main group's points, for concurrency curves and bests.
 
     A run with live knob changes is several configurations too: a step split by a change gives one point on
     each side (its segments), and the steps after it belong to the knobs as changed — never one mean across
     a flip. Labels name the live changes in effect ("" before any)."""
     summary = session.get("summary") or {}
     if summary.get("configs"):
-        return {c["label"]: [(s["threads"], s["tps"]) for s in c["steps"]] for c in summary["configs"]}
+        return {c["label"]: [Point(s["threads"], s["tps"]) for s in c["steps"]] for c in summary["configs"]}
     steps = summary.get("steps") or []
     main = steps[0]["group"] if steps else "main"
-    curves: dict[str, list[tuple[int, float]]] = {"": []}
+    curves: dict[str, list[Point]] = {"": []}
     changed: dict[str, str] = {}
 
     def label() -> str:
@@ -176,7 +189,7 @@ def tps_by_threads(session: Mapping[str, Any]) -> dict[str, list[tuple[int, floa
             continue
         segments = st.get("segments") or []
         if not segments:
-            curves.setdefault(label(), []).append((st["threads"], st["tps"]))
+            curves.setdefault(label(), []).append(Point(st["threads"], st["tps"]))
             continue
         for seg in segments:
             after = seg.get("after")
@@ -184,25 +197,39 @@ def tps_by_threads(session: Mapping[str, Any]) -> dict[str, list[tuple[int, floa
                 changed[str(after["name"]).removeprefix("innodb_")] = str(after["to"])
             part = (seg.get("groups") or {}).get(main)
             if part is not None:
-                curves.setdefault(label(), []).append((st["threads"], part["tps"]))
+                settled = int(part.get("seconds") or 0) - (SETTLE_SECONDS if after else 0)
+                curves.setdefault(label(), []).append(Point(st["threads"], part["tps"], settled,
+                                                            settled < MIN_SECONDS))
     return {k: v for k, v in curves.items() if v or k == ""}
+
+
+def tps_by_threads(session: Mapping[str, Any]) -> dict[str, list[tuple[int, float]]]:
+    """Per configuration (label) of a session: (threads, TPS) of the main group, for concurrency curves
+    (points_by_config's points)."""
+    return {k: [(p.threads, p.tps) for p in v] for k, v in points_by_config(session).items()}
 
 
 def best_to_best(sessions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The best TPS of every configuration of the given sessions, best first, with its ratio to the
-    first session's best (the baseline) — the seeds' best-to-best comparison across runs."""
+    first session's best (the baseline) — the seeds' best-to-best comparison across runs.
+
+    A segment of a step too short for an A/B verdict (fewer settled seconds than it needs) is too short for a
+    best: a configuration's best is over its points that have enough; one that has only short points is listed
+    after the ranked ones, flagged `short`, with no ratio."""
     rows: list[dict[str, Any]] = []
     for s in sessions:
         title = s.get("name") or f"#{s['id']} {s['workload']}"
-        for label, points in tps_by_threads(s).items():
+        for label, points in points_by_config(s).items():
             if points:
-                threads, tps = max(points, key=lambda p: p[1])
+                enough = [p for p in points if not p.short]
+                best = max(enough or points, key=lambda p: p.tps)
                 rows.append({"session": s["id"], "config": label, "label": f"{title} {label}".strip(),
-                             "threads": threads, "tps": tps})
-    base = rows[0]["tps"] if rows else None
+                             "threads": best.threads, "tps": best.tps, "short": not enough,
+                             "settled": best.settled})
+    base = next((r["tps"] for r in rows if not r["short"]), None)
     for r in rows:
-        r["ratio"] = round(r["tps"] / base, 3) if base else None
-    return sorted(rows, key=lambda r: -r["tps"])
+        r["ratio"] = round(r["tps"] / base, 3) if base and not r["short"] else None
+    return sorted(rows, key=lambda r: (r["short"], -r["tps"]))
 
 
 METRICS = {"TPS": ".tps", "QPS": ".qps", "p95 ms": ".lat.p95", "p99 ms": ".lat.p99"}

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sessions import ALIGN_MODES, METRICS, align_offset, best_to_best, metric_series, tps_by_threads
+from tunebench.core.verdict import MIN_SECONDS
 from tunebench.store.repo import Store
 from tunebench.ui.compare_diff import DiffView
 from tunebench.ui.crosshair import Crosshair, HoverPlot, Trace
@@ -239,6 +240,15 @@ class CompareView(QWidget):
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
             ratio = "" if r["ratio"] is None else f"{r['ratio']:.3f}"
-            cells = (f"{i + 1}. {r['label']}", str(r["session"]), str(r["threads"]), f"{r['tps']:,.1f}", ratio)
+            rank = "-" if r["short"] else f"{i + 1}."
+            tps = f"{r['tps']:,.1f}" + (f" (only {r['settled']} settled s: too short to rank)" if r["short"] else "")
+            cells = (f"{rank} {r['label']}", str(r["session"]), str(r["threads"]), tps, ratio)
             for c, text in enumerate(cells):
-                self.table.setItem(i, c, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                if r["short"]:
+                    item.setToolTip(f"Its only points are segments of a step around a live change with fewer than "
+                                    f"{MIN_SECONDS} settled seconds: too few for an A/B verdict, so too few for a best")
+                    font = item.font()
+                    font.setItalic(True)
+                    item.setFont(font)
+                self.table.setItem(i, c, item)
