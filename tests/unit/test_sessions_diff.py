@@ -53,3 +53,26 @@ def test_the_cli_diffs_two_sessions(tmp_path):
         bad = run_cli("sessions", *args, env=env)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
         assert line in bad.stderr, bad.stderr
+
+
+def test_the_cli_diff_defaults_to_the_same_threads_on_both_sides(tmp_path):
+    """Issue 30 item 7: each session's best step was diffed, 16 threads against 64."""
+    from tunebench.core.diff import StepChoice, default_pair
+
+    store = Store(tmp_path / "sessions.sqlite")
+    first = record(store, 60, n_series=40, seed=1)  # 4, 16 threads: best 16
+    second = record(store, 60, n_series=40, seed=2, steps=3)  # 4, 16, 64: best 64
+    store.close()
+    env = {"TUNEBENCH_HOME": str(tmp_path)}
+    out = run_cli("sessions", "diff", str(first), str(second), env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"A: session {first} step 2 (oltp_point_select, main=16)\n"
+                                 f"B: session {second} step 2 (oltp_point_select, main=16)")
+    same = run_cli("sessions", "diff", str(second), str(second), env=env)  # one session: its best and another
+    assert same.returncode == 0 and f"B: session {second} step 3 " in same.stdout, same.stderr
+    # a sweep: the baseline configuration's step at the best step's threads
+    steps = [StepChoice(1, 4, 0, "a", 100.0), StepChoice(2, 16, 0, "a", 300.0), StepChoice(3, 4, 1, "b", 150.0),
+             StepChoice(4, 16, 1, "b", 400.0), StepChoice(5, 16, 2, "c", 350.0)]
+    assert default_pair(steps) == (2, 4)
+    assert default_pair(steps, baseline=2) == (5, 4)
+    assert default_pair(steps[:1]) is None and default_pair(steps, []) is None

@@ -114,7 +114,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
     """`sessions diff A B`: waits and counters per transaction, profile functions, efficiency of one step each."""
-    from tunebench.core.diff import diff, text, to_dict
+    from tunebench.core.diff import default_pair, diff, step_choices, text, to_dict
     from tunebench.run.session import diff_side
 
     if args.text is None:
@@ -124,8 +124,22 @@ def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
         other = int(args.text)
     except ValueError:
         raise ConfigError(f"a session ID is a number, not {args.text!r}") from None
-    a = diff_side(store, sid, args.step)
-    b = diff_side(store, other, args.step_b if args.step_b is not None else args.step)
+    step_a, step_b = args.step, args.step_b
+    if step_b is None:
+        # never two concurrencies when the same one exists on both sides: B's step at A's threads
+        sa, sb = store.get_session(sid, events=False), store.get_session(other, events=False)
+        ca, cb = step_choices(sa), step_choices(sb)
+        if step_a is None:
+            pair = default_pair(ca, baseline=int((sa.get("summary") or {}).get("baseline") or 0)) if sid == other \
+                else default_pair(ca, cb)
+            if pair is not None:
+                step_a, step_b = pair
+        else:
+            threads = next((c.threads for c in ca if c.step == step_a), None)
+            same = [c for c in cb if c.threads == threads and (other != sid or c.step != step_a)]
+            step_b = max(same, key=lambda c: c.tps).step if same else step_a
+    a = diff_side(store, sid, step_a)
+    b = diff_side(store, other, step_b)
     sections = diff(a, b)
     emit(args, {"a": a.label, "b": b.label, **to_dict(sections)}, text(a, b, sections).rstrip())
     return 0

@@ -135,3 +135,59 @@ def text(a: Side, b: Side, sections: Mapping[str, Sequence[Row]]) -> str:
 
 def to_dict(sections: Mapping[str, Sequence[Row]]) -> dict[str, list[dict[str, Any]]]:
     return {k: [{"name": r.name, "a": r.a, "b": r.b} for r in rows] for k, rows in sections.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class StepChoice:
+    """A finished step one side of a diff can be: its number, the main group's threads and TPS, its configuration."""
+
+    step: int  # 1-based, as `sessions diff --step` takes it
+    threads: int | None
+    config: int
+    label: str  # the configuration's knobs ("" for a run of one configuration)
+    tps: float
+
+    def text(self) -> str:
+        where = f"{self.label}, " if self.label else ""
+        threads = f"{self.threads} thr" if self.threads is not None else "? thr"
+        return f"step {self.step}: {where}{threads}, {self.tps:,.0f} TPS"
+
+
+def step_choices(session: Mapping[str, Any]) -> list[StepChoice]:
+    """The finished steps of a session, as a diff's side picker lists them."""
+    groups = [g["name"] for g in (session.get("config") or {}).get("groups") or []] or ["main"]
+    labels = {c["idx"]: c["label"] for c in (session.get("summary") or {}).get("configs") or []}
+    out = []
+    for st in session.get("steps") or []:
+        main = (st.get("summary") or {}).get(groups[0])
+        if st.get("ended_at") is None or not main:
+            continue
+        config = int((st.get("config") or {}).get("config", 0))
+        out.append(StepChoice(int(st["idx"]) + 1, main.get("threads"), config, labels.get(config, ""),
+                              float(main.get("tps") or 0.0)))
+    return out
+
+
+def default_pair(a: Sequence[StepChoice], b: Sequence[StepChoice] | None = None,
+                 baseline: int = 0) -> tuple[int, int] | None:
+    """Which steps a diff starts with: never two concurrencies when the same one exists on both sides (the
+    concurrency would pass for the knob's effect).
+
+    Two sessions (`b` given): A's best step, and B's best step at A's threads (its best when it has none).
+    One session (a sweep): B is its best step, A the baseline configuration's step at B's threads,
+    else the best other step at B's threads, else the best other step. None: nothing to pair."""
+    if not a:
+        return None
+    if b is not None:
+        if not b:
+            return None
+        pa = max(a, key=lambda c: c.tps)
+        same = [c for c in b if c.threads == pa.threads]
+        return pa.step, max(same or b, key=lambda c: c.tps).step
+    if len(a) < 2:
+        return None
+    pb = max(a, key=lambda c: c.tps)
+    others = [c for c in a if c.step != pb.step]
+    at_threads = [c for c in others if c.threads == pb.threads]
+    base = [c for c in at_threads if c.config == baseline]
+    return max(base or at_threads or others, key=lambda c: c.tps).step, pb.step

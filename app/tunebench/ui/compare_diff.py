@@ -1,28 +1,53 @@
-"""Compare's "Why" tab: the first two sessions' best steps side by side, the `sessions diff` table (waits and
-counters per transaction, profile functions, efficiency), computed off the GUI thread."""
+"""Compare's "Why" tab: two steps side by side — of two sessions, or two configurations of one sweep — picked on
+each side (session and step), the `sessions diff` table (waits and counters per transaction, profile functions,
+efficiency), computed off the GUI thread. It starts at the same concurrency on both sides wherever it can: a
+diff of 4 threads against 16 would pass the concurrency off as the knob's effect."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGridLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from tunebench.core.diff import Row, diff, fmt
+from tunebench.core.diff import Row, StepChoice, default_pair, diff, fmt, step_choices
 from tunebench.run.session import diff_side
 from tunebench.store.repo import Store
 from tunebench.ui.tasks import TaskRunner
 
+HINT = "Compare two sessions, or open one sweep: why one step differs from another, per transaction"
+
 
 class DiffView(QWidget):
-    """Takes the store; `show_pair(a, b)` computes the diff of their best steps in the background."""
+    """Takes the store; `set_sessions(ids)` lists their steps on both sides (in the background), picks a pair
+    at the same threads, and diffs whatever pair the user picks after."""
 
     def __init__(self, store: Store, parent: QWidget | None = None):
         super().__init__(parent)
         self.store = store
         self.tasks = TaskRunner(self)
-        self.head = QLabel("Compare two sessions: why the second differs, per transaction")
+        self.head = QLabel(HINT)
         self.head.setWordWrap(True)
+        self.session_box = {side: QComboBox() for side in "AB"}
+        self.step_box = {side: QComboBox() for side in "AB"}
+        pickers = QGridLayout()
+        for row, side in enumerate("AB"):
+            pickers.addWidget(QLabel(side), row, 0)
+            pickers.addWidget(self.session_box[side], row, 1)
+            pickers.addWidget(self.step_box[side], row, 2)
+            self.session_box[side].currentIndexChanged.connect(lambda _i, s=side: self._session_picked(s))
+            self.step_box[side].currentIndexChanged.connect(lambda _i: self._pair_picked())
+        pickers.setColumnStretch(2, 1)
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["", "A", "B", "change"])
         header = self.table.horizontalHeader()
@@ -31,28 +56,137 @@ class DiffView(QWidget):
         self.table.verticalHeader().hide()
         layout = QVBoxLayout(self)
         layout.addWidget(self.head)
+        layout.addLayout(pickers)
         layout.addWidget(self.table, 1)
         self.sections: dict[str, list[Row]] = {}
+        self.choices: dict[int, list[StepChoice]] = {}
+        self.titles: dict[int, str] = {}
+        self._filling = False  # the boxes are being filled: their signals are not the user's picks
+        self._pair: tuple[tuple[int, int], tuple[int, int]] | None = None  # what the table shows (or will)
 
+    # -- input --
     def show_pair(self, ids: list[int]) -> None:
-        if len(ids) < 2:
-            self.table.setRowCount(0)
-            self.head.setText("Compare two sessions: why the second differs, per transaction")
+        self.set_sessions(ids)
+
+    def set_sessions(self, ids: list[int]) -> None:
+        self._clear()
+        if not ids:
             return
-        a, b = ids[0], ids[1]
-        self.head.setText(f"sessions {a} and {b}: reading their best steps …")
+        self.head.setText("reading the sessions' steps …")
+        store = self.store
+
+        def work() -> tuple[list[int], dict[int, list[StepChoice]], dict[int, str], dict[int, int]]:
+            choices, titles, baselines = {}, {}, {}
+            for sid in ids[:8]:
+                s = store.get_session(sid, events=False)
+                choices[sid] = step_choices(s)
+                titles[sid] = s.get("name") or f"#{sid} {s['workload']}"
+                baselines[sid] = int((s.get("summary") or {}).get("baseline") or 0)
+            return list(ids[:8]), choices, titles, baselines
+
+        self.tasks.submit("diff-steps", work, self._on_steps, self._on_failed)
+
+    def pick(self, side: str, session_id: int, step: int) -> None:
+        """Set one side (the user's two boxes, as code): the diff follows."""
+        self._filling = True
+        box = self.session_box[side]
+        box.setCurrentIndex(box.findData(session_id))
+        self._fill_steps(side)
+        self.step_box[side].setCurrentIndex(self.step_box[side].findData(step))
+        self._filling = False
+        self._pair_picked()
+
+    # -- the pickers --
+    def _clear(self) -> None:
+        self._filling = True
+        for side in "AB":
+            self.session_box[side].clear()
+            self.step_box[side].clear()
+        self._filling = False
+        self.choices, self.titles, self._pair = {}, {}, None
+        self.table.setRowCount(0)
+        self.head.setText(HINT)
+
+    def _on_steps(self, result: tuple[list[int], dict[int, list[StepChoice]], dict[int, str], dict[int, int]]) -> None:
+        ids, self.choices, self.titles, baselines = result
+        if len(ids) >= 2:
+            pair = default_pair(self.choices[ids[0]], self.choices[ids[1]])
+            sides = (ids[0], ids[1])
+        else:
+            pair = default_pair(self.choices[ids[0]], baseline=baselines[ids[0]])
+            sides = (ids[0], ids[0])
+        self._filling = True
+        for side in "AB":
+            for sid in ids:
+                self.session_box[side].addItem(self.titles[sid], sid)
+        self._filling = False
+        if pair is None:
+            self.head.setText("these sessions have no two finished steps to compare")
+            for side, sid in zip("AB", sides, strict=True):
+                self.pick(side, sid, -1)
+            return
+        self.pick("A", sides[0], pair[0])
+        self.pick("B", sides[1], pair[1])
+
+    def _fill_steps(self, side: str) -> None:
+        box = self.step_box[side]
+        was = self._filling
+        self._filling = True
+        box.clear()
+        sid = self.session_box[side].currentData()
+        for c in self.choices.get(sid, []):
+            box.addItem(c.text(), c.step)
+        self._filling = was
+
+    def _session_picked(self, side: str) -> None:
+        if self._filling:
+            return
+        # the other side's threads kept where this session has them
+        other = self._picked("B" if side == "A" else "A")
+        self._fill_steps(side)
+        sid = self.session_box[side].currentData()
+        steps = self.choices.get(sid, [])
+        threads = next((c.threads for c in self.choices.get(other[0], []) if c.step == other[1]), None) \
+            if other else None
+        same = [c for c in steps if c.threads == threads]
+        if same or steps:
+            best = max(same or steps, key=lambda c: c.tps)
+            self.step_box[side].setCurrentIndex(self.step_box[side].findData(best.step))
+        self._pair_picked()
+
+    def _picked(self, side: str) -> tuple[int, int] | None:
+        sid, step = self.session_box[side].currentData(), self.step_box[side].currentData()
+        return None if sid is None or step is None else (int(sid), int(step))
+
+    def _pair_picked(self) -> None:
+        if self._filling:
+            return
+        a, b = self._picked("A"), self._picked("B")
+        if a is None or b is None or (a, b) == self._pair:
+            return
+        if a == b:
+            self.table.setRowCount(0)
+            self.head.setText("A and B are the same step: pick another on one side")
+            self._pair = None
+            return
+        self._pair = (a, b)
+        self.head.setText(f"reading session {a[0]} step {a[1]} and session {b[0]} step {b[1]} …")
+        store = self.store
 
         def work() -> tuple[Any, Any, dict[str, list[Row]]]:
-            sa, sb = diff_side(self.store, a), diff_side(self.store, b)
+            sa, sb = diff_side(store, *a), diff_side(store, *b)
             return sa, sb, diff(sa, sb)
 
-        self.tasks.submit("diff", work, self._on_done, self._on_failed)
+        self.tasks.submit("diff", work, partial(self._on_done, (a, b)), self._on_failed)
 
     def _on_failed(self, message: str) -> None:
         self.table.setRowCount(0)
         self.head.setText(message)
 
-    def _on_done(self, result: tuple[Any, Any, dict[str, list[Row]]]) -> None:
+    def _on_done(self, pair: tuple[tuple[int, int], tuple[int, int]],
+                 result: tuple[Any, Any, dict[str, list[Row]]]) -> None:
+        if pair != self._pair:
+            return  # the user picked another pair meanwhile: its answer comes
         sa, sb, self.sections = result
         self.head.setText(f"A: {sa.label}\nB: {sb.label}")
         rows: list[tuple[str, Row | None]] = []
