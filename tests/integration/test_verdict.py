@@ -45,6 +45,9 @@ def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli
     result = exp.run().to_dict()
     th.join()
     assert result["status"] == "completed" and changes and changes[0]["from"] == "1"
+    # said at the change (issue 30 item 12): 7 s into a 14 s step, the verdict comes in about 7 s
+    assert changes[0]["outlook"].startswith("the A/B verdict comes at the step's end, in about ")
+    assert 4 <= changes[0]["verdict_in"] <= 9
     session = store.get_session(result["session_id"])
     verdicts = [e for e in session["events"] if e["kind"] == "verdict"]
     assert len(verdicts) == 1

@@ -85,3 +85,44 @@ def test_a_late_change_keeps_its_verdict_label_inside_the_plot(win, qtbot):
     view = tps.view.sceneBoundingRect()
     label = line.label.sceneBoundingRect()
     assert view.contains(label), (view, label)
+
+
+def test_a_flip_says_when_its_verdict_comes_and_the_stage_card_stays(win, qtbot):
+    """Issue 30 item 12: a flip 3 s into a step said "too few settled seconds" only 30 s later, and the verdict
+    card vanished after ~9 s. The change's outlook is said at the change; the verdict card stays until H or the
+    next flip."""
+    from PySide6.QtCore import Qt
+
+    from tunebench.run.session import verdict_outlook
+
+    early = verdict_outlook(1003.0, 1001.0, 1031.0, [])
+    assert early["verdict_in"] is None and early["outlook"].startswith("no A/B verdict for this change: 2 s")
+    win.knobs.show_change({"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2", **early})
+    assert win.knobs.result.text().splitlines()[1].startswith("No A/B verdict for this change: 2 s of steady")
+    fine = verdict_outlook(1011.0, 1001.0, 1031.0, [])
+    assert fine == {"outlook": "the A/B verdict comes at the step's end, in about 20 s", "verdict_in": 20}
+    late = verdict_outlook(1027.0, 1001.0, 1031.0, [])
+    assert late["verdict_in"] is None and "the step ends in 4 s" in late["outlook"]
+    warm = verdict_outlook(999.0, None, None, [])
+    assert "before the step's measured seconds began" in warm["outlook"]
+    again = verdict_outlook(1016.0, 1001.0, 1031.0, [1011.0])  # 5 s after a change: 2 s once it settled
+    assert again["verdict_in"] is None and again["outlook"].startswith("no A/B verdict for this change: 2 s")
+    # a sweep's configuration being applied (a "knob" event) changes the value box, not the verdict line
+    win.knobs.result.setText("kept")
+    win.controller.timeline_event.emit(Event(1.0, "knob", "innodb_flush_log_at_trx_commit = 0",
+                                             {"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "0"}))
+    assert win.knobs.result.text() == "kept"
+    assert win.knobs.current["innodb_flush_log_at_trx_commit"].text() == "0"
+    # on stage the verdict card stays until dismissed
+    sid = record(win.store, 120, 30, knob_at=90, verdict=True)
+    ev, _v = verdict_event(win, sid)
+    win.stage.set(True, full_screen=False)
+    win.controller.timeline_event.emit(ev)
+    card = win.stage.help
+    assert card.isVisible() and not card._timer.isActive() and "H: dismiss" in card.text()
+    qtbot.keyClick(win, Qt.Key.Key_H)
+    assert not card.isVisible()
+    win.controller.timeline_event.emit(ev)
+    card.flash("F5: innodb_flush_log_at_trx_commit 2 → 1")  # the next flip replaces it
+    assert card.isVisible() and card._timer.isActive() and "46px" not in card.text()
+    win.stage.set(False)

@@ -33,6 +33,7 @@ from tunebench.run.session import (
     open_session,
     steps_json,
     steps_per_second,
+    verdict_outlook,
 )
 from tunebench.run.spec import RunSpec, check_run_capacity, config_groups, single_config
 from tunebench.run.tasks import DiskSpace, datadir_space, ensure_data
@@ -99,6 +100,8 @@ class Experiment(RunProbes):
         self.restored: list[dict[str, Any]] = []
         self._engine_now: LoadEngine | None = None
         self._live_marks: list[tuple[float, dict[str, Any]]] = []
+        self._measured_since: float | None = None  # the running step's first measured second
+        self._step_ends: float | None = None  # and when it is planned to end
         self._done: set[tuple[int, int]] = set()
         self._gaps = 0
         self._runners: list[SshRunner] = []
@@ -124,7 +127,10 @@ class Experiment(RunProbes):
         if self.controller is None:
             raise ConfigError("no run in progress")
         change = self.controller.set_live(name, value)
-        self._live_marks.append((time.time(), change))
+        now = time.time()
+        change = {**change, **verdict_outlook(now, self._measured_since, self._step_ends,
+                                              [t for t, _c in self._live_marks])}
+        self._live_marks.append((now, change))
         return change
 
     def mark(self, label: str) -> None:
@@ -391,6 +397,8 @@ class Experiment(RunProbes):
         self._record(Event(started, "step_start", f"step {idx + 1}: " + ", ".join(
             f"{g}={n}" for g, n in threads.items()), {"threads": threads, "config": cfg.idx, "step": idx + 1}))
         self._live_marks = []
+        # for a live change's verdict outlook: the step's first measured second, and when it is planned to end
+        self._measured_since, self._step_ends = None, measure_from + spec.step_seconds
         gaps_before = self._gaps
         collected: dict[str, list[Interval]] = {g.name: [] for g in spec.groups}
         first_t: dict[str, float] = {}
@@ -413,6 +421,9 @@ class Experiment(RunProbes):
                     self._ramp_ended(idx, ramped, iv, threads)
             # Warm-up seconds are recorded on the timeline but left out of the step's summary.
             if iv.t - first_t[iv.group] >= spec.warmup_seconds:
+                if iv.group == spec.groups[0].name and not collected[iv.group]:
+                    self._measured_since = iv.t - 1.0
+                    self._step_ends = iv.t - 1.0 + spec.step_seconds
                 collected[iv.group].append(iv)
             record(iv)
 

@@ -14,7 +14,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.stats import StepSummary, summarize
 from tunebench.core.sweep import Plan
-from tunebench.core.verdict import SETTLE_SECONDS, outages, series_names, step_window, verdict_event
+from tunebench.core.verdict import MIN_SECONDS, SETTLE_SECONDS, outages, series_names, step_window, verdict_event
 from tunebench.load.driver import driver_mode
 from tunebench.load.hotloop import loop_mode
 from tunebench.mysql.connect import ServerInfo
@@ -90,6 +90,28 @@ def live_segments(marks: Sequence[tuple[float, dict[str, Any]]], collected: dict
                 seg["groups"][g] = summarize(g, threads[g], part).to_dict()
         out.append(seg)
     return tuple(out)
+
+
+def verdict_outlook(now: float, measured_since: float | None, step_ends: float | None,
+                    earlier: Sequence[float]) -> dict[str, Any]:
+    """What a live change made at `now` can expect of its A/B verdict, said when it is made (not 30 s later at
+    the step's end): when the verdict comes, or why there will be none — too few measured seconds before it in
+    this step (a change during the warm-up, or within seconds of the step's start or of the last change), or too
+    few left after it (the settle time, then MIN_SECONDS). {"outlook": text, "verdict_in": seconds or None}."""
+    if measured_since is None or step_ends is None or now < measured_since:
+        return {"outlook": "no A/B verdict for this change: it came before the step's measured seconds began (the "
+                           "step measures the new value only)", "verdict_in": None}
+    last = max([t for t in earlier if t >= measured_since], default=None)
+    before = now - (measured_since if last is None else last + SETTLE_SECONDS)
+    left = step_ends - now
+    if before < MIN_SECONDS:
+        return {"outlook": f"no A/B verdict for this change: {max(0.0, before):.0f} s of steady load before it in "
+                           f"this step, it needs {MIN_SECONDS} (change knobs at least {MIN_SECONDS} s into a step's "
+                           "measured seconds or after the last change's settling)", "verdict_in": None}
+    if left - SETTLE_SECONDS < MIN_SECONDS:
+        return {"outlook": f"no A/B verdict for this change: the step ends in {max(0.0, left):.0f} s, and it needs "
+                           f"{SETTLE_SECONDS} s to settle and {MIN_SECONDS} s measured after it", "verdict_in": None}
+    return {"outlook": f"the A/B verdict comes at the step's end, in about {left:.0f} s", "verdict_in": round(left)}
 
 
 def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, dict[str, Any]]],

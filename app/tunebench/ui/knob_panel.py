@@ -116,8 +116,11 @@ class KnobPanel(QWidget):
             self.current[change["name"]].setText(str(change["to"]))
         warn = "\nOnly new connections take this value: the load's open connections keep the old one." \
             if new_sessions_only(str(change["name"])) else ""
-        self.result.setText(f"{change['name']}: {change['from']} → {change['to']}{warn}\n"
-                            "The A/B verdict comes at the end of the step.")
+        # when the verdict comes, or why there will be none, as the run judged it at the change (run/session.py
+        # verdict_outlook)
+        outlook = change.get("outlook") or "The A/B verdict comes at the end of the step."
+        self.result.setText(f"{change['name']}: {change['from']} → {change['to']}{warn}\n{outlook[0].upper()}"
+                            f"{outlook[1:]}.".replace("..", "."))
 
     def show_verdict(self, data: dict[str, Any]) -> None:
         """A change's A/B verdict (a "verdict" event's data): the same line as the Events, on three lines."""

@@ -282,7 +282,9 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
             self.log.addItem(f"{time.strftime('%H:%M:%S', time.localtime(ev.t))}  {ev.label}")
             self.log.scrollToBottom()
         if ev.kind == "knob":
-            self.knobs.show_change(dict(ev.data))
+            # the value only: the change's outlook (when its verdict comes) is in the reply to the flip, and a
+            # sweep's configuration being applied has no verdict to announce
+            self.knobs.show_value(str(ev.data.get("name")), ev.data.get("to"))
         if ev.kind == "verdict":
             self.knobs.show_verdict(dict(ev.data))
             if self.stage.on:  # the Events dock is hidden on stage

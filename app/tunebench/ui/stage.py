@@ -19,13 +19,14 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QT
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
-from tunebench.ui.stage_help import StageHelp
+from tunebench.ui.stage_help import FLASH_MS, StageHelp
 from tunebench.ui.theme import THEMES
 
 if TYPE_CHECKING:
     from tunebench.ui.main_window import MainWindow
 
 DEFAULT_PLOTS = ["TPS", "latency ms", "waits ms/s"]
+NO_VERDICT_MS = 8000  # a flip that gets no verdict says why long enough to be read out
 DEFAULT_PRESETS = ["innodb_flush_log_at_trx_commit=1", "innodb_flush_log_at_trx_commit=2",
                    "innodb_spin_wait_delay=6", "innodb_spin_wait_delay=96",
                    "innodb_thread_concurrency=0", "innodb_thread_concurrency=32"]
@@ -88,7 +89,7 @@ class Stage(QObject):
         self._custom = window.settings.value("stage/presets") is not None  # the user's own: kept as they are
         self._key("F7", "mark", window.mark)
         self._key("F8", "play/pause", lambda: window.replay_bar.play(not window.replay_bar.play_button.isChecked()))
-        self._key("H", "show these keys", self.help.toggle_keys)
+        self._key("H", "show these keys (or dismiss a verdict)", self.help.toggle_keys)
         self._key("Esc", "leave stage mode", lambda: self.set(False))
         self._build_presets()
         window.controller.facts.connect(lambda _name, facts: self.set_server_variables(facts.variables))
@@ -123,8 +124,9 @@ class Stage(QObject):
         # variable 'false'").
         def slot() -> None:
             self.help.flash(f"{key}: {name} = {value} …")
-            self.w.flip_knob(name, value, on_done=lambda c: self.help.flash(f"{key}: {c['name']} {c['from']} → "
-                                                                              f"{c['to']}"),
+            self.w.flip_knob(name, value, on_done=lambda c: self.help.flash(
+                f"{key}: {c['name']} {c['from']} → {c['to']}" + (f"\n{c['outlook']}" if c.get("outlook") else ""),
+                NO_VERDICT_MS if c.get("outlook") and c.get("verdict_in") is None else FLASH_MS),
                              on_failed=lambda m: self.help.flash(f"{key}: {m}"))
 
         return slot

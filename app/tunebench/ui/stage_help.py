@@ -13,7 +13,8 @@ from tunebench.core.verdict import event_verdict, short_wait
 
 SHOW_MS = 8000  # long enough to read six presets aloud
 FLASH_MS = 4000
-VERDICT_MS = 15000  # the verdict is what the audience waited a step for: long enough to read it out and discuss
+# the verdict is what the audience waited a step for: it stays until the speaker dismisses it (H) or flips again
+VERDICT_MS: int | None = None
 
 
 class StageHelp(QLabel):
@@ -47,7 +48,8 @@ class StageHelp(QLabel):
         self._show(self.card_text(), ms)
 
     def toggle_keys(self) -> None:
-        if self.isVisible() and self.text() == self.card_text():
+        """H: the keys card, or away with the card on screen (a verdict that stays is dismissed with it)."""
+        if self.isVisible() and (self.text() == self.card_text() or not self._timer.isActive()):
             self.hide()
         else:
             self.show_keys()
@@ -55,7 +57,7 @@ class StageHelp(QLabel):
     def flash(self, text: str, ms: int = FLASH_MS) -> None:
         self._show(f"<span>{_esc(text)}</span>", ms)
 
-    def show_verdict(self, data: dict[str, Any], ms: int = VERDICT_MS) -> None:
+    def show_verdict(self, data: dict[str, Any], ms: int | None = VERDICT_MS) -> None:
         """A flip's A/B verdict (a "verdict" event's data): the TPS line large, latency and waits below it."""
         v = event_verdict(data)
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
@@ -69,9 +71,11 @@ class StageHelp(QLabel):
                      "</div>" for w in v.waits]
         if data.get("new_sessions_only"):
             rows.append("<div style='color:#ffd400'>applies to new connections only</div>")
+        rows.append("<div style='font-size:18px; color:#bbbbbb'>H: dismiss</div>" if ms is None else "")
         self._show("".join(rows), ms)
 
-    def _show(self, html: str, ms: int) -> None:
+    def _show(self, html: str, ms: int | None) -> None:
+        """`ms` None: until dismissed (H) or replaced."""
         self.setText(html)
         self.setWordWrap(False)
         self.adjustSize()
@@ -83,7 +87,10 @@ class StageHelp(QLabel):
         self._place()
         self.show()
         self.raise_()
-        self._timer.start(ms)
+        if ms is None:
+            self._timer.stop()
+        else:
+            self._timer.start(ms)
 
     def _place(self) -> None:
         parent = self.parentWidget()
