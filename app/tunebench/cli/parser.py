@@ -165,8 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("run", help="run a workload over concurrency steps and record a session")
     workload_opts(sp)
     sp.add_argument("--threads", default="1", help="concurrency steps, e.g. 1,4,16")
-    sp.add_argument("--group", action="append", metavar="NAME=WORKLOAD:T1,T2",
-                    help="an extra client group running at the same time")
+    sp.add_argument("--group", action="append", metavar="NAME=WORKLOAD:T1,T2[@R1,R2]",
+                    help="an extra client group running at the same time (@: its rates, open loop)")
+    sp.add_argument("--rate", metavar="R1,R2",
+                    help="open loop: transactions per second for the group, one per step (or one for all steps); "
+                         "--threads is then the pool of connections serving it, and latency counts from each "
+                         "transaction's intended start (queue wait included)")
+    sp.add_argument("--arrival", choices=("poisson", "fixed"), default="poisson",
+                    help="open loop: arrivals as a Poisson process (default) or evenly spaced")
+    sp.add_argument("--latency-limit", type=_number, metavar="MS",
+                    help="open loop: a transaction already later than this when a connection is free is skipped "
+                         "and counted, never run (pgbench's --latency-limit); those over it are counted late")
     sp.add_argument("--step-seconds", type=_int_in(1, SECONDS), default=10)
     sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=0)
     sp.add_argument("--engine", help="builtin or sysbench (default: builtin; sysbench for --lua)")

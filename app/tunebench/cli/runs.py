@@ -64,7 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                           transport=args.transport, schema=args.schema, client_hosts=args.client_host or (),
                           workers=args.workers, seed=args.seed, probes=args.probes,
                           probe_interval=args.probe_interval, trust_host_key=args.trust_host_key,
-                          ssh_keys=args.ssh_key or ())
+                          ssh_keys=args.ssh_key or (), rate=args.rate, arrival=args.arrival,
+                          latency_limit_ms=args.latency_limit)
     store = open_store(args)
     target = resolve_target(args, store)
     t0 = time.time()

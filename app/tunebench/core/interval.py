@@ -33,6 +33,16 @@ class Interval:
     # Per transaction type, for families of several (TPC-C: new_order, payment, ...): name -> {"tps",
     # "errors", "rollbacks", "retries", "lat.p95", ...}; empty for one-type families (OLTP).
     trx: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
+    # Open-loop load (core/schedule.py), None/empty in closed loop: the target rate, the service-time percentiles
+    # (`lat_ms` then counts from each transaction's intended start, queue wait included), the transactions due
+    # and not started at the second's end and how late the oldest of them is, those over the latency limit
+    # (late) and those skipped for it.
+    rate: float | None = None
+    svc_lat_ms: Mapping[str, float | None] = field(default_factory=dict)
+    backlog: float | None = None
+    lag_ms: float | None = None
+    late: float = 0.0
+    skipped: float = 0.0
 
     def series(self) -> dict[str, float]:
         """The interval as named series values (DESIGN.md naming), skipping unknown latencies."""
@@ -51,6 +61,18 @@ class Interval:
             value = self.lat_ms.get(key)
             if value is not None:
                 out[f"{prefix}lat.{key}"] = value
+        if self.rate is not None:
+            out[prefix + "rate"] = self.rate
+            out[prefix + "late"] = self.late
+            out[prefix + "skipped"] = self.skipped
+            if self.backlog is not None:
+                out[prefix + "backlog"] = self.backlog
+            if self.lag_ms is not None:
+                out[prefix + "lag_ms"] = self.lag_ms
+            for key in LATENCY_KEYS:
+                value = self.svc_lat_ms.get(key)
+                if value is not None:
+                    out[f"{prefix}svc.lat.{key}"] = value
         for name, values in self.trx.items():
             for key, value in values.items():
                 if value is not None:

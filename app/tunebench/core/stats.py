@@ -37,6 +37,15 @@ class StepSummary:
     # The family's headline figure beside TPS (TPC-C: NewOrders per minute, "NOPM"), or None
     headline: float | None = None
     headline_label: str = ""
+    # Open-loop load (core/schedule.py): the target rate (None: closed loop); the latency figures above count
+    # from each transaction's intended start, the service ones from its actual start; transactions over the
+    # latency limit (late) and skipped for it
+    rate: float | None = None
+    service_p50_ms: float | None = None
+    service_p95_ms: float | None = None
+    service_p99_ms: float | None = None
+    late: float = 0.0
+    skipped: float = 0.0
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -79,6 +88,7 @@ def summarize(
     latency: Mapping[str, float | None] | None = None,
     detect_steady: bool = False,
     headline: tuple[str, float, str] | None = None,
+    service: Mapping[str, float | None] | None = None,
 ) -> StepSummary:
     """Summarize a step's steady-state intervals.
 
@@ -86,7 +96,9 @@ def summarize(
     histograms); otherwise per-interval percentiles are averaged, which is what sysbench users do
     with its per-second lines.
     """
-    skipped = steady_start([iv.tps for iv in intervals]) if detect_steady else 0
+    # an open-loop step's level is its rate: a second below it is the queue, not a ramp-up, and is kept
+    open_loop = any(iv.rate is not None for iv in intervals)
+    skipped = steady_start([iv.tps for iv in intervals]) if detect_steady and not open_loop else 0
     intervals = intervals[skipped:]
     n = len(intervals)
     tps = [iv.tps for iv in intervals]
@@ -121,7 +133,23 @@ def summarize(
         headline=None if (rate := headline_rate(headline, trx, mean_tps)) is None or headline is None
         else round(rate * headline[1], 1),
         headline_label=headline[2] if rate is not None and headline is not None else "",
+        **(open_loop_summary(intervals, service) if open_loop else {}),
     )
+
+
+def open_loop_summary(intervals: Sequence[Interval], service: Mapping[str, float | None] | None
+                      ) -> dict[str, Any]:
+    """An open-loop step's own figures: its rate, service-time percentiles (exact when the engine merged the
+    step's histograms, else the mean of the seconds'), late and skipped transactions."""
+    if service is None:
+        service = {}
+        for key in ("p50", "p95", "p99"):
+            vals = [v for iv in intervals if (v := iv.svc_lat_ms.get(key)) is not None]
+            service[key] = statistics.fmean(vals) if vals else None
+    rates = [iv.rate for iv in intervals if iv.rate is not None]
+    return {"rate": rates[-1] if rates else None, "service_p50_ms": service.get("p50"),
+            "service_p95_ms": service.get("p95"), "service_p99_ms": service.get("p99"),
+            "late": float(sum(iv.late for iv in intervals)), "skipped": float(sum(iv.skipped for iv in intervals))}
 
 
 def headline_rate(headline: tuple[str, float, str] | None, trx: Mapping[str, Mapping[str, Any]],

@@ -20,6 +20,7 @@ from typing import Any, cast
 from tunebench.core.errors import EngineError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
+from tunebench.core.schedule import OpenLoop
 from tunebench.core.target import ConnParams
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 from tunebench.load.postmortem import examine, read_tail
@@ -36,6 +37,7 @@ SILENCE_SECONDS = 2
 RAMP_STALL_SECONDS = 5
 RAMP_LIMIT_SECONDS = 60
 GapSink = Callable[[float, str, dict[str, Any]], None]
+UNSERVED_SHARE = 0.97  # an open-loop step achieving less of its rate than this did not serve it
 
 
 class NoteThrottle:
@@ -79,6 +81,8 @@ def default_workers(max_threads: int, compiled: bool = False) -> int:
 def runs_compiled(groups: list[ClientGroup]) -> bool:
     """Does every group run in the compiled loop (load/hotloop.py)?"""
     for g in groups:
+        if g.rates:
+            return False
         compile_hot = getattr(g.family, "hot_program", None)
         if compile_hot is None or compile_hot(g.family.plan(g.workload, g.options)) is None:
             return False
@@ -118,6 +122,8 @@ class BuiltinEngine:
         self._closing = False
         self._stderr_dir: Path | None = None
         self._silent = 0  # seconds in a row in which no connection completed a statement
+        # open loop: the last step's service times per group (latencies count from the intended start)
+        self.service_hists: dict[str, LatencyHistogram] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -128,7 +134,7 @@ class BuiltinEngine:
         run_nonce = secrets.randbits(32)
         plans = [GroupPlan(g.name, g.family.name, g.family.plan(g.workload, g.options), dict(g.options),
                            tuple(t.name for t in g.family.transactions(g.options)), (), max(g.schedule),
-                           self.group_seed(g), run_nonce)
+                           self.group_seed(g), run_nonce, self.nworkers, bool(g.rates))
                  for g in self.groups]
         for w in range(self.nworkers):
             mine = tuple(replace(p, slots=tuple(n for n in range(p.nslots) if n % self.nworkers == w)) for p in plans)
@@ -266,8 +272,16 @@ class BuiltinEngine:
     def _merge(self, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
         merged: dict[str, list[Any]] = {}
         for report in reports.values():
-            for group, (totals, idx, counts, max_ns, threads, trx) in report.items():
-                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0, None])
+            for group, (totals, idx, counts, max_ns, threads, trx, open_loop) in report.items():
+                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0, None, None])
+                if open_loop is not None:
+                    o_idx, o_counts, o_max, late, skipped, backlog, lag, dropped, overflow = open_loop
+                    if m[4] is None:
+                        m[4] = [LatencyHistogram(), 0, 0, 0, 0.0, 0, False]
+                    o = m[4]
+                    o[0].add_sparse(o_idx, o_counts, o_max)
+                    o[1], o[2], o[3] = o[1] + late, o[2] + skipped, o[3] + backlog
+                    o[4], o[5], o[6] = max(o[4], lag), o[5] + dropped, o[6] or overflow
                 for i in range(6):
                     m[0][i] += totals[i]
                 m[1].add_sparse(idx, counts, max_ns)
@@ -340,8 +354,9 @@ class BuiltinEngine:
 
     # ---- steps -------------------------------------------------------------------------------
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
-                 stop: threading.Event, warmup: int = 0,
-                 ramp: IntervalSink | None = None) -> dict[str, LatencyHistogram | None]:
+                 stop: threading.Event, warmup: int = 0, ramp: IntervalSink | None = None,
+                 rates: Mapping[str, OpenLoop] | None = None) -> dict[str, LatencyHistogram | None]:
+        rates = dict(rates or {})
         self._revive()
         # The tick in progress mixes the old and new concurrency: measure from the next full one.
         first = self._current_tick() + 1
@@ -350,12 +365,13 @@ class BuiltinEngine:
             for w in range(self.nworkers):  # every live worker counts in every measured second
                 if w not in self._gone:
                     self._since.setdefault(w, first)
-        for c in live:
-            try:
-                c.send(("active", dict(threads)))
-            except (BrokenPipeError, OSError):
-                pass  # a worker that died now: the reader reports it
+        self._tell(live, ("active", dict(threads), rates))
         step_hist: dict[str, LatencyHistogram | None] = {g.name: LatencyHistogram() for g in self.groups}
+        # open loop: the step's service times, its transactions, and whether the warm-up's backlog was dropped
+        self.service_hists = {name: LatencyHistogram() for name in rates}
+        done = dict.fromkeys(rates, 0)
+        measured_seconds = 0
+        dropped = not rates
         asked = sum(threads.values())
         # measured from the tick after one that ended with every connection open (the tick before `first`
         # counts: a step that keeps or lowers the previous one's connections starts measuring at `first`)
@@ -389,23 +405,58 @@ class BuiltinEngine:
                 opened = all(running.get(g, 0) >= n for g, n in threads.items())
             out = sink if measured is not None and tick >= measured else ramp
             assert out is not None
+            if not dropped and measured is not None and tick >= measured + warmup - 1:
+                # the warm-up (or the connections' ramp) ends with this second: its backlog is dropped, not
+                # carried into the measured seconds
+                self._tell(live, ("drop_backlog",))
+                dropped = True
             t = self.t0_wall + tick + 1
             statements = 0
+            in_step = measured is not None and tick >= measured + warmup
+            measured_seconds += in_step
             for g in self.groups:
-                (ev, r, w, o, err, rc), hist, nthreads, per_type = merged.get(
-                    g.name, [[0] * 6, LatencyHistogram(), 0, None])
+                (ev, r, w, o, err, rc), hist, nthreads, per_type, open_loop = merged.get(
+                    g.name, [[0] * 6, LatencyHistogram(), 0, None, None])
                 statements += r + w + o
                 lat = hist.summary_ms()
                 h = step_hist[g.name]
-                if h is not None and measured is not None and tick >= measured + warmup:
+                if h is not None and in_step:
                     h.merge(hist)
+                extra: dict[str, Any] = {}
+                if g.name in rates:
+                    o_hist, late, skipped, backlog, lag, _dropped, _overflow = open_loop or (
+                        LatencyHistogram(), 0, 0, 0, 0.0, 0, False)
+                    extra = {"rate": rates[g.name].rate, "svc_lat_ms": o_hist.summary_ms(), "backlog": float(backlog),
+                             "lag_ms": float(lag), "late": float(late), "skipped": float(skipped)}
+                    if in_step:
+                        self.service_hists[g.name].merge(o_hist)
+                        done[g.name] += ev
                 # the connections really running: a dead worker's are not, nor those not connected
                 out(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
                              qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
-                             lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type)))
+                             lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type),
+                             **extra))
             # silence counts the connections asked for: a lost server's are reconnecting, not connected
             silence_reported = self._watch_silence(asked, statements, silence_reported)
+        for name, load in rates.items():
+            self._say_unserved(name, threads.get(name, 0), load, done[name], measured_seconds)
         return step_hist
+
+    def _tell(self, conns: list[Connection], msg: tuple[Any, ...]) -> None:
+        for c in conns:
+            try:
+                c.send(msg)
+            except (BrokenPipeError, OSError):
+                pass  # a worker that died now: the reader reports it
+
+    def _say_unserved(self, group: str, threads: int, load: OpenLoop, done: int, seconds: int) -> None:
+        """A rate the pool could not serve is said, with the rate achieved: never a silently lower rate."""
+        if seconds <= 0:
+            return
+        achieved = done / seconds
+        if achieved < UNSERVED_SHARE * load.rate:
+            self._notes(f"group {group}: {threads} connection(s) did not serve {load.rate:,.0f}/s; achieved "
+                        f"{achieved:,.0f}/s over {seconds} s (the backlog grew: its latency counts the queue)")
 
     def _watch_silence(self, running: int, statements: int, reported: bool) -> bool:
         """Seconds in which no connection completed a statement: said once they last SILENCE_SECONDS."""

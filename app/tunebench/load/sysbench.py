@@ -19,6 +19,7 @@ from tunebench.core.errors import EngineError, TunebenchError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
 from tunebench.core.probe import name_part
+from tunebench.core.schedule import OpenLoop
 from tunebench.core.target import ConnParams
 from tunebench.hosts.runner import LocalRunner
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
@@ -62,6 +63,7 @@ class SysbenchLine:
     lat_ms: float
     errors: float
     reconnects: float
+    queue: int | None = None  # --rate: events generated and not started yet (sysbench's queue length)
 
 
 def parse_interval_line(line: str) -> SysbenchLine | None:
@@ -88,9 +90,10 @@ end
 dofile(script)
 sysbench.hooks.report_intermediate = function(stat)
   local s = stat.time_interval
-  io.stdout:write(string.format("@tb-report %s %.3f %u %.4f %.4f %.4f %.4f %.4f %.6f %.4f %.4f\\n", token,
+  io.stdout:write(string.format("@tb-report %s %.3f %u %.4f %.4f %.4f %.4f %.4f %.6f %.4f %.4f %d\\n", token,
     stat.time_total, stat.threads_running, stat.events / s, (stat.reads + stat.writes + stat.other) / s,
-    stat.reads / s, stat.writes / s, stat.other / s, stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s))
+    stat.reads / s, stat.writes / s, stat.other / s, stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s,
+    stat.queue_length or -1))
   io.stdout:flush()
 end
 """
@@ -99,14 +102,15 @@ end
 def parse_report_line(line: str, token: str, percentile: float = 95.0) -> SysbenchLine | None:
     """A second of sysbench's own report through Tunebench's hook (REPORT_LUA), carrying the run's token."""
     parts = line.split()
-    if len(parts) != 12 or parts[0] != REPORT_MARK or parts[1] != token:
+    if len(parts) not in (12, 13) or parts[0] != REPORT_MARK or parts[1] != token:
         return None
     try:
         sec, thds = float(parts[2]), int(parts[3])
-        tps, qps, r, w, o, lat, err, rc = (float(x) for x in parts[4:])
+        tps, qps, r, w, o, lat, err, rc = (float(x) for x in parts[4:12])
+        queue = int(parts[12]) if len(parts) == 13 else -1
     except ValueError:
         return None
-    return SysbenchLine(sec, thds, tps, qps, r, w, o, percentile, lat, err, rc)
+    return SysbenchLine(sec, thds, tps, qps, r, w, o, percentile, lat, err, rc, queue if queue >= 0 else None)
 
 
 def parse_summary(text: str) -> dict[str, float]:
@@ -134,9 +138,10 @@ def sysbench_version() -> str | None:
 
 
 def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds: int,
-                  command: str = "run", binary: str | None = None) -> list[str]:
+                  command: str = "run", binary: str | None = None, rate: int | None = None) -> list[str]:
     """The sysbench argv for one group. The password goes through $MYSQL_PWD, never argv. `binary`: the
-    remote host's sysbench (default: this machine's)."""
+    remote host's sysbench (default: this machine's). `rate`: sysbench's --rate (open loop: one generator
+    thread queues events at that mean rate, Poisson; the latency it reports counts the time in its queue)."""
     binary = binary or sysbench_binary()
     if not binary:
         raise EngineError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
@@ -152,7 +157,7 @@ def build_command(group: ClientGroup, params: ConnParams, threads: int, seconds:
         argv.append(f"--mysql-ssl={'on' if sysbench_tls(params) else 'off'}")
     argv += flags
     argv += [f"--threads={threads}", f"--time={seconds}", "--report-interval=1", "--percentile=95",
-             "--histogram=off", command]
+             "--histogram=off", *([f"--rate={rate}"] if rate else []), command]
     return argv
 
 
@@ -235,7 +240,12 @@ class HostMerge:
                                tps=sum(iv.tps for iv in ivs), qps=sum(iv.qps for iv in ivs),
                                reads=sum(iv.reads for iv in ivs), writes=sum(iv.writes for iv in ivs),
                                other=sum(iv.other for iv in ivs), lat_ms={"p95": max(p95)} if p95 else {},
-                               errors=sum(iv.errors for iv in ivs), reconnects=sum(iv.reconnects for iv in ivs)))
+                               errors=sum(iv.errors for iv in ivs), reconnects=sum(iv.reconnects for iv in ivs),
+                               rate=ivs[0].rate, backlog=None if any(iv.backlog is None for iv in ivs)
+                               else sum(iv.backlog or 0.0 for iv in ivs)))
+
+
+QUEUE_FULL = "The event queue is full"  # sysbench 1.0's FATAL line when --rate outruns its threads
 
 
 class SysbenchEngine:
@@ -262,6 +272,8 @@ class SysbenchEngine:
         self._procs: list[Any] = []
         self.summaries: list[dict[str, Any]] = []
         self.incomplete_steps = 0
+        self._rates: dict[str, OpenLoop] = {}  # the step's open-loop groups
+        self.service_hists: dict[str, LatencyHistogram] = {}  # sysbench reports no service times
 
     def open(self) -> None:
         note = check_sysbench_tls(self.params)
@@ -301,9 +313,10 @@ class SysbenchEngine:
         return str(getattr(runner, "label", "local"))
 
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
-                 stop: threading.Event, warmup: int = 0,
-                 ramp: IntervalSink | None = None) -> dict[str, LatencyHistogram | None]:
+                 stop: threading.Event, warmup: int = 0, ramp: IntervalSink | None = None,
+                 rates: Mapping[str, OpenLoop] | None = None) -> dict[str, LatencyHistogram | None]:
         # sysbench's clock starts once its threads have connected: no ramp seconds to report
+        self._rates = dict(rates or {})
         running = []
         for g in self.groups:
             n = threads.get(g.name, 0)
@@ -317,8 +330,12 @@ class SysbenchEngine:
                 env["LUA_PATH"] = f"{Path(script).parent}/?.lua;;"
             shares = [(r, k) for r, k in zip(self.runners, split_threads(n, len(self.runners)), strict=True) if k]
             merge = HostMerge(g.name, [self._label(r) for r, _k in shares], sink) if self.remote else None
+            load = self._rates.get(g.name)
             for runner, k in shares:
-                argv = build_command(g, self.params, k, seconds, binary="sysbench" if self.remote else None)
+                # a host's share of the group's rate, as of its threads (each host's sysbench has its own queue)
+                rate = None if load is None else max(1, round(load.rate * k / n))
+                argv = build_command(g, self.params, k, seconds, binary="sysbench" if self.remote else None,
+                                     rate=rate)
                 argv[1] = REPORT_SCRIPT  # which runs the workload's script (TB_SCRIPT) and reports with the token
                 assert self._tls_dir is not None, "open() first"
                 try:
@@ -353,6 +370,13 @@ class SysbenchEngine:
                                    **parse_summary(text)})
             if getattr(proc, "lost", False):
                 continue  # a gap, reported as it happened
+            if outcome.returncode not in (0, None) and not stop.is_set() and any(
+                    QUEUE_FULL in ln for ln in outcome.tail):
+                # --rate beyond what its threads serve: sysbench stops the step; said, and the step is incomplete
+                load = self._rates.get(g.name)
+                self._gap(runner, f"sysbench's event queue overflowed: {threads[g.name]} thread(s) did not keep up "
+                                  f"with --rate {load.rate if load else '?':,.0f}/s; the step stopped there")
+                continue
             if outcome.returncode not in (0, None) and not stop.is_set():
                 fatal = [ln for ln in outcome.tail if "FATAL" in ln or "error" in ln.lower()]
                 where = f" on {self._label(runner)}" if self.remote else ""
@@ -400,9 +424,12 @@ class SysbenchEngine:
             if parsed.threads > threads:
                 continue
             lat = {"p95": parsed.lat_ms} if parsed.percentile == 95 else {}
+            load = self._rates.get(group.name)
+            open_loop: dict[str, Any] = {} if load is None else {
+                "rate": load.rate, "backlog": None if parsed.queue is None else float(parsed.queue)}
             iv = Interval(t=t0 + parsed.sec, group=group.name, threads=parsed.threads, tps=parsed.tps,
                           qps=parsed.qps, reads=parsed.reads, writes=parsed.writes, other=parsed.other,
-                          lat_ms=lat, errors=parsed.errors, reconnects=parsed.reconnects)
+                          lat_ms=lat, errors=parsed.errors, reconnects=parsed.reconnects, **open_loop)
             if merge is None:
                 sink(iv)
                 continue

@@ -16,13 +16,14 @@ import time
 import traceback
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
 
 from tunebench.core.histogram import LatencyHistogram
+from tunebench.core.schedule import OpenLoop, Schedule
 from tunebench.core.target import ConnParams
 from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
 from tunebench.load.families import get_family
@@ -41,6 +42,8 @@ class GroupPlan:
     nslots: int = 0  # connections the group may open in all
     seed: int = 0  # the group's connections draw from it (see connection_rng)
     run_nonce: int = 0  # differs in every run, whatever the seed (family.ConnectionContext.run_nonce)
+    nworkers: int = 1  # worker processes the group's connections are spread over (fixed arrivals' phases)
+    open_loop: bool = False  # the group runs at a rate (its schedule's intended starts) in some step
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,8 @@ class SlotTake:
     trx_lat: list[list[int]]
     counters: tuple[int, int, int, int, int, int]
     trx_counts: list[list[int]]  # per type: events, errors, rollbacks, retries (cumulative)
+    svc: list[int] = field(default_factory=list)  # open loop: service times (the latencies count from the due time)
+    open_counts: tuple[int, int] = (0, 0)  # open loop: late, skipped (cumulative)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +111,12 @@ class Slot(threading.Thread):
         # are the C connection's, taken by the reporter through `hot`
         self.hot_program = hot
         self.hot = HotTotals() if hot is not None else None
+        # open loop (core/schedule.py): the schedule of intended starts this connection serves (shared with the
+        # process's other connections of the group), None in closed loop; service times beside the latencies
+        # (those count from the intended start), and transactions late (over the limit) and skipped
+        self.schedule: Schedule | None = None
+        self.svc: list[int] = []
+        self.late = self.skipped = 0
 
     # ---- Counts -----------------------------------------------------------------------------
     def retry(self) -> None:
@@ -157,6 +168,9 @@ class Slot(threading.Thread):
                 continue
             if not self._ensure_connected():
                 continue
+            if self.schedule is not None and self.hot is None:
+                self._run_open(self.work)
+                continue
             if self.hot is not None:
                 self._run_hot()
                 continue
@@ -177,6 +191,48 @@ class Slot(threading.Thread):
                     self.events += 1
                 if self.idle_until:
                     self._idle()
+
+    def _run_open(self, work: Any) -> None:
+        """Open loop: take the next due transaction of the schedule, wait for its time if early, run it; its
+        latency counts from the intended start, its service time from the actual one."""
+        perf = time.perf_counter_ns
+        sched = self.schedule
+        limit = sched.limit_ns if sched is not None else None
+        while self.active and sched is not None and self.schedule is sched:
+            claim = sched.claim(perf())
+            if claim.skipped:
+                with self.handoff:
+                    self.skipped += claim.skipped
+            if not self._wait_until(claim.due_ns):
+                break  # stopped while waiting: the transaction was not run
+            t0 = perf()
+            try:
+                kind = work()
+            except DriverError as exc:
+                if self.ntrx and exc.errno in RETRY_ERRNOS:
+                    self.trx_counts[self.current][1] += 1
+                self._on_error(exc)
+                break
+            end = perf()
+            lat = end - claim.due_ns
+            with self.handoff:
+                self.lat.append(lat)
+                self.svc.append(end - t0)
+                if self.ntrx:
+                    self.trx_lat[kind].append(lat)
+                    self.trx_counts[kind][0] += 1
+                self.events += 1
+                if limit is not None and lat > limit:
+                    self.late += 1
+
+    def _wait_until(self, due_ns: int) -> bool:
+        """Sleep until `due_ns` (perf_counter_ns), waking every 50 ms to see whether the connection was stopped."""
+        while self.active:
+            wait = due_ns - time.perf_counter_ns()
+            if wait <= 0:
+                return True
+            time.sleep(min(wait / 1e9, 0.05))
+        return False
 
     def _run_hot(self) -> None:
         """The compiled loop: whole events in C with the GIL released, a return every RUN_SECONDS at most."""
@@ -252,7 +308,9 @@ class Slot(threading.Thread):
         with self.handoff:
             lat, self.lat = self.lat, []
             trx_lat, self.trx_lat = self.trx_lat, [[] for _ in range(self.ntrx)]
-            return SlotTake(lat, trx_lat, self.counters(), [list(c) for c in self.trx_counts])
+            svc, self.svc = self.svc, []
+            return SlotTake(lat, trx_lat, self.counters(), [list(c) for c in self.trx_counts], svc,
+                            (self.late, self.skipped))
 
 
 def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
@@ -277,10 +335,48 @@ def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
     return tuple(out)
 
 
+def open_schedule(spec: WorkerSpec, group: GroupPlan, active: int, load: OpenLoop | None,
+                  step: int) -> Schedule | None:
+    """This process's share of a group's open-loop schedule for a step: the group's rate times the share of its
+    active connections that run here (None: closed loop, or none of them here). Seeded by the group's seed, the
+    worker and the step, so a seed gives the same arrivals again."""
+    if load is None or active <= 0:
+        return None
+    mine = sum(1 for n in group.slots if n < active)
+    if not mine:
+        return None
+    workers = max(1, group.nworkers)
+    return Schedule(load.rate * mine / active, load.arrival,
+                    [group.seed, zlib.crc32(group.name.encode()), spec.index, step],
+                    time.perf_counter_ns(), load.limit_ns(), phase=spec.index / workers)
+
+
+def _open_report(slots: list[Slot], taken: Mapping[int, SlotTake], last: dict[int, tuple[int, int]],
+                 sched: Schedule | None) -> tuple[Any, ...] | None:
+    """One group's open-loop second: (service histogram index, counts, max ns, late, skipped, backlog, lag ms,
+    dropped); None in closed loop."""
+    if sched is None:
+        return None
+    hist = LatencyHistogram()
+    late = skipped = 0
+    for s in slots:
+        t = taken[id(s)]
+        hist.add_ns(np.asarray(t.svc, dtype=np.int64))
+        prev = last[id(s)]
+        late, skipped = late + t.open_counts[0] - prev[0], skipped + t.open_counts[1] - prev[1]
+        last[id(s)] = t.open_counts
+    backlog, lag = sched.backlog(time.perf_counter_ns())
+    dropped, sched.dropped = sched.dropped, 0
+    idx, counts = hist.sparse()
+    return idx, counts, hist.max_ns, late, skipped, backlog, lag, dropped, sched.overflow
+
+
 def _hot_program(group: GroupPlan) -> HotProgram | None:
     """The group's program in the compiled loop's form, where its family has one (the OLTP family) and the loop
     can run it; None: the Python loop."""
     compile_hot = getattr(get_family(group.family), "hot_program", None)
+    if group.open_loop:
+        return None  # the compiled loop runs closed loop only (for now): the Python loop serves a schedule
     return compile_hot(group.plan) if compile_hot is not None else None
 
 
@@ -328,6 +424,9 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     last = {id(s): (0, 0, 0, 0, 0, 0) for ss in slots.values() for s in ss}
     last_trx = {id(s): [[0, 0, 0, 0] for _ in range(s.ntrx)] for ss in slots.values() for s in ss}
     active: dict[str, int] = {g.name: 0 for g in spec.groups}
+    schedules: dict[str, Schedule] = {}  # the open-loop groups' of this step
+    last_open = {id(s): (0, 0) for ss in slots.values() for s in ss}
+    steps = 0
     fatal_sent = False
     conn.send(("ready", spec.index))
     tick = max(0, int(time.monotonic() - spec.t0_mono))
@@ -342,8 +441,23 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                     msg = conn.recv()
                     if msg[0] == "stop":
                         return
+                    if msg[0] == "drop_backlog":  # the warm-up ended: its backlog is not carried over
+                        at = time.perf_counter_ns()
+                        for running in schedules.values():
+                            running.reset(at)
+                        continue
                     if msg[0] == "active":
                         active.update(msg[1])
+                        rates: Mapping[str, OpenLoop] = msg[2] if len(msg) > 2 else {}
+                        steps += 1
+                        for g in spec.groups:
+                            sched = open_schedule(spec, g, active[g.name], rates.get(g.name), steps)
+                            if sched is None:
+                                schedules.pop(g.name, None)
+                            else:
+                                schedules[g.name] = sched
+                            for s in slots[g.name]:
+                                s.schedule = sched
                         for name, n in active.items():
                             for s in slots[name]:
                                 want = s.number < n
@@ -400,7 +514,8 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 threads = sum(1 for s in ss if s.number < active[name] and not s.shutdown
                               and s.session is not None)
                 report[name] = (tuple(totals), idx, counts, hist.max_ns, threads,
-                                _trx_report(ss, trx_buffers, last_trx, snaps))
+                                _trx_report(ss, trx_buffers, last_trx, snaps),
+                                _open_report(ss, taken, last_open, schedules.get(name)))
             fatal = next((s.fatal for ss in slots.values() for s in ss if s.fatal), None)
             if fatal and not fatal_sent:
                 conn.send(("fatal", spec.index, fatal))

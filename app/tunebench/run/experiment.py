@@ -388,6 +388,7 @@ class Experiment(RunProbes):
         assert writer is not None
         idx = cfg.idx * spec.steps + step
         threads = {g.name: g.threads_at(step) for g in spec.groups}
+        rates = {g.name: load for g in spec.groups if (load := g.open_loop_at(step)) is not None}
         if self.drift:
             self.drift.check(f"before step {idx + 1}")
         started = time.time()
@@ -435,7 +436,7 @@ class Experiment(RunProbes):
         lost: TunebenchError | None = None
         try:
             hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self.stop_event,
-                                    warmup=spec.warmup_seconds, ramp=ramp)
+                                    warmup=spec.warmup_seconds, ramp=ramp, rates=rates)
         except EngineError as exc:
             # a ping's read timeout (3 s), and then some
             outage = self.server_watch.outage_within(4.0, self.stop_event) if self.server_watch else None
@@ -457,10 +458,12 @@ class Experiment(RunProbes):
                 collected[g] = [iv for iv in ivs if not watch.down_during(iv.t - 1, iv.t)[0]]
         if not self.stop_event.is_set() and not any(collected.values()) and not down:
             raise EngineError(f"step {idx + 1} produced no intervals")
+        service = engine.service_hists
         summaries = tuple(
             summarize(g.name, threads[g.name], collected[g.name],
                       (h.summary_ms() if (h := hists.get(g.name)) is not None and h.total else None),
-                      detect_steady=True, headline=g.headline)
+                      detect_steady=True, headline=g.headline,
+                      service=(sv.summary_ms() if (sv := service.get(g.name)) is not None and sv.total else None))
             for g in spec.groups
         )
         segments = live_segments(self._live_marks, collected, threads)

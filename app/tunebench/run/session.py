@@ -28,7 +28,9 @@ def session_config(spec: RunSpec, plan: Plan | None) -> dict[str, Any]:
     return {
         "groups": [{"name": g.name, "workload": g.workload.name, "options": dict(g.options),
                     "schedule": list(g.schedule), "lua_script": g.lua_script,
-                    **({"headline": list(h)} if (h := g.headline) else {})} for g in spec.groups],
+                    **({"headline": list(h)} if (h := g.headline) else {}),
+                    **({"rates": list(g.rates), "arrival": g.arrival, "latency_limit_ms": g.latency_limit_ms}
+                       if g.rates else {})} for g in spec.groups],
         "step_seconds": spec.step_seconds, "warmup_seconds": spec.warmup_seconds, "schema": spec.schema,
         "driver": driver_mode(), "engine_loop": loop_mode() if spec.engine == "builtin" else None,
         "workers": spec.workers, "seed": spec.seed,
@@ -196,6 +198,10 @@ def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
                         "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
                         "seconds": s.seconds,
                         "steady_skipped": s.steady_skipped,
+                        **({"rate": s.rate, "lat_p50_ms": s.lat_p50_ms, "lat_max_ms": s.lat_max_ms,
+                            "service_p50_ms": s.service_p50_ms, "service_p95_ms": s.service_p95_ms,
+                            "service_p99_ms": s.service_p99_ms, "late": s.late, "skipped": s.skipped}
+                           if s.rate is not None else {}),
                         **({"threads_running": s.threads_running}
                            if s.threads_running is not None and s.threads_running < s.threads else {}),
                         **({"headline": s.headline, "headline_label": s.headline_label}

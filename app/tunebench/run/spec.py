@@ -10,6 +10,7 @@ from typing import Any
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
+from tunebench.core.schedule import ARRIVALS
 from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
 from tunebench.hosts.ssh import parse_ssh_url
 from tunebench.load.builtin import default_workers, runs_compiled
@@ -45,7 +46,7 @@ class RunSpec:
 
     @property
     def steps(self) -> int:
-        return max(len(g.schedule) for g in self.groups)
+        return max(g.steps for g in self.groups)
 
     def validate(self) -> None:
         if self.engine not in ENGINES:
@@ -61,6 +62,8 @@ class RunSpec:
                 raise ConfigError(f"group {g.name}: thread counts must be >= 1, got {list(g.schedule)}")
             if max(g.schedule) > 100_000:
                 raise ConfigError(f"group {g.name}: {max(g.schedule)} threads is beyond reason")
+        for g in self.groups:
+            check_open_loop(g, self.steps)
         longest = max(self.groups, key=lambda g: len(g.schedule))
         for g in self.groups:
             # one count holds the group there through every step; any other number of counts is one per step
@@ -103,6 +106,29 @@ class RunSpec:
                 fam = same[0].family
                 raise ConfigError(f"client groups of the {family} family share its tables: "
                                   f"{', '.join(f'{g.name} has {fam.shape(g.options)}' for g in same)}")
+
+
+MAX_RATE = 10_000_000  # transactions per second for one group
+
+
+def check_open_loop(g: ClientGroup, steps: int) -> None:
+    """A group's rates (one per step, or one for every step), arrival process and latency limit."""
+    if not g.rates:
+        if g.latency_limit_ms is not None:
+            raise ConfigError(f"group {g.name}: --latency-limit needs a rate (--rate): it skips transactions "
+                              "already later than the limit, which only a schedule of intended starts has")
+        return
+    if any(not (0 < r <= MAX_RATE) for r in g.rates):  # NaN compares false: refused too
+        raise ConfigError(f"group {g.name}: rates must be above 0 and at most {MAX_RATE:,} per second, got "
+                          f"{', '.join(f'{r:g}' for r in g.rates)}")
+    if len(g.rates) not in (1, steps):
+        raise ConfigError(f"group {g.name} has {len(g.rates)} rates for {steps} steps: give one per step, or one "
+                          "to hold through every step")
+    if g.arrival not in ARRIVALS:
+        raise ConfigError(f"unknown arrival process {g.arrival!r}; use {' or '.join(ARRIVALS)}")
+    if g.latency_limit_ms is not None and not 0 < g.latency_limit_ms <= MAX_SECONDS * 1000:
+        raise ConfigError(f"--latency-limit must be above 0 and at most {MAX_SECONDS * 1000:,} ms, got "
+                          f"{g.latency_limit_ms:g}")
 
 
 GROUP_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -365,6 +365,7 @@ class GroupRequest:
     name: str
     workload: str  # a workloads/*.toml name, a .toml path or a sysbench .lua script path
     threads: str | tuple[int, ...]
+    rates: str | tuple[float, ...] = ()  # open loop: its rate per step (`@R1,R2` after the threads)
 
 
 def parse_threads(text: str) -> tuple[int, ...]:
@@ -380,6 +381,18 @@ def parse_threads(text: str) -> tuple[int, ...]:
     return values
 
 
+def parse_rates(text: str) -> tuple[float, ...]:
+    """`--rate 2000` or `--rate 500,1000,2000`: transactions per second, one per step (or one for all)."""
+    try:
+        values = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ConfigError(f"--rate wants a comma-separated list of numbers (transactions per second), got "
+                          f"{text!r}") from None
+    if not values:
+        raise ConfigError(f"--rate wants at least one number, got {text!r}")
+    return values
+
+
 def parse_option_items(items: Iterable[str]) -> dict[str, str]:
     """`-o NAME=VALUE` items as a dict (values are typed and checked by the workload)."""
     opts: dict[str, str] = {}
@@ -392,17 +405,24 @@ def parse_option_items(items: Iterable[str]) -> dict[str, str]:
 
 
 def parse_group(text: str) -> GroupRequest:
-    """`NAME=WORKLOAD:T1,T2,...` (the threads are checked when the group is built)."""
+    """`NAME=WORKLOAD:T1,T2,...[@R1,R2,...]` (threads and rates are checked when the group is built)."""
     try:
         name, rest = text.split("=", 1)
-        wname, threads = rest.split(":", 1)
+        wname, threads = rest.rsplit(":", 1) if "@" not in rest else rest.split("@", 1)[0].rsplit(":", 1)
     except ValueError:
-        raise ConfigError(f"--group wants NAME=WORKLOAD:T1,T2,..., got {text!r}") from None
-    return GroupRequest(name.strip(), wname.strip(), threads)
+        raise ConfigError(f"--group wants NAME=WORKLOAD:T1,T2,...[@RATE,...], got {text!r}") from None
+    rates = text.split("@", 1)[1] if "@" in text else ()
+    return GroupRequest(name.strip(), wname.strip(), threads, rates)
 
 
 def _schedule(threads: str | Sequence[int]) -> tuple[int, ...]:
     return parse_threads(threads) if isinstance(threads, str) else tuple(threads)
+
+
+def _rates(rates: str | Sequence[float] | None) -> tuple[float, ...]:
+    if not rates:
+        return ()
+    return parse_rates(rates) if isinstance(rates, str) else tuple(float(r) for r in rates)
 
 
 def _workload(workload: str | Workload) -> Workload:
@@ -419,7 +439,8 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
                    workers: int | None = None, seed: int | None = None,
                    probes: str | Sequence[str] | None = None, probe_interval: float = 1.0,
                    trust_host_key: bool = False, ssh_keys: Sequence[str] = (),
-                   group_options: Literal["all", "shape"] = "all") -> RunSpec:
+                   group_options: Literal["all", "shape"] = "all", rate: str | Sequence[float] | None = None,
+                   arrival: str = "poisson", latency_limit_ms: float | None = None) -> RunSpec:
     """A validated RunSpec, as `tunebench run` builds it from its arguments (ConfigError for anything wrong).
 
     `workload` runs as the group "main" at `threads` (text like `--threads`, or the counts); `groups` are
@@ -433,7 +454,8 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
         raise ConfigError("give --workload NAME or --lua PATH, not both (the script's options come with -o)")
     if workload or lua_script:
         wl = lua_workload(lua_script) if lua_script else _workload(workload)  # type: ignore[arg-type]
-        main = ClientGroup("main", wl, wl.options(options), _schedule(threads), lua_script=wl.lua or None)
+        main = ClientGroup("main", wl, wl.options(options), _schedule(threads), lua_script=wl.lua or None,
+                           rates=_rates(rate), arrival=arrival, latency_limit_ms=latency_limit_ms)
         built.append(main)
     for g in groups:
         request = parse_group(g) if isinstance(g, str) else g
@@ -447,8 +469,10 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
             shared = {k: v for k, v in options.items() if k.replace("-", "_") in specs}
         else:
             shared = options
+        rates = _rates(request.rates)
         built.append(ClientGroup(request.name, wl, wl.options(shared), _schedule(request.threads),
-                                 lua_script=wl.lua or None))
+                                 lua_script=wl.lua or None, rates=rates, arrival=arrival,
+                                 latency_limit_ms=latency_limit_ms if rates else None))
     if not built:
         raise ConfigError("give --workload NAME or --lua PATH (or --group NAME=WORKLOAD:THREADS)")
     if engine is None:  # the first engine every group's family runs on (builtin, or sysbench for a Lua script)
