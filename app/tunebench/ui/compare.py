@@ -189,8 +189,9 @@ class CompareView(QWidget):
         if self.flame_window is None:
             self.flame_window = FlameWindow(self.store, self)
         self.flame_window.show_steps(self.session_ids, a, b)
+        if self.flame_window.isVisible():
+            self.flame_window.raise_()  # open behind the main window: to the front
         self.flame_window.show()
-        self.flame_window.raise_()
         return self.flame_window
 
     def _title(self, sid: int) -> str:

@@ -4,8 +4,8 @@ in magenta. One step's profile in warm colours, or two steps' in red (more of th
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QResizeEvent
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from tunebench.core.flame import (
@@ -158,11 +158,20 @@ class FlameGraph(QWidget):
         if text != self.hover_text:
             self.hover_text = text
             self.hovered.emit(text)
-        if text:
-            QToolTip.showText(event.globalPosition().toPoint(), text, self)
-        else:
-            QToolTip.hideText()
+            if not text:
+                QToolTip.hideText()
         super().mouseMoveEvent(event)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            frame = self.frame_at_point(event.pos())
+            if frame is not None and self.tree is not None:
+                QToolTip.showText(event.globalPos(), describe(self.tree, frame, self.side), self)
+            else:
+                QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().event(event)
 
     def leaveEvent(self, event: object) -> None:
         if self.hover_text:

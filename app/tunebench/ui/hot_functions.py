@@ -135,8 +135,9 @@ class HotFunctions(QWidget):
         if self.flame_window is None:
             self.flame_window = FlameWindow(self.store, self)
         self.flame_window.show_steps([sid], a, (sid, idx))
+        if self.flame_window.isVisible():
+            self.flame_window.raise_()  # open behind the main window: to the front
         self.flame_window.show()
-        self.flame_window.raise_()
         return self.flame_window
 
     def _on_flame(self) -> None:
