@@ -1,6 +1,7 @@
 """The flame graph widget: paints the frames core/flame.py lays out (the root at the bottom), a frame's hover text
-as a tooltip, click to zoom into a frame (click a caller below it, Backspace or Esc to come back), search matches
-in magenta. One step's profile in warm colours, or two steps' in red (more of the CPU in B) and blue (less)."""
+as a tooltip, click to zoom into a frame (its callers below it in italics: click one, Backspace or Esc to come
+back), search matches in magenta. One step's profile in warm colours, or two steps' in red (more of the CPU in B)
+and blue (less)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ from tunebench.core.flame import (
 MATCH = QColor(230, 60, 230)
 EDGE = QColor(0, 0, 0, 70)
 MIN_PX = 0.5  # frames narrower than this are not drawn
-CALLER_FADE = 0.55  # the zoomed frame's callers: their colour this much toward the background
 
 
 class FlameGraph(QWidget):
@@ -116,11 +116,13 @@ class FlameGraph(QWidget):
             return
         p.setPen(Qt.PenStyle.NoPen)
         metrics = self.fontMetrics()
+        caller_font = self.font()
+        caller_font.setItalic(True)
         for f in self.frames:
             rect = self.frame_rect(f)
             if not rect.intersects(QRectF(event.rect())):
                 continue
-            fill = self._fill(f, background)
+            fill = self.frame_colour(f)  # callers of the zoomed frame too: faded, they would read as a smaller change
             p.fillRect(rect, fill)
             if rect.width() >= 3:  # an outline: white (unchanged) frames on a white background stay apart
                 p.setPen(EDGE)
@@ -129,6 +131,7 @@ class FlameGraph(QWidget):
             if rect.width() > 3 * metrics.averageCharWidth():
                 text = metrics.elidedText(f.name, Qt.TextElideMode.ElideRight, int(rect.width()) - 4)
                 p.setPen(QColor(20, 20, 20) if fill.lightnessF() > 0.45 else QColor(240, 240, 240))
+                p.setFont(caller_font if f.above else self.font())  # the zoomed frame's callers in italics
                 p.drawText(rect.adjusted(2, 0, -2, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
                            text)
                 p.setPen(Qt.PenStyle.NoPen)
@@ -142,15 +145,6 @@ class FlameGraph(QWidget):
         if tree is not None and tree.differential:
             return QColor(*diff_colour(change(tree, frame.a, frame.b), self.scale))
         return QColor(*warm_colour(frame.name))
-
-    def _fill(self, frame: Frame, background: QColor) -> QColor:
-        c = self.frame_colour(frame)
-        if not frame.above:
-            return c
-        k = CALLER_FADE
-        return QColor(round(c.red() + (background.red() - c.red()) * k),
-                      round(c.green() + (background.green() - c.green()) * k),
-                      round(c.blue() + (background.blue() - c.blue()) * k))
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         frame = self.frame_at_point(event.position())

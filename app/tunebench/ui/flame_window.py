@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -233,8 +233,16 @@ class FlameWindow(QWidget):
         self._to_bottom = True  # a zoom lays the graph out anew: its root row in sight
         self._on_scroll_range()
 
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._update_crumbs(self.graph.focus)  # the links in the theme's text colour
+        super().changeEvent(event)
+
     def _update_crumbs(self, focus: tuple[str, ...]) -> None:
-        parts = [f'<a href="0">{ROOT}</a>'] + [f'<a href="{i + 1}">{_html(name)}</a>' for i, name in enumerate(focus)]
+        # links in the text's colour: Qt's default link blue is unreadable on the dark theme's ground
+        colour = self.palette().color(QPalette.ColorRole.WindowText).name()
+        names = [ROOT, *(_html(name) for name in focus)]
+        parts = [f'<a href="{i}" style="color: {colour}">{name}</a>' for i, name in enumerate(names)]
         if len(parts) > 6:  # the zoomed frame's nearest callers; the root always
             parts = [parts[0], "…", *parts[-5:]]
         self.crumbs.setText(" &gt; ".join(parts))
