@@ -192,3 +192,25 @@ def test_compare_opens_a_vs_b_of_two_sessions_at_the_same_threads(win, qtbot):
     assert fw.tree.differential and (fw.tree.total_a, fw.tree.total_b) == (100, 200)
     assert [f.path for f in layout(fw.tree, side="b")] == [f.path for f in fw.graph.frames]
     fw.close()
+
+
+def test_the_graph_opens_on_its_root_row_and_stays_where_the_user_scrolled(win, qtbot):
+    """The root is at the bottom of a graph taller than the window: it opens scrolled down there (it first opened
+    part-way, the root row out of sight); once the user scrolls, a resize leaves the view where it is."""
+    from PySide6.QtWidgets import QAbstractSlider
+
+    sid = record_profiled(win.store, real_steps())
+    win.open_replay(sid)
+    win.hot.refresh(force=True)
+    fw = win.hot.open_graph(sid, 1)
+    fw.resize(1200, 500)
+    qtbot.waitUntil(lambda: fw.tree is not None, timeout=10000)
+    bar = fw.scroller.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    assert fw.crumbs.text().count("<a ") == 1 and ">all</a>" in fw.crumbs.text()
+    bar.triggerAction(QAbstractSlider.SliderAction.SliderToMinimum)
+    assert bar.value() == 0
+    fw.resize(1100, 480)
+    qtbot.waitUntil(lambda: fw.graph.width() < 1100)
+    assert bar.value() == 0
+    fw.close()

@@ -46,6 +46,7 @@ class FlameGraph(QWidget):
         self.scale = 0.0
         self.hover_text = ""
         self._laid_for = -1  # the width the frames were laid out for
+        self._zoomed = False
         self.setMouseTracking(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -61,7 +62,7 @@ class FlameGraph(QWidget):
         self._relayout()
 
     def set_focus(self, path: tuple[str, ...]) -> None:
-        self.focus = tuple(path)
+        self.focus, self._zoomed = tuple(path), True  # (said even when it stays: a click on the zoomed frame)
         self._relayout()
 
     def set_search(self, term: str) -> None:
@@ -73,6 +74,7 @@ class FlameGraph(QWidget):
         return self.fontMetrics().height() + 4
 
     def _relayout(self) -> None:
+        before = self.focus
         if self.tree is None:
             self.frames = []
         else:
@@ -81,7 +83,9 @@ class FlameGraph(QWidget):
         self._laid_for = self.width()
         self.updateGeometry()
         self.setMinimumHeight(self.sizeHint().height())
-        self.focus_changed.emit(self.focus)
+        if self.focus != before or self._zoomed:
+            self.focus_changed.emit(self.focus)
+        self._zoomed = False
         self.update()
 
     def rows(self) -> int:
@@ -138,7 +142,7 @@ class FlameGraph(QWidget):
         p.end()
 
     def frame_colour(self, frame: Frame) -> QColor:
-        """The frame's own colour (before the callers' fade): search match, change, or the warm palette."""
+        """A frame's fill: search match, change in share (a differential graph), or the warm palette."""
         if self.term and matches(frame.name, self.term):
             return QColor(MATCH)
         tree = self.tree

@@ -192,6 +192,7 @@ class FlameWindow(QWidget):
         if not differential and self.side.currentData() != "b":
             self.side.setCurrentIndex(0)
         self.graph.set_tree(self.tree)
+        self._update_crumbs(self.graph.focus)
         self._on_search(self.search.text())
         self._update_head()
         self._to_bottom = True
