@@ -3,10 +3,11 @@ samples, siblings sorted by name), small and dependency-free, for a step's CPU p
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
+
+from tunebench.core.flame import warm_colour
 
 ROW = 16  # pixels per stack level
 WIDTH = 1200
@@ -34,10 +35,7 @@ def _tree(folded: Mapping[str, int]) -> Node:
 
 
 def _colour(name: str) -> str:
-    h = hashlib.md5(name.encode(), usedforsecurity=False).digest()
-    if name.startswith("[k] "):
-        return f"rgb({200 + h[0] % 55},{90 + h[1] % 60},{60 + h[2] % 40})"  # kernel: redder
-    return f"rgb({225 + h[0] % 30},{110 + h[1] % 100},{40 + h[2] % 40})"
+    return "rgb({},{},{})".format(*warm_colour(name))
 
 
 def svg(folded: Mapping[str, int], title: str) -> str:

@@ -24,12 +24,14 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.errors import TunebenchError
+from tunebench.core.flame import profiled_steps
 from tunebench.core.sessions import ALIGN_MODES, METRICS, align_offset, best_to_best, metric_series, tps_by_threads
 from tunebench.core.verdict import MIN_SECONDS
 from tunebench.store.repo import Store
 from tunebench.ui.compare_diff import DiffView
 from tunebench.ui.crosshair import Crosshair, HoverPlot, Trace
 from tunebench.ui.dashboard import PALETTE
+from tunebench.ui.flame_window import FlameWindow
 from tunebench.ui.legend import add_legend, fit_legend, natural_width, set_column_width
 from tunebench.ui.theme import Theme
 
@@ -63,6 +65,20 @@ def aligned_seconds(x: float) -> str:
     return f"{x:+,.0f} s"
 
 
+def flame_pair(sessions: list[dict[str, Any]]) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The steps a differential flame graph of compared sessions starts on: the first session's first profiled
+    step as A, and as B the last session's profiled step at the same threads (else its first)."""
+    steps = [profiled_steps(s) or profiled_steps(s, "client") for s in sessions]
+    steps = [st for st in steps if st]
+    if not steps:
+        return None, None
+    first, last = steps[0][0], steps[-1]
+    if len(steps) == 1:
+        return (first.session, first.idx), ((last[1].session, last[1].idx) if len(last) > 1 else None)
+    b = next((st for st in last if st.threads == first.threads), last[0])
+    return (first.session, first.idx), (b.session, b.idx)
+
+
 class CompareView(QWidget):
     def __init__(self, store: Store, theme: Theme, parent: QWidget | None = None):
         super().__init__(parent)
@@ -83,10 +99,16 @@ class CompareView(QWidget):
         self.apply_button = QPushButton("Align")
         self.apply_button.clicked.connect(self.redraw)
         self.status = QLabel("")
+        self.flame_button = QPushButton("Flame graph A vs B…")
+        self.flame_button.setToolTip("Differential flame graph of two profiled steps of the compared sessions: "
+                                     "where the CPU went in B against A")
+        self.flame_button.clicked.connect(self._on_flame)
+        self.flame_window: FlameWindow | None = None
         controls = QHBoxLayout()
         for w in (QLabel("metric"), self.metric_box, QLabel("align at"), self.align, self.which, self.apply_button):
             controls.addWidget(w)
         controls.addWidget(self.status, 1)
+        controls.addWidget(self.flame_button)
         # what the hover readouts read: per plot, the curves as drawn
         self.overlay_traces: list[Trace] = []
         self.curve_traces: list[Trace] = []
@@ -155,6 +177,23 @@ class CompareView(QWidget):
         self.sessions = {sid: self.store.get_session(sid) for sid in ids}
         self.redraw()
         self.why.show_pair(self.session_ids)
+        self.flame_button.setEnabled(any(profiled_steps(s) or profiled_steps(s, "client")
+                                         for s in self.sessions.values()))
+
+    def _on_flame(self) -> None:
+        self.open_flame()
+
+    def open_flame(self) -> FlameWindow:
+        """The flame graph window over the compared sessions' profiled steps: A the first session's first, B the
+        last session's at the same threads (else its first)."""
+        a, b = flame_pair([self.sessions[sid] for sid in self.session_ids])
+        if self.flame_window is None:
+            self.flame_window = FlameWindow(self.store, self)
+        self.flame_window.show_steps(self.session_ids, a, b)
+        if self.flame_window.isVisible():
+            self.flame_window.raise_()  # open behind the main window: to the front
+        self.flame_window.show()
+        return self.flame_window
 
     def _title(self, sid: int) -> str:
         s = self.sessions[sid]

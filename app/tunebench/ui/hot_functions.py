@@ -1,6 +1,6 @@
 """The "Hot functions" dock (under the Events): the server's top functions by self time (the `profile` probe's
-series) over the dashboard's visible range, as bars, live and in replay; and a recorded step's flame graph saved
-as SVG."""
+series) over the dashboard's visible range, as bars, live and in replay; a recorded step's flame graph in a window
+of its own (against another step: a differential one), or saved as SVG."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tunebench.core.errors import TunebenchError
 from tunebench.core.flamegraph import svg
 from tunebench.store.repo import Store
 from tunebench.ui.dashboard import Dashboard
+from tunebench.ui.flame_window import FlameWindow
 
 TOP = 15
 PREFIX = "profile."
@@ -66,10 +67,17 @@ class HotFunctions(QWidget):
         self.table.horizontalHeader().setStretchLastSection(False)
         self.table.setColumnWidth(0, 260)
         self.steps = QComboBox()
-        self.flame = QPushButton("Flame graph SVG…")
+        self.graph = QPushButton("Flame graph…")
+        self.graph.setToolTip("The step's flame graph in a window: zoom, search, hover; pick a step A there for a "
+                              "differential graph (what the knob changed in where the CPU goes)")
+        self.graph.clicked.connect(self._on_graph)
+        self.flame = QPushButton("SVG…")
+        self.flame.setToolTip("Save the step's flame graph as SVG")
         self.flame.clicked.connect(self._on_flame)
+        self.flame_window: FlameWindow | None = None
         row = QHBoxLayout()
         row.addWidget(self.steps, 1)
+        row.addWidget(self.graph)
         row.addWidget(self.flame)
         layout = QVBoxLayout(self)
         layout.addWidget(self.head)
@@ -111,6 +119,26 @@ class HotFunctions(QWidget):
             for text, st in zip(wanted, steps, strict=True):
                 self.steps.addItem(text, (sid, st["idx"]))
         self.flame.setEnabled(bool(steps))
+        self.graph.setEnabled(bool(steps))
+
+    def _on_graph(self) -> None:
+        data: Any = self.steps.currentData()
+        if data is not None:
+            self.open_graph(*data)
+
+    def open_graph(self, sid: int, idx: int) -> FlameWindow:
+        """The flame graph window on step `idx` of session `sid` as B, against the profiled step before it (the
+        previous configuration or concurrency) as A when there is one."""
+        keys = [self.steps.itemData(i) for i in range(self.steps.count())]
+        here = keys.index((sid, idx)) if (sid, idx) in keys else -1
+        a = keys[here - 1] if here > 0 else None
+        if self.flame_window is None:
+            self.flame_window = FlameWindow(self.store, self)
+        self.flame_window.show_steps([sid], a, (sid, idx))
+        if self.flame_window.isVisible():
+            self.flame_window.raise_()  # open behind the main window: to the front
+        self.flame_window.show()
+        return self.flame_window
 
     def _on_flame(self) -> None:
         data: Any = self.steps.currentData()
