@@ -13,7 +13,7 @@ One Schedule per client group and worker process, shared by that process's conne
 lock. A group's rate is split over its worker processes by their share of its connections; the superposition
 of independent Poisson processes is a Poisson process of the summed rate, so the group's arrivals are those
 of one Poisson process (fixed arrivals: each process's are evenly spaced, offset from the others').
-Times are in nanoseconds of the process's `time.perf_counter_ns` clock.
+Times are in nanoseconds of the process's `time.monotonic_ns` clock (CLOCK_MONOTONIC, the compiled loop's).
 """
 
 from __future__ import annotations
@@ -106,6 +106,18 @@ class Schedule:
             self.taken += 1
             self.skipped += skipped
             return Claim(due, skipped)
+
+    def take_until(self, t_ns: int) -> np.ndarray:
+        """Every due time up to `t_ns` not handed out yet, handed out now (the compiled loop's queue is fed
+        these ahead of the clock, and its connections claim them there)."""
+        with self._lock:
+            self._drawn_to(t_ns)
+            pending = self._times[self._i:]
+            n = int(np.searchsorted(pending, t_ns, side="right"))
+            out = pending[:n].copy()
+            self._i += n
+            self.taken += n
+            return out
 
     # -- the reporter's side --
     def backlog(self, now_ns: int) -> tuple[int, float]:

@@ -159,6 +159,11 @@ typedef struct {
     unsigned long long events, reads, writes, other;
     int64_t *lat;
     size_t nlat, caplat;
+    /* open loop (run() given a DueQueue): service times beside the latencies (those count from the due time),
+       transactions over the queue's latency limit (late) and skipped for it */
+    int64_t *svc;
+    size_t nsvc, capsvc;
+    unsigned long long late, skipped;
     /* set by stop() from any thread while run() reads it without the GIL: only through __atomic builtins */
     int stop;
     /* a call is inside with the GIL released (enter()/leave(), __atomic builtins): the others must not touch or
@@ -168,6 +173,165 @@ typedef struct {
 } Conn;
 
 static PyObject *HotError;
+
+/* ---- open loop: the due times (intended starts) a group's connections in this process serve ----------------- */
+
+/* Python draws the arrival times (core/schedule.py) and push()es them ahead of the clock; the connections claim
+   them in order under mu, each one at most once; a claim skips (and counts) those already later than the
+   latency limit, as pgbench's --latency-limit does. backlog() and drop() are the reporter's. */
+typedef struct {
+    PyObject_HEAD
+    pthread_mutex_t mu;
+    int64_t *due; /* due[head..tail): pushed, not claimed; ascending */
+    size_t head, tail, cap;
+    int64_t limit_ns; /* 0: none */
+} DueQueue;
+
+static PyObject *DueQueue_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    DueQueue *q = (DueQueue *)type->tp_alloc(type, 0);
+    if (q) pthread_mutex_init(&q->mu, NULL);
+    return (PyObject *)q;
+}
+
+/* DueQueue(limit_ns) */
+static int DueQueue_init(DueQueue *q, PyObject *args, PyObject *kw) {
+    long long limit = 0;
+    if (!PyArg_ParseTuple(args, "|L", &limit)) return -1;
+    if (limit < 0) {
+        PyErr_SetString(PyExc_ValueError, "the latency limit must not be negative");
+        return -1;
+    }
+    q->limit_ns = limit;
+    return 0;
+}
+
+static void DueQueue_dealloc(DueQueue *q) {
+    PyMem_RawFree(q->due);
+    pthread_mutex_destroy(&q->mu);
+    Py_TYPE(q)->tp_free((PyObject *)q);
+}
+
+/* push(times: bytes of int64 ns, ascending and after those pushed before) */
+static PyObject *DueQueue_push(DueQueue *q, PyObject *args) {
+    const char *buf;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "y#", &buf, &len)) return NULL;
+    if (len % (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "push(times): whole int64 values");
+        return NULL;
+    }
+    size_t n = (size_t)len / sizeof(int64_t);
+    const int64_t *t = (const int64_t *)buf;
+    for (size_t i = 1; i < n; i++) {
+        if (t[i] < t[i - 1]) {
+            PyErr_SetString(PyExc_ValueError, "push(times): not ascending");
+            return NULL;
+        }
+    }
+    pthread_mutex_lock(&q->mu);
+    if (n && q->tail > q->head && t[0] < q->due[q->tail - 1]) {
+        pthread_mutex_unlock(&q->mu);
+        PyErr_SetString(PyExc_ValueError, "push(times): before the times already pushed");
+        return NULL;
+    }
+    if (q->head) { /* claimed ones are gone: the pending to the front */
+        memmove(q->due, q->due + q->head, (q->tail - q->head) * sizeof(int64_t));
+        q->tail -= q->head;
+        q->head = 0;
+    }
+    if (q->tail + n > q->cap) {
+        size_t cap = q->cap ? q->cap : 4096;
+        while (cap < q->tail + n) cap *= 2;
+        int64_t *grown = PyMem_RawRealloc(q->due, cap * sizeof(int64_t));
+        if (!grown) {
+            pthread_mutex_unlock(&q->mu);
+            return PyErr_NoMemory();
+        }
+        q->due = grown;
+        q->cap = cap;
+    }
+    memcpy(q->due + q->tail, t, n * sizeof(int64_t));
+    q->tail += n;
+    pthread_mutex_unlock(&q->mu);
+    Py_RETURN_NONE;
+}
+
+/* the number of pending due times <= now (under mu) */
+static size_t due_by(DueQueue *q, int64_t now) {
+    size_t lo = q->head, hi = q->tail;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (q->due[mid] <= now) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo - q->head;
+}
+
+/* backlog(now_ns) -> (due and not started, how late the oldest of them is, ns; 0 without a backlog) */
+static PyObject *DueQueue_backlog(DueQueue *q, PyObject *args) {
+    long long now;
+    if (!PyArg_ParseTuple(args, "L", &now)) return NULL;
+    pthread_mutex_lock(&q->mu);
+    size_t n = due_by(q, now);
+    long long lag = n ? now - q->due[q->head] : 0;
+    pthread_mutex_unlock(&q->mu);
+    return Py_BuildValue("(nL)", (Py_ssize_t)n, lag);
+}
+
+/* drop(now_ns) -> how many due by then were dropped unclaimed (the warm-up's backlog) */
+static PyObject *DueQueue_drop(DueQueue *q, PyObject *args) {
+    long long now;
+    if (!PyArg_ParseTuple(args, "L", &now)) return NULL;
+    pthread_mutex_lock(&q->mu);
+    size_t n = due_by(q, now);
+    q->head += n;
+    pthread_mutex_unlock(&q->mu);
+    return PyLong_FromSize_t(n);
+}
+
+/* pending() -> pushed and not claimed */
+static PyObject *DueQueue_pending(DueQueue *q, PyObject *noargs) {
+    pthread_mutex_lock(&q->mu);
+    size_t n = q->tail - q->head;
+    pthread_mutex_unlock(&q->mu);
+    return PyLong_FromSize_t(n);
+}
+
+/* a connection free at `now` claims the next due time (skipping, and counting in *skipped, those later than the
+   limit); 0 when none is pushed */
+static int due_claim(DueQueue *q, int64_t now, int64_t *due, unsigned long long *skipped) {
+    int got = 0;
+    pthread_mutex_lock(&q->mu);
+    while (q->head < q->tail && q->limit_ns && now - q->due[q->head] > q->limit_ns) {
+        q->head++;
+        (*skipped)++;
+    }
+    if (q->head < q->tail) {
+        *due = q->due[q->head++];
+        got = 1;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return got;
+}
+
+static PyMethodDef DueQueue_methods[] = {
+    {"push", (PyCFunction)DueQueue_push, METH_VARARGS, "push(times): due times, int64 ns, ascending"},
+    {"backlog", (PyCFunction)DueQueue_backlog, METH_VARARGS, "backlog(now) -> (due and not started, lag ns)"},
+    {"drop", (PyCFunction)DueQueue_drop, METH_VARARGS, "drop(now) -> how many due by now were dropped"},
+    {"pending", (PyCFunction)DueQueue_pending, METH_NOARGS, "pushed and not claimed"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject DueQueueType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tunebench.load._hotloop.DueQueue",
+    .tp_basicsize = sizeof(DueQueue),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The due times of an open-loop group's connections in this process.",
+    .tp_new = DueQueue_new,
+    .tp_init = (initproc)DueQueue_init,
+    .tp_dealloc = (destructor)DueQueue_dealloc,
+    .tp_methods = DueQueue_methods,
+};
 
 /* a call that releases the GIL, or changes what one uses: refused while another thread's call is inside */
 static int enter(Conn *c) {
@@ -234,6 +398,7 @@ static void Conn_dealloc(Conn *c) {
     close_all(c);
     free_ops(c->ops, c->nops);
     PyMem_RawFree(c->lat);
+    PyMem_RawFree(c->svc);
     PyMem_RawFree(c->c_tpl);
     PyMem_RawFree(c->pad_tpl);
     pthread_mutex_destroy(&c->mu);
@@ -693,23 +858,31 @@ static MYSQL_STMT *event(Conn *c, unsigned long long counts[NCOUNTS]) {
     return NULL;
 }
 
-static int publish(Conn *c, int64_t lat, int ended, unsigned long long counts[NCOUNTS]) {
+/* room for one more in a latency buffer (under mu) */
+static int room(int64_t **buf, size_t n, size_t *cap) {
+    if (n < *cap) return 1;
+    size_t grown_cap = *cap ? 2 * *cap : 4096;
+    int64_t *grown = PyMem_RawRealloc(*buf, grown_cap * sizeof(int64_t));
+    if (!grown) return 0;
+    *buf = grown;
+    *cap = grown_cap;
+    return 1;
+}
+
+/* an event's figures to the reporter: `svc` < 0 in closed loop (the latency is the service time); `late`: over
+   the open loop's latency limit; `skipped`: due times skipped for it before this event */
+static int publish(Conn *c, int64_t lat, int64_t svc, int late, unsigned long long skipped, int ended,
+                   unsigned long long counts[NCOUNTS]) {
     int ok = 1;
     pthread_mutex_lock(&c->mu);
+    c->skipped += skipped;
     if (ended) {
-        if (c->nlat == c->caplat) {
-            size_t cap = c->caplat ? 2 * c->caplat : 4096;
-            int64_t *grown = PyMem_RawRealloc(c->lat, cap * sizeof(int64_t));
-            if (grown) {
-                c->lat = grown;
-                c->caplat = cap;
-            } else {
-                ok = 0;
-            }
-        }
+        ok = room(&c->lat, c->nlat, &c->caplat) && (svc < 0 || room(&c->svc, c->nsvc, &c->capsvc));
         if (ok) {
             c->lat[c->nlat++] = lat;
+            if (svc >= 0) c->svc[c->nsvc++] = svc;
             c->events++;
+            c->late += late;
         }
     }
     c->reads += counts[C_READ];
@@ -719,12 +892,32 @@ static int publish(Conn *c, int64_t lat, int ended, unsigned long long counts[NC
     return ok;
 }
 
-/* run(seconds) -> None: events until `seconds` have passed or stop(); raises HotError on a server error (the
+/* run(seconds[, queue]) -> None: events until `seconds` have passed or stop(); with a DueQueue, open loop: each
+   event starts at the next due time the connection claims (sleeping until then), its latency counts from that
+   time and its service time from its start. Raises HotError on a server error (the
    statements done before it counted, the event not). stop() is one-shot: it ends the run() in progress, or the
    next one at once if none is, and is then consumed. */
+/* open loop: sleep until `due` (or stop()), in slices of at most 50 ms; 0 when stopped first */
+static int wait_due(Conn *c, int64_t due) {
+    for (;;) {
+        if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) return 0;
+        int64_t left = due - now_ns();
+        if (left <= 0) return 1;
+        if (left > 50000000) left = 50000000;
+        struct timespec ts = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static PyObject *Conn_run(Conn *c, PyObject *args) {
     double seconds;
-    if (!PyArg_ParseTuple(args, "d", &seconds)) return NULL;
+    PyObject *queue = Py_None;
+    if (!PyArg_ParseTuple(args, "d|O", &seconds, &queue)) return NULL;
+    if (queue != Py_None && !PyObject_TypeCheck(queue, &DueQueueType)) {
+        PyErr_SetString(PyExc_TypeError, "run(seconds, queue): queue must be a DueQueue or None");
+        return NULL;
+    }
+    DueQueue *q = queue == Py_None ? NULL : (DueQueue *)queue;
     if (!isfinite(seconds) || seconds < 0 || seconds > 1e6) {
         PyErr_SetString(PyExc_ValueError, "run(seconds): seconds from 0 to 1e6");
         return NULL;
@@ -742,20 +935,38 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
     }
     MYSQL_STMT *bad = NULL;
     int oom = 0;
+    Py_INCREF(queue); /* the queue outlives the run even if Python drops it meanwhile */
     Py_BEGIN_ALLOW_THREADS
     int64_t deadline = now_ns() + (int64_t)(seconds * 1e9);
     while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
         unsigned long long counts[NCOUNTS] = {0, 0, 0};
+        int64_t due = 0;
+        unsigned long long skipped = 0;
+        if (q) {
+            if (!due_claim(q, now_ns(), &due, &skipped)) { /* nothing pushed yet: Python draws ahead */
+                publish(c, 0, 0, 0, skipped, 0, counts);
+                struct timespec ms = {0, 1000000};
+                nanosleep(&ms, NULL);
+                if (now_ns() >= deadline) break;
+                continue;
+            }
+            if (!wait_due(c, due)) {
+                publish(c, 0, 0, 0, skipped, 0, counts);
+                break; /* stopped before its time: not run */
+            }
+        }
         int64_t t0 = now_ns();
         bad = event(c, counts);
         int64_t t1 = now_ns();
-        if (!publish(c, t1 - t0, bad == NULL, counts)) {
+        int64_t lat = q ? t1 - due : t1 - t0;
+        if (!publish(c, lat, q ? t1 - t0 : -1, q && q->limit_ns && lat > q->limit_ns, skipped, bad == NULL, counts)) {
             oom = 1;
             break;
         }
         if (bad || t1 >= deadline) break;
     }
     Py_END_ALLOW_THREADS
+    Py_DECREF(queue);
     __atomic_store_n(&c->stop, 0, __ATOMIC_RELEASE); /* consumed: one interrupt stops one run() */
     PyObject *result = NULL;
     if (oom)
@@ -777,16 +988,22 @@ refused:
    run() is in progress (the reporter's thread): what it reads is under mu */
 static PyObject *Conn_take(Conn *c, PyObject *noargs) {
     pthread_mutex_lock(&c->mu);
-    int64_t *lat = c->lat;
-    size_t n = c->nlat;
-    unsigned long long e = c->events, r = c->reads, w = c->writes, o = c->other;
-    c->lat = NULL;
-    c->nlat = c->caplat = 0;
+    int64_t *lat = c->lat, *svc = c->svc;
+    size_t n = c->nlat, nsvc = c->nsvc;
+    unsigned long long e = c->events, r = c->reads, w = c->writes, o = c->other, late = c->late, sk = c->skipped;
+    c->lat = c->svc = NULL;
+    c->nlat = c->caplat = c->nsvc = c->capsvc = 0;
     pthread_mutex_unlock(&c->mu);
     PyObject *bytes = PyBytes_FromStringAndSize((const char *)lat, (Py_ssize_t)(n * sizeof(int64_t)));
+    PyObject *svc_bytes = PyBytes_FromStringAndSize((const char *)svc, (Py_ssize_t)(nsvc * sizeof(int64_t)));
     PyMem_RawFree(lat);
-    if (!bytes) return NULL;
-    return Py_BuildValue("(KKKKN)", e, r, w, o, bytes);
+    PyMem_RawFree(svc);
+    if (!bytes || !svc_bytes) {
+        Py_XDECREF(bytes);
+        Py_XDECREF(svc_bytes);
+        return NULL;
+    }
+    return Py_BuildValue("(KKKKNNKK)", e, r, w, o, bytes, svc_bytes, late, sk);
 }
 
 /* query(sql: bytes) -> None: a plain statement (ROLLBACK after a deadlock), its rows read and dropped */
@@ -843,8 +1060,9 @@ static PyObject *Conn_draw(Conn *c, PyObject *args) {
 static PyMethodDef Conn_methods[] = {
     {"prepare", (PyCFunction)Conn_prepare, METH_VARARGS, "prepare(sql) -> statement index"},
     {"program", (PyCFunction)Conn_program, METH_VARARGS, "the event program"},
-    {"run", (PyCFunction)Conn_run, METH_VARARGS, "run(seconds): events, the GIL released"},
-    {"take", (PyCFunction)Conn_take, METH_NOARGS, "cumulative counters and the latencies since the last take"},
+    {"run", (PyCFunction)Conn_run, METH_VARARGS, "run(seconds[, queue]): events, the GIL released"},
+    {"take", (PyCFunction)Conn_take, METH_NOARGS,
+     "cumulative counters, the latencies and service times since the last take, cumulative late and skipped"},
     {"query", (PyCFunction)Conn_query, METH_VARARGS, "a plain statement"},
     {"stop", (PyCFunction)Conn_stop, METH_NOARGS, "run() returns after the event in flight"},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, "close the statements and the connection"},
@@ -881,12 +1099,14 @@ PyMODINIT_FUNC PyInit__hotloop(void) {
         PyErr_SetString(PyExc_ImportError, "the MariaDB client library did not initialise");
         return NULL;
     }
-    if (PyType_Ready(&ConnType) < 0) return NULL;
+    if (PyType_Ready(&ConnType) < 0 || PyType_Ready(&DueQueueType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     HotError = PyErr_NewException("tunebench.load._hotloop.HotError", NULL, NULL);
     Py_INCREF(&ConnType);
     PyModule_AddObject(m, "Conn", (PyObject *)&ConnType);
+    Py_INCREF(&DueQueueType);
+    PyModule_AddObject(m, "DueQueue", (PyObject *)&DueQueueType);
     PyModule_AddObject(m, "HotError", HotError);
     return m;
 }

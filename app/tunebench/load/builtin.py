@@ -81,8 +81,6 @@ def default_workers(max_threads: int, compiled: bool = False) -> int:
 def runs_compiled(groups: list[ClientGroup]) -> bool:
     """Does every group run in the compiled loop (load/hotloop.py)?"""
     for g in groups:
-        if g.rates:
-            return False
         compile_hot = getattr(g.family, "hot_program", None)
         if compile_hot is None or compile_hot(g.family.plan(g.workload, g.options)) is None:
             return False

@@ -125,6 +125,11 @@ def hot_program(program: EventProgram) -> HotProgram | None:
     return HotProgram(tuple(statements), tuple(ops), ntables, int(opts["range_size"]) - 1, dist)
 
 
+def due_queue(limit_ns: int | None) -> Any:
+    """The compiled loop's queue of due times for an open-loop group's connections in this process."""
+    return _hotloop.DueQueue(limit_ns or 0)
+
+
 def open_conn(params: ConnParams, program: HotProgram, seed: int) -> Any:
     """A connection with its statements prepared and its program set (_hotloop.HotError on failure)."""
     conn = _hotloop.Conn(params.host if not params.socket else None, int(params.port or 0), params.socket or None,
@@ -147,34 +152,41 @@ class HotTotals:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._base = [0, 0, 0, 0]
+        self._base = [0, 0, 0, 0, 0, 0]  # events, reads, writes, other, late, skipped
         self._pending: list[bytes] = []
+        self._svc: list[bytes] = []
         self.conn: Any = None
 
     def attach(self, conn: Any) -> None:
         with self._lock:
             self.conn = conn
 
+    def _add(self, taken: tuple[Any, ...]) -> None:
+        e, r, w, o, lat, svc, late, skipped = taken
+        self._base = [a + b for a, b in zip(self._base, (e, r, w, o, late, skipped), strict=True)]
+        self._pending.append(lat)
+        self._svc.append(svc)
+
     def detach(self) -> None:
         """The connection is going away (a reconnect, the end): its counts stay."""
         with self._lock:
             if self.conn is not None:
-                *counts, lat = self.conn.take()
-                self._base = [a + b for a, b in zip(self._base, counts, strict=True)]
-                self._pending.append(lat)
+                self._add(self.conn.take())
                 self.conn = None
 
-    def take(self) -> tuple[list[int], bytes]:
-        """(cumulative events, reads, writes, other) and the latencies since the last take: int64 ns, as bytes
-        (the reporter joins every connection's before one numpy conversion)."""
+    def take(self) -> tuple[list[int], bytes, bytes]:
+        """(cumulative events, reads, writes, other, late, skipped), the latencies and the open loop's service
+        times since the last take: int64 ns, as bytes (the reporter joins every connection's before one numpy
+        conversion)."""
         with self._lock:
-            counts, lats = list(self._base), self._pending
-            self._pending = []
-            if self.conn is not None:
-                *now, lat = self.conn.take()
-                counts = [a + b for a, b in zip(counts, now, strict=True)]
+            counts, lats, svc = list(self._base), self._pending, self._svc
+            self._pending, self._svc = [], []
+            if self.conn is not None:  # its counters are cumulative: added to the base only when it goes
+                e, r, w, o, lat, svc_now, late, skipped = self.conn.take()
+                counts = [a + b for a, b in zip(counts, (e, r, w, o, late, skipped), strict=True)]
                 lats.append(lat)
-        return counts, b"".join(lats)
+                svc.append(svc_now)
+        return counts, b"".join(lats), b"".join(svc)
 
 
 class HotSession:
@@ -187,8 +199,9 @@ class HotSession:
         self.totals = totals
         totals.attach(self.conn)
 
-    def run(self, seconds: float = RUN_SECONDS) -> None:
-        _mapped(self.conn.run, seconds)
+    def run(self, seconds: float = RUN_SECONDS, queue: Any = None) -> None:
+        """Events for `seconds` (or until interrupted); with a DueQueue, open loop (its due times)."""
+        _mapped(self.conn.run, seconds, queue)
 
     def interrupt(self) -> None:
         """run() returns after the event in flight (any thread)."""

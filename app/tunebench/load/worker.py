@@ -28,7 +28,11 @@ from tunebench.core.target import ConnParams
 from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
 from tunebench.load.families import get_family
 from tunebench.load.family import ConnectionContext
-from tunebench.load.hotloop import RUN_SECONDS, HotProgram, HotSession, HotTotals
+from tunebench.load.hotloop import RUN_SECONDS, HotProgram, HotSession, HotTotals, due_queue
+
+# the compiled loop's due-time queues are kept this far ahead of the clock, topped up this often (s)
+FEED_AHEAD_NS = 1_000_000_000
+FEED_EVERY = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +119,7 @@ class Slot(threading.Thread):
         # process's other connections of the group), None in closed loop; service times beside the latencies
         # (those count from the intended start), and transactions late (over the limit) and skipped
         self.schedule: Schedule | None = None
+        self.queue: Any = None  # the compiled loop's: the DueQueue its schedule feeds (load/hotloop.py)
         self.svc: list[int] = []
         self.late = self.skipped = 0
 
@@ -195,7 +200,7 @@ class Slot(threading.Thread):
     def _run_open(self, work: Any) -> None:
         """Open loop: take the next due transaction of the schedule, wait for its time if early, run it; its
         latency counts from the intended start, its service time from the actual one."""
-        perf = time.perf_counter_ns
+        perf = time.monotonic_ns  # the schedule's clock
         sched = self.schedule
         limit = sched.limit_ns if sched is not None else None
         while self.active and sched is not None and self.schedule is sched:
@@ -226,9 +231,9 @@ class Slot(threading.Thread):
                     self.late += 1
 
     def _wait_until(self, due_ns: int) -> bool:
-        """Sleep until `due_ns` (perf_counter_ns), waking every 50 ms to see whether the connection was stopped."""
+        """Sleep until `due_ns` (monotonic_ns), waking every 50 ms to see whether the connection was stopped."""
         while self.active:
-            wait = due_ns - time.perf_counter_ns()
+            wait = due_ns - time.monotonic_ns()
             if wait <= 0:
                 return True
             time.sleep(min(wait / 1e9, 0.05))
@@ -239,7 +244,7 @@ class Slot(threading.Thread):
         run = self.session.run
         while self.active:
             try:
-                run(RUN_SECONDS)
+                run(RUN_SECONDS, self.queue)
             except DriverError as exc:
                 self._on_error(exc)
                 break
@@ -351,21 +356,43 @@ def open_schedule(spec: WorkerSpec, group: GroupPlan, active: int, load: OpenLoo
                     time.perf_counter_ns(), load.limit_ns(), phase=spec.index / workers)
 
 
-def _open_report(slots: list[Slot], taken: Mapping[int, SlotTake], last: dict[int, tuple[int, int]],
-                 sched: Schedule | None) -> tuple[Any, ...] | None:
+def _feed(feeds: Mapping[str, tuple[Schedule, Any]]) -> None:
+    """The compiled loop's queues kept FEED_AHEAD_NS ahead of the clock with their schedules' due times (the C
+    connections claim them there); a thread of the worker, every FEED_EVERY seconds."""
+    while True:
+        time.sleep(FEED_EVERY)
+        for sched, feed in list(feeds.values()):
+            feed.push(sched.take_until(time.monotonic_ns() + FEED_AHEAD_NS).tobytes())
+
+
+def _open_report(slots: list[Slot], taken: Mapping[int, SlotTake],
+                 hot_open: Mapping[int, tuple[list[int], bytes]], last: dict[int, tuple[int, int]],
+                 sched: Schedule | None, feed: Any) -> tuple[Any, ...] | None:
     """One group's open-loop second: (service histogram index, counts, max ns, late, skipped, backlog, lag ms,
-    dropped); None in closed loop."""
+    dropped, overflow); None in closed loop. The compiled loop's connections count their own (`hot_open`), and
+    its backlog is its queue's."""
     if sched is None:
         return None
     hist = LatencyHistogram()
     late = skipped = 0
     for s in slots:
         t = taken[id(s)]
-        hist.add_ns(np.asarray(t.svc, dtype=np.int64))
+        oc = t.open_counts
+        svc = np.asarray(t.svc, dtype=np.int64)
+        if id(s) in hot_open:
+            (hot_late, hot_skipped), hot_svc = hot_open[id(s)]
+            oc = (oc[0] + hot_late, oc[1] + hot_skipped)
+            svc = np.concatenate([svc, np.frombuffer(hot_svc, dtype=np.int64)])
+        hist.add_ns(svc)
         prev = last[id(s)]
-        late, skipped = late + t.open_counts[0] - prev[0], skipped + t.open_counts[1] - prev[1]
-        last[id(s)] = t.open_counts
-    backlog, lag = sched.backlog(time.perf_counter_ns())
+        late, skipped = late + oc[0] - prev[0], skipped + oc[1] - prev[1]
+        last[id(s)] = (oc[0], oc[1])
+    now = time.monotonic_ns()
+    if feed is None:
+        backlog, lag = sched.backlog(now)
+    else:
+        backlog, lag_ns = feed.backlog(now)
+        lag = lag_ns / 1e6
     dropped, sched.dropped = sched.dropped, 0
     idx, counts = hist.sparse()
     return idx, counts, hist.max_ns, late, skipped, backlog, lag, dropped, sched.overflow
@@ -375,8 +402,6 @@ def _hot_program(group: GroupPlan) -> HotProgram | None:
     """The group's program in the compiled loop's form, where its family has one (the OLTP family) and the loop
     can run it; None: the Python loop."""
     compile_hot = getattr(get_family(group.family), "hot_program", None)
-    if group.open_loop:
-        return None  # the compiled loop runs closed loop only (for now): the Python loop serves a schedule
     return compile_hot(group.plan) if compile_hot is not None else None
 
 
@@ -425,6 +450,10 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     last_trx = {id(s): [[0, 0, 0, 0] for _ in range(s.ntrx)] for ss in slots.values() for s in ss}
     active: dict[str, int] = {g.name: 0 for g in spec.groups}
     schedules: dict[str, Schedule] = {}  # the open-loop groups' of this step
+    # those in the compiled loop: their schedule and the DueQueue its connections claim from
+    feeds: dict[str, tuple[Schedule, Any]] = {}
+    feeder = threading.Thread(target=_feed, args=(feeds,), name="feeder", daemon=True)
+    feeder.start()
     last_open = {id(s): (0, 0) for ss in slots.values() for s in ss}
     steps = 0
     fatal_sent = False
@@ -442,9 +471,11 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                     if msg[0] == "stop":
                         return
                     if msg[0] == "drop_backlog":  # the warm-up ended: its backlog is not carried over
-                        at = time.perf_counter_ns()
-                        for running in schedules.values():
+                        at = time.monotonic_ns()
+                        for name, running in schedules.items():
                             running.reset(at)
+                            if name in feeds:
+                                running.dropped += feeds[name][1].drop(at)
                         continue
                     if msg[0] == "active":
                         active.update(msg[1])
@@ -452,12 +483,19 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                         steps += 1
                         for g in spec.groups:
                             sched = open_schedule(spec, g, active[g.name], rates.get(g.name), steps)
-                            if sched is None:
-                                schedules.pop(g.name, None)
-                            else:
+                            feed = None
+                            schedules.pop(g.name, None)
+                            feeds.pop(g.name, None)
+                            if sched is not None:
                                 schedules[g.name] = sched
+                                if hot[g.name]:
+                                    feed = due_queue(sched.limit_ns)
+                                    feed.push(sched.take_until(time.monotonic_ns() + FEED_AHEAD_NS).tobytes())
+                                    feeds[g.name] = (sched, feed)  # one item: the feeder never mixes two steps
                             for s in slots[g.name]:
-                                s.schedule = sched
+                                s.schedule, s.queue = sched, feed
+                                if s.hot is not None and s.active and isinstance(s.session, HotSession):
+                                    s.session.interrupt()  # its run() takes the new queue (or none)
                         for name, n in active.items():
                             for s in slots[name]:
                                 want = s.number < n
@@ -472,13 +510,14 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                     s.gate.set()
                                 else:
                                     s.gate.clear()
-            taken, trx_buffers, hot_taken = {}, {}, {}
+            taken, trx_buffers, hot_taken, hot_open = {}, {}, {}, {}
             snaps: dict[int, list[list[int]]] = {}
             for ss in slots.values():
                 for s in ss:
                     taken[id(s)] = t = s.take()
                     if s.hot is not None:  # counters and latencies together: each event in exactly one second
                         hot_taken[id(s)] = s.hot.take()
+                        hot_open[id(s)] = hot_taken[id(s)][0][4:], hot_taken[id(s)][2]
                     if s.ntrx:
                         trx_buffers[id(s)] = t.trx_lat
             report: dict[str, Any] = {}
@@ -498,7 +537,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                         snap = snaps[id(s)] = t.trx_counts
                         now = (sum(c[0] for c in snap), *now[1:])
                     if id(s) in hot_taken:
-                        (e, r, w, o), lat = hot_taken[id(s)]
+                        (e, r, w, o, _late, _skipped), lat, _svc = hot_taken[id(s)]
                         now = (now[0] + e, now[1] + r, now[2] + w, now[3] + o, now[4], now[5])
                         hot_ns.append(lat)
                     prev = last[id(s)]
@@ -515,7 +554,8 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                               and s.session is not None)
                 report[name] = (tuple(totals), idx, counts, hist.max_ns, threads,
                                 _trx_report(ss, trx_buffers, last_trx, snaps),
-                                _open_report(ss, taken, last_open, schedules.get(name)))
+                                _open_report(ss, taken, hot_open, last_open, schedules.get(name),
+                                             feeds[name][1] if name in feeds else None))
             fatal = next((s.fatal for ss in slots.values() for s in ss if s.fatal), None)
             if fatal and not fatal_sent:
                 conn.send(("fatal", spec.index, fatal))
