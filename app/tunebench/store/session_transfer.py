@@ -97,7 +97,8 @@ def import_sessions(store: Store, path: Path | str, again: bool = False,
                 src = Store(copy)
             ids = store._guard(_checked, src.engine, src_path)
             if only is not None:
-                ids = [i for i in ids if i in set(only)]
+                wanted = set(only)
+                ids = [i for i in ids if i in wanted]
             return store._guard(_copy_sessions, src.engine, store.engine, ids, again)
         finally:
             src.close()

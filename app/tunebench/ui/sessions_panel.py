@@ -376,11 +376,12 @@ class SessionsPanel(QWidget):
     def _ask_copy(self, path: str, skipped: list[tuple[int, int]]) -> bool:
         """Whether to import the sessions already here once more, as copies (the default: skip them)."""
         which = ", ".join(f"session {theirs} (here as {here})" for theirs, here in skipped)
+        one = len(skipped) == 1
         box = QMessageBox(QMessageBox.Icon.Question, "Import sessions",
-                          f"{Path(path).name} holds the same recording as sessions already here: {which}.",
+                          f"{Path(path).name} holds {'a recording' if one else 'recordings'} already here: {which}.",
                           parent=self)
         box.setTextFormat(Qt.TextFormat.PlainText)  # a file's name is not markup
-        box.setInformativeText("Skip them, or import a copy of each?")
+        box.setInformativeText("Skip it, or import a copy?" if one else "Skip them, or import a copy of each?")
         skip = box.addButton("Skip", QMessageBox.ButtonRole.RejectRole)
         copy = box.addButton("Import a copy", QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(skip)
