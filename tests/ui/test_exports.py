@@ -4,8 +4,11 @@ which), a title line on the picture, and a report whose every figure agrees with
 import csv
 import re
 
+import numpy as np
 import pytest
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QGraphicsItem
 
 from tunebench.store.synthetic import record
 from tunebench.ui import export
@@ -140,3 +143,150 @@ def test_title_of_a_sweep_names_its_axes_not_its_own_knob_events():
                                          "configuration 2: innodb_flush_log_at_trx_commit=2", "sync_binlog 1 → 0"]
     assert title_line(session).endswith(" · oltp_update_index · knobs: sweep of innodb_flush_log_at_trx_commit over "
                                         "2 configurations; sync_binlog 1 → 0")
+
+
+# -- SVG: the same picture as the PNG --------------------------------------------------------------------------
+
+def _rgb(image):
+    """An image's pixels as an (height, width, 3) array."""
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    a = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4)
+    return a[:, :image.width(), 2::-1].astype(int)
+
+
+def _svg_rendered(path, size):
+    """The SVG drawn by QtSvg into an image of the PNG's size."""
+    renderer = QSvgRenderer(str(path))
+    assert renderer.isValid() and renderer.viewBox().size() == size  # the PNG's geometry, not a scaled one
+    image = QImage(size, QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    renderer.render(painter)
+    painter.end()
+    return _rgb(image)
+
+
+def _near(pixels, color, tol=60):
+    c = QColor(color)
+    return np.abs(pixels - np.array([c.red(), c.green(), c.blue()])).sum(axis=2) < tol
+
+
+def _grown(mask, px):
+    """`mask` with every pixel widened by `px` in each direction."""
+    out = mask.copy()
+    for dy in range(-px, px + 1):
+        for dx in range(-px, px + 1):
+            out |= np.roll(np.roll(mask, dy, axis=0), dx, axis=1)
+    return out
+
+
+def _share_near(a, b, px=2):
+    """The share of `a`'s pixels that have one of `b`'s within `px` pixels."""
+    return (a & _grown(b, px)).sum() / max(1, a.sum())
+
+
+def _ink(pixels):
+    """The grey pixels of axes and text (antialiased lines included), not the coloured curves."""
+    return (pixels.mean(axis=2) < 200) & (np.ptp(pixels, axis=2) < 30)
+
+
+def _x_axis_extent(pixels):
+    """First and last column of the bottom axis line: the lowest row that is mostly ink."""
+    dark = _ink(pixels)
+    rows = np.flatnonzero(dark.sum(axis=1) > pixels.shape[1] * 0.3)
+    cols = np.flatnonzero(dark[rows[-1]])
+    return rows[-1], cols[0], cols[-1]
+
+
+def _left_axis(pixels):
+    """The column of the left axes' line: the leftmost column that is mostly ink."""
+    return np.flatnonzero(_ink(pixels).sum(axis=0) > pixels.shape[0] * 0.3)[0]
+
+
+def _major_ticks(pixels, top, axis):
+    """The rows (below `top`) of the left axes' major ticks: 6 px of ink right of the axis line (ticks point
+    into the plot), none a little further (a step label's text)."""
+    ink = _ink(pixels)[top:]
+    return top + np.flatnonzero(ink[:, axis + 1:axis + 7].all(axis=1) & ~ink[:, axis + 9])
+
+
+def _assert_same_rows(a, b, px=2):
+    assert len(a) and len(b)
+    assert all(np.abs(b - r).min() <= px for r in a) and all(np.abs(a - r).min() <= px for r in b)
+
+
+def test_svg_draws_the_png_geometry(win, tmp_path):
+    """The SVG used to hold its axes in 0.75-scaled groups (the x axis stopped two-thirds across, y ticks off
+    their grid) beside full-size curves: drawn back by QtSvg it now matches the PNG to a pixel or two."""
+    sid = record(win.store, 40, 40, knob_at=30)
+    win.open_replay(sid)
+    session = win.store.get_session(sid)
+    png_image = QImage(str(export.export("png", win.dashboard, tmp_path / "p.png", session)))
+    png = _rgb(png_image)
+    svg = _svg_rendered(export.export("svg", win.dashboard, tmp_path / "p.svg", session), png_image.size())
+    # the x axis: at the same height, from the same column to the same column
+    row, lo, hi = _x_axis_extent(png)
+    assert hi - lo > 300
+    svg_row, svg_lo, svg_hi = _x_axis_extent(svg)
+    assert abs(svg_row - row) <= 2 and abs(svg_lo - lo) <= 2 and abs(svg_hi - hi) <= 2
+    # the y ticks: on the same axis line at the same rows
+    top = png_image.height() - win.dashboard.graphics.height()  # below the title lines
+    axis = _left_axis(png)
+    assert abs(_left_axis(svg) - axis) <= 1
+    ticks = _major_ticks(png, top, axis)
+    assert len(ticks) > 15  # a few on each of the 7 plots
+    _assert_same_rows(ticks, _major_ticks(svg, top, axis))
+    # the curves (the first curve of each plot is blue) and the knob change's line: where the PNG has them
+    blue_png, blue_svg = _near(png, "#1f77b4"), _near(svg, "#1f77b4")
+    assert blue_png.sum() > 2000
+    assert _share_near(blue_svg, blue_png) > 0.95 and _share_near(blue_png, blue_svg) > 0.95
+    # and the ink (axes, ticks, labels, text) alike: e.g. no "No data yet" over the PNG of a replay just opened
+    assert _share_near(_ink(png), _ink(svg)) > 0.9 and _share_near(_ink(svg), _ink(png)) > 0.9
+    knob_png = np.flatnonzero(_near(png, "#d62728").sum(axis=0) > 300)
+    knob_svg = np.flatnonzero(_near(svg, "#d62728").sum(axis=0) > 300)
+    _assert_same_rows(knob_png, knob_svg)
+
+
+def test_svg_of_a_zoom_keeps_curves_and_markers_inside_their_plots(win, tmp_path):
+    """QtSvg ignores the SVG's clip paths: a curve zoomed past its plot's top crossed the title lines, and the
+    knob change's line right of the visible range was drawn over the legends. Now each is cut to its plot, as
+    in the PNG, and the dashboard is as it was afterwards."""
+    sid = record(win.store, 40, 40, knob_at=30)
+    win.open_replay(sid)
+    dash = win.dashboard
+    dash.follow_box.setChecked(False)
+    dash.set_x_range(15, 25)
+    tps = dash.panels[0]
+    tps.view.setYRange(9900, 10100, padding=0)
+    dash.redraw()
+    y_range = tps.view.viewRange()[1]
+    curve = tps.curves["client.main.tps"].curve
+    shown = curve.xData.copy()
+    session = win.store.get_session(sid)
+    png_image = QImage(str(export.export("png", dash, tmp_path / "z.png", session, visible=True)))
+    png = _rgb(png_image)
+    svg = _svg_rendered(export.export("svg", dash, tmp_path / "z.svg", session, visible=True), png_image.size())
+    title = png_image.height() - dash.graphics.height()  # the title lines' rows
+    for color in ("#1f77b4", "#ff7f0e", "#d62728"):  # the plots' first two curves, the knob line
+        assert not _near(svg[:title], color).any(), color
+    assert not (_near(svg, "#d62728").sum(axis=0) > 300).any()  # the knob at 30 s is out of this picture
+    blue_png, blue_svg = _near(png, "#1f77b4"), _near(svg, "#1f77b4")
+    assert _share_near(blue_svg, blue_png) > 0.95 and _share_near(blue_png, blue_svg) > 0.95
+    # the dashboard as it was
+    assert tps.view.viewRange()[1] == pytest.approx(y_range)
+    assert np.array_equal(curve.xData, shown)
+    assert curve.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache
+    assert all(m.isVisible() for m in tps.markers if hasattr(m, "isVisible"))
+
+
+def test_clip_polyline_cuts_at_the_edges():
+    from tunebench.ui.export_vectors import clip_polyline
+
+    # a zigzag through a box it leaves at the top twice and at the right once: three pieces, NaN between
+    x, y = clip_polyline(np.array([0.0, 2, 4, 6, 8]), np.array([0.0, 4, 0, 4, 0]), (1, 7, -1, 3))
+    assert np.allclose(x, [1, 1.5, np.nan, 2.5, 4, 5.5, np.nan, 6.5, 7], equal_nan=True)
+    assert np.allclose(y, [2, 3, np.nan, 3, 0, 3, np.nan, 3, 2], equal_nan=True)
+    # a gap in the data stays a gap; a line wholly outside leaves nothing
+    x, y = clip_polyline(np.array([2.0, 3, np.nan, 5, 6]), np.array([1.0, 1, np.nan, 1, 1]), (0, 10, 0, 10))
+    assert np.allclose(x, [2, 3, np.nan, 5, 6], equal_nan=True)
+    assert len(clip_polyline(np.array([0.0, 1]), np.array([5.0, 6]), (0, 1, 0, 1))[0]) == 0

@@ -241,3 +241,37 @@ def test_a_session_of_many_notes_and_knob_changes_opens_whole(win, qtbot):
     win.replay_bar.seek(0)  # backwards: ticks and lines go as the markers do
     qtbot.waitUntil(lambda: all(len(p.markers) == len(tl.markers) for p in win.dashboard.panels), timeout=10000)
     assert len(win.dashboard.panels[0].tick_x) < 1000
+
+
+def _answer_import_box(button_text, seen):
+    """Clicks `button_text` on the import question once it is up: the box's own event loop runs the timer."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    def click():
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox), box
+        seen.append(box.text())
+        next(b for b in box.buttons() if b.text() == button_text).click()
+
+    QTimer.singleShot(0, click)
+
+
+def test_importing_a_file_again_asks_skip_or_copy(win, qtbot, tmp_path):
+    """The same file imported twice used to make a second copy without a word: the window now asks."""
+    sid = record(win.store, 20, 20)
+    out = tmp_path / "one.tbsession"
+    win.store.export_session(sid, out)
+    messages, seen = [], []
+    win.sessions.message.connect(messages.append)
+    _answer_import_box("Skip", seen)
+    assert win.sessions.import_file(str(out)) == []  # it is the session recorded here
+    assert len(seen) == 1 and f"session {sid} (here as {sid})" in seen[0]
+    assert [r["id"] for r in win.sessions.rows] == [sid]
+    assert messages[-1] == f"session {sid} is already here as {sid}: skipped"
+    assert win.sessions.selected_ids() == [sid]
+    _answer_import_box("Import a copy", seen)
+    (copy,) = win.sessions.import_file(str(out))
+    assert len(seen) == 2 and copy != sid
+    assert sorted(r["id"] for r in win.sessions.rows) == [sid, copy]
+    assert messages[-1].startswith(f"imported 1 session(s) from {out}: {copy}")

@@ -114,7 +114,7 @@ def test_export_and_import_a_session_file(tmp_path):
         a.export_session(sid, out)
     b = Store(tmp_path / "empty.sqlite")
     assert b.list_sessions() == []
-    (new_id,) = b.import_sessions(out)
+    (new_id,) = b.import_sessions(out).ids
     got, want = b.get_session(new_id), a.get_session(sid)
     for key in ("name", "notes", "workload", "flavor", "summary", "variables", "events", "status"):
         assert got[key] == want[key], key
@@ -234,7 +234,7 @@ def test_import_of_an_older_schema_migrates_a_copy_not_the_file(tmp_path):
         c.execute("PRAGMA journal_mode=DELETE")
     before = _file_state(out)
     b = Store(tmp_path / "b.sqlite")
-    assert len(b.import_sessions(out)) == 1
+    assert len(b.import_sessions(out).ids) == 1
     assert _file_state(out) == before
 
 

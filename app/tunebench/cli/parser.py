@@ -242,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "md: result tables (steps, sweep curves, best-to-best, ratios) as Markdown; "
                          "sqlite: the session as a file another Tunebench imports (needs --output)")
     sp.add_argument("--output", "-O", help="export to this file instead of stdout")
+    sp.add_argument("--again", action="store_true",
+                    help="import: also the sessions already here (same recording), as copies; without it they are "
+                         "skipped with one line each")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sessions)
 

@@ -39,8 +39,13 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.id is None:
         raise ConfigError(f"sessions {args.action} needs a session {'file' if args.action == 'import' else 'ID'}")
     if args.action == "import":
-        ids = store.import_sessions(args.id)
-        print(f"imported {len(ids)} session(s) from {args.id}: {', '.join(map(str, ids))}")
+        done = store.import_sessions(args.id, again=args.again)
+        lines = done.skipped_lines()
+        if done.ids or not done.skipped:
+            lines.append(f"imported {len(done.ids)} session(s) from {args.id}: {', '.join(map(str, done.ids))}")
+        # nothing new is not a failure: the file's sessions are here, which is what the command is for
+        emit(args, {"imported": done.ids, "skipped": [{"file": f, "here": h} for f, h in done.skipped]},
+             "\n".join(lines))
         return 0
     try:
         sid = int(args.id)

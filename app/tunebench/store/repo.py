@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from sqlalchemy import CursorResult, create_engine, delete, event, func, select
@@ -44,6 +44,9 @@ from tunebench.store.sqlite_file import (
     sqlite_tables,
 )
 from tunebench.store.writer import SessionWriter
+
+if TYPE_CHECKING:
+    from tunebench.store.session_transfer import Imported
 
 _T = TypeVar("_T")
 
@@ -340,13 +343,15 @@ class Store:
 
         return session_transfer.export_session(self, session_id, path)
 
-    def import_sessions(self, path: Path | str) -> list[int]:
-        """Every session of an exported file, copied in under new IDs, all or none. The file is only
-        read (never migrated, switched to WAL or given tables); a file that is not a session store (or
-        is damaged, or newer) raises StoreError and changes nothing, here or there."""
+    def import_sessions(self, path: Path | str, again: bool = False,
+                        only: Collection[int] | None = None) -> Imported:
+        """Every session of an exported file (or those of `only`, IDs in the file), copied in under new IDs, all
+        or none; one already here is skipped (`Imported.skipped`) unless `again`. The file is only read (never
+        migrated, switched to WAL or given tables); a file that is not a session store (or is damaged, or newer)
+        raises StoreError and changes nothing, here or there."""
         from tunebench.store import session_transfer  # it makes Stores of its own
 
-        return session_transfer.import_sessions(self, path)
+        return session_transfer.import_sessions(self, path, again, only)
 
     def delete_session(self, session_id: int) -> None:
         """Delete a session and all under it; a session a live process is still recording is refused (its run

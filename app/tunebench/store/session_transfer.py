@@ -1,10 +1,17 @@
 """Sessions from one store to another: a session exported as a SQLite file of its own, and the sessions of
-such a file imported, all or none."""
+such a file imported, all or none; a session already here is skipped unless a copy is asked for.
+
+A session is the same recording when its start (to the stored float), target, engine, workload, configuration
+and first stored samples are: what an export copies verbatim, whatever the store it went through gave it as ID,
+name, tags or status. No column of its own, so a file written before this rule (or by an older schema) is
+recognised too."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +44,23 @@ def export_session(store: Store, session_id: int, path: Path | str) -> Path:
         Path(str(tmp) + suffix).unlink(missing_ok=True)
     return dest
 
-def import_sessions(store: Store, path: Path | str) -> list[int]:
-    """Every session of an exported file, copied in under new IDs, all or none. The file is only
-    read (never migrated, switched to WAL or given tables); a file that is not a session store (or
-    is damaged, or newer) raises StoreError and changes nothing, here or there."""
+@dataclass(frozen=True)
+class Imported:
+    """What an import did: the new IDs, and the sessions of the file it left out as already here."""
+
+    ids: list[int] = field(default_factory=list)
+    skipped: list[tuple[int, int]] = field(default_factory=list)  # (ID in the file, ID here)
+
+    def skipped_lines(self) -> list[str]:
+        return [f"session {theirs} is already here as {here}: skipped" for theirs, here in self.skipped]
+
+
+def import_sessions(store: Store, path: Path | str, again: bool = False,
+                    only: Collection[int] | None = None) -> Imported:
+    """Every session of an exported file (or those of `only`, IDs in the file) copied in under new IDs, all or
+    none; one already here (see the module) is skipped, unless `again` (then it is copied once more). The file
+    is only read (never migrated, switched to WAL or given tables); a file that is not a session store (or is
+    damaged, or newer) raises StoreError and changes nothing, here or there."""
     src_path = Path(path)
     if src_path.is_dir():
         raise StoreError(f"cannot import {src_path}: it is a directory")
@@ -76,7 +96,10 @@ def import_sessions(store: Store, path: Path | str) -> list[int]:
                 shutil.copyfile(src_path, copy)
                 src = Store(copy)
             ids = store._guard(_checked, src.engine, src_path)
-            return store._guard(_copy_sessions, src.engine, store.engine, ids)
+            if only is not None:
+                wanted = set(only)
+                ids = [i for i in ids if i in wanted]
+            return store._guard(_copy_sessions, src.engine, store.engine, ids, again)
         finally:
             src.close()
 
@@ -99,10 +122,45 @@ def _checked(src: Engine, path: Path) -> list[int]:
         return checked_sessions(c, path)
 
 
-def _copy_sessions(src: Engine, dst: Engine, ids: list[int]) -> list[int]:
-    """Several sessions in one transaction: all are imported or none; each tagged "imported"."""
+def _copy_sessions(src: Engine, dst: Engine, ids: list[int], again: bool) -> Imported:
+    """Several sessions in one transaction: all are imported or none; each tagged "imported". Those already
+    here are left out unless `again`."""
+    done = Imported()
     with src.connect() as a, dst.begin() as b:
-        return [_copy_rows(a, b, sid, tag=IMPORTED_TAG) for sid in ids]
+        for sid in ids:
+            here = None if again else _already_here(a, b, sid)
+            if here is not None:
+                done.skipped.append((sid, here))
+            else:
+                done.ids.append(_copy_rows(a, b, sid, tag=IMPORTED_TAG))
+    return done
+
+
+def _fingerprint(c: Connection, session_id: int) -> tuple[Any, ...] | None:
+    """What makes a session the recording it is (see the module); None if there is no such session."""
+    tables = Base.metadata.tables
+    sessions, series, chunks = tables["sessions"], tables["series"], tables["sample_chunks"]
+    row = c.execute(select(sessions.c.started_at, sessions.c.target, sessions.c.engine, sessions.c.workload,
+                           sessions.c.config).where(sessions.c.id == session_id)).one_or_none()
+    if row is None:
+        return None
+    first = c.execute(select(chunks.c.t_first, chunks.c.n, chunks.c.ts, chunks.c.vs)
+                      .join(series, series.c.id == chunks.c.series_id).where(series.c.session_id == session_id)
+                      .order_by(series.c.name, chunks.c.t_first, chunks.c.id).limit(1)).one_or_none()
+    return (*row, None if first is None else tuple(first))
+
+
+def _already_here(a: Connection, b: Connection, session_id: int) -> int | None:
+    """The ID in `b` of the same recording as session `session_id` of `a` (the oldest, if several), or None."""
+    theirs = _fingerprint(a, session_id)
+    if theirs is None:
+        return None
+    sessions = Base.metadata.tables["sessions"]
+    candidates = b.execute(select(sessions.c.id).where(sessions.c.started_at == theirs[0],
+                                                       sessions.c.target == theirs[1],
+                                                       sessions.c.workload == theirs[3])
+                           .order_by(sessions.c.id)).scalars().all()
+    return next((int(here) for here in candidates if _fingerprint(b, here) == theirs), None)
 
 
 def _copy_session(src: Engine, dst: Engine, session_id: int) -> int:

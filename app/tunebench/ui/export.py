@@ -27,6 +27,8 @@ from tunebench.core.results import markdown, range_line, series_rows, settings_c
 from tunebench.store.export import spreadsheet_text, timeline_table
 from tunebench.store.repo import SeriesData, Store
 from tunebench.ui.dashboard import Dashboard
+from tunebench.ui.empty_state import EmptyState
+from tunebench.ui.export_vectors import clipped_to_views
 
 Arrays = Mapping[str, tuple[np.ndarray, np.ndarray]]
 
@@ -74,6 +76,9 @@ def showing(dashboard: Dashboard, sc: Scope) -> Iterator[None]:
         # no processEvents here: a timer run inside the export (the replay's tick, a redraw) would see the
         # head at the end and the whole range, or move them under the export
         dashboard.redraw()
+        # the "No data yet" line checks a few times a second: not over the picture of a replay just opened
+        for empty in dashboard.graphics.findChildren(EmptyState):
+            empty.update_state()
         yield
     finally:
         if sc.whole:
@@ -156,17 +161,22 @@ def save_png(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] 
 
 def save_svg(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] | None = None,
              visible: bool = False) -> Path:
-    """The plots as vectors under the same title lines (also the SVG's title and description)."""
+    """The plots as vectors under the same title lines (also the SVG's title and description), at the PNG's
+    size and geometry."""
     p = _ready(path)
     sc = scope(dashboard, visible)
     lines = heading(session, sc)
     view = dashboard.graphics
     top = _heading_height(dashboard, lines, view.width())
-    with showing(dashboard, sc):
-        gen = QSvgGenerator()
+    with showing(dashboard, sc), clipped_to_views(dashboard):
+        # SVG 1.1: its clip paths are honoured where a renderer can (QtSvg cannot: clipped_to_views)
+        gen = QSvgGenerator(QSvgGenerator.SvgVersion.Svg11)
         gen.setFileName(str(p))
         gen.setTitle(lines[0])
         gen.setDescription(lines[1])
+        # the screen's dots per inch, not the generator's 72: pyqtgraph paints its axes from a QPicture recorded
+        # at the screen's, which a 72-dpi device replays scaled by 72/96 (axes two-thirds across, ticks off)
+        gen.setResolution(view.logicalDpiX())
         gen.setSize(QSize(view.width(), view.height() + top))
         gen.setViewBox(QRect(0, 0, view.width(), view.height() + top))
         painter = QPainter(gen)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -364,12 +365,36 @@ class SessionsPanel(QWidget):
             self.import_file(path)
 
     def import_file(self, path: str) -> list[int]:
+        """The file's sessions imported; those already here are skipped, or copied if the user says so."""
         try:
-            ids = self.store.import_sessions(path)
+            done = self.store.import_sessions(path)
+            ids, skipped = list(done.ids), done.skipped
+            if skipped and self._ask_copy(path, skipped):
+                ids += self.store.import_sessions(path, again=True, only=[theirs for theirs, _ in skipped]).ids
+                skipped = []
         except TunebenchError as exc:
             self.message.emit(str(exc))
             return []
         self.refresh()
-        self.select(ids)
-        self.message.emit(f"imported {len(ids)} session(s) from {path}: {', '.join(map(str, ids))}")
+        self.select(ids or [here for _, here in skipped])
+        lines = [f"session {theirs} is already here as {here}: skipped" for theirs, here in skipped]
+        if ids or not skipped:
+            lines.append(f"imported {len(ids)} session(s) from {path}: {', '.join(map(str, ids))}")
+        self.message.emit("; ".join(lines))
         return ids
+
+    def _ask_copy(self, path: str, skipped: list[tuple[int, int]]) -> bool:
+        """Whether to import the sessions already here once more, as copies (the default: skip them)."""
+        which = ", ".join(f"session {theirs} (here as {here})" for theirs, here in skipped)
+        one = len(skipped) == 1
+        box = QMessageBox(QMessageBox.Icon.Question, "Import sessions",
+                          f"{Path(path).name} holds {'a recording' if one else 'recordings'} already here: {which}.",
+                          parent=self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # a file's name is not markup
+        box.setInformativeText("Skip it, or import a copy?" if one else "Skip them, or import a copy of each?")
+        skip = box.addButton("Skip", QMessageBox.ButtonRole.RejectRole)
+        copy = box.addButton("Import a copy", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(skip)
+        box.setEscapeButton(skip)
+        box.exec()
+        return box.clickedButton() is copy
