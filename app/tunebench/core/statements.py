@@ -107,28 +107,40 @@ class Statement:
     seconds: int
 
 
-def _span(series: Mapping[str, tuple[Any, Any]], name: str, lo: float, hi: float) -> dict[float, float]:
+def _arrays(series: Mapping[str, tuple[Any, Any]], name: str, lo: float, hi: float
+            ) -> tuple[np.ndarray, np.ndarray]:
     if name not in series:
-        return {}
+        return np.empty(0), np.empty(0)
     t, v = (np.asarray(a, dtype=np.float64) for a in series[name])
     keep = (t >= lo) & (t <= hi) & np.isfinite(v)
-    return dict(zip(t[keep].tolist(), v[keep].tolist(), strict=True))
+    return t[keep], v[keep]
+
+
+def _at(t: np.ndarray, other: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """`other`'s values at the times `t` (NaN where it has none): one read stamps a digest's three series alike (to
+    the store's microsecond, give or take its rounding; reads are 0.25 s apart at the least)."""
+    ot, ov = other
+    out = np.full(len(t), np.nan)
+    if len(ot):
+        i = np.clip(np.searchsorted(ot, t), 1, max(1, len(ot) - 1))
+        j = np.where(np.abs(ot[i - 1] - t) <= np.abs(ot[np.minimum(i, len(ot) - 1)] - t), i - 1,
+                     np.minimum(i, len(ot) - 1))
+        hit = np.abs(ot[j] - t) < 0.01
+        out[hit] = ov[j[hit]]
+    return out
 
 
 def _one(series: Mapping[str, tuple[Any, Any]], d: str, lo: float, hi: float
          ) -> tuple[float, float, float, float, int] | None:
     """(mean calls/s, calls, time µs, rows examined, seconds) of series id `d` in [lo, hi]; None: no seconds."""
-    calls = _span(series, f"{PREFIX}{d}.calls", lo, hi)
-    if not calls:
+    t, calls = _arrays(series, f"{PREFIX}{d}.calls", lo, hi)
+    if not len(t):
         return None
-    lat, rows = _span(series, f"{PREFIX}{d}.lat_us", lo, hi), _span(series, f"{PREFIX}{d}.rows_examined", lo, hi)
-    n = time_us = rows_ex = 0.0
-    for t, c in calls.items():
-        if c > 0 and t in lat:  # the same read stamps all three
-            n += c
-            time_us += c * lat[t]
-            rows_ex += c * rows.get(t, 0.0)
-    return float(np.mean(list(calls.values()))), n, time_us, rows_ex, len(calls)
+    lat = _at(t, _arrays(series, f"{PREFIX}{d}.lat_us", lo, hi))
+    rows = np.nan_to_num(_at(t, _arrays(series, f"{PREFIX}{d}.rows_examined", lo, hi)))
+    ran = (calls > 0) & np.isfinite(lat)
+    n = float(calls[ran].sum())
+    return float(calls.mean()), n, float((calls * lat)[ran].sum()), float((calls * rows)[ran].sum()), len(t)
 
 
 def digests_of(names: Iterable[str]) -> list[str]:
@@ -166,5 +178,10 @@ def texts_of(events: Iterable[Mapping[str, Any]]) -> dict[str, str]:
 
 
 def elide(text: str, width: int = 80) -> str:
+    """One line of at most `width` characters; a long one keeps its start and its end (two statements on one table
+    differ at the end: `... ORDER BY c`), joined by '…'."""
     one = " ".join(text.split())
-    return one if len(one) <= width else one[: width - 1] + "…"
+    if len(one) <= width:
+        return one
+    tail = width // 3
+    return one[: width - tail - 1] + "…" + one[-tail:]

@@ -1,5 +1,5 @@
 """Compare's "Why" tab: the first two sessions' best steps side by side, the `sessions diff` table (waits and
-counters per transaction, profile functions, efficiency), computed off the GUI thread."""
+counters per transaction, profile functions, efficiency, statements), computed off the GUI thread."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from tunebench.core.diff import Row, diff, fmt
+from tunebench.core.diff import Row, diff, fmt, ratio
 from tunebench.run.session import diff_side
 from tunebench.store.repo import Store
 from tunebench.ui.tasks import TaskRunner
@@ -70,9 +70,10 @@ class DiffView(QWidget):
                 for col in (1, 2, 3):
                     self.table.setItem(i, col, QTableWidgetItem(""))
                 continue
-            change = "" if r.a is None or r.b is None or not r.a else f"{r.b / r.a:.2f}x"
-            for col, text in enumerate((r.name, fmt(r.a), fmt(r.b), change)):
+            for col, text in enumerate((r.name, fmt(r.a), fmt(r.b), ratio(r))):
                 item = QTableWidgetItem(text)
+                if r.detail:  # a statement's whole text, on hover
+                    item.setToolTip(r.detail)
                 if col:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, col, item)
