@@ -180,6 +180,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
         self.replay_bar.moved.connect(self._replay_moved)
+        self.replay_bar.moved.connect(lambda _x: self.statements.refresh())  # the head's table, in the same turn
         self.sessions.message.connect(self.show_message)
         self.sessions.open_requested.connect(self.open_replay)
         self.sessions.compare_requested.connect(self.compare_sessions)
