@@ -305,3 +305,41 @@ def test_texts_from_the_session_events():
     events = [{"kind": "statement", "data": {"digest": "abc", "text": "SELECT 1"}},
               {"kind": "note", "data": {"digest": "x"}}, {"kind": "statement", "data": "damaged"}]
     assert texts_of(events) == {"abc": "SELECT 1"}
+
+
+def test_a_big_digest_table_is_read_less_often_one_slow_read_is_no_trend():
+    s = Digests()
+    s.run(D1, 1, 10)
+    probe, clock = opened(s, top=1)
+    slow = {"n": 0}
+    real_read = probe._read_rows
+
+    def timed():
+        rows = real_read()
+        clock.t += 0.12 if slow["n"] else 0.001  # a read of 120 ms: the budget is 50
+        return rows
+
+    probe._read_rows = timed
+    slow["n"] = 1
+    clock.t += 1.0
+    probe.read()
+    slow["n"] = 0
+    for _ in range(3):
+        clock.t += 1.0
+        probe.read()
+    assert probe.every == 1  # one slow read among quick ones
+    slow["n"] = 1
+    notes = []
+    for _ in range(2):  # the second slow read in a row makes the median of three slow
+        clock.t += 1.0
+        s.run(D1, 100, 10)
+        notes += [e for e in probe.read().events if e.kind == "note"]
+    assert probe.every == 3 and len(notes) == 1 and "read every 3 intervals" in notes[0].label
+    slow["n"] = 0
+    s.run(D1, 300, 10)
+    for _ in range(2):
+        clock.t += 1.0
+        assert probe.read().rates == {}  # skipped
+    clock.t += 1.0
+    r = probe.read()  # its rates span the skipped intervals
+    assert r.rates[f"stmt.{digest_id(D1)}.calls"] == pytest.approx(300 / 3.0, rel=0.05)

@@ -65,8 +65,9 @@ class StatementsProbe(SqlProbe):
         self._told: set[str] = set()  # series ids whose text is in the session already
         self._said_full = False
         self._said_slow = False
-        self._calls = 0
+        self._skipped = 0
         self.every = 1
+        self._took: list[float] = []  # how long the last reads took
         self.changed_instruments: list[tuple[str, str, str]] = []
         self.changed_consumers: list[tuple[str, str, int | None]] = []
         self._instruments_row: int | None = None
@@ -144,15 +145,17 @@ class StatementsProbe(SqlProbe):
 
     def read(self) -> Reading:
         r = Reading()
-        self._calls += 1
-        if self._calls % self.every:  # a big digest table: read every `every` intervals (the rates span them)
+        self._skipped += 1
+        if self._skipped < self.every:  # a big digest table: read every `every` intervals (the rates span them)
             return r
+        self._skipped = 0
         t = self.clock()
         rows = self._read_rows()
-        took = self.clock() - t
+        self._took = [*self._took[-2:], self.clock() - t]
+        took = sorted(self._took)[len(self._took) // 2]  # the median of the last three: one slow read is no trend
         prev, prev_t = self._prev, self._prev_t
         self._prev, self._prev_t = {r.key: r for r in rows}, t
-        every = min(MAX_EVERY, max(1, math.ceil(took / BUDGET)))
+        every = min(MAX_EVERY, max(1, math.ceil(took / BUDGET))) if len(self._took) == 3 else 1
         if every > self.every and not self._said_slow:
             self._said_slow = True
             r.events.append(Event(time.time(), "note", f"statements: a read of the digest table ({len(rows)} rows) "
