@@ -54,6 +54,8 @@ class StatementsPanel(QWidget):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)  # one line a statement, its middle elided; the whole text on hover
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -110,8 +112,8 @@ class StatementsPanel(QWidget):
         shown = digests + [s for s in self.rows if s.digest in BUCKETS]
         self.table.setRowCount(len(shown))
         for i, s in enumerate(shown):
-            pct = "" if s.time_pct is None else f"{s.time_pct:5.1f} %  " + "█" * max(0, round(s.time_pct / 5))
-            cells = (elide(s.text, 90) if s.digest != TOTAL else "(all statements)", fmt(s.calls), latency(s.lat_us),
+            pct = "" if s.time_pct is None else f"{s.time_pct:5.1f} %  " + "█" * max(0, round(s.time_pct / 10))
+            cells = (elide(s.text, 160) if s.digest != TOTAL else "(all statements)", fmt(s.calls), latency(s.lat_us),
                      fmt(s.rows_examined), pct if s.digest != TOTAL else "")
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
