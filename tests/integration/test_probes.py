@@ -235,7 +235,7 @@ def test_probes_none_and_bad_probe_names(sandbox, cli):
     assert all(n.startswith("client.") for n in show["series"])
     bad = cli("run", "--workload", "oltp_point_select", "--probes", "status,mutexes")
     assert bad.returncode == 2 and bad.stderr.strip() == \
-        "tunebench: error: unknown probe 'mutexes'; choose from status, waits, metrics, tables, cpu, proc, profile, " \
-        "all or none"
+        "tunebench: error: unknown probe 'mutexes'; choose from status, waits, metrics, tables, cpu, proc, " \
+        "statements, profile, all or none"
     bad = cli("run", "--workload", "oltp_point_select", "--probe-interval", "0.01")
     assert bad.returncode == 2 and "probe interval must be between 0.25 and 60" in bad.stderr

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from tests.conftest import run_cli
 
-from tunebench.core.diff import Side, diff
+from tunebench.core.diff import STATEMENTS, Side, diff, ratio, text
 from tunebench.store.repo import Store
 from tunebench.store.synthetic import record
 
@@ -76,3 +76,35 @@ def test_the_cli_diff_defaults_to_the_same_threads_on_both_sides(tmp_path):
     assert default_pair(steps) == (2, 4)
     assert default_pair(steps, baseline=2) == (5, 4)
     assert default_pair(steps[:1]) is None and default_pair(steps, []) is None
+
+
+def stmt_side(label, select_calls, select_us, texts):
+    t = np.arange(10) + 101.0
+    series = {"client.main.tps": (t, np.full(10, 100.0)),
+              "stmt.aaaaaaaaaaaa.calls": (t, np.full(10, select_calls)),
+              "stmt.aaaaaaaaaaaa.lat_us": (t, np.full(10, select_us)),
+              "stmt.aaaaaaaaaaaa.rows_examined": (t, np.full(10, 1.0)),
+              "stmt.bbbbbbbbbbbb.calls": (t, np.full(10, 100.0)),
+              "stmt.bbbbbbbbbbbb.lat_us": (t, np.full(10, 2000.0)),
+              "stmt.total.calls": (t, np.full(10, select_calls + 100.0)),
+              "stmt.total.lat_us": (t, np.full(10, (select_calls * select_us + 100 * 2000.0) / (select_calls + 100)))}
+    kinds = {n: "gauge" if n.endswith(("lat_us", "rows_examined")) else "rate" for n in series}
+    return Side(label, series, kinds, 100.0, 110.0, "main", {}, texts)
+
+
+def test_statements_calls_and_latency_side_by_side_with_their_ratio():
+    texts = {"aaaaaaaaaaaa": "SELECT c FROM sbtest1 WHERE id = ?", "bbbbbbbbbbbb": "COMMIT"}
+    a, b = stmt_side("A", 1000.0, 50.0, texts), stmt_side("B", 3000.0, 25.0, {})
+    out = diff(a, b)
+    rows = {r.name: r for r in out[STATEMENTS]}
+    # the most time first: COMMIT (200 ms/s on each side) before the select (50 then 75 ms/s)
+    assert next(iter(rows)) == "COMMIT calls/s"
+    sel = rows["SELECT c FROM sbtest1 WHERE id = ? calls/s"]
+    assert (sel.a, sel.b) == pytest.approx((1000.0, 3000.0)) and ratio(sel) == "3.00x"
+    lat = rows["SELECT c FROM sbtest1 WHERE id = ? µs/call"]
+    assert (lat.a, lat.b) == pytest.approx((50.0, 25.0)) and lat.detail.startswith("SELECT c FROM sbtest1")
+    assert (rows["all statements calls/s"].a, rows["all statements calls/s"].b) == pytest.approx((1100.0, 3100.0))
+    assert "SELECT c FROM sbtest1 WHERE id = ? calls/s" in text(a, b, out)
+    assert "3.00x" in text(a, b, out)
+    # sessions without the probe: no statements section
+    assert STATEMENTS not in diff(side("A", 1.0, 1.0, 1.0), side("B", 1.0, 1.0, 1.0))

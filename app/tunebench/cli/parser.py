@@ -184,8 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="random seed of the builtin engine: the same seed sends each connection's same draws again "
                          "(default: -o rand_seed, else time based; oltp_insert's ids without auto_inc never repeat)")
     sp.add_argument("--probes", metavar="LIST",
-                    help="probes to record: status,waits,metrics,tables,cpu,proc (default: all that work here), "
-                         "profile (perf, only when asked), or none")
+                    help="probes to record: status,waits,metrics,tables,cpu,proc (default, `all`: all that work "
+                         "here), statements (statement digests) and profile (perf) only when asked "
+                         "(all,statements), or none")
     sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS",
                     help="probe sampling interval, 0.25-60 s (default 1)")
     ssh_options(sp)

@@ -5,12 +5,13 @@ recorded step's measured seconds (of a session, or two steps of one session)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from tunebench.core.efficiency import LABELS, step_efficiency
+from tunebench.core.statements import BUCKETS, PREFIX, TOTAL, elide, statements
 from tunebench.core.verdict import window
 
 TOP = 10  # rows per section
@@ -30,6 +31,7 @@ class Side:
     hi: float
     group: str
     efficiency: Mapping[str, float | None]  # the step summary's (used where the series give none)
+    texts: Mapping[str, str] = field(default_factory=dict)  # statement digest -> its text (`statement` events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,7 @@ class Row:
     name: str
     a: float | None
     b: float | None
+    detail: str = ""  # what the name shortens (a statement's whole text)
 
     @property
     def change(self) -> float:
@@ -84,12 +87,13 @@ def diff(a: Side, b: Side) -> dict[str, list[Row]]:
     # from the series (so a session recorded before summaries kept it has it too), else the summary's
     ea, eb = (step_efficiency(x.series, x.group, x.lo, x.hi) or x.efficiency for x in (a, b))
     out = {
-        "waits per transaction": [Row(_wait_name(n), *(_us(per_trx(x, n)) if n.endswith(".ms") else per_trx(x, n)
-                                                        for x in (a, b))) for n in waits],
+        "waits per transaction": [Row(_wait_name(n), _wait(a, n), _wait(b, n)) for n in waits],
         "server counters per transaction": [Row(n, per_trx(a, n), per_trx(b, n)) for n in counters],
         "profile (% of samples)": [Row(n.removeprefix("profile."), _mean(a, n), _mean(b, n)) for n in profile],
         "efficiency": [Row(LABELS[k], ea.get(k), eb.get(k)) for k in LABELS],
     }
+    if any(n.startswith(PREFIX) for n in names):
+        out[STATEMENTS] = statement_rows(a, b)
     for key, floor in (("waits per transaction", NEGLIGIBLE), ("server counters per transaction", NEGLIGIBLE),
                        ("profile (% of samples)", 0.0)):
         rows = [r for r in out[key] if max(abs(r.a or 0.0), abs(r.b or 0.0)) > floor]
@@ -99,6 +103,49 @@ def diff(a: Side, b: Side) -> dict[str, list[Row]]:
             rows.sort(key=lambda r: -r.change)
         out[key] = rows[:TOP]
     return out
+
+
+STATEMENTS = "statements (calls/s, µs per call)"
+TOP_STATEMENTS = 6  # statements in the section (two rows each), then the buckets
+
+
+def statement_rows(a: Side, b: Side) -> list[Row]:
+    """The statements that took the most time on either side: calls/s and mean latency a -> b; then MariaDB's
+    undigested prepared statements, everything else, and all statements."""
+    sa, sb = ({s.digest: s for s in statements(x.series, x.lo, x.hi, x.texts)} for x in (a, b))
+    texts = {**b.texts, **a.texts}
+
+    def busiest(d: str) -> float:
+        return max((x[d].calls * (x[d].lat_us or 0.0)) if d in x else 0.0 for x in (sa, sb))
+
+    digests = sorted((d for d in set(sa) | set(sb) if d not in BUCKETS), key=lambda d: -busiest(d))
+    rows = []
+    shown = digests[:TOP_STATEMENTS] + [d for d in BUCKETS if d in sa or d in sb]
+    names: dict[str, str] = {}
+    for d in shown:
+        st = sa.get(d) or sb.get(d)
+        names[d] = "all statements" if d == TOTAL else elide(st.text if st is not None else texts.get(d, d), 48)
+    for d in shown:
+        x, y = sa.get(d), sb.get(d)
+        st = x or y
+        text = st.text if st is not None else texts.get(d, d)
+        name = names[d]
+        if list(names.values()).count(name) > 1:  # two statements alike as far as the name shows: their digests
+            name = f"{name} [{d[:6]}]"
+        full = "" if d == TOTAL else f"{text} (digest {d})" if d not in BUCKETS else text
+        rows.append(Row(f"{name} calls/s", x.calls if x else None, y.calls if y else None, full))
+        rows.append(Row(f"{name} µs/call", x.lat_us if x else None, y.lat_us if y else None, full))
+    return rows
+
+
+def ratio(r: Row) -> str:
+    """b / a as the tables show it ("" where a side has none or a is 0)."""
+    return "" if r.a is None or r.b is None or not r.a else f"{r.b / r.a:.2f}x"
+
+
+def _wait(side: Side, name: str) -> float | None:
+    """µs of waiting (a `.ms` series) or waits (`.count`) per transaction."""
+    return _us(per_trx(side, name)) if name.endswith(".ms") else per_trx(side, name)
 
 
 def _us(ms: float | None) -> float | None:
@@ -128,13 +175,14 @@ def text(a: Side, b: Side, sections: Mapping[str, Sequence[Row]]) -> str:
             lines.append("  (none recorded)")
         width = max([len(r.name) for r in rows] + [10])
         for r in rows:
-            lines.append(f"  {r.name:{width}}  {fmt(r.a):>10} → {fmt(r.b):<10}")
+            lines.append(f"  {r.name:{width}}  {fmt(r.a):>10} → {fmt(r.b):<10} {ratio(r)}".rstrip())
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def to_dict(sections: Mapping[str, Sequence[Row]]) -> dict[str, list[dict[str, Any]]]:
-    return {k: [{"name": r.name, "a": r.a, "b": r.b} for r in rows] for k, rows in sections.items()}
+    return {k: [{"name": r.name, "a": r.a, "b": r.b, **({"text": r.detail} if r.detail else {})} for r in rows]
+            for k, rows in sections.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ EventKind = Literal[
     "step_start", "step_end", "ramp", "config",  # the steps, and a sweep's configurations
     "knob", "restart", "restore", "drift",  # the server's settings: ours, put back, or changed by someone else
     "verdict", "mark", "note", "error", "gap", "server", "engine",
+    "statement",  # a statement digest's text (the statements probe), once per session
     ProbeEventKind,
 ]
 

@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from tunebench.core.errors import TunebenchError
+from tunebench.core.interval import Event
 
 Kind = Literal["counter", "gauge"]
-PROBE_NAMES = ("status", "waits", "metrics", "tables", "cpu", "proc", "profile")
-DEFAULT_PROBES = PROBE_NAMES[:6]  # `profile` (perf) costs CPU: only when asked for
+PROBE_NAMES = ("status", "waits", "metrics", "tables", "cpu", "proc", "statements", "profile")
+# `statements` (every statement timed, a read of the digest table each second) and `profile` (perf) cost: only when
+# asked for
+DEFAULT_PROBES = PROBE_NAMES[:6]
 MIN_INTERVAL, MAX_INTERVAL = 0.25, 60.0
 
 
@@ -28,11 +31,13 @@ class ProbeUnavailable(TunebenchError):
 @dataclass(slots=True)
 class Reading:
     """One sample. `counters` are cumulative (the sampler makes them rates); `rates` are already per
-    second (probes that must see deltas themselves, e.g. top-N waits); `gauges` are values."""
+    second (probes that must see deltas themselves, e.g. top-N waits); `gauges` are values; `events` go to the
+    session beside them (a statement digest's text, said once)."""
 
     counters: dict[str, float] = field(default_factory=dict)
     rates: dict[str, float] = field(default_factory=dict)
     gauges: dict[str, float] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
 
 
 class Probe(Protocol):
@@ -85,8 +90,8 @@ class RateTracker:
 
 
 def parse_probe_list(text: str | None) -> tuple[str, ...] | None:
-    """`--probes` value: None (every default probe that works: all but profile), 'none', or a comma list of
-    PROBE_NAMES."""
+    """`--probes` value: None (every default probe that works: all but statements and profile), 'none', or a comma
+    list of PROBE_NAMES (`all` in it: the default ones)."""
     from tunebench.core.errors import ConfigError
 
     if text is None or text.strip() in ("", "all"):
@@ -94,6 +99,8 @@ def parse_probe_list(text: str | None) -> tuple[str, ...] | None:
     if text.strip() == "none":
         return ()
     names = tuple(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
+    if "all" in names:  # the default ones and those named beside: `all,statements`
+        names = tuple(dict.fromkeys(n for p in names for n in (DEFAULT_PROBES if p == "all" else (p,))))
     unknown = [n for n in names if n not in PROBE_NAMES]
     if unknown:
         raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}, all or none")

@@ -34,6 +34,7 @@ from tunebench.hosts.telemetry import (
 )
 from tunebench.mysql.connect import ServerInfo, open_connection
 from tunebench.mysql.probes import MetricsProbe, SettingsJournal, StatusProbe, WaitsProbe
+from tunebench.mysql.probes.statements import StatementsProbe
 from tunebench.mysql.probes.tables import TablesProbe
 from tunebench.mysql.target import ConnParams, Target
 from tunebench.store.writer import SessionWriter
@@ -134,6 +135,8 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
             probes.append(MetricsProbe(connect, info, journal=journal))
         elif name == "tables":
             probes.append(TablesProbe(connect, info, schema or params.database or "tunebench"))
+        elif name == "statements":
+            probes.append(StatementsProbe(connect, info, journal=journal))
         elif name == "cpu":
             probes.append(HostCpuProbe("local"))
         elif name == "proc":
@@ -169,11 +172,13 @@ class ProbeSampler:
     STOP_GRACE = 3.0  # seconds stop() waits for the sampling threads, in all
     CLOSE_GRACE = 6.0  # close(): more seconds for a read in progress, then as many to put settings back
 
-    def __init__(self, probes: Sequence[Probe], interval: float, sink: Sink, report: Report):
+    def __init__(self, probes: Sequence[Probe], interval: float, sink: Sink, report: Report,
+                 record: Callable[[Event], None] | None = None):
         self.probes = list(probes)
         self.interval = interval
         self.sink = sink
         self.report = report
+        self.record = record  # where a reading's events go (the session)
         self.active: list[Probe] = []
         self.statuses: list[ProbeStatus] = []
         self._stop = threading.Event()
@@ -245,6 +250,9 @@ class ProbeSampler:
                     kinds[name] = "rate"
                 if values:
                     self.sink(t, values, kinds)
+                if self.record is not None:
+                    for ev in r.events:
+                        self.record(ev)
             deadline += self.interval
             now = time.monotonic()
             was_first, first = first, False
@@ -348,7 +356,12 @@ def start_sampler(probes: list[Any], interval: float, writer: SessionWriter,
             note(message)
         record(Event(time.time(), kind, message, {"probe": probe}))
 
-    sampler = ProbeSampler(probes, interval, sink, report)
+    def reading_event(ev: Event) -> None:
+        if ev.kind == "note":
+            note(ev.label)
+        record(ev)
+
+    sampler = ProbeSampler(probes, interval, sink, report, reading_event)
     status = status_map(sampler.open())
     sampler.start()
     return sampler, status

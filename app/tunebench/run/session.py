@@ -12,6 +12,7 @@ from tunebench.core.diff import Side
 from tunebench.core.efficiency import series_needed, step_efficiency
 from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Event, Interval
+from tunebench.core.statements import texts_of
 from tunebench.core.stats import StepSummary, summarize
 from tunebench.core.sweep import Plan
 from tunebench.core.verdict import MIN_SECONDS, SETTLE_SECONDS, outages, series_names, step_window, verdict_event
@@ -175,7 +176,7 @@ def diff_side(store: Store, session_id: int, step: int | None = None) -> Side:
     return Side(f"session {session_id} step {pick['idx'] + 1} ({session['workload']}, {group}={threads})",
                 {n: (d.t, d.v) for n, d in data.items()}, {n: d.kind for n, d in data.items()},
                 float(pick["measure_from"]), float(pick["ended_at"]), group,
-                (pick["summary"].get("_efficiency") or {}).get(group) or {})
+                (pick["summary"].get("_efficiency") or {}).get(group) or {}, texts_of(session["events"]))
 
 
 def steps_per_second(store: Store, session_id: int, group: str) -> dict[int, Any]:

@@ -1,7 +1,7 @@
 """Compare's "Why" tab: two steps side by side — of two sessions, or two configurations of one sweep — picked on
 each side (session and step), the `sessions diff` table (waits and counters per transaction, profile functions,
-efficiency), computed off the GUI thread. It starts at the same concurrency on both sides wherever it can: a
-diff of 4 threads against 16 would pass the concurrency off as the knob's effect."""
+efficiency, statements), computed off the GUI thread. It starts at the same concurrency on both sides wherever it
+can: a diff of 4 threads against 16 would pass the concurrency off as the knob's effect."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tunebench.core.diff import Row, StepChoice, default_pair, diff, fmt, step_choices
+from tunebench.core.diff import Row, StepChoice, default_pair, diff, fmt, ratio, step_choices
 from tunebench.run.session import diff_side
 from tunebench.store.repo import Store
 from tunebench.ui.tasks import TaskRunner
@@ -204,9 +204,10 @@ class DiffView(QWidget):
                 for col in (1, 2, 3):
                     self.table.setItem(i, col, QTableWidgetItem(""))
                 continue
-            change = "" if r.a is None or r.b is None or not r.a else f"{r.b / r.a:.2f}x"
-            for col, text in enumerate((r.name, fmt(r.a), fmt(r.b), change)):
+            for col, text in enumerate((r.name, fmt(r.a), fmt(r.b), ratio(r))):
                 item = QTableWidgetItem(text)
+                if r.detail:  # a statement's whole text, on hover
+                    item.setToolTip(r.detail)
                 if col:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, col, item)

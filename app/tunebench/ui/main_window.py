@@ -44,6 +44,7 @@ from tunebench.ui.replay import REPLAY_NOTES
 from tunebench.ui.run_worker import RunWorker
 from tunebench.ui.sessions_panel import SessionsPanel
 from tunebench.ui.stage import Stage
+from tunebench.ui.statements_panel import StatementsPanel
 from tunebench.ui.status_line import StatusLine
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.sweep_results import SweepResultsView
@@ -119,6 +120,9 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         # under the plots, between the side docks: both in sight during a sweep
         self.sweep_results = SweepResultsView(SweepProgress(), SweepProgress())
         self.sweep_dock = self._dock("Sweep results", self.sweep_results, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # under the plots too (a statement's text wants the width), shown once statements are on screen
+        self.statements = StatementsPanel(self.dashboard)
+        self.statements_dock = self._dock("Statements", self.statements, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         build_actions(self)
@@ -132,6 +136,8 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self._connect_controller()
         restore_window(self)
         self.sweep_dock.hide()  # until a sweep runs or is replayed: a plain run keeps the whole height for plots
+        self.statements_dock.hide()  # until a run or a replay has statements (the statements probe)
+        self.statements.found.connect(self._show_statements)
         self.set_appearance(self.theme, self.font_scale)
         self.facts.reload()
 
@@ -174,6 +180,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
         self.replay_bar.moved.connect(self._replay_moved)
+        self.replay_bar.moved.connect(lambda _x: self.statements.refresh())  # the head's table, in the same turn
         self.sessions.message.connect(self.show_message)
         self.sessions.open_requested.connect(self.open_replay)
         self.sessions.compare_requested.connect(self.compare_sessions)
@@ -295,6 +302,10 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
     def _show_sweep_results(self, *_plan: Any) -> None:
         if not self.stage.on:  # stage keeps its docks hidden
             self.sweep_results.reveal()
+
+    def _show_statements(self) -> None:
+        if not self.stage.on:  # stage keeps its docks hidden
+            self.statements_dock.show()
 
     def _on_finished(self, _outcome: RunOutcome) -> None:
         self.sessions.refresh()

@@ -37,9 +37,9 @@ MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "resta
 # A knob label on a dark plot: the knob's red lightened to stay readable (4.5:1 on black)
 KNOB_LABEL_DARK = "#ff6b6b"
 TOP_WAITS = 6
-# Every series a panel can show starts with one of these: a replay reads only those from the store.
+# Every series a panel or dock can show starts with one of these: a replay reads only those from the store.
 SHOWN_PREFIXES = ("client.", "server.questions", "server.threads_running", "waits.", "host.", "proc.", "profile.",
-                  "table.")
+                  "table.", "stmt.")  # (stmt.: the Statements dock's)
 
 Select = Callable[[Timeline], list[tuple[str, str]]]
 

@@ -93,6 +93,7 @@ class Timeline:
         self.head: float | None = None  # replay: where the play head is (None: live)
         self.end = 0.0  # replay: the last time of the session
         self.all_markers: list[Marker] = []
+        self.statements: dict[str, str] = {}  # statement digest -> its text (the statements probe's events)
         self._groups: set[str] = set()
         self._per_t: dict[float, dict[str, tuple[float, float]]] = {}
         # per client group, its family's headline figure (trx type, factor, label): TPC-C's NOPM, iiBench's
@@ -131,6 +132,7 @@ class Timeline:
             del self._per_t[t]
 
     def add_event(self, ev: Event) -> Marker | None:
+        self._keep_text(ev)
         if not is_marker(ev):
             return None
         self._x(ev.t)
@@ -140,6 +142,11 @@ class Timeline:
         self.version += 1
         return m
 
+    def _keep_text(self, ev: Event) -> None:
+        if ev.kind == "statement" and isinstance(ev.data.get("digest"), str):
+            self.statements[str(ev.data["digest"])] = str(ev.data.get("text") or "")
+            self.version += 1
+
     # -- replay: recorded arrays with a play head --
     def load(self, t0: float, series: dict[str, tuple[np.ndarray, np.ndarray]], events: list[Event]) -> None:
         """A whole recorded session; `seek` then shows it up to a point, like live at that moment."""
@@ -147,6 +154,8 @@ class Timeline:
         self.t0 = t0
         self.series = {name: SeriesBuffer.of(t - t0, v) for name, (t, v) in series.items()}
         self.all_markers = [marker_of(ev, t0) for ev in events if is_marker(ev)]
+        for ev in events:
+            self._keep_text(ev)
         self.all_markers.sort(key=lambda m: m.t)
         self.end = max([float(b.t[-1]) for b in self.series.values() if len(b.t)]
                        + [m.t for m in self.all_markers] + [0.0])

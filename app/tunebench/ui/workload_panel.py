@@ -133,6 +133,11 @@ class WorkloadPanel(QWidget):
         self.profile = QCheckBox("perf on the server (Hot functions)")
         self.profile.setToolTip("The profile probe: perf at 99 Hz on the server process, besides the other probes")
         form.addRow("CPU profile", self.profile)
+        self.statements = QCheckBox("statement digests (Statements)")
+        self.statements.setToolTip("The statements probe: performance_schema's statement digests every second "
+                                   "(calls/s, latency, rows examined of the busiest statements), besides the other "
+                                   "probes")
+        form.addRow("Statements", self.statements)
         layout.addLayout(form)
         box = QGroupBox("Options")
         box_layout = QVBoxLayout(box)
@@ -280,6 +285,12 @@ class WorkloadPanel(QWidget):
                                       parse_threads(self.second_threads.text())))
         return tuple(groups)
 
+    def _probes(self) -> tuple[str, ...] | None:
+        """The default probes (None), and the ones that cost more when ticked."""
+        extra = tuple(name for name, box in (("statements", self.statements), ("profile", self.profile))
+                      if box.isChecked())
+        return (*DEFAULT_PROBES, *extra) if extra else None
+
     def run_spec(self) -> RunSpec:
         """The run this panel describes, built and validated as `tunebench run` builds it (run/tasks.py)."""
         main, second = self.workload.currentText(), self.second_workload.currentText()
@@ -293,5 +304,5 @@ class WorkloadPanel(QWidget):
                               lua_script=lua, engine=self.engine.currentText(),
                               step_seconds=self.step_seconds.value(), warmup_seconds=self.warmup_seconds.value(),
                               transport=self.transport.currentText(), client_hosts=self.client_host_urls(),
-                              probes=(*DEFAULT_PROBES, "profile") if self.profile.isChecked() else None,
+                              probes=self._probes(),
                               group_options="shape")
