@@ -97,7 +97,9 @@ class Timeline:
         self._per_t: dict[float, dict[str, tuple[float, float]]] = {}
 
     def clear(self) -> None:
+        version = self.version
         self.__init__()  # type: ignore[misc]
+        self.version = version + 1  # never back to a number a view has drawn: a view compares versions only
 
     def _x(self, t: float) -> float:
         if self.t0 is None:
@@ -150,13 +152,20 @@ class Timeline:
         self.seek(self.end)
 
     def seek(self, x: float) -> None:
-        """Show everything up to `x` seconds from the start, nothing after."""
+        """Show everything up to `x` seconds from the start, nothing after. The version moves only when that
+        shows another sample or marker (at 1x, nine moves of the head in ten do not): the views redraw then."""
+        changed = False
         for buf in self.series.values():
-            buf.n = int(np.searchsorted(buf.t, x, side="right"))
-        self.markers = [m for m in getattr(self, "all_markers", []) if m.t <= x]
+            n = int(np.searchsorted(buf.t, x, side="right"))
+            changed |= n != buf.n
+            buf.n = n
+        markers = [m for m in getattr(self, "all_markers", []) if m.t <= x]
+        changed |= len(markers) != len(self.markers) or self.head is None
+        self.markers = markers
         self.x_max = x
         self.head = x
-        self.version += 1
+        if changed:
+            self.version += 1
 
     def names(self, prefix: str, suffix: str = "") -> list[str]:
         return sorted(n for n in self.series if n.startswith(prefix) and n.endswith(suffix))
