@@ -58,10 +58,11 @@ def clock(seconds: float) -> str:
 
 
 class ReplayBar(QWidget):
-    """The transport of a replay. `moved(x)` after every change of the play head."""
+    """The transport of a replay. `moved(x)` after every change of the play head; `jumped(x)` after a jump."""
 
     moved = Signal(float)
     playing = Signal(bool)
+    jumped = Signal(float)  # to a marker (or the start, the end) from the jump list: after its `moved`
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -147,4 +148,5 @@ class ReplayBar(QWidget):
     def _on_jump(self, index: int) -> None:
         x = self.jump.itemData(index)
         if x is not None:
-            self.seek(max(0.0, float(x) - 1.0))  # a second before the marker: its line is in view
+            self.seek(float(x))  # at the marker: the head has passed it, its line is drawn
+            self.jumped.emit(float(x))
