@@ -112,12 +112,20 @@ def test_markers_are_drawn_on_every_plot_in_the_same_frame(win, qtbot):
     win.open_replay(sid)
 
     def check(head: float, out: list[str]) -> None:
-        want = len([m for m in win.replay_timeline.all_markers if m.t <= head])
+        tl = win.replay_timeline
+        want = len([m for m in tl.all_markers if m.shown_at <= head])
         counts = {p.title: len(p.markers) for p in win.dashboard.panels if p.plot.isVisible()}
         if set(counts.values()) != {want}:
             out.append(f"head {head:.2f}: {want} markers by then, drawn {counts}")
+        # the flip's verdict is known at its step's end (53.3 s): before that its change's label has none
+        verdict = next(m for m in tl.all_markers if m.kind == "verdict")
+        knob = next(ln for ln in win.dashboard.panels[0].markers if getattr(ln, "kind", "") == "knob") \
+            if head >= 50 else None
+        has = knob is not None and " · " in knob.label.format  # the verdict joins its change's label
+        if knob is not None and has != (head >= verdict.known):
+            out.append(f"head {head:.2f}: knob label {knob.label.format!r}, verdict known at {verdict.known:.2f}")
 
-    problems = play_and_sample(win, qtbot, [10.0, 28.0, 30.0, 52.0, 56.0, 70.0], check)
+    problems = play_and_sample(win, qtbot, [10.0, 28.0, 30.0, 51.0, 52.5, 56.0, 70.0], check)
     assert not problems, "\n".join(problems[:12])
 
 

@@ -101,8 +101,8 @@ class ReplayBar(QWidget):
         self.slider.blockSignals(False)
         self.jump.clear()
         self.jump.addItem("start", 0.0)
-        for m in timeline.all_markers:
-            self.jump.addItem(f"{clock(m.t)}  {m.label}", m.t)
+        for m in sorted(timeline.all_markers, key=lambda m: m.t):
+            self.jump.addItem(f"{clock(m.t)}  {m.label}", m.shown_at)  # (a verdict: where it is known)
         self.jump.addItem("end", timeline.end)
         self.seek(timeline.end)
 
