@@ -5,6 +5,7 @@ left by the plan, and which differences are within the steps' own noise. Qt-free
 
 from __future__ import annotations
 
+import bisect
 import json
 import time
 from collections import defaultdict
@@ -74,6 +75,7 @@ class SweepProgress:
         self.recorded: list[tuple[float, StepResult | Event]] | None = None
         self.t0 = 0.0
         self.head: float | None = None
+        self._upto = -1  # how many of `recorded` the head has passed
         # the run's own tables once it has ended (the session summary's): with the configuration pairs' A/B
         # verdicts, which need the per-second TPS as stored
         self.final: dict[str, Any] | None = None
@@ -166,25 +168,30 @@ class SweepProgress:
         self.seek(float("inf"), plan)
         return True
 
-    def seek(self, head: float, plan: Plan | None = None) -> None:
-        """A recorded session as it was `head` seconds after its start: the steps ended by then."""
+    def seek(self, head: float, plan: Plan | None = None) -> bool:
+        """A recorded session as it was `head` seconds after its start: the steps ended by then. False when
+        that is what it showed already (the same steps and events: only the clock moved)."""
         if self.recorded is None:
-            return
+            return False
         recorded, t0, plan, summary = self.recorded, self.t0, plan or self.plan, self._summary
         assert plan is not None
+        upto = bisect.bisect_right([t - t0 for t, _item in recorded], head)
+        at = min(head, (recorded[-1][0] - t0) if recorded else 0.0)
+        if upto == self._upto and plan is self.plan:
+            self.head = at
+            return False
         self.clear()
         self.start(plan)
-        self.recorded, self.t0, self._summary = recorded, t0, summary
-        for t, item in recorded:
-            if t - t0 > head:
-                break
+        self.recorded, self.t0, self._summary, self._upto = recorded, t0, summary, upto
+        for _t, item in recorded[:upto]:
             if isinstance(item, StepResult):
                 self.add_step(item)
             else:
                 self.add_event(item)
-        self.head = min(head, (recorded[-1][0] - t0) if recorded else 0.0)
+        self.head = at
         if summary is not None and len(self.results) == sum(isinstance(i, StepResult) for _t, i in recorded):
             self.finish(summary)  # every step: the summary's tables, verdicts included
+        return True
 
     # -- output --
     @property

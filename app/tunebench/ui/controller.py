@@ -32,7 +32,7 @@ class WindowController(QObject):
     running_changed = Signal(bool)
     run_started = Signal(object)  # RunWorker
     run_finished = Signal(object)  # RunOutcome
-    timeline_event = Signal(object)  # Event: the run's, and marks put while no run goes (`event` is QObject's)
+    timeline_event = Signal(object)  # Event: the run's (`event` is QObject's)
     step = Signal(object)  # StepResult
     sweep_planned = Signal(object)  # the running sweep's Plan
     host_key_unknown = Signal(str)  # ssh://user@host:port, from a run's RunError
@@ -125,10 +125,12 @@ class WindowController(QObject):
             self.worker.restore_knobs(lambda done: self.message.emit(f"restored {len(done)} knob(s)"),
                                       self.message.emit)
 
-    def mark(self) -> None:
+    def mark(self) -> str | None:
+        """Ask the run to record a mark (it comes back as its event, drawn then); why not, when it cannot."""
         label = f"mark {len([m for m in self.timeline.markers if m.kind == 'mark']) + 1}"
-        if self.worker is None or not self.worker.mark(label):  # recorded by the run when there is one
-            self._on_event(Event(time.time(), "mark", label))
+        if self.worker is None or not self.running() or not self.worker.mark(label):
+            return "no mark: the run has ended"
+        return None
 
     def session_id(self) -> int | None:
         """The session on screen: the one replayed, else the last run's."""

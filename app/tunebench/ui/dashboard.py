@@ -5,8 +5,12 @@ clip-to-view), so a 1024-thread run with every probe never floods the event loop
 
 Every plot shows one x range at every moment (live, replay, stage): while the view follows the run, the
 window is decided once per tick from the timeline and set on every plot, with their x links blocked (a
-link would set each plot again from each of the others). Only the data redraw is spread over the ticks,
-one panel per tick (its new markers and its curves), so no single event-loop turn holds the whole redraw.
+link would set each plot again from each of the others). The redraw is spread over the ticks, one panel per
+tick (its new markers and its curves), so no single event-loop turn holds the whole redraw: live, a round
+takes about a second, the rate the data come at, so the plots show data within a second of each other.
+A replay's head moves faster (ten seconds a second at 10x): there every plot's data, its new markers and
+the readouts are set in one frame at every move of the head (`redraw_data`), so all of them end at the
+head; only new curves and a burst of markers wait for their panel's tick.
 Any manual pan or zoom stops following and links the plots again, so they pan and zoom together.
 
 Every plot keeps the same room for its legend at its right (the widest legend's, within a share of the
@@ -237,10 +241,27 @@ class Dashboard(QWidget):
         self.bar.update_from(self.timeline)
         self.crosshair.refresh()
 
-    def _update_step(self) -> None:
+    def redraw_data(self) -> None:
+        """Every plot's data, its new markers (a few) and the readouts cut at the timeline's present state, in
+        this one frame: a replay's play head moves ten seconds a second at 10x, and a plot redrawn a round
+        later showed another moment than its neighbours (and than the sweep's results grid). Called on every
+        move of the head and every tick of a replay."""
+        tl = self.timeline
         self._follow()
+        if all(p.data_version == tl.version for p in self.panels):
+            return
+        for p in self.panels:
+            p.update_data(tl)
+        self.bar.update_from(tl)
+
+    def _update_step(self) -> None:
+        replay = self.timeline.head is not None
+        if replay:
+            self.redraw_data()
+        else:
+            self._follow()
         p = self.panels[self._next_panel]
-        if self._next_panel == 0 and p.version != self.timeline.version:
+        if not replay and self._next_panel == 0 and p.version != self.timeline.version:
             self.bar.update_from(self.timeline)
         if p.update(self.timeline):
             self._next_panel = (self._next_panel + 1) % len(self.panels)

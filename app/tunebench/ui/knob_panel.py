@@ -30,6 +30,9 @@ FAVOURITES: dict[str, tuple[str, ...]] = {
 }
 
 
+IDLE_TEXT = "Knobs can change while a run goes."
+
+
 class KnobPanel(QWidget):
     """Emits `flip(name, value)`; the window applies it through the running experiment."""
 
@@ -75,10 +78,11 @@ class KnobPanel(QWidget):
         self.restore_button = QPushButton("Restore all")
         self.restore_button.clicked.connect(self.restore_all.emit)
         layout.addWidget(self.restore_button)
-        self.result = QLabel("Knobs can change while a run goes.")
+        self.result = QLabel(IDLE_TEXT)
         self.result.setWordWrap(True)
         layout.addWidget(self.result)
         layout.addStretch(1)
+        self._facts = ""  # the line about the current target (its server, or why it cannot be read)
         self.set_running(False)
 
     def _setter(self, name: str) -> Callable[[], None]:
@@ -89,22 +93,36 @@ class KnobPanel(QWidget):
             b.setEnabled(running)
         self.restore_button.setEnabled(running)
 
+    def show_facts(self, line: str) -> None:
+        """The line about the current target (its server, or why it cannot be read): shown now, and again
+        whenever a new run or replay starts."""
+        self._facts = line
+        self.result.setText(line)
+
+    def new_session(self) -> None:
+        """A run or a replay starts: the last run's flip and verdict are not about it."""
+        self.result.setText(self._facts or IDLE_TEXT)
+
     def show_values(self, values: dict[str, Any]) -> None:
         """The target's present values: in the "current" column and as each combo's current entry (so Set
         without a choice changes nothing). Names missing from `values` are "n/a" (not on this server)."""
         for name, label in self.current.items():
-            value = str(values.get(name, "n/a"))
-            label.setText(value)
             if name in values:
-                combo = self.editors[name]
-                if combo.findText(value) < 0:
-                    combo.insertItem(0, value)
-                combo.setCurrentIndex(combo.findText(value))
+                self.show_value(name, values[name])
+            else:
+                label.setText("n/a")
 
     def show_value(self, name: str, value: Any) -> None:
-        """One knob's present value (put back at the end of a run, say); others are left as they are."""
-        if name in self.current:
-            self.current[name].setText(str(value))
+        """One knob's present value (flipped, or put back at the end of a run), in the "current" column and as
+        its combo's entry: Set next to it offers the value the server has, never the one before a flip."""
+        if name not in self.current:
+            return
+        text = str(value)
+        self.current[name].setText(text)
+        combo = self.editors[name]
+        if combo.findText(text) < 0:
+            combo.insertItem(0, text)
+        combo.setCurrentIndex(combo.findText(text))
 
     def clear_values(self, why: str = "—") -> None:
         """Another target, or the server went away: nothing shown is known about it any more."""
@@ -112,8 +130,7 @@ class KnobPanel(QWidget):
             label.setText(why)
 
     def show_change(self, change: dict[str, Any]) -> None:
-        if change["name"] in self.current:
-            self.current[change["name"]].setText(str(change["to"]))
+        self.show_value(str(change["name"]), change["to"])
         warn = "\nOnly new connections take this value: the load's open connections keep the old one." \
             if new_sessions_only(str(change["name"])) else ""
         # when the verdict comes, or why there will be none, as the run judged it at the change (run/session.py

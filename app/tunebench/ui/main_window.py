@@ -84,6 +84,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.sandbox = sandbox or SandboxServer()
         # Window layout and last choices, kept with the rest of Tunebench's data (TUNEBENCH_HOME moves both).
         self.settings = settings or QSettings(str(paths.data_dir() / "gui.ini"), QSettings.Format.IniFormat)
+        self._running = False
         self.setWindowTitle("Tunebench")
         self.controller = WindowController(store, self.sandbox, self)
         self.theme, self.font_scale = initial_appearance(self.settings)
@@ -191,6 +192,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
     def _on_run_started(self, _worker: Any) -> None:
         self.sweep_results.clear()
         self.sweep_dock.hide()
+        self.knobs.new_session()
 
     def _feed_sweep_results(self, worker: Any) -> None:
         """The run's seconds to the sweep view too: a configuration pair's A/B verdict as soon as both ended."""
@@ -237,9 +239,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.log.scrollToBottom()
 
     def _set_running(self, running: bool) -> None:
+        self._running = running
         self.run_action.setEnabled(not running)
         self.stop_action.setEnabled(running)
         self.flip_action.setEnabled(running)
+        self._update_mark_action()
         self.knobs.set_running(running)
         self.sweep.run_button.setEnabled(not running)
         self.dashboard.state_label.setText("running" if running else "idle")
@@ -333,8 +337,23 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         nxt = presets[(presets.index(current) + 1) % len(presets)] if current in presets else presets[1]
         self.flip_knob(name, nxt)
 
+    def _update_mark_action(self) -> None:
+        """Mark puts a marker into the running session: only while a run goes and its plots are on screen."""
+        self.mark_action.setEnabled(self._running and self.view.is_live())
+
     def mark(self) -> None:
-        self.controller.mark()
+        """A marker on the run's timeline, recorded with the session; refused with a line while no run goes or a
+        replay is on screen (a mark drawn there was in no session: gone on the next start or seek)."""
+        if not self._running:
+            refused = "Mark puts a marker into a running session: no run goes"
+        elif not self.view.is_live():
+            refused = "Mark puts a marker into the running session: back to Live (Ctrl+L) first"
+        else:
+            refused = self.controller.mark()
+        if refused:
+            self.show_message(refused)
+            if self.stage.on:  # (the status line and the Events are hidden on stage)
+                self.stage.help.flash(refused)
 
     # -- replay, compare, export --
     def _replay_moved(self, x: float) -> None:
@@ -353,6 +372,8 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
             return 0.0
         tl = self.replay_timeline
         self.view.show_replay(tl)
+        self._update_mark_action()
+        self.knobs.new_session()
         if self.sweep_results.show_session(s):
             self._show_sweep_results()
         self.central.setCurrentIndex(0)
@@ -369,6 +390,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
             self.view.show_live()
             self.controller.close_replay()
             self.sweep_results.show_live()
+            self._update_mark_action()
 
     def compare_sessions(self, ids: list[int]) -> None:
         try:

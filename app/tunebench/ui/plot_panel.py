@@ -153,6 +153,7 @@ def panel_specs(waits: Select) -> list[tuple[str, str, Select]]:
 
 
 MAX_MARKER_LINES = 200  # marker lines per plot; past them a session's markers are drawn as ticks of one item
+MARKERS_PER_FRAME = 4  # new marker lines a plot draws with its data in a frame; a burst past them waits for `update`
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +192,8 @@ class Panel:
         self._labels_dirty = False
         self.labelled: list[tuple[pg.InfiniteLine, str]] = []  # markers with a label, and their kind
         self.bands: list[ConfigBand] = []  # one per configuration marker
-        self.version = -1  # the timeline version this panel last drew
+        self.version = -1  # the timeline version this panel last brought its items (curves, markers) up to
+        self.data_version = -1  # the timeline version its curves' data are cut at
         plot.setLabel("left", title)
         plot.showGrid(x=False, y=False)
         self.legend = add_legend(plot)
@@ -324,7 +326,7 @@ class Panel:
         self.labelled.clear()
         self.bands.clear()
         self.headroom.set_pixels(0.0)
-        self.version = -1
+        self.version = self.data_version = -1
         self.legend.clear()
         fit_legend(self.legend, self.view)
         # an empty plot shows no scale of the timeline it showed before (back to live from a replay)
@@ -342,18 +344,46 @@ class Panel:
             fit_legend(self.legend, self.view)
         return done
 
+    def update_data(self, tl: Timeline, budget: int = MARKERS_PER_FRAME) -> None:
+        """The curves it has, its markers (up to `budget` new ones) and its last band's end, at the timeline's
+        present cut-off: what the dashboard does for every plot in one frame. New curves (and a burst of
+        markers past the budget) wait for `update`."""
+        if self.data_version == tl.version:
+            return
+        try:
+            self._sync_markers(tl, budget)
+        finally:
+            self._flush()
+        self._set_data(tl)
+
+    def _set_data(self, tl: Timeline) -> None:
+        if self.bands:  # the newest configuration lasts up to the newest data
+            self.bands[-1].set_end(max(tl.x_max, self.bands[-1].start))
+            self._on_x_range_changed()
+        for name, curve in self.curves.items():
+            buf = tl.series.get(name)
+            if buf is not None:
+                curve.setData(*buf.view())
+        self.data_version = tl.version
+
+    def _flush(self) -> None:
+        """Once per pass, not once per marker (quadratic with thousands of them)."""
+        if self._ticks_dirty:
+            self._ticks_dirty = False
+            self.ticks.setXVals(list(self.tick_x))
+        if self._labels_dirty:
+            self._labels_dirty = False
+            self._update_labels()
+
     def _sync(self, tl: Timeline, budget: int) -> bool:
         try:
             return self._sync_items(tl, budget)
-        finally:  # once per pass, not once per marker (quadratic with thousands of them)
-            if self._ticks_dirty:
-                self._ticks_dirty = False
-                self.ticks.setXVals(list(self.tick_x))
-            if self._labels_dirty:
-                self._labels_dirty = False
-                self._update_labels()
+        finally:
+            self._flush()
 
-    def _sync_items(self, tl: Timeline, budget: int) -> bool:
+    def _sync_markers(self, tl: Timeline, budget: int) -> int:
+        """The timeline's markers onto the plot, at most `budget` new lines; what is left of the budget (-1:
+        it ran out before the last marker)."""
         gone: set[int] = set()
         while len(self.markers) > len(tl.markers):  # a replay sought backwards
             line = self.markers.pop()
@@ -384,12 +414,15 @@ class Panel:
                 self._ticks_dirty = True
                 continue
             if budget <= 0:
-                return False
+                return -1
             self._add_marker(m)
             budget -= 1
-        if self.bands:  # the newest configuration lasts up to the newest data
-            self.bands[-1].set_end(max(tl.x_max, self.bands[-1].start))
-            self._on_x_range_changed()
+        return budget
+
+    def _sync_items(self, tl: Timeline, budget: int) -> bool:
+        budget = self._sync_markers(tl, budget)
+        if budget < 0:
+            return False
         chosen = self.select(tl)
         keep = {name for name, _ in chosen}
         for dropped in [n for n in self.curves if n not in keep]:  # e.g. a wait that left the top-N
@@ -410,8 +443,9 @@ class Panel:
                 # drawn once per change of data or range, not again for every strip the hover line uncovers
                 curve.curve.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
                 self.curves[name] = curve
-            x, y = tl.series[name].view()
-            curve.setData(x, y)
+                curve.setData(*tl.series[name].view())  # at the cut-off the others show (they are set below)
+        if self.data_version != tl.version:
+            self._set_data(tl)
         self.version = tl.version
         return True
 

@@ -77,10 +77,11 @@ def clock(seconds: float) -> str:
 
 
 class ReplayBar(QWidget):
-    """The transport of a replay. `moved(x)` after every change of the play head."""
+    """The transport of a replay. `moved(x)` after every change of the play head; `jumped(x)` after a jump."""
 
     moved = Signal(float)
     playing = Signal(bool)
+    jumped = Signal(float)  # to a marker (or the start, the end) from the jump list: after its `moved`
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -119,8 +120,8 @@ class ReplayBar(QWidget):
         self.slider.blockSignals(False)
         self.jump.clear()
         self.jump.addItem("start", 0.0)
-        for m in timeline.all_markers:
-            self.jump.addItem(f"{clock(m.t)}  {m.label}", m.t)
+        for m in sorted(timeline.all_markers, key=lambda m: m.t):
+            self.jump.addItem(f"{clock(m.t)}  {m.label}", m.shown_at)  # (a verdict: where it is known)
         self.jump.addItem("end", timeline.end)
         self.seek(timeline.end)
 
@@ -166,4 +167,5 @@ class ReplayBar(QWidget):
     def _on_jump(self, index: int) -> None:
         x = self.jump.itemData(index)
         if x is not None:
-            self.seek(max(0.0, float(x) - 1.0))  # a second before the marker: its line is in view
+            self.seek(float(x))  # at the marker: the head has passed it, its line is drawn
+            self.jumped.emit(float(x))

@@ -94,6 +94,7 @@ class Stage(QObject):
         self._build_presets()
         window.controller.facts.connect(lambda _name, facts: self.set_server_variables(facts.variables))
         self._head: float | None = None  # the replay's play head, as last moved
+        self._told = ""  # the keys line last put in the Events
         window.replay_bar.moved.connect(self._on_moved)
 
     def set_server_variables(self, variables: Any) -> None:
@@ -183,8 +184,11 @@ class Stage(QObject):
             w.set_appearance(THEMES["stage"], FONT_SCALE)
             if full_screen:
                 w.showFullScreen()
-            w.show_message("stage mode: " + ", ".join(f"F{i + 1} {n}={v}" for i, (n, v) in enumerate(self.presets))
-                           + ", F7 mark, F8 play/pause, H keys, Esc leaves")
+            keys = ("stage mode: " + ", ".join(f"F{i + 1} {n}={v}" for i, (n, v) in enumerate(self.presets))
+                    + ", F7 mark, F8 play/pause, H keys, Esc leaves")
+            if keys != self._told:  # the keys once in the Events (the card shows them on every entry), not at every F12
+                self._told = keys
+                w.show_message(keys)
             self.help.show_keys()
             return
         self.help.hide()

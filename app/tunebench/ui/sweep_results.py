@@ -172,8 +172,10 @@ class SweepResultsView(QWidget):
     def replay_to(self, x: float) -> None:
         """The replay's head moved to `x` seconds from the session's start: the steps ended by then."""
         if self.model is self.replayed and self.replayed.active:
-            self.replayed.seek(x)
-            self._update_all()
+            if self.replayed.seek(x):
+                self._update_all()
+            else:  # the same steps: only the time elapsed moved (the tables are rebuilt only when a step ends)
+                self._update_progress()
 
     def show_live(self) -> None:
         self.model = self.live

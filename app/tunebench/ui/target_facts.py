@@ -36,7 +36,7 @@ class TargetFacts(QObject):
         try:
             return self.targets.current_target()
         except ConfigError as exc:
-            self.knobs.result.setText(str(exc))
+            self.knobs.show_facts(str(exc))
             return None
 
     def reload(self) -> None:
@@ -51,11 +51,11 @@ class TargetFacts(QObject):
             return
         self.sweep.set_server(facts.variables, dict(facts.knobs))
         self.knobs.show_values(facts.values(FAVOURITES))
-        self.knobs.result.setText(facts.label)
+        self.knobs.show_facts(facts.label)
 
     def _on_facts_failed(self, name: str, message: str) -> None:
         if self.targets.current_name() == name:
-            self.knobs.result.setText(message)
+            self.knobs.show_facts(message)
 
     def _on_wants_facts(self, names: list[str]) -> None:
         target = self._target()

@@ -49,6 +49,12 @@ class Marker:
     kind: str  # step | knob | mark | restart | verdict | drift | ramp (measured from here) | config (a sweep
     # configuration: a band until the next)
     label: str
+    known: float | None = None  # when it became known, if later than `t` (a verdict: its step's end)
+
+    @property
+    def shown_at(self) -> float:
+        """From when a replay shows it: a verdict drawn at its change only once its step has ended, as live."""
+        return self.t if self.known is None else max(self.t, self.known)
 
 
 MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config",
@@ -70,7 +76,7 @@ def marker_of(ev: Event, t0: float) -> Marker:
     data: Mapping[str, Any] = ev.data  # as the run wrote it: numbers where the kind says
     if ev.kind == "verdict":
         v = event_verdict(data)
-        return Marker(float(data.get("at", ev.t)) - t0, "verdict", v.short_text() if v else "no verdict")
+        return Marker(float(data.get("at", ev.t)) - t0, "verdict", v.short_text() if v else "no verdict", ev.t - t0)
     if ev.kind == "ramp":  # where the step's measured seconds begin
         opened, asked = int(data.get("open", 0)), int(data.get("asked", 0))
         return Marker(ev.t - t0, "ramp", f"measured: {asked} open after {data.get('seconds')} s" if opened >= asked
@@ -101,7 +107,9 @@ class Timeline:
         self.headlines: dict[str, tuple[str, float, str]] = {}
 
     def clear(self) -> None:
+        version = self.version
         self.__init__()  # type: ignore[misc]
+        self.version = version + 1  # never back to a number a view has drawn: a view compares versions only
 
     def _x(self, t: float) -> float:
         if self.t0 is None:
@@ -153,22 +161,31 @@ class Timeline:
         self.clear()
         self.t0 = t0
         self.series = {name: SeriesBuffer.of(t - t0, v) for name, (t, v) in series.items()}
-        self.all_markers = [marker_of(ev, t0) for ev in events if is_marker(ev)]
+        # in the order a replay shows them (a verdict when its step ended), so the markers shown at any head
+        # are the first ones of the list, as live adds them
+        self.all_markers = sorted((marker_of(ev, t0) for ev in events if is_marker(ev)),
+                                  key=lambda m: (m.shown_at, m.t))
         for ev in events:
             self._keep_text(ev)
-        self.all_markers.sort(key=lambda m: m.t)
         self.end = max([float(b.t[-1]) for b in self.series.values() if len(b.t)]
-                       + [m.t for m in self.all_markers] + [0.0])
+                       + [m.shown_at for m in self.all_markers] + [0.0])
         self.seek(self.end)
 
     def seek(self, x: float) -> None:
-        """Show everything up to `x` seconds from the start, nothing after."""
+        """Show everything up to `x` seconds from the start, nothing after. The version moves only when that
+        shows another sample or marker (at 1x, nine moves of the head in ten do not): the views redraw then."""
+        changed = False
         for buf in self.series.values():
-            buf.n = int(np.searchsorted(buf.t, x, side="right"))
-        self.markers = [m for m in getattr(self, "all_markers", []) if m.t <= x]
+            n = int(np.searchsorted(buf.t, x, side="right"))
+            changed |= n != buf.n
+            buf.n = n
+        markers = [m for m in getattr(self, "all_markers", []) if m.shown_at <= x]
+        changed |= len(markers) != len(self.markers) or self.head is None
+        self.markers = markers
         self.x_max = x
         self.head = x
-        self.version += 1
+        if changed:
+            self.version += 1
 
     def names(self, prefix: str, suffix: str = "") -> list[str]:
         return sorted(n for n in self.series if n.startswith(prefix) and n.endswith(suffix))

@@ -24,10 +24,25 @@ class TimelineView(QWidget):
         layout.addWidget(self.replay_bar)
         layout.addWidget(self.dashboard, 1)
         self.replay_bar.playing.connect(self._on_playing)
+        # the plots and readouts at the new head in the frame it moved (the redraw tick comes up to 160 ms later:
+        # 1.6 s of a 10x replay, and the sweep's results grid is at the head already)
+        self.replay_bar.moved.connect(self._on_moved)
+        self.replay_bar.jumped.connect(self._on_jumped)
 
     def _on_playing(self, on: bool) -> None:
         if on:  # a replay that plays follows its head, as live follows the run
             self.dashboard.follow_box.setChecked(True)
+
+    def _on_moved(self, _x: float) -> None:
+        self.dashboard.redraw_data()
+
+    def _on_jumped(self, x: float) -> None:
+        """A jump lands where the plots show it: a marker outside the range the user was looking at brings
+        the view to the head (following), as playing does."""
+        lo, hi = self.dashboard.panels[0].view.viewRange()[0]
+        if not lo <= x <= hi:
+            self.dashboard.follow_box.setChecked(True)
+            self.dashboard.redraw_data()
 
     def is_live(self) -> bool:
         return self.dashboard.timeline is self.live

@@ -1,6 +1,7 @@
 """What the window keeps between starts (in gui.ini beside the store): geometry, dock layout, theme, font
-scale, the workload panel's last choices, and each target's client hosts. Never stage mode's state: the
-window leaves stage before anything is saved."""
+scale, the workload panel's last choices (workload, engine, threads, step and warm-up, CPU profile, the
+second client group), and each target's client hosts. Never stage mode's state: the window leaves stage
+before anything is saved."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tunebench.ui.theme import THEMES, Theme
 
 if TYPE_CHECKING:
     from tunebench.ui.main_window import MainWindow
+    from tunebench.ui.workload_panel import WorkloadPanel
 
 
 def initial_appearance(settings: QSettings) -> tuple[Theme, float]:
@@ -27,6 +29,46 @@ def initial_appearance(settings: QSettings) -> tuple[Theme, float]:
 
 def client_hosts_of(settings: QSettings, target: str) -> str:
     return str(settings.value(f"client_hosts/{target}", "") or "")
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def _bool(value: object) -> bool:
+    """A tick as an INI file gives it back: "true"/"false" (a bool when the settings are in memory)."""
+    return value is True or str(value).lower() in ("true", "1")
+
+
+def save_form(s: QSettings, p: WorkloadPanel) -> None:
+    """The rest of the run's form: step and warm-up, the CPU profile tick, the second client group."""
+    s.setValue("step_seconds", p.step_seconds.value())
+    s.setValue("warmup_seconds", p.warmup_seconds.value())
+    s.setValue("cpu_profile", p.profile.isChecked())
+    s.setValue("second/on", p.second.isChecked())
+    s.setValue("second/workload", p.second_workload.currentText())
+    s.setValue("second/threads", p.second_threads.text())
+
+
+def restore_form(s: QSettings, p: WorkloadPanel) -> None:
+    """What save_form kept; a value the file holds wrongly (edited by hand) leaves the form's default."""
+    for key, box in (("step_seconds", p.step_seconds), ("warmup_seconds", p.warmup_seconds)):
+        value = _int(s.value(key, ""))
+        if value is not None:
+            box.setValue(value)  # (clamped to the box's range)
+    if s.contains("cpu_profile"):
+        p.profile.setChecked(_bool(s.value("cpu_profile")))
+    workload = str(s.value("second/workload", "") or "")
+    if workload in p.names:
+        p.second_workload.setCurrentText(workload)
+    threads = str(s.value("second/threads", "") or "")
+    if threads:
+        p.second_threads.setText(threads)
+    if s.contains("second/on"):
+        p.second.setChecked(_bool(s.value("second/on")))
 
 
 def restore_window(w: MainWindow) -> None:
@@ -46,6 +88,7 @@ def restore_window(w: MainWindow) -> None:
     threads = s.value("threads")
     if threads:
         w.workload.threads.setText(str(threads))
+    restore_form(s, w.workload)
     if w.hosts_for:
         w.workload.client_hosts.setText(client_hosts_of(s, w.hosts_for))
 
@@ -59,5 +102,6 @@ def save_window(w: MainWindow) -> None:
     s.setValue("workload", w.workload.workload.currentText())
     s.setValue("engine", w.workload.engine.currentText())
     s.setValue("threads", w.workload.threads.text())
+    save_form(s, w.workload)
     if w.hosts_for:
         s.setValue(f"client_hosts/{w.hosts_for}", w.workload.client_hosts.text())
