@@ -33,7 +33,7 @@ def test_a_new_run_and_a_replay_start_without_the_last_flip(win):
     knobs = win.knobs
     server_facts(win)
     assert knobs.result.text() == "sandbox: 10.11.19-MariaDB"
-    win.controller.timeline_event.emit(flip_event())
+    knobs.show_change(dict(FLIP))  # the flip's reply (the knob event itself only moves the value box)
     assert "The A/B verdict comes at the end of the step" in knobs.result.text()
     win.controller.run_started.emit(None)  # the next run
     assert knobs.result.text() == "sandbox: 10.11.19-MariaDB"
