@@ -54,3 +54,20 @@ def test_a_replayed_session_knows_its_groups_headlines_even_before_they_were_rec
         {"name": "t", "workload": "tpcc", "headline": ["new_order", 60.0, "NOPM"]},
         {"name": "gone", "workload": "/nowhere/script.lua", "options": {}}]}}
     assert group_headlines(session) == {"ins": ("insert", 100.0, "rows/s"), "t": ("new_order", 60.0, "NOPM")}
+
+
+def test_an_open_loop_group_reads_its_rate_and_its_service_time_apart():
+    """Issue 31: the readout says the rate asked beside the TPS; the latency plot names the service time and
+    the schedule lag apart from the latency from the intended start, and the threads plot shows the backlog."""
+    from tunebench.ui.plot_panel import latencies, panel_specs
+
+    tl = Timeline()
+    for s in range(3):
+        tl.add_interval(Interval(1000.0 + s, "main", 8, 1980.0, 1980.0, 1980.0, 0.0, 0.0,
+                                 lat_ms={"p95": 3.0, "p99": 9.0}, rate=2000.0, svc_lat_ms={"p95": 0.4, "p99": 0.9},
+                                 backlog=12.0, lag_ms=4.5))
+    assert headline_text(tl, ["main"]) == "TPS 1,980 of 2,000/s"
+    assert sorted(label for _n, label in latencies(tl)) == [
+        "main p95", "main p99", "main schedule lag", "main service p95", "main service p99"]
+    threads = dict(panel_specs(lambda _t: [])[3][2](tl))
+    assert threads["client.main.backlog"] == "main backlog"

@@ -86,3 +86,21 @@ def test_a_frozen_server_at_a_high_rate_does_not_draw_without_bound():
     finally:
         schedule.BACKLOG_LIMIT = old
     assert sched.overflow and 50_000 <= n < 200_000
+
+
+def test_the_cli_table_and_the_report_give_an_open_loop_step_its_own_figures():
+    from tunebench.cli.output import steps_table
+    from tunebench.core.results import open_loop_report
+
+    step = {"step": 1, "group": "main", "threads": 8, "tps": 1540.0, "qps": 1540.0, "lat_p95_ms": 900.0,
+            "lat_p99_ms": 1500.0, "cv": 0.1, "errors": 0, "seconds": 10, "rate": 2000.0, "lat_p50_ms": 40.0,
+            "lat_max_ms": 2100.0, "service_p50_ms": 0.2, "service_p95_ms": 0.5, "service_p99_ms": 1.0,
+            "late": 12, "skipped": 300}
+    table = steps_table([step])
+    assert "queue wait included" in table
+    line = table.splitlines()[-1]
+    assert line.split()[:4] == ["1", "main", "2,000", "1,540"] and line.endswith("RATE NOT SERVED")
+    report = "\n".join(open_loop_report([step]))
+    assert ("| 1 | main | 2,000 | 1,540 (not served) | 40.00 | 900.00 | 1,500.00 | 2,100.00 | 0.20 | 0.50 | 1.00 | "
+            "12 | 300 |") in report
+    assert open_loop_report([{k: v for k, v in step.items() if k != "rate"}]) == []

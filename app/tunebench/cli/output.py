@@ -69,6 +69,7 @@ def steps_table(steps: list[dict[str, Any]]) -> str:
         rows.append(f"{s['step']:>4} {s['group']:10} {threads:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
                     f"{extra}{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {seconds:>7}"
                     + ("  INCOMPLETE" if s.get("incomplete") else ""))
+    rows += open_loop_lines(steps)
     mixes = [s for s in steps if s.get("trx")]
     if mixes:
         rows += ["", "per transaction type: tps (share) p95 ms, rollbacks/retries over the step"]
@@ -80,6 +81,29 @@ def steps_table(steps: list[dict[str, Any]]) -> str:
                      for name, t in s["trx"].items()]
             rows.append(f"{s['step']:>4} {s['group']:10} " + " | ".join(parts))
     return "\n".join(rows)
+
+
+def open_loop_lines(steps: list[dict[str, Any]]) -> list[str]:
+    """The open-loop steps' own figures: the rate asked and achieved, latency from the intended start (queue wait
+    included) beside the service time, late and skipped transactions."""
+    rated = [s for s in steps if s.get("rate") is not None]
+    if not rated:
+        return []
+
+    def ms(v: Any) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    head = (f"{'step':>4} {'group':10} {'rate':>9} {'achieved':>9} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8} "
+            f"{'svc p50':>8} {'svc p95':>8} {'svc p99':>8} {'late':>7} {'skipped':>8}")
+    out = ["", "open loop: latency (ms) from each transaction's intended start, queue wait included; svc: from its "
+           "actual start", head, "-" * len(head)]
+    for s in rated:
+        out.append(f"{s['step']:>4} {s['group']:10} {s['rate']:>9,.0f} {s['tps']:>9,.0f} {ms(s.get('lat_p50_ms')):>8} "
+                   f"{ms(s.get('lat_p95_ms')):>8} {ms(s.get('lat_p99_ms')):>8} {ms(s.get('lat_max_ms')):>8} "
+                   f"{ms(s.get('service_p50_ms')):>8} {ms(s.get('service_p95_ms')):>8} "
+                   f"{ms(s.get('service_p99_ms')):>8} {s.get('late', 0):>7,.0f} {s.get('skipped', 0):>8,.0f}"
+                   + ("  RATE NOT SERVED" if s["tps"] < 0.97 * s["rate"] else ""))
+    return out
 
 
 def probe_lines(probes: dict[str, Any]) -> list[str]:

@@ -157,8 +157,8 @@ def markdown(session: Mapping[str, Any]) -> str:
                          f"{_f(s['qps'])} | " + (f"{_f(s.get('headline'), 0)} | " if label else "")
                          + f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} | "
                          f"{_f(s.get('errors'), 0)} | {seconds} |")
-        return "\n".join(lines + trx_lines(steps) + efficiency_lines(session) + drift_lines(session)
-                         + verdict_lines(session)) + "\n"
+        return "\n".join(lines + open_loop_report(steps) + trx_lines(steps) + efficiency_lines(session)
+                         + drift_lines(session) + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
@@ -200,8 +200,8 @@ def markdown(session: Mapping[str, Any]) -> str:
         lines += ["", "## Steps that need a word", "",
                   "Knobs set or flipped live, and seconds left out of a step's figures:", "",
                   *(f"- {n}" for n in worded)]
-    return "\n".join(lines + trx_lines(summary.get("steps", [])) + efficiency_lines(session) + drift_lines(session)
-                     + verdict_lines(session)) + "\n"
+    return "\n".join(lines + open_loop_report(summary.get("steps", [])) + trx_lines(summary.get("steps", []))
+                     + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
 
 
 def efficiency_lines(session: Mapping[str, Any]) -> list[str]:
@@ -221,6 +221,27 @@ def efficiency_lines(session: Mapping[str, Any]) -> list[str]:
         config = configs.get(step)
         lines.append(f"| {step} | {'-' if config is None else config + 1} | {group} | "
                      + " | ".join(fmt(eff.get(k)) for k in keys) + " |")
+    return lines
+
+
+def open_loop_report(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The open-loop steps (a rate asked): rate asked and achieved, latency from the intended start beside the
+    service time, late and skipped."""
+    rated = [s for s in steps if s.get("rate") is not None]
+    if not rated:
+        return []
+    lines = ["", "## Open loop", "",
+             "Latency from each transaction's intended start (its queue wait included); service time from its actual "
+             "start. A rate achieved below 97 % of the one asked was not served.", "",
+             "| step | group | rate | achieved | p50 ms | p95 ms | p99 ms | max ms | service p50 | service p95 | "
+             "service p99 | late | skipped |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in rated:
+        served = "" if s["tps"] >= 0.97 * s["rate"] else " (not served)"
+        lines.append(f"| {s['step']} | {s['group']} | {_f(s['rate'], 0)} | {_f(s['tps'], 0)}{served} | "
+                     f"{_f(s.get('lat_p50_ms'), 2)} | {_f(s.get('lat_p95_ms'), 2)} | {_f(s.get('lat_p99_ms'), 2)} | "
+                     f"{_f(s.get('lat_max_ms'), 2)} | {_f(s.get('service_p50_ms'), 2)} | "
+                     f"{_f(s.get('service_p95_ms'), 2)} | {_f(s.get('service_p99_ms'), 2)} | "
+                     f"{_f(s.get('late'), 0)} | {_f(s.get('skipped'), 0)} |")
     return lines
 
 

@@ -128,18 +128,34 @@ def data_sizes(t: Timeline) -> list[tuple[str, str]]:
     return out
 
 
+def latencies(t: Timeline) -> list[tuple[str, str]]:
+    """p95 and p99 of each group; an open-loop group's count from the intended start (queue wait included), its
+    service time's beside them, and how late its oldest due transaction is (schedule lag)."""
+    out = []
+    for n in t.names("client."):
+        if is_trx_series(n):
+            continue
+        group = n.split(".")[1]
+        if n.endswith((".svc.lat.p95", ".svc.lat.p99")):
+            out.append((n, f"{group} service {n.rsplit('.', 1)[1]}"))
+        elif n.endswith((".lat.p95", ".lat.p99")):
+            out.append((n, f"{group} {n.rsplit('.', 1)[1]}"))
+        elif n.endswith(".lag_ms"):
+            out.append((n, f"{group} schedule lag"))
+    return out
+
+
 def panel_specs(waits: Select) -> list[tuple[str, str, Select]]:
     """The dashboard's plots, top to bottom: title, the unit of its values and what it shows."""
     return [
         ("TPS", "TPS", lambda t: [(n, n.split(".")[1]) for n in t.names("client.", ".tps") if not is_trx_series(n)]),
         ("QPS", "QPS", lambda t: [(n, f"{n.split('.')[1]} (client)") for n in t.names("client.", ".qps")]
          + [(n, "server Questions") for n in t.names("server.questions")]),
-        ("latency ms", "ms", lambda t: [(n, f"{n.split('.')[1]} {n.rsplit('.', 1)[1]}")
-                                  for n in t.names("client.") if n.endswith((".lat.p95", ".lat.p99"))
-                                  and not is_trx_series(n)]),
+        ("latency ms", "ms", latencies),
         ("threads", "threads", lambda t: [(n, f"{n.split('.')[1]} client") for n in t.names("client.", ".threads")
                                if not n.startswith("client.total.")]
-         + [(n, "server running") for n in t.names("server.threads_running")]),
+         + [(n, "server running") for n in t.names("server.threads_running")]
+         + [(n, f"{n.split('.')[1]} backlog") for n in t.names("client.", ".backlog")]),
         ("waits ms/s", "ms/s", waits),
         ("CPU %", "%", lambda t: [(n, n.split(".")[-1]) for n in t.names("host.local.cpu.")
                              if n.rsplit(".", 1)[1] in ("user", "system", "iowait")]

@@ -26,13 +26,16 @@ READOUT_GAP = 24
 def headline_text(tl: Timeline, groups: list[str]) -> str:
     """The first readout: one group's TPS ("TPS 1,234"), or its family's headline ("NOPM 9,540", "rows/s
     120,000"); several groups each their own, named ("insert rows/s 120,000 · query TPS 736"), never one sum
-    of transactions of different kinds."""
+    of transactions of different kinds. An open-loop group's says its rate: "TPS 1,980 of 2,000/s"."""
     if not groups:
         return "TPS —"
     parts = []
     for g in groups:
         label, value = tl.headline(g)
         text = f"{label} {'—' if value is None else f'{value:,.0f}'}"
+        rate = tl.last(f"client.{g}.rate")
+        if rate is not None and label == "TPS":  # open loop: what it was asked for beside what it did
+            text += f" of {rate:,.0f}/s"
         parts.append(f"{g} {text}" if len(groups) > 1 else text)
     return " · ".join(parts)
 
