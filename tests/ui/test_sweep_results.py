@@ -294,3 +294,27 @@ def test_a_cell_says_a_knob_flipped_live_and_the_seconds_left_out(win, plan):
     assert "changed live 1 time(s)" in tip and "4 errors" in tip
     c.step.emit(StepResult(1, (summary(4, 1900.0, 0.01),), 0))
     assert view.grid.item(0, 2).text().splitlines()[0] == "★ 1,900.0"  # the best point, nothing to flag
+
+
+def test_a_sweep_over_rates_shows_p99_against_rate_with_each_knee(win, qtbot):
+    """Issue 31: a rate sweep's knee: each configuration's p99 (from the intended start) against the rate it
+    achieved, the SLO line and a star at the knee; the tab is there only for a sweep over rates."""
+    from dataclasses import replace
+
+    spec = parse_spec(TINY.replace("threads = [2, 4]", "threads = [8]\nrates = [500, 2000]\nslo_p99_ms = 5"))
+    rate_plan = make_plan(spec, KNOBS, {"innodb_flush_log_at_trx_commit": "1"})
+    p99 = {(0, 0): 2.0, (0, 1): 40.0, (1, 0): 1.5, (1, 1): 3.0}
+    results = [StepResult(i, (replace(summary(8, (500.0, 2000.0)[i % 2], 0.02), rate=(500.0, 2000.0)[i % 2],
+                                      lat_p99_ms=p99[(i // 2, i % 2)]),), i // 2) for i in range(4)]
+    view = win.sweep_results
+    assert not view.tables.isTabVisible(view.knee_tab)
+    sid = record_sweep(win.store, rate_plan, results)
+    win.open_replay(sid)
+    win.replay_bar.seek(win.replay_timeline.end)
+    assert view.tables.isTabVisible(view.knee_tab)
+    names = [item.name() for item in view.knee.getPlotItem().listDataItems() if item.name()]
+    assert names == ["innodb_flush_log_at_trx_commit=1 · knee 500/s", "innodb_flush_log_at_trx_commit=2 · knee 2,000/s"]
+    stars = [item for item in view.knee.getPlotItem().listDataItems() if item.opts.get("symbol") == "star"]
+    assert len(stars) == 2
+    md = markdown(win.store.get_session(sid))
+    assert "## Latency against rate" in md and "| 500/s |" in md

@@ -9,6 +9,7 @@ from typing import Any
 from tunebench.core.display import inert_text
 from tunebench.core.interval import Interval
 from tunebench.core.kinds import RunStatus
+from tunebench.core.schedule import served
 
 # How a run ended -> exit status (a failed run raises, and exits 2 with its one line). "stopped" is the window's
 # Stop button; the CLI's own runs end "aborted" on Ctrl-C or SIGTERM. Both exit as an interrupted command does.
@@ -102,7 +103,7 @@ def open_loop_lines(steps: list[dict[str, Any]]) -> list[str]:
                    f"{ms(s.get('lat_p95_ms')):>8} {ms(s.get('lat_p99_ms')):>8} {ms(s.get('lat_max_ms')):>8} "
                    f"{ms(s.get('service_p50_ms')):>8} {ms(s.get('service_p95_ms')):>8} "
                    f"{ms(s.get('service_p99_ms')):>8} {s.get('late', 0):>7,.0f} {s.get('skipped', 0):>8,.0f}"
-                   + ("  RATE NOT SERVED" if s["tps"] < 0.97 * s["rate"] else ""))
+                   + ("" if served(s["rate"], s["tps"], s.get("seconds") or 1) else "  RATE NOT SERVED"))
     return out
 
 

@@ -200,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--step-seconds", type=_int_in(1, SECONDS))
     sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS))
     sp.add_argument("--cooldown-seconds", type=_int_in(0, SECONDS))
+    sp.add_argument("--slo-p99", type=_number, metavar="MS",
+                    help="a sweep over rates: mark each configuration's knee, the highest rate served whose p99 "
+                         "(from the intended start) is at most this")
     sp.add_argument("--resume", type=_int_in(1, MAX_ID), metavar="SESSION",
                     help="continue this session after its last done step")
     sp.add_argument("--yes", action="store_true",

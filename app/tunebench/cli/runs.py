@@ -130,6 +130,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.threads:  # in the spec itself: the plan, its time estimate and the session say so
         schedule = parse_threads(args.threads)
         sweep = sweep.with_overrides(groups=tuple(replace(g, threads=schedule) for g in sweep.groups))
+    if args.slo_p99 is not None:
+        if not 0 < args.slo_p99 <= 86_400_000:
+            raise ConfigError(f"--slo-p99 must be a number of milliseconds above 0, got {args.slo_p99:g}")
+        if not any(g.rates for g in sweep.groups):
+            raise ConfigError("--slo-p99 needs a sweep over rates (rates = [...] in the sweep file, or a rate axis)")
+    sweep = sweep.with_overrides(slo_p99_ms=args.slo_p99)
     sweep = sweep.with_overrides(step_seconds=args.step_seconds, warmup_seconds=args.warmup_seconds,
                                  cooldown_seconds=args.cooldown_seconds)
     spec = sweep_run_spec(sweep, transport=args.transport, schema=args.schema, workers=args.workers,

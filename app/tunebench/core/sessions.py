@@ -247,3 +247,35 @@ def metric_series(names: Sequence[str], metric: str) -> str | None:
         return f"client.total{suffix}"
     client = sorted(n for n in names if n.startswith("client.") and n.endswith(suffix) and not is_trx_series(n))
     return client[0] if client else None
+
+
+def latency_by_rate(session: Mapping[str, Any], slo_p99_ms: float | None = None) -> dict[str, dict[str, Any]]:
+    """Per configuration (label) of a session's open-loop steps: points (rate asked, achieved TPS, p99 ms from the
+    intended start, served) in rate order, and the knee under an SLO (the sweep's own, or `slo_p99_ms`): the
+    highest rate served whose p99 meets it. Empty for a closed-loop session."""
+    from tunebench.core.schedule import served
+
+    summary = session.get("summary") or {}
+    slo = slo_p99_ms if slo_p99_ms is not None else (summary.get("knee") or {}).get("slo_p99_ms")
+    curves: dict[str, list[dict[str, Any]]] = {}
+    if summary.get("configs"):
+        for c in summary["configs"]:
+            for st in c["steps"]:
+                if st.get("rate") is not None:
+                    curves.setdefault(c["label"], []).append(st)
+    else:
+        steps = summary.get("steps") or []
+        main = steps[0]["group"] if steps else "main"
+        curves[""] = [st for st in steps if st["group"] == main and st.get("rate") is not None]
+    out: dict[str, dict[str, Any]] = {}
+    for label, steps in curves.items():
+        points: list[dict[str, Any]] = sorted(
+            ({"rate": float(st["rate"]), "tps": float(st["tps"]), "lat_p99_ms": st.get("lat_p99_ms"),
+              "served": served(float(st["rate"]), float(st["tps"]), st.get("seconds") or 1)} for st in steps),
+            key=lambda p: float(p["rate"]))
+        if not points:
+            continue
+        ok: list[float] = [float(p["rate"]) for p in points if slo is not None and p["served"]
+                           and p["lat_p99_ms"] is not None and p["lat_p99_ms"] <= slo]
+        out[label] = {"points": points, "knee": max(ok, default=None), "slo_p99_ms": slo}
+    return out

@@ -20,7 +20,7 @@ from typing import Any, cast
 from tunebench.core.errors import EngineError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
-from tunebench.core.schedule import OpenLoop
+from tunebench.core.schedule import OpenLoop, served
 from tunebench.core.target import ConnParams
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 from tunebench.load.postmortem import examine, read_tail
@@ -37,7 +37,6 @@ SILENCE_SECONDS = 2
 RAMP_STALL_SECONDS = 5
 RAMP_LIMIT_SECONDS = 60
 GapSink = Callable[[float, str, dict[str, Any]], None]
-UNSERVED_SHARE = 0.97  # an open-loop step achieving less of its rate than this did not serve it
 
 
 class NoteThrottle:
@@ -452,7 +451,7 @@ class BuiltinEngine:
         if seconds <= 0:
             return
         achieved = done / seconds
-        if achieved < UNSERVED_SHARE * load.rate:
+        if not served(load.rate, achieved, seconds):
             self._notes(f"group {group}: {threads} connection(s) did not serve {load.rate:,.0f}/s; achieved "
                         f"{achieved:,.0f}/s over {seconds} s (the backlog grew: its latency counts the queue)")
 

@@ -12,6 +12,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.schedule import ARRIVALS
 from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
+from tunebench.core.sweep.plan import RATE_OPTION
 from tunebench.hosts.ssh import parse_ssh_url
 from tunebench.load.builtin import default_workers, runs_compiled
 from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
@@ -152,6 +153,12 @@ def config_groups(groups: Sequence[ClientGroup], options: Mapping[str, Any]) -> 
     whose family has that option; ConfigError when no group has it or a value does not fit."""
     if not options:
         return tuple(groups)
+    if RATE_OPTION in options:  # the rate axis: the first group's rate through the configuration's steps
+        options = dict(options)
+        rate = float(options.pop(RATE_OPTION))
+        groups = [replace(groups[0], rates=(rate,)), *groups[1:]]
+        if not options:
+            return tuple(groups)
     out, used = [], set()
     for g in groups:
         mine = {k: v for k, v in options.items() if k in g.family.option_specs()}
@@ -176,7 +183,8 @@ def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
     groups = []
     for g in sweep.groups:
         wl = load_workload(g.workload)
-        groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), g.threads))
+        groups.append(ClientGroup(g.name, wl, wl.options(dict(g.options)), g.threads, rates=g.rates,
+                                  arrival=sweep.arrival, latency_limit_ms=sweep.latency_limit_ms if g.rates else None))
     fields: dict[str, Any] = {"groups": tuple(groups), "engine": sweep.engine, "step_seconds": sweep.step_seconds,
                               "warmup_seconds": sweep.warmup_seconds, "transport": sweep.transport,
                               "schema": groups[0].workload.default_schema if sweep.schema is None else sweep.schema,

@@ -132,7 +132,8 @@ class SweepProgress:
     def finish(self, details: Mapping[str, Any]) -> None:
         """The run ended: its tables (RunOutcome.details, the same as the session summary) from now on."""
         if self.plan is not None and details.get("configs"):
-            self.final = {k: details[k] for k in ("configs", "baseline", "best_to_best", "ratios", "restarts_planned")
+            self.final = {k: details[k] for k in ("configs", "baseline", "best_to_best", "ratios", "restarts_planned",
+                                                  "knee")
                           if k in details}
 
     def show_session(self, session: Mapping[str, Any]) -> bool:
@@ -308,13 +309,14 @@ class SweepProgress:
 def spec_of(d: Mapping[str, Any]) -> SweepSpec:
     """A sweep spec back from SweepSpec.to_dict() (what a session's config keeps)."""
     return SweepSpec(
-        d["name"], tuple(GroupSpec(g["name"], g["workload"], tuple(g["threads"]), g.get("options", {}))
-                         for g in d["groups"]),
+        d["name"], tuple(GroupSpec(g["name"], g["workload"], tuple(g["threads"]), g.get("options", {}),
+                                   tuple(g.get("rates", ()))) for g in d["groups"]),
         {k: tuple(v) for k, v in d["axes"].items()}, d["step_seconds"], d["warmup_seconds"],
         d.get("cooldown_seconds", 0), d.get("repeats", 1), d.get("order", "listed"), d.get("seed", 1),
         d.get("reset_data", False), d.get("engine", "builtin"), d.get("transport"), d.get("baseline", {}),
         d.get("description", ""), d.get("schema", "tunebench"), d.get("source", ""),
-        tuple(d.get("optional_axes", ())))
+        tuple(d.get("optional_axes", ())), d.get("arrival", "poisson"), d.get("latency_limit_ms"),
+        d.get("slo_p99_ms"))
 
 
 def _same_configuration(c: Mapping[str, Any]) -> str:

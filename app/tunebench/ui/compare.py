@@ -25,13 +25,22 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import TunebenchError
 from tunebench.core.flame import profiled_steps
-from tunebench.core.sessions import ALIGN_MODES, METRICS, align_offset, best_to_best, metric_series, tps_by_threads
+from tunebench.core.sessions import (
+    ALIGN_MODES,
+    METRICS,
+    align_offset,
+    best_to_best,
+    latency_by_rate,
+    metric_series,
+    tps_by_threads,
+)
 from tunebench.core.verdict import MIN_SECONDS
 from tunebench.store.repo import Store
 from tunebench.ui.compare_diff import DiffView
 from tunebench.ui.crosshair import Crosshair, HoverPlot, Trace
 from tunebench.ui.dashboard import PALETTE
 from tunebench.ui.flame_window import FlameWindow
+from tunebench.ui.knee_plot import KneePlot
 from tunebench.ui.legend import add_legend, fit_legend, natural_width, set_column_width
 from tunebench.ui.theme import Theme
 
@@ -135,6 +144,9 @@ class CompareView(QWidget):
         self.tabs.addTab(self.overlay, "Overlay")
         self.tabs.addTab(self.curve_plot, "TPS vs threads")
         self.tabs.addTab(best, "Best to best")
+        self.knee = KneePlot(theme)  # open-loop sessions: p99 against rate, each configuration's knee
+        self.knee_tab = self.tabs.addTab(self.knee, "p99 vs rate")
+        self.tabs.setTabVisible(self.knee_tab, False)
         self.why = DiffView(store)
         self.tabs.addTab(self.why, "Why (diff)")
         layout = QVBoxLayout(self)
@@ -159,6 +171,7 @@ class CompareView(QWidget):
             fit_legend(item.legend, item.getViewBox())
 
     def apply_theme(self, theme: Theme) -> None:
+        self.knee.apply_theme(theme)
         self.theme = theme
         for w in (self.overlay, self.curve_plot, self.bars):
             w.setBackground(theme.plot_background)
@@ -176,6 +189,7 @@ class CompareView(QWidget):
         self.session_ids = list(ids)
         self.sessions = {sid: self.store.get_session(sid) for sid in ids}
         self.redraw()
+        self._draw_knee()
         self.why.show_pair(self.session_ids)
         self.flame_button.setEnabled(any(profiled_steps(s) or profiled_steps(s, "client")
                                          for s in self.sessions.values()))
@@ -194,6 +208,15 @@ class CompareView(QWidget):
             self.flame_window.raise_()  # open behind the main window: to the front
         self.flame_window.show()
         return self.flame_window
+
+    def _draw_knee(self) -> None:
+        """The sessions' open-loop curves side by side: a knob that moves the knee shows as two curves."""
+        curves = {}
+        for sid in self.session_ids:
+            for label, c in latency_by_rate(self.sessions[sid]).items():
+                curves[f"{self._title(sid)} {label}".strip()] = c
+        self.tabs.setTabVisible(self.knee_tab, bool(curves))
+        self.knee.show_curves(curves)
 
     def _title(self, sid: int) -> str:
         s = self.sessions[sid]

@@ -30,6 +30,8 @@ from tunebench.core.sweep import Plan, duration_text
 from tunebench.core.verdict import event_verdict
 from tunebench.run.records import RunOutcome, StepResult
 from tunebench.run.sweep_progress import Cell, SweepProgress
+from tunebench.ui.knee_plot import KneePlot
+from tunebench.ui.theme import THEMES
 
 NOISE_MARK = "≈"  # after a ratio whose difference from 1 is smaller than the steps' own spread
 NOISE_HELP = (f"{NOISE_MARK} within noise: the difference is smaller than the steps' own spread (CV, repeats); "
@@ -86,6 +88,13 @@ class SweepResultsView(QWidget):
         self.tables.addTab(self.costs, "Efficiency")
         self.tables.setTabToolTip(3, "What one transaction or query cost, per step: server CPU, context switches, "
                                      "disk, rows read, fsyncs and redo per commit (needs the proc/cpu/status probes)")
+        # a sweep over rates (open loop): each configuration's p99 against the rate, and its knee under the SLO
+        self.knee = KneePlot(THEMES["light"])
+        self.knee_tab = self.tables.addTab(self.knee, "p99 vs rate")
+        self.tables.setTabToolTip(self.knee_tab, "Open loop: each configuration's p99 from the intended start at each "
+                                                 "rate, against the rate it achieved; a star at its knee under the "
+                                                 "SLO (--slo-p99), hollow points where the rate was not served")
+        self.tables.setTabVisible(self.knee_tab, False)
         self.leader = QLabel()  # the best-to-best's first line, in sight whatever the tab
         self.leader.setObjectName("sweep-leader")
         self.legend = QLabel(f"★ best point of a configuration   {NOISE_HELP}")
@@ -188,6 +197,14 @@ class SweepResultsView(QWidget):
         self._update_best()
         self._update_ratios()
         self._update_costs()
+        self._update_knee()
+
+    def _update_knee(self) -> None:
+        knee = self.model.tables().get("knee")
+        self.tables.setTabVisible(self.knee_tab, bool(knee))
+        if knee:
+            self.knee.show_curves({c["label"]: {"points": c["points"], "knee": c["knee"],
+                                                "slo_p99_ms": knee.get("slo_p99_ms")} for c in knee["configs"]})
 
     def _update_progress(self) -> None:
         m = self.model

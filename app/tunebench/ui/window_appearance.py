@@ -26,6 +26,7 @@ class WindowAppearance(_WindowBase):
     status: Any
     dashboard: Any
     compare: Any
+    sweep_results: Any
 
     def show_message(self, text: str) -> None: ...  # (MainWindow's)
 
@@ -51,6 +52,7 @@ class WindowAppearance(_WindowBase):
         self.status.fix_clock_width()
         self.dashboard.set_appearance(theme, self.font_scale)
         self.compare.apply_theme(theme)
+        self.sweep_results.knee.apply_theme(theme)
 
     def set_theme(self, name: str) -> None:
         self.set_appearance(THEMES[name], self.font_scale)

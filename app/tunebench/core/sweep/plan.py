@@ -14,6 +14,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.sweep.spec import OPTION_AXIS, SPECIAL_AXES, SweepSpec, is_option_axis
 
+RATE_OPTION = "rate"  # a configuration's options key for the rate axis (run/spec.py config_groups applies it)
 RESTART_SECONDS = 3.0  # estimate of one sandbox restart, for the plan's time estimate
 
 
@@ -100,6 +101,8 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
             kn = {k: v for k, v in values.items() if k not in SPECIAL_AXES and not is_option_axis(k)}
             static = {k: v for k, v in kn.items() if not knobs[k].dynamic}
             opts = {k[len(OPTION_AXIS):]: v for k, v in values.items() if is_option_axis(k)}
+            if "rate" in values:  # the rate axis: the first group's rate, held through the configuration's steps
+                opts[RATE_OPTION] = values["rate"]
             raw.append((kn, static, values.get("transport", spec.transport), values.get("engine", spec.engine),
                         values.get("cpus"), rep, opts))
     if spec.order == "random":

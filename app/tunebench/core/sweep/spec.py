@@ -17,7 +17,7 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import check_name
 from tunebench.core.sweep.toml_writer import write_spec
 
-SPECIAL_AXES = ("transport", "engine", "cpus", "server")
+SPECIAL_AXES = ("transport", "engine", "cpus", "server", "rate")
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 OPTION_AXIS = "option."  # "option.rows_per_commit" = [100, 1000]: a workload option, not a server variable
 
@@ -29,7 +29,9 @@ ENGINES = ("builtin", "sysbench")
 CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 TOP_KEYS = {"name", "description", "workload", "threads", "step_seconds", "warmup_seconds", "cooldown_seconds",
             "repeats", "order", "seed", "reset_data", "engine", "transport", "baseline", "options", "axes", "group",
-            "schema", "optional_axes"}
+            "schema", "optional_axes", "rates", "arrival", "latency_limit_ms", "slo_p99_ms"}
+ARRIVAL_NAMES = ("poisson", "fixed")  # core/schedule.py's
+MAX_RATE = 10_000_000
 
 
 
@@ -39,6 +41,8 @@ class GroupSpec:
     workload: str
     threads: tuple[int, ...]
     options: Mapping[str, Any] = field(default_factory=dict)
+    # open loop (core/schedule.py): the rate of each step ((): closed loop), like threads one per step or one for all
+    rates: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,9 @@ class SweepSpec:
     schema: str | None = None  # None: the first group's family's own (Workload.default_schema)
     source: str = ""
     optional: tuple[str, ...] = ()  # axes dropped (with a note) on a server that lacks the variable
+    arrival: str = "poisson"  # open loop: the arrival process of every group with rates
+    latency_limit_ms: float | None = None  # open loop: pgbench's --latency-limit
+    slo_p99_ms: float | None = None  # the knee: the highest rate whose p99 (from the intended start) meets this
 
     @property
     def knob_axes(self) -> dict[str, tuple[Any, ...]]:
@@ -67,11 +74,14 @@ class SweepSpec:
 
     @property
     def steps(self) -> int:
-        return max(len(g.threads) for g in self.groups)
+        return max(max(len(g.threads), len(g.rates)) for g in self.groups)
 
     def fingerprint(self) -> str:
         """Identity of what the sweep measures, so --resume refuses a different spec."""
-        body = {"groups": [[g.name, g.workload, list(g.threads), dict(g.options)] for g in self.groups],
+        body: dict[str, Any] = {
+            "groups": [[g.name, g.workload, list(g.threads), dict(g.options),
+                        *([list(g.rates), self.arrival, self.latency_limit_ms] if g.rates else [])]
+                       for g in self.groups],
                 "axes": {k: list(v) for k, v in self.axes.items()}, "repeats": self.repeats, "order": self.order,
                 "seed": self.seed, "engine": self.engine, "transport": self.transport}
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -121,7 +131,9 @@ class SweepSpec:
         """The spec as written (what a session keeps instead of the expanded plan)."""
         return {"name": self.name, "description": self.description, "source": self.source,
                 "groups": [{"name": g.name, "workload": g.workload, "threads": list(g.threads),
-                            "options": dict(g.options)} for g in self.groups],
+                            "options": dict(g.options), **({"rates": list(g.rates)} if g.rates else {})}
+                           for g in self.groups],
+                "arrival": self.arrival, "latency_limit_ms": self.latency_limit_ms, "slo_p99_ms": self.slo_p99_ms,
                 "axes": {k: list(v) for k, v in self.axes.items()}, "step_seconds": self.step_seconds,
                 "warmup_seconds": self.warmup_seconds, "cooldown_seconds": self.cooldown_seconds,
                 "repeats": self.repeats, "order": self.order, "seed": self.seed, "reset_data": self.reset_data,
@@ -199,17 +211,19 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
     for g in raw_groups:
         if not isinstance(g, dict) or "workload" not in g:
             raise ConfigError(f"{source}: each [[group]] needs a workload")
-        unknown_g = set(g) - {"name", "workload", "threads", "options"}
+        unknown_g = set(g) - {"name", "workload", "threads", "options", "rates"}
         if unknown_g:
             raise ConfigError(f"{source}: [[group]] has an unknown key {sorted(unknown_g)[0]!r}; "
-                              "known: name, workload, threads, options")
+                              "known: name, workload, threads, options, rates")
         gname = _str(g, "name", _str(g, "workload", None, f"{source}: [[group]]"), f"{source}: [[group]]")
         groups.append(GroupSpec(gname, g["workload"],
                                 _int_list(g.get("threads", data.get("threads", 1)), f"{source}: group threads"),
-                                {**options, **_table(g, "options", source, "[group.options]")}))
+                                {**options, **_table(g, "options", source, "[group.options]")},
+                                _rate_list(g.get("rates", []), f"{source}: group rates")))
     if "workload" in data:
         groups.insert(0, GroupSpec("main", _str(data, "workload", None, source),
-                                   _int_list(data.get("threads", 1), f"{source}: threads"), options))
+                                   _int_list(data.get("threads", 1), f"{source}: threads"), options,
+                                   _rate_list(data.get("rates", []), f"{source}: rates")))
     if not groups:
         raise ConfigError(f"{source}: give a workload (or [[group]] tables)")
     names = [g.name for g in groups]
@@ -266,6 +280,19 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
         optional_names = tuple(check_name(x) for x in optional)
     except ConfigError as exc:
         raise ConfigError(f"{source}: optional_axes: {exc}") from None
+    arrival = _str(data, "arrival", "poisson", source)
+    if arrival not in ARRIVAL_NAMES:
+        raise ConfigError(f"{source}: arrival must be one of {', '.join(ARRIVAL_NAMES)}, got {arrival!r}")
+    limits = {}
+    for key in ("latency_limit_ms", "slo_p99_ms"):
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not 0 < value <= MAX_SECONDS * 1000):
+            raise ConfigError(f"{source}: {key} must be a number of milliseconds above 0, got {value!r}")
+        limits[key] = None if value is None else float(value)
+    if ("rate" in axes or limits["latency_limit_ms"] is not None) and not groups[0].rates:
+        raise ConfigError(f"{source}: {'the rate axis' if 'rate' in axes else 'latency_limit_ms'} needs the "
+                          "first group to run open loop: give it rates = [...]")
     spec = SweepSpec(
         name=_str(data, "name", Path(source).stem, source), groups=tuple(groups), axes=axes,
         step_seconds=_int(data, "step_seconds", 30, 1, MAX_SECONDS, source),
@@ -274,9 +301,18 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
         repeats=_int(data, "repeats", 1, 1, MAX_REPEATS, source), order=order,
         seed=_int(data, "seed", 1, 0, 2**32 - 1, source), reset_data=reset_data, engine=engine,
         transport=transport, baseline=baseline, description=_str(data, "description", "", source),
-        schema=_str(data, "schema", None, source), source=source, optional=optional_names)
+        schema=_str(data, "schema", None, source), source=source, optional=optional_names, arrival=arrival,
+        latency_limit_ms=limits["latency_limit_ms"], slo_p99_ms=limits["slo_p99_ms"])
     spec.check()
     return spec
+
+
+def _rate_list(value: Any, where: str) -> tuple[float, ...]:
+    """rates = [500, 1000, 2000]: transactions per second, one per step (or one for all); [] closed loop."""
+    vals = value if isinstance(value, list) else [value]
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= MAX_RATE for v in vals):
+        raise ConfigError(f"{where}: rates are numbers above 0 and at most {MAX_RATE:,} per second, got {value!r}")
+    return tuple(float(v) for v in vals)
 
 
 
@@ -288,6 +324,10 @@ def _special(axis: str, value: Any, source: str) -> Any:
         raise ConfigError(f"{source}: engine axis values are builtin or sysbench, got {value!r}")
     if axis == "cpus" and text not in ("", "all") and not CPUS_RE.match(text):
         raise ConfigError(f"{source}: cpus axis values are taskset lists like 0 or 0-1 or 0,2, got {value!r}")
+    if axis == "rate":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_RATE:
+            raise ConfigError(f"{source}: rate axis values are transactions per second above 0, got {value!r}")
+        return float(value)
     if axis == "server" and not SERVER_NAME_RE.match(text):
         raise ConfigError(f"{source}: server axis values are server names like mysql-9 or mariadb-11.8 "
                           f"(`tunebench servers list`), got {value!r}")

@@ -64,6 +64,13 @@ def write_spec(spec: SweepSpec) -> str:
         lines.append(f"description = {toml_value(spec.description)}")
     if top:
         lines += [f"workload = {toml_value(first.workload)}", f"threads = {toml_value(list(first.threads))}"]
+        if first.rates:
+            lines.append(f"rates = {toml_value(list(first.rates))}")
+    if any(g.rates for g in spec.groups):
+        lines.append(f"arrival = {toml_value(spec.arrival)}")
+    for key in ("latency_limit_ms", "slo_p99_ms"):
+        if getattr(spec, key) is not None:
+            lines.append(f"{key} = {toml_value(getattr(spec, key))}")
     lines += [f"step_seconds = {spec.step_seconds}", f"warmup_seconds = {spec.warmup_seconds}",
               f"cooldown_seconds = {spec.cooldown_seconds}", f"repeats = {spec.repeats}",
               f"order = {toml_value(spec.order)}", f"seed = {spec.seed}",
@@ -86,6 +93,8 @@ def write_spec(spec: SweepSpec) -> str:
     for g in spec.groups[1:] if top else spec.groups:
         lines += ["", "[[group]]", f"name = {toml_value(g.name)}", f"workload = {toml_value(g.workload)}",
                   f"threads = {toml_value(list(g.threads))}"]
+        if g.rates:
+            lines.append(f"rates = {toml_value(list(g.rates))}")
         own = {k: v for k, v in g.options.items() if k not in top_options or top_options[k] != v}
         if own:
             lines.append(f"options = {toml_value(own)}")

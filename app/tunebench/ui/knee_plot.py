@@ -1,0 +1,68 @@
+"""Latency against rate (open loop): each configuration's p99 from the intended start at each rate it was asked
+for, against the rate it achieved; the SLO as a line and each configuration's knee (the highest rate served whose
+p99 meets it) as a star. The sweep results view and Compare draw it; it takes its data, computes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from tunebench.ui.dashboard import PALETTE
+from tunebench.ui.legend import add_legend
+from tunebench.ui.theme import Theme
+
+
+class KneePlot(pg.PlotWidget):
+    """`show(curves)`: {label: {"points": [{rate, tps, lat_p99_ms, served}], "knee": rate|None, "slo_p99_ms"}}."""
+
+    def __init__(self, theme: Theme):
+        super().__init__()
+        add_legend(self.getPlotItem())
+        self.setLabel("bottom", "achieved TPS (of the rate asked)")
+        self.setLabel("left", "p99 ms from the intended start (log)")
+        self.setLogMode(y=True)
+        self.showGrid(x=True, y=True, alpha=0.2)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.apply_theme(theme)
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.setBackground(theme.plot_background)
+        item = self.getPlotItem()
+        for axis in ("left", "bottom"):
+            item.getAxis(axis).setTextPen(pg.mkPen(theme.plot_foreground))
+        if item.legend is not None:
+            item.legend.setLabelTextColor(theme.plot_foreground)
+
+    def show_curves(self, curves: Mapping[str, Mapping[str, Any]]) -> None:
+        item = self.getPlotItem()
+        item.clear()
+        if item.legend is not None:
+            item.legend.clear()
+        self.curves = {}
+        slo = next((c.get("slo_p99_ms") for c in curves.values() if c.get("slo_p99_ms")), None)
+        for i, (label, c) in enumerate(curves.items()):
+            pts = [p for p in c["points"] if p["lat_p99_ms"] is not None and p["lat_p99_ms"] > 0]
+            if not pts:
+                continue
+            color = PALETTE[i % len(PALETTE)]
+            x = np.array([p["tps"] for p in pts])
+            y = np.array([p["lat_p99_ms"] for p in pts])
+            brushes = [pg.mkBrush(color) if p["served"] else pg.mkBrush(None) for p in pts]
+            name = (label or "this run") + (f" · knee {c['knee']:,.0f}/s" if c.get("knee") is not None
+                                             else " · no rate meets the SLO" if slo else "")
+            curve = item.plot(x, y, pen=pg.mkPen(color, width=2), symbol="o", symbolSize=9, symbolBrush=brushes,
+                              symbolPen=pg.mkPen(color), name=name)
+            self.curves[label] = curve
+            knee = next((p for p in pts if p["rate"] == c.get("knee")), None)
+            if knee is not None:
+                item.plot([knee["tps"]], [knee["lat_p99_ms"]], pen=None, symbol="star", symbolSize=18,
+                          symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen("k"))
+        if slo:
+            line = pg.InfiniteLine(pos=np.log10(slo), angle=0,
+                                   pen=pg.mkPen("#d62728", width=1.5, style=Qt.PenStyle.DashLine),
+                                   label=f"SLO p99 {slo:g} ms", labelOpts={"position": 0.05, "color": "#d62728"})
+            item.addItem(line)
