@@ -126,3 +126,41 @@ def test_a_frozen_server_shows_in_latency_from_the_intended_start(sandbox, sandb
     finally:
         os.kill(pid, signal.SIGCONT)
         eng.close()
+
+
+def test_a_rate_changed_live_goes_on_from_then_and_is_marked(sandbox, point_select):
+    """The stage's rate keys: the run's rate changed mid-step; the seconds after it say and do the new rate, a
+    "rate" event marks it; the sysbench engine refuses (its --rate is fixed for its run)."""
+    from tests.conftest import wait_until
+    from tests.integration.test_sweep import store_for
+
+    from tunebench.core.errors import ConfigError
+    from tunebench.run.experiment import Experiment
+    from tunebench.run.spec import RunSpec
+
+    wl, opts = point_select
+    group = ClientGroup("main", wl, opts, (8,), rates=(500.0,))
+    store = store_for(sandbox)
+    seconds: list = []
+    exp = Experiment(store, sandbox.target(), RunSpec(groups=(group,), step_seconds=10, warmup_seconds=0, probes=()),
+                     on_interval=seconds.append)
+    changes = []
+
+    def change():
+        wait_until(lambda: len(seconds) >= 4, 120, "4 s of load")
+        changes.append(exp.change_rate("main", 1500.0))
+
+    th = threading.Thread(target=change)
+    th.start()
+    result = exp.run().to_dict()
+    th.join()
+    assert result["status"] == "completed" and changes == [{"group": "main", "from": 500.0, "to": 1500.0}]
+    rates = [iv.rate for iv in seconds]
+    assert rates[0] == 500.0 and rates[-1] == 1500.0
+    after = [iv.tps for iv in seconds if iv.rate == 1500.0][1:]  # the second of the change is a mix
+    assert after and np.mean(after) == pytest.approx(1500.0, rel=0.1)
+    session = store.get_session(result["session_id"])
+    assert [e["label"] for e in session["events"] if e["kind"] == "rate"] == ["rate main 500 → 1,500/s"]
+    with pytest.raises(ConfigError, match="does not run open loop now"):
+        exp.change_rate("main", 10.0)  # the run is over
+    store.close()

@@ -18,6 +18,7 @@ ProbeEventKind = Literal["probe", "probe_unavailable", "probe_error", "probe_slo
 EventKind = Literal[
     "step_start", "step_end", "ramp", "config",  # the steps, and a sweep's configurations
     "knob", "restart", "restore", "drift",  # the server's settings: ours, put back, or changed by someone else
+    "rate",  # an open-loop group's rate, changed while the load ran
     "verdict", "mark", "note", "error", "gap", "server", "engine",
     "statement",  # a statement digest's text (the statements probe), once per session
     ProbeEventKind,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 ARRIVALS = ("poisson", "fixed")
+MAX_RATE = 10_000_000  # transactions per second for one group
 CHUNK = 4096  # arrival gaps drawn at a time
 BACKLOG_LIMIT = 10_000_000  # due and not started: past this the schedule stops generating (and says so)
 

@@ -121,6 +121,7 @@ class BuiltinEngine:
         self._silent = 0  # seconds in a row in which no connection completed a statement
         # open loop: the last step's service times per group (latencies count from the intended start)
         self.service_hists: dict[str, LatencyHistogram] = {}
+        self._rates_live: dict[str, OpenLoop] = {}  # the step's open-loop groups, their rates now (set_rate)
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -353,7 +354,7 @@ class BuiltinEngine:
     def run_step(self, threads: Mapping[str, int], seconds: int, sink: IntervalSink,
                  stop: threading.Event, warmup: int = 0, ramp: IntervalSink | None = None,
                  rates: Mapping[str, OpenLoop] | None = None) -> dict[str, LatencyHistogram | None]:
-        rates = dict(rates or {})
+        rates = self._rates_live = dict(rates or {})
         self._revive()
         # The tick in progress mixes the old and new concurrency: measure from the next full one.
         first = self._current_tick() + 1
@@ -367,6 +368,7 @@ class BuiltinEngine:
         # open loop: the step's service times, its transactions, and whether the warm-up's backlog was dropped
         self.service_hists = {name: LatencyHistogram() for name in rates}
         done = dict.fromkeys(rates, 0)
+        asked_rate = dict.fromkeys(rates, 0.0)  # the rate of each measured second, summed (changed live: set_rate)
         measured_seconds = 0
         dropped = not rates
         asked = sum(threads.values())
@@ -423,11 +425,13 @@ class BuiltinEngine:
                 if g.name in rates:
                     o_hist, late, skipped, backlog, lag, _dropped, _overflow = open_loop or (
                         LatencyHistogram(), 0, 0, 0, 0.0, 0, False)
-                    extra = {"rate": rates[g.name].rate, "svc_lat_ms": o_hist.summary_ms(), "backlog": float(backlog),
+                    extra = {"rate": self._rates_live[g.name].rate, "svc_lat_ms": o_hist.summary_ms(),
+                             "backlog": float(backlog),
                              "lag_ms": float(lag), "late": float(late), "skipped": float(skipped)}
                     if in_step:
                         self.service_hists[g.name].merge(o_hist)
                         done[g.name] += ev
+                        asked_rate[g.name] += self._rates_live[g.name].rate
                 # the connections really running: a dead worker's are not, nor those not connected
                 out(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
                              qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
@@ -435,9 +439,18 @@ class BuiltinEngine:
                              **extra))
             # silence counts the connections asked for: a lost server's are reconnecting, not connected
             silence_reported = self._watch_silence(asked, statements, silence_reported)
-        for name, load in rates.items():
-            self._say_unserved(name, threads.get(name, 0), load, done[name], measured_seconds)
+        for name in rates:
+            self._say_unserved(name, threads.get(name, 0), asked_rate[name] / max(1, measured_seconds), done[name],
+                               measured_seconds)
         return step_hist
+
+    def set_rate(self, group: str, load: OpenLoop) -> None:
+        """An open-loop group's rate from now on, mid-step (the workers start its schedule again at `load`); the
+        step's seconds from here say the new rate."""
+        with self._lock:
+            live = [c for w, c in enumerate(self._conns) if w not in self._gone]
+        self._rates_live[group] = load
+        self._tell(live, ("rate", dict(self._rates_live)))
 
     def _tell(self, conns: list[Connection], msg: tuple[Any, ...]) -> None:
         for c in conns:
@@ -446,13 +459,13 @@ class BuiltinEngine:
             except (BrokenPipeError, OSError):
                 pass  # a worker that died now: the reader reports it
 
-    def _say_unserved(self, group: str, threads: int, load: OpenLoop, done: int, seconds: int) -> None:
+    def _say_unserved(self, group: str, threads: int, rate: float, done: int, seconds: int) -> None:
         """A rate the pool could not serve is said, with the rate achieved: never a silently lower rate."""
         if seconds <= 0:
             return
         achieved = done / seconds
-        if not served(load.rate, achieved, seconds):
-            self._notes(f"group {group}: {threads} connection(s) did not serve {load.rate:,.0f}/s; achieved "
+        if not served(rate, achieved, seconds):
+            self._notes(f"group {group}: {threads} connection(s) did not serve {rate:,.0f}/s; achieved "
                         f"{achieved:,.0f}/s over {seconds} s (the backlog grew: its latency counts the queue)")
 
     def _watch_silence(self, running: int, statements: int, reported: bool) -> bool:

@@ -477,11 +477,14 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                             if name in feeds:
                                 running.dropped += feeds[name][1].drop(at)
                         continue
-                    if msg[0] == "active":
-                        active.update(msg[1])
-                        rates: Mapping[str, OpenLoop] = msg[2] if len(msg) > 2 else {}
+                    if msg[0] in ("active", "rate"):  # a step's start, or an open-loop rate changed live
+                        if msg[0] == "active":
+                            active.update(msg[1])
+                        rates: Mapping[str, OpenLoop] = msg[2] if msg[0] == "active" else msg[1]
                         steps += 1
                         for g in spec.groups:
+                            if msg[0] == "rate" and g.name not in rates:
+                                continue
                             sched = open_schedule(spec, g, active[g.name], rates.get(g.name), steps)
                             feed = None
                             schedules.pop(g.name, None)
@@ -496,6 +499,8 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                 s.schedule, s.queue = sched, feed
                                 if s.hot is not None and s.active and isinstance(s.session, HotSession):
                                     s.session.interrupt()  # its run() takes the new queue (or none)
+                        if msg[0] == "rate":
+                            continue
                         for name, n in active.items():
                             for s in slots[name]:
                                 want = s.number < n

@@ -4,7 +4,7 @@ The GUI process only draws: the engine, the probes and the SQLite writes run in 
 take the GUI's interpreter lock. Up the pipe go typed records (run/records.py): a sweep's Plan first (what the
 window's sweep results view fills in), Interval, Samples, Event, Note, StepResult, then exactly one
 RunOutcome (a failure is an outcome with a RunError, never text to parse). Down come commands: Stop, Mark,
-ChangeKnob, RestoreKnobs; the last two are answered with a Reply.
+ChangeKnob, ChangeRate, RestoreKnobs; the last three are answered with a Reply.
 If the parent goes away, the run stops (and, as always, puts every knob back).
 """
 
@@ -21,7 +21,18 @@ from typing import TYPE_CHECKING
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sweep import SweepSpec
 from tunebench.mysql.target import Target, remember_password
-from tunebench.run.records import ChangeKnob, Mark, Note, Reply, RestoreKnobs, RunError, RunOutcome, Samples, Stop
+from tunebench.run.records import (
+    ChangeKnob,
+    ChangeRate,
+    Mark,
+    Note,
+    Reply,
+    RestoreKnobs,
+    RunError,
+    RunOutcome,
+    Samples,
+    Stop,
+)
 from tunebench.run.spec import RunSpec, plan_sweep
 
 if TYPE_CHECKING:
@@ -102,9 +113,11 @@ def _commands(conn: Connection, exp: Experiment, send: Callable[[object], None])
             exp.request_stop(by_user=True)
         elif isinstance(cmd, Mark):
             exp.mark(cmd.label)
-        elif isinstance(cmd, ChangeKnob | RestoreKnobs):
+        elif isinstance(cmd, ChangeKnob | RestoreKnobs | ChangeRate):
             try:
-                payload = exp.change_knob(cmd.name, cmd.value) if isinstance(cmd, ChangeKnob) else exp.restore_knobs()
+                payload = (exp.change_knob(cmd.name, cmd.value) if isinstance(cmd, ChangeKnob)
+                           else exp.change_rate(cmd.group, cmd.rate) if isinstance(cmd, ChangeRate)
+                           else exp.restore_knobs())
                 send(Reply(cmd.rid, payload))
             except TunebenchError as exc:
                 send(Reply(cmd.rid, error=RunError.from_exception(exc)))

@@ -13,6 +13,7 @@ from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetEr
 from tunebench.core.interval import Event, Interval
 from tunebench.core.kinds import RunStatus
 from tunebench.core.results import sweep_tables
+from tunebench.core.schedule import MAX_RATE, OpenLoop
 from tunebench.core.stats import summarize
 from tunebench.core.sweep import ConfigPlan, Plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
@@ -100,6 +101,7 @@ class Experiment(RunProbes):
         self.restored: list[dict[str, Any]] = []
         self._engine_now: LoadEngine | None = None
         self._live_marks: list[tuple[float, dict[str, Any]]] = []
+        self._rates_now: dict[str, OpenLoop] = {}  # the open-loop groups' rates now (changed live: change_rate)
         self._measured_since: float | None = None  # the running step's first measured second
         self._step_ends: float | None = None  # and when it is planned to end
         self._done: set[tuple[int, int]] = set()
@@ -131,6 +133,25 @@ class Experiment(RunProbes):
         change = {**change, **verdict_outlook(now, self._measured_since, self._step_ends,
                                               [t for t, _c in self._live_marks])}
         self._live_marks.append((now, change))
+        return change
+
+    def change_rate(self, group: str, rate: float) -> dict[str, Any]:
+        """An open-loop group's rate, changed while the load runs: the schedule goes on from now at `rate`, the
+        step's later seconds are at it, and a "rate" event marks the change on the timeline."""
+        engine = self._engine_now
+        load = self._rates_now.get(group)
+        if engine is None or load is None:
+            raise ConfigError(f"group {group} does not run open loop now (start it with a rate)")
+        if not 0 < rate <= MAX_RATE:
+            raise ConfigError(f"a rate is above 0 and at most {MAX_RATE:,} per second, got {rate:g}")
+        if not hasattr(engine, "set_rate"):
+            raise ConfigError(f"the {engine.name} engine cannot change its rate mid-step (sysbench's --rate is fixed "
+                              "for its run): use the builtin engine")
+        new = replace(load, rate=float(rate))
+        engine.set_rate(group, new)
+        self._rates_now[group] = new
+        change = {"group": group, "from": load.rate, "to": new.rate}
+        self._record(Event(time.time(), "rate", f"rate {group} {load.rate:,.0f} → {new.rate:,.0f}/s", change))
         return change
 
     def mark(self, label: str) -> None:
@@ -389,6 +410,7 @@ class Experiment(RunProbes):
         idx = cfg.idx * spec.steps + step
         threads = {g.name: g.threads_at(step) for g in spec.groups}
         rates = {g.name: load for g in spec.groups if (load := g.open_loop_at(step)) is not None}
+        self._rates_now = dict(rates)
         if self.drift:
             self.drift.check(f"before step {idx + 1}")
         started = time.time()

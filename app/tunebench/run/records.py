@@ -115,6 +115,15 @@ class ChangeKnob:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeRate:
+    """An open-loop group's rate, changed while the load runs (the stage's keys, the window)."""
+
+    rid: int
+    group: str
+    rate: float
+
+
+@dataclass(frozen=True, slots=True)
 class RestoreKnobs:
     rid: int
 

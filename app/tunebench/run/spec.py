@@ -10,7 +10,7 @@ from typing import Any
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
-from tunebench.core.schedule import ARRIVALS
+from tunebench.core.schedule import ARRIVALS, MAX_RATE
 from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
 from tunebench.core.sweep.plan import RATE_OPTION
 from tunebench.hosts.ssh import parse_ssh_url
@@ -107,9 +107,6 @@ class RunSpec:
                 fam = same[0].family
                 raise ConfigError(f"client groups of the {family} family share its tables: "
                                   f"{', '.join(f'{g.name} has {fam.shape(g.options)}' for g in same)}")
-
-
-MAX_RATE = 10_000_000  # transactions per second for one group
 
 
 def check_open_loop(g: ClientGroup, steps: int) -> None:

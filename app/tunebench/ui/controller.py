@@ -113,6 +113,13 @@ class WindowController(QObject):
                 self.host_key_unknown.emit(outcome.error.host)
         self.run_finished.emit(outcome)
 
+    def change_rate(self, group: str, rate: float, on_done: Any, on_failed: Any) -> None:
+        if not self.running():
+            on_failed("the rate changes during an open-loop run (Build > Rate)")
+            return
+        assert self.worker is not None
+        self.worker.change_rate(group, rate, on_done, on_failed)
+
     def change_knob(self, name: str, value: str, on_done: Any, on_failed: Any) -> None:
         if not self.running():
             on_failed("knobs change during a run")

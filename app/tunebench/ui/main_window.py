@@ -289,7 +289,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
             self.controller.trust_host_key(url)
 
     def _on_event(self, ev: Event) -> None:
-        if ev.kind in ("step_start", "knob", "config", "mark", "verdict"):  # the others arrive as notes too
+        if ev.kind in ("step_start", "knob", "config", "mark", "verdict", "rate"):  # the others come as notes too
             self.log.addItem(f"{time.strftime('%H:%M:%S', time.localtime(ev.t))}  {ev.label}")
             self.log.scrollToBottom()
         if ev.kind == "knob":
@@ -329,6 +329,21 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
                 on_done(change)
 
         self.controller.change_knob(name, value, done, failed)
+
+    def step_rate(self, factor: float, on_done: Any = None, on_failed: Any = None) -> None:
+        """An open-loop run's rate (its first group's) times `factor`, live: the stage's rate keys."""
+        groups = sorted({n.split(".")[1] for n in self.controller.timeline.names("client.", ".rate")})
+        rate = self.controller.timeline.last(f"client.{groups[0]}.rate") if groups else None
+
+        def failed(message: str) -> None:
+            self.show_message(message)
+            if on_failed is not None:
+                on_failed(message)
+
+        if rate is None:
+            failed("the rate keys change an open-loop run's rate: start one with a rate (Build > Rate)")
+            return
+        self.controller.change_rate(groups[0], max(1.0, round(rate * factor)), on_done or (lambda _c: None), failed)
 
     def flip_favourite(self) -> None:
         name = "innodb_flush_log_at_trx_commit"

@@ -20,6 +20,7 @@ from tunebench.core.sweep import Plan
 from tunebench.run.child import RunRequest, child_main
 from tunebench.run.records import (
     ChangeKnob,
+    ChangeRate,
     Mark,
     Note,
     Reply,
@@ -139,6 +140,10 @@ class RunWorker(QObject):
     def change_knob(self, name: str, value: str, on_done: Callable[[Any], None],
                     on_failed: Callable[[str], None]) -> None:
         self._request(lambda rid: ChangeKnob(rid, name, value), on_done, on_failed)
+
+    def change_rate(self, group: str, rate: float, on_done: Callable[[Any], None],
+                    on_failed: Callable[[str], None]) -> None:
+        self._request(lambda rid: ChangeRate(rid, group, rate), on_done, on_failed)
 
     def restore_knobs(self, on_done: Callable[[Any], None], on_failed: Callable[[str], None]) -> None:
         self._request(RestoreKnobs, on_done, on_failed)

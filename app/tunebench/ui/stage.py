@@ -89,6 +89,8 @@ class Stage(QObject):
         self._custom = window.settings.value("stage/presets") is not None  # the user's own: kept as they are
         self._key("F7", "mark", window.mark)
         self._key("F8", "play/pause", lambda: window.replay_bar.play(not window.replay_bar.play_button.isChecked()))
+        self._key("PgUp", "open loop: rate x2", lambda: self._step_rate(2.0))
+        self._key("PgDown", "open loop: rate /2", lambda: self._step_rate(0.5))
         self._key("H", "show these keys (or dismiss a verdict)", self.help.toggle_keys)
         self._key("Esc", "leave stage mode", lambda: self.set(False))
         self._build_presets()
@@ -96,6 +98,11 @@ class Stage(QObject):
         self._head: float | None = None  # the replay's play head, as last moved
         self._told = ""  # the keys line last put in the Events
         window.replay_bar.moved.connect(self._on_moved)
+
+    def _step_rate(self, factor: float) -> None:
+        self.w.step_rate(factor, on_done=lambda c: self.help.flash(f"rate {c['group']} {c['from']:,.0f} → "
+                                                                   f"{c['to']:,.0f}/s"),
+                         on_failed=self.help.flash)
 
     def set_server_variables(self, variables: Any) -> None:
         """The current server's variables: the default presets are made of knobs it has (MariaDB has no

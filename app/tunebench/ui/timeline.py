@@ -58,7 +58,8 @@ class Marker:
 
 
 MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config",
-                "verdict": "verdict", "drift": "drift", "ramp": "ramp"}
+                "verdict": "verdict", "drift": "drift", "ramp": "ramp",
+                "rate": "knob"}  # an open-loop rate changed live: a change on the timeline like a knob's
 
 
 def is_marker(ev: Event) -> bool:

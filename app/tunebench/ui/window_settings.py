@@ -88,6 +88,7 @@ def restore_window(w: MainWindow) -> None:
     threads = s.value("threads")
     if threads:
         w.workload.threads.setText(str(threads))
+    w.workload.rate.setText(str(s.value("rate") or ""))
     restore_form(s, w.workload)
     if w.hosts_for:
         w.workload.client_hosts.setText(client_hosts_of(s, w.hosts_for))
@@ -102,6 +103,7 @@ def save_window(w: MainWindow) -> None:
     s.setValue("workload", w.workload.workload.currentText())
     s.setValue("engine", w.workload.engine.currentText())
     s.setValue("threads", w.workload.threads.text())
+    s.setValue("rate", w.workload.rate.text())
     save_form(s, w.workload)
     if w.hosts_for:
         s.setValue(f"client_hosts/{w.hosts_for}", w.workload.client_hosts.text())

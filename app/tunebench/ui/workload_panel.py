@@ -126,6 +126,13 @@ class WorkloadPanel(QWidget):
         form.addRow("Client hosts", self.client_hosts)
         self.threads = QLineEdit("1,4,16")
         form.addRow("Threads", threads_row(self.threads))
+        self.rate = QLineEdit()
+        self.rate.setObjectName("rate")
+        self.rate.setPlaceholderText("optional: transactions/s per step, e.g. 1000,2000 (open loop)")
+        self.rate.setToolTip("Open loop: the group's transactions per second, one per step (or one for every "
+                             "step); the threads are then the pool serving it, and latency counts from each "
+                             "transaction's intended start (queue wait included). Empty: closed loop.")
+        form.addRow("Rate", self.rate)
         self.step_seconds = seconds_box(1, 86400, 30)
         form.addRow("Step", self.step_seconds)
         self.warmup_seconds = seconds_box(0, 3600, 0)
@@ -300,7 +307,7 @@ class WorkloadPanel(QWidget):
             extra = (GroupRequest(name, second, parse_threads(self.second_threads.text())),)
         lua = self.lua.text().strip() or None
         return build_run_spec(None if lua else main, self.option_values(), parse_threads(self.threads.text()),
-                              groups=extra,
+                              groups=extra, rate=self.rate.text().replace(" ", "") or None,
                               lua_script=lua, engine=self.engine.currentText(),
                               step_seconds=self.step_seconds.value(), warmup_seconds=self.warmup_seconds.value(),
                               transport=self.transport.currentText(), client_hosts=self.client_host_urls(),
