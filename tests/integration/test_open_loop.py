@@ -164,3 +164,57 @@ def test_a_rate_changed_live_goes_on_from_then_and_is_marked(sandbox, point_sele
     with pytest.raises(ConfigError, match="does not run open loop now"):
         exp.change_rate("main", 10.0)  # the run is over
     store.close()
+
+
+def _kill_load_connections(params, n: int) -> int:
+    """KILL `n` of the load's connections (on the tunebench schema, not this one)."""
+    from tunebench.mysql.connect import open_connection
+
+    conn = open_connection(params)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND db = 'tunebench' "
+                    "AND command <> 'Daemon'")
+        ids = [r[0] for r in cur.fetchall()][:n]
+        for i in ids:
+            cur.execute(f"KILL CONNECTION {i}")
+        return len(ids)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("engine", ["builtin", "sysbench"])
+def test_what_a_lost_connection_does_to_the_rate(sandbox_params, point_select, engine):
+    """README's word on it, tested: the builtin engine's connection reconnects and the group's schedule goes on,
+    so the rate is kept over the step (the seconds the reconnect took count in the latency from the intended
+    start); sysbench's --rate run ends on a lost connection (akopytov/sysbench#224: its rate cannot survive a
+    reconnect), which the engine reports in one line."""
+    from tunebench.core.errors import EngineError
+
+    wl, opts = point_select
+    group = ClientGroup("main", wl, opts, (4,), rates=(500.0,))
+    eng = (SysbenchEngine(sandbox_params, [group]) if engine == "sysbench"
+           else BuiltinEngine(sandbox_params, [group], workers=1))
+    eng.open()
+    ivs: list = []
+    killed: list[int] = []
+
+    def kill():
+        time.sleep(4)
+        killed.append(_kill_load_connections(sandbox_params, 2))
+
+    th = threading.Thread(target=kill, daemon=True)
+    th.start()
+    try:
+        if engine == "sysbench":
+            with pytest.raises(EngineError, match=r"sysbench \(main\) exited with .*(gone away|Lost connection)"):
+                eng.run_step({"main": 4}, 9, ivs.append, threading.Event(), rates={"main": OpenLoop(500.0)})
+        else:
+            eng.run_step({"main": 4}, 9, ivs.append, threading.Event(), rates={"main": OpenLoop(500.0)})
+    finally:
+        th.join(10)
+        eng.close()
+    assert killed == [2]
+    if engine == "builtin":
+        assert sum(iv.reconnects for iv in ivs) >= 2
+        assert np.mean([iv.tps for iv in ivs]) == pytest.approx(500.0, rel=0.05)

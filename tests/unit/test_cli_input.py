@@ -13,6 +13,16 @@ import pytest
         (["run", "--workload", "oltp_point_select", "-o", "rand_type=wobbly"], "rand_type"),
         (["run", "--workload", "oltp_point_select", "--target", "nosuch"], "unknown target 'nosuch'"),
         (["sessions", "show", "999"], "no session 999"),
+        # issue 31: open loop
+        (["run", "--workload", "oltp_point_select", "--rate", "abc"], "--rate wants a comma-separated list"),
+        (["run", "--workload", "oltp_point_select", "--rate", "0"], "rates must be above 0"),
+        (["run", "--workload", "oltp_point_select", "--rate", "nan"], "rates must be above 0"),
+        (["run", "--workload", "oltp_point_select", "--latency-limit", "5"], "--latency-limit needs a rate"),
+        (["run", "--workload", "oltp_point_select", "--threads", "1,2,3", "--rate", "1,2"], "2 rates for 3 steps"),
+        (["run", "--workload", "oltp_point_select", "--rate", "10", "--latency-limit", "-1"],
+         "--latency-limit must be above 0"),
+        (["run", "--group", "g=oltp_point_select:2@x"], "--rate wants a comma-separated list"),
+        (["sweep", "trx-commit-doublewrite", "--slo-p99", "5", "--plan"], "--slo-p99 needs a sweep over rates"),
     ],
 )
 def test_one_clear_line(cli, args, needle):
