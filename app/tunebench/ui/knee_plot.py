@@ -12,8 +12,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from tunebench.ui.dashboard import PALETTE
-from tunebench.ui.legend import add_legend
+from tunebench.ui.legend import add_legend, fit_legend, natural_width, set_column_width
 from tunebench.ui.theme import Theme
+
+LEGEND_SHARE = 0.35
 
 
 class KneePlot(pg.PlotWidget):
@@ -22,12 +24,19 @@ class KneePlot(pg.PlotWidget):
     def __init__(self, theme: Theme):
         super().__init__()
         add_legend(self.getPlotItem())
-        self.setLabel("bottom", "achieved TPS (of the rate asked)")
-        self.setLabel("left", "p99 ms from the intended start (log)")
-        self.setLogMode(y=True)
+        self.setLabel("bottom", "achieved TPS")
+        self.setLabel("left", "p99 ms (intended start)")
         self.showGrid(x=True, y=True, alpha=0.2)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.getPlotItem().getViewBox().sigResized.connect(self._fit_legend)
         self.apply_theme(theme)
+
+    def _fit_legend(self) -> None:
+        """The legend beside the plot, at most LEGEND_SHARE of its width (as Compare's plots have theirs)."""
+        item = self.getPlotItem()
+        if item.legend is not None:
+            set_column_width(item.legend, min(natural_width(item.legend), LEGEND_SHARE * self.width()))
+            fit_legend(item.legend, item.getViewBox())
 
     def apply_theme(self, theme: Theme) -> None:
         self.setBackground(theme.plot_background)
@@ -62,7 +71,9 @@ class KneePlot(pg.PlotWidget):
                 item.plot([knee["tps"]], [knee["lat_p99_ms"]], pen=None, symbol="star", symbolSize=18,
                           symbolBrush=pg.mkBrush(color), symbolPen=pg.mkPen("k"))
         if slo:
-            line = pg.InfiniteLine(pos=np.log10(slo), angle=0,
+            line = pg.InfiniteLine(pos=slo, angle=0,
                                    pen=pg.mkPen("#d62728", width=1.5, style=Qt.PenStyle.DashLine),
-                                   label=f"SLO p99 {slo:g} ms", labelOpts={"position": 0.05, "color": "#d62728"})
+                                   label=f"SLO p99 {slo:g} ms", labelOpts={"position": 0.95, "color": "#d62728",
+                                                                           "anchors": [(1, 1), (1, 1)]})
             item.addItem(line)
+        self._fit_legend()

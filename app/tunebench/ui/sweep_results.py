@@ -6,6 +6,7 @@ run/sweep_progress.SweepProgress.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer
@@ -42,6 +43,18 @@ SHADE = QColor(46, 160, 67)  # TPS shading: this green, more opaque the nearer t
 def stacked(label: str) -> str:
     """A configuration's label one knob a line: the tables stay narrow enough to sit beside each other."""
     return label.replace(", ", "\n")
+
+
+def knee_leader(knee: dict[str, Any] | None, so_far: str) -> str:
+    """A sweep over rates leads with its knees (the most TPS is only the highest rate asked); "" otherwise."""
+    if not knee:
+        return ""
+    slo = knee.get("slo_p99_ms")
+    if not slo:
+        return f"p99 against rate{so_far}: see the p99 vs rate tab (no SLO given: --slo-p99 marks each knee)"
+    parts = [f"<b>{html.escape(c['label'] or 'this run')}</b> "
+             + (f"{number(float(c['knee']), 0)}/s" if c["knee"] is not None else "none") for c in knee["configs"]]
+    return f"knee (p99 &lt;= {slo:g} ms){so_far}: " + "; ".join(parts)
 
 
 def cell_tip(label: str, threads: int, c: Cell) -> str:
@@ -276,7 +289,8 @@ class SweepResultsView(QWidget):
                       f", {number(top['ratio'], 3)}x the baseline's best" + (f" {NOISE_MARK}" if noisy else "")
                       if top["ratio"] is not None else "")
             so_far = "" if m.progress(m.now()).remaining is None else " so far"
-            self.leader.setText(f"best{so_far}: <b>{top['label']}</b>, {number(top['tps'])} TPS at "
+            self.leader.setText(knee_leader(tables.get("knee"), so_far) or
+                                f"best{so_far}: <b>{top['label']}</b>, {number(top['tps'])} TPS at "
                                 f"{top['threads']} threads{versus}")
         b = self.best
         b.clear()
