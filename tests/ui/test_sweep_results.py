@@ -316,7 +316,12 @@ def test_a_sweep_over_rates_shows_p99_against_rate_with_each_knee(win, qtbot):
     assert names == ["innodb_flush_log_at_trx_commit=1 · knee 500/s", "innodb_flush_log_at_trx_commit=2 · knee 2,000/s"]
     stars = [item for item in view.knee.getPlotItem().listDataItems() if item.opts.get("symbol") == "star"]
     assert len(stars) == 2
+    # the grid's columns are the rates, its last one each configuration's knee (not the highest rate's TPS)
+    heads = [view.grid.horizontalHeaderItem(c).text() for c in range(view.grid.columnCount())]
+    assert heads == ["configuration", "500/s\nTPS · p95 ms", "2,000/s\nTPS · p95 ms", "knee"]
+    assert [view.grid.item(r, 3).text() for r in range(2)] == ["500/s", "2,000/s"]
     assert view.leader.text() == ("knee (p99 &lt;= 5 ms): <b>innodb_flush_log_at_trx_commit=1</b> 500/s; "
                                   "<b>innodb_flush_log_at_trx_commit=2</b> 2,000/s")
     md = markdown(win.store.get_session(sid))
     assert "## Latency against rate" in md and "| 500/s |" in md
+    assert "## Best-to-best" not in md  # the most TPS of a rate sweep is its highest rate: no result

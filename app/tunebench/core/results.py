@@ -205,6 +205,12 @@ def markdown(session: Mapping[str, Any]) -> str:
                          f"{_f(s.get('errors'), 0)} | {seconds} |")
         return "\n".join(lines + open_loop_report(steps) + trx_lines(steps) + efficiency_lines(session)
                          + drift_lines(session) + verdict_lines(session)) + "\n"
+    if summary.get("knee") and any(len({st.get("rate") for st in c["steps"]}) > 1 for c in configs):
+        # a sweep over rates: TPS follows the rate asked, so a best TPS (or a ratio of two) says nothing; the
+        # latency against rate, each configuration's knee and the open-loop steps are its results
+        return "\n".join(lines + knee_lines(summary) + open_loop_report(summary.get("steps", []))
+                         + trx_lines(summary.get("steps", [])) + efficiency_lines(session) + drift_lines(session)
+                         + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",

@@ -43,7 +43,7 @@ class Row:
     baseline: bool
     cells: Mapping[int, Cell]  # threads -> cell; missing while the step has not run
     best: Mapping[str, Any] | None  # the table's best point: threads, tps, qps, lat_p95_ms
-    measuring: int | None = None  # the threads of the step under way in this configuration
+    measuring: float | None = None  # the column of the step under way in this configuration (threads or rate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +210,20 @@ class SweepProgress:
             return {"configs": [], "baseline": 0, "best_to_best": [], "ratios": []}
         return sweep_tables(self.plan, steps_json(self.results), self.applied, self.per_second)
 
-    def threads(self) -> list[int]:
-        """The columns: the main group's concurrency steps (planned, or those measured)."""
+    @property
+    def by_rate(self) -> bool:
+        """A sweep whose steps are rates (open loop, rates = [...]): the grid's columns are its rates."""
+        return self.plan is not None and len(self.plan.spec.groups[0].rates) > 1
+
+    def column(self, step: Mapping[str, Any]) -> Any:
+        """A step's column in the grid: its threads, or its rate in a sweep over rates."""
+        return step.get("rate") if self.by_rate else step["threads"]
+
+    def threads(self) -> list[Any]:
+        """The columns: the main group's concurrency steps (planned, or those measured), or its rates."""
         if self.plan is not None:
-            return sorted(set(self.plan.spec.groups[0].threads))
+            spec = self.plan.spec.groups[0]
+            return sorted(set(spec.rates)) if self.by_rate else sorted(set(spec.threads))
         return sorted({st["threads"] for c in self.tables()["configs"] for st in c["steps"]})
 
     def rows(self) -> list[Row]:
@@ -226,14 +236,18 @@ class SweepProgress:
         for idx, label in planned:
             c = ran.get(idx)
             best = c["best"] if c else None
-            cells = {st["threads"]: Cell(st["tps"], st["lat_p95_ms"], st["cv"],
-                                         best is not None and st["threads"] == best["threads"],
+            cells = {self.column(st): Cell(st["tps"], st["lat_p95_ms"], st["cv"],
+                                           not self.by_rate and best is not None and st["threads"] == best["threads"],
                                          (st["headline_label"], st["headline"])
                                          if st.get("headline_label") and st.get("headline") is not None else None,
                                          st.get("seconds"), int(st.get("steady_skipped") or 0),
                                          int(st.get("flipped") or 0), float(st.get("errors") or 0.0))
                      for st in (c["steps"] if c else [])}
-            measuring = self.running_threads if idx == self.running_config else None
+            measuring: float | None = self.running_threads if idx == self.running_config else None
+            if self.by_rate and measuring is not None and self.plan is not None:  # the running step's rate
+                rates = self.plan.spec.groups[0].rates
+                done = sum(1 for r in self.results if r.config == idx)
+                measuring = rates[min(done, len(rates) - 1)]
             rows.append(Row(idx, label, idx == tables["baseline"], cells, best, measuring))
         return rows
 

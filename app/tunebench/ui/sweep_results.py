@@ -57,9 +57,9 @@ def knee_leader(knee: dict[str, Any] | None, so_far: str) -> str:
     return f"knee (p99 &lt;= {slo:g} ms){so_far}: " + "; ".join(parts)
 
 
-def cell_tip(label: str, threads: int, c: Cell) -> str:
+def cell_tip(label: str, column: str, c: Cell) -> str:
     """What a grid cell's figures are over: the seconds, those left out and why, a live flip, errors."""
-    lines = [f"{label} at {threads} threads: {number(c.tps)} TPS, p95 {number(c.p95_ms, 3)} ms, CV {number(c.cv, 3)}"]
+    lines = [f"{label} at {column}: {number(c.tps)} TPS, p95 {number(c.p95_ms, 3)} ms, CV {number(c.cv, 3)}"]
     if c.seconds is not None:
         lines.append(f"over {c.seconds} s" + (f" ({c.ramp} s ramp-up below the steady level left out) ⋯"
                                                if c.ramp else ""))
@@ -245,7 +245,8 @@ class SweepResultsView(QWidget):
         g = self.grid
         g.clear()
         g.setColumnCount(len(threads) + 2)
-        g.setHorizontalHeaderLabels(["configuration", *(f"{t} thr\nTPS · p95 ms" for t in threads), "best"])
+        heads = [f"{t:,.0f}/s\nTPS · p95 ms" if self.model.by_rate else f"{t} thr\nTPS · p95 ms" for t in threads]
+        g.setHorizontalHeaderLabels(["configuration", *heads, "knee" if self.model.by_rate else "best"])
         g.setRowCount(len(rows))
         for i, r in enumerate(rows):
             g.setItem(i, 0, QTableWidgetItem(stacked(r.label) + ("  (baseline)" if r.baseline else "")))
@@ -261,7 +262,7 @@ class SweepResultsView(QWidget):
                 item = QTableWidgetItem(f"{'★ ' if c.best else ''}{number(c.tps)}{flags}{head}\n"
                                         f"{number(c.p95_ms, 3)} ms")
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                item.setToolTip(cell_tip(r.label, t, c))
+                item.setToolTip(cell_tip(r.label, f"{t:,.0f}/s" if self.model.by_rate else f"{t} threads", c))
                 if top > 0:
                     shade = QColor(SHADE)
                     shade.setAlphaF(0.08 + 0.5 * c.tps / top)
@@ -272,8 +273,13 @@ class SweepResultsView(QWidget):
                     item.setFont(font)
                 g.setItem(i, j, item)
             best = r.best
-            g.setItem(i, len(threads) + 1, QTableWidgetItem(
-                f"{number(best['tps'])} @{best['threads']}" if best else "-"))
+            knee = next((c for c in (self.model.tables().get("knee") or {}).get("configs", []) if c["idx"] == r.idx),
+                        None)
+            if self.model.by_rate:  # a sweep over rates: the most TPS is the highest rate; its knee is the figure
+                text = "-" if knee is None or knee["knee"] is None else f"{number(float(knee['knee']), 0)}/s"
+            else:
+                text = f"{number(best['tps'])} @{best['threads']}" if best else "-"
+            g.setItem(i, len(threads) + 1, QTableWidgetItem(text))
         g.resizeRowsToContents()
 
     def _update_best(self) -> None:
