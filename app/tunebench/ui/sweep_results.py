@@ -246,6 +246,7 @@ class SweepResultsView(QWidget):
         g.clear()
         g.setColumnCount(len(threads) + 2)
         heads = [f"{t:,.0f}/s\nTPS · p95 ms" if self.model.by_rate else f"{t} thr\nTPS · p95 ms" for t in threads]
+        self.tables.setTabText(0, "TPS · p95 by rate" if self.model.by_rate else "TPS · p95 by threads")
         g.setHorizontalHeaderLabels(["configuration", *heads, "knee" if self.model.by_rate else "best"])
         g.setRowCount(len(rows))
         for i, r in enumerate(rows):
