@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
+from tunebench.core.probe import DEFAULT_PROBES
 from tunebench.core.sweep import (
     MAX_REPEATS,
     MAX_SECONDS,
@@ -138,9 +139,13 @@ class SweepPanel(QWidget):
         self.order = QComboBox()
         self.order.addItems(["listed", "random"])
         self.reset_data = QCheckBox("reload the tables before each configuration")
+        # how the sweep is recorded, not what it runs: like `tunebench sweep --probes ...,profile`, not in the spec
+        self.profile = QCheckBox("perf on the server, every step (Hot functions)")
+        self.profile.setToolTip("The profile probe: perf at 99 Hz on the server process, besides the other probes; "
+                                "each step keeps its own stacks (sessions profile ID --step N)")
         for label, w in (("Step", self.step_seconds), ("Warm-up", self.warmup_seconds),
                          ("Cool-down", self.cooldown_seconds), ("Repeats", self.repeats), ("Order", self.order),
-                         ("Reset data", self.reset_data)):
+                         ("Reset data", self.reset_data), ("CPU profile", self.profile)):
             form.addRow(label, w)
         layout.addLayout(form)
         self.grid = QTableWidget(0, 4)
@@ -238,6 +243,10 @@ class SweepPanel(QWidget):
         if self.error:
             raise ConfigError(self.error)
         return self.spec
+
+    def probes(self) -> tuple[str, ...] | None:
+        """The probes the sweep records with: the default ones (None), and perf when the CPU profile is ticked."""
+        return (*DEFAULT_PROBES, "profile") if self.profile.isChecked() else None
 
     def _read_fields(self) -> SweepSpec:
         old = self.spec
