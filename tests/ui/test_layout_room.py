@@ -33,11 +33,18 @@ innodb_spin_wait_delay = [4, 60]
 """
 
 
-def settle() -> None:
-    """Let the layouts apply what they were asked (a dock's new minimum reaches the window this way)."""
-    for _ in range(3):
-        QApplication.sendPostedEvents()
-        QApplication.processEvents()
+def settle(widget=None) -> None:
+    """Let the layouts apply what they were asked (a dock's new minimum reaches the window this way); with
+    `widget`, until its window's and its own geometry stop changing."""
+    def geometry():
+        return None if widget is None else (widget.window().size(), widget.size())
+    for _ in range(20):
+        before = geometry()
+        for _ in range(3):
+            QApplication.sendPostedEvents()
+            QApplication.processEvents()
+        if widget is None or geometry() == before:
+            return
 
 
 def summary(threads: int, tps: float) -> StepSummary:
@@ -160,3 +167,128 @@ def test_labels_on_the_plots_never_cover_the_curves_nor_each_other(qtbot, height
     # short one has not: there, on the latency plot)
     knob_named = [p.title for p in d.panels if any(k == "knob" and line.label.isVisible() for line, k in p.labelled)]
     assert knob_named == (["TPS", "latency ms"] if height >= 1000 else ["latency ms"])
+
+
+def _dock_of(win, widget):
+    from PySide6.QtWidgets import QDockWidget
+
+    w = widget
+    while w is not None and not isinstance(w, QDockWidget):
+        w = w.parentWidget()
+    return w
+
+
+@pytest.mark.parametrize("width", [1024, 1600, 1920])
+def test_a_long_verdict_wraps_in_the_knobs_dock_and_shows_whole(win, qtbot, width):
+    """Seen under Xvfb: the verdict's lines widened the Knobs dock and were cut at its edge ("…difference (C").
+    The dock keeps its width; the text wraps in it, every line of it in sight."""
+    from tunebench.core.verdict import Verdict, WaitShift
+
+    win.resize(width, 1000)
+    settle()
+    knobs = win.knobs
+    dock = _dock_of(win, knobs)
+    before = (win.size(), dock.width())
+    v = Verdict(8000.0, 8080.0, 1.01, 0.95, 1.06, 30, 30, 3, 1.91, 1.88, 3.12, 3.05,
+                waits=(WaitShift("wait/synch/rwlock/innodb/fil_space_latch", 120.5, 118.25),
+                       WaitShift("wait/synch/mutex/innodb/buf_pool_mutex", 80.0, 95.5),
+                       WaitShift("wait/synch/rwlock/innodb/trx_purge_latch", 12.0, 30.75)))
+    data = {"name": "innodb_adaptive_hash_index_parts", "from": "8", "to": "64", "group": "oltp_update_index",
+            "verdict": v.to_dict(), "new_sessions_only": True}
+    knobs.show_verdict(data)
+    settle()
+    assert (win.size(), dock.width()) == before
+    label = knobs.result
+    assert "no clear difference in TPS (1.01x, 95 % CI 0.95-1.06)" in label.text().replace("\n", " ")
+    # the whole text in sight: inside the dock's visible width, as tall as its wrapped lines need
+    visible = dock.widget().rect()
+    shown = label.geometry().translated(label.parentWidget().mapTo(dock.widget(), label.pos()) - label.pos())
+    assert visible.contains(shown), (shown, visible)
+    assert label.heightForWidth(label.width()) <= label.height()
+    fm = label.fontMetrics()
+    assert all(fm.horizontalAdvance(word) <= label.width() for word in label.text().split())
+
+
+def _assert_readouts_apart(bar) -> None:
+    """Each readout, the badge, the state and follow inside the bar, none over another, each text whole."""
+    widgets = [bar.tps_label, bar.qps_label, bar.p95_label, bar.badge, bar.state_label, bar.follow_box]
+    rects = [w.geometry() for w in widgets]
+    for i, (w, r) in enumerate(zip(widgets, rects, strict=True)):
+        assert bar.rect().contains(r), (w.text(), r, bar.rect())
+        for w2, r2 in zip(widgets[:i], rects[:i], strict=True):
+            assert not r.intersects(r2), (w.text(), w2.text(), r, r2)
+    for lab in (bar.tps_label, bar.qps_label, bar.p95_label, bar.badge):
+        assert lab.fontMetrics().horizontalAdvance(lab.text()) <= lab.width(), (lab.text(), lab.width())
+
+
+@pytest.mark.parametrize("width", [1024, 1280, 1600, 1920])
+def test_the_replay_badge_never_covers_p95(win, qtbot, width):
+    """Seen under Xvfb: in a replay the REPLAY badge sat over "p95 … ms". A replay opened from the Sessions tab
+    fitted the readouts while the dashboard was hidden (as if the bar had all the room: full-size fonts), and
+    nothing fitted them again once it showed. Beside each other at every window width, each text whole."""
+    from tunebench.store.synthetic import record
+
+    bar = win.dashboard.bar
+    win.resize(width, 1000)
+    settle(bar)
+    sid = record(win.store, 60, 40, knob_at=30)
+    win.central.setCurrentIndex(1)  # from the Sessions tab, as a double-click there opens it: the bar is hidden
+    settle(bar)
+    win.open_replay(sid)
+    settle(bar)
+    assert win.central.currentIndex() == 0 and win.dashboard.badge.isVisible()
+    assert bar.p95_label.text().startswith("p95 ") and bar.p95_label.text() != "p95 — ms"
+    _assert_readouts_apart(bar)
+    tl = Timeline()  # a value wider than any before
+    tl.add(1000.0, {"client.main.tps": 143670.8, "client.main.qps": 2873416.0, "client.main.lat.p95": 1234.56})
+    bar.update_from(tl)
+    settle()
+    assert bar.p95_label.text() == "p95 1234.56 ms"
+    _assert_readouts_apart(bar)
+
+
+# the offscreen platform's own limits when a popup shows (it has no window manager to raise it or give it the keys)
+@pytest.mark.qt_log_ignore("^This plugin does not support (raise|grabbing the keyboard)", extend=True)
+def test_the_axis_name_completion_tells_long_names_apart(qtbot):
+    """Seen under Xvfb: the completion list, as narrow as the axis-name field, cut two variables to the same
+    "innodb_buffer_pool_…". Each entry shows as a text of its own: the list as wide as the longest name (within
+    the screen), anything longer elided in the middle."""
+    from PySide6.QtCore import Qt
+
+    from tunebench.ui.sweep_panel import SweepPanel
+
+    panel = SweepPanel()
+    qtbot.addWidget(panel)
+    panel.resize(390, 700)
+    panel.show()
+    qtbot.waitExposed(panel)
+    names = ["innodb_buffer_pool_dump_at_shutdown", "innodb_buffer_pool_dump_now", "innodb_buffer_pool_dump_pct",
+             "innodb_buffer_pool_load_at_startup", "performance_schema_events_statements_history_long_size",
+             "performance_schema_events_statements_history_size", "sync_binlog"]
+    panel.set_server(dict.fromkeys(names, "1"), {})
+    assert panel.axis_name.width() < 200  # the field beside the values and the buttons: narrow
+    for prefix, expected in (("innodb_buffer_pool_", 4), ("performance_schema_events_statements_h", 2)):
+        panel.axis_name.setFocus()
+        panel.axis_name.clear()
+        qtbot.keyClicks(panel.axis_name, prefix)
+        popup = panel.completer.popup()
+        qtbot.waitUntil(popup.isVisible, timeout=5000)
+        settle(popup)
+        model = popup.model()
+        fm = popup.fontMetrics()
+        margin = 2 * popup.style().pixelMetric(popup.style().PixelMetric.PM_FocusFrameHMargin, None, popup) + 2
+        shown = []
+        for row in range(model.rowCount()):
+            index = model.index(row, 0)
+            text = model.data(index, Qt.ItemDataRole.DisplayRole)
+            item = popup.visualRect(index)
+            drawn = fm.elidedText(text, popup.textElideMode(), item.width() - margin)  # in the item's box
+            visible = min(item.right(), popup.viewport().width()) - item.left() - margin  # the viewport clips it
+            while drawn and fm.horizontalAdvance(drawn) > visible:
+                drawn = drawn[:-1]
+            shown.append(drawn)
+        assert len(shown) == expected, shown
+        assert len(set(shown)) == len(shown), shown  # distinct variables, distinct texts
+        assert shown == [n for n in names if n.startswith(prefix)]  # here whole: the list fits the longest
+        assert popup.geometry().right() <= popup.screen().availableGeometry().right()
+        popup.hide()

@@ -318,10 +318,23 @@ class SweepPanel(QWidget):
     # -- server facts (the grid's kind column) --
     def set_server(self, variables: Mapping[str, str], facts: Mapping[str, KnobInfo]) -> None:
         self.variables = set(variables)
-        self.completer.model().setStringList(sorted(variables) + list(SPECIAL_AXES))  # type: ignore[attr-defined]
+        names = sorted(variables) + list(SPECIAL_AXES)
+        self.completer.model().setStringList(names)  # type: ignore[attr-defined]
+        self._fit_completion(names)
         self.facts.update(facts)
         self._update_kinds()
         self._plan_timer.start()  # another server: another plan
+
+    def _fit_completion(self, names: list[str]) -> None:
+        """The completion list as wide as its longest name (within half the screen), not as narrow as the field:
+        cut at the field's width, innodb_buffer_pool_dump_now and _dump_pct read the same. Longer still, a name
+        is elided in the middle, where such names differ."""
+        popup = self.completer.popup()
+        popup.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        longest = max((popup.fontMetrics().horizontalAdvance(n) for n in names), default=0)
+        room = longest + popup.verticalScrollBar().sizeHint().width() + 2 * popup.frameWidth() + 24
+        screen = self.screen()
+        popup.setMinimumWidth(min(room, screen.availableGeometry().width() // 2 if screen else 800))
 
     def add_facts(self, facts: Mapping[str, KnobInfo]) -> None:
         self.facts.update(facts)
