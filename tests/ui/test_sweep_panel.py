@@ -112,3 +112,51 @@ def test_a_variable_the_server_sets_itself_is_shown_read_only(panel):
     panel.add_facts({"version": KnobInfo("version", "string", False, current="10.11.6-MariaDB", fixed=True)})
     row = next(r for r in range(panel.grid.rowCount()) if panel.grid.item(r, 0).text() == "version")
     assert panel.grid.item(row, 2).text() == "read-only"
+
+
+def test_the_cpu_profile_tick_reaches_the_sweeps_run_request(win, monkeypatch):
+    """Issue 30 item 16: ticked, a sweep run from the window recorded no profile (the tick was read for a plain
+    run only). The Sweep tab has the tick too, one setting with the Workload tab's; either way the sweep's run
+    asks for the profile probe, and unticked for the default probes only (perf costs CPU)."""
+    from tunebench.core.probe import DEFAULT_PROBES
+    from tunebench.mysql.target import Target
+
+    sent = []
+    monkeypatch.setattr(win.targets, "current_target", lambda: Target("lab", host="127.0.0.1", port=3306, user="u"))
+    monkeypatch.setattr(win.controller, "start_run", lambda request: sent.append(request) or True)
+    monkeypatch.setattr(win.controller, "running", lambda: False)
+    win.sweep.load_recipe("trx-commit-doublewrite")
+    win.run_sweep()
+    assert sent[-1].sweep is not None and sent[-1].spec.probes is None
+    win.workload.profile.setChecked(True)  # ticked in the Workload tab (the one tick there was), then the sweep run
+    win.run_sweep()
+    assert sent[-1].sweep is not None and sent[-1].spec.probes == (*DEFAULT_PROBES, "profile")
+    assert win.sweep.profile.isChecked()  # one setting, seen from both tabs
+    win.sweep.profile.setChecked(False)
+    assert not win.workload.profile.isChecked()
+    win.run_sweep()
+    assert sent[-1].spec.probes is None
+    win.sweep.profile.setChecked(True)
+    assert win.workload.profile.isChecked()
+    win.run_sweep()
+    assert sent[-1].spec.probes == (*DEFAULT_PROBES, "profile")
+    assert len(sent) == 4
+
+
+@pytest.mark.integration
+def test_a_sweep_run_from_the_window_with_the_cpu_profile_ticked_profiles_each_step(window, qtbot):
+    """Issue 30 item 16, the user's way: CPU profile ticked, a sweep run from the window (2 configurations x 1
+    step on the real sandbox); every step keeps the server's stacks, as `sessions profile` lists them."""
+    from tests.integration.test_profile import assert_every_step_profiled
+
+    window.workload.profile.setChecked(True)
+    window.sweep.load_toml('name = "profiled"\nworkload = "oltp_read_only"\nthreads = [4]\nstep_seconds = 4\n'
+                           'warmup_seconds = 0\n[options]\ntable_size = 10000\n[axes]\n'
+                           'innodb_spin_wait_delay = [4, 50]\n', "profiled.toml")
+    notes: list[str] = []
+    window.controller.message.connect(notes.append)
+    with qtbot.waitSignal(window.run_finished, timeout=180000) as finished:
+        window.run_sweep()
+    outcome = finished.args[0]
+    assert outcome.status == "completed", outcome.error
+    assert_every_step_profiled(outcome.session_id, "\n".join(notes), run_cli)

@@ -209,8 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"run a sweep of more than {CONFIRM_CONFIGS} configurations or "
                          f"{CONFIRM_SECONDS // 3600} h without asking")
     sp.add_argument("--workers", type=_int_in(1, 1024))
-    sp.add_argument("--probes", metavar="LIST")
-    sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS")
+    sp.add_argument("--probes", metavar="LIST",
+                    help="probes to record: status,waits,metrics,tables,cpu,proc (default: all that work here), "
+                         "profile (perf, only when asked: every step keeps its stacks), or none")
+    sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS",
+                    help="probe sampling interval, 0.25-60 s (default 1)")
     ssh_options(sp)
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.add_argument("--target", help="sandbox (default), a saved target name, or mysql://user@host:port")

@@ -116,6 +116,10 @@ class ConfigBand:
             self.label.border = QColor(band_brush(theme, self.k).color().name())
             self.label.update()
 
+    def hide_label(self) -> None:
+        if self.label is not None:
+            self.label.hide()
+
     def place_label(self, font: QFont) -> float:
         """The label at the top of the band's visible part, elided to its width; returns its height (0: none)."""
         label = self.label

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -80,6 +81,9 @@ class KnobPanel(QWidget):
         layout.addWidget(self.restore_button)
         self.result = QLabel(IDLE_TEXT)
         self.result.setWordWrap(True)
+        # wrapped to the dock's width, never asking for more: a verdict's lines widened the dock (its width from
+        # the label's wide size hint) and were cut at its edge
+        self.result.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
         layout.addWidget(self.result)
         layout.addStretch(1)
         self._facts = ""  # the line about the current target (its server, or why it cannot be read)

@@ -252,17 +252,21 @@ def _put_row(lines: list[pg.InfiniteLine], centre: float, height: float) -> None
             line.label.setPosition(position)
 
 
-def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, str]], top: float = 0.0) -> float:
+def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, str]], top: float = 0.0,
+                        limit: float | None = None) -> float:
     """Marker labels (steps, knob changes with their verdicts) in a row at `top` (pixels from the view's top;
     below the band names), a second row only for those that would overlap in the first, none over another.
-    Returns where the rows end (pixels from the top): the plot keeps its curves below that line (see
-    Headroom), so no curve crosses a label."""
+    No row ends below `limit` (pixels from the top: the strip the plot can keep free of curves): on a short plot
+    fewer rows, those that do not fit hidden (the knob changes keep their place first). Returns where the rows
+    end (pixels from the top): the plot keeps its curves below that line (see Headroom), so no curve crosses a
+    label."""
     height = view.height()
     if height <= 0 or not labelled:
         return top
     lines = [line for line, _k in labelled]
     h = max(line.label.boundingRect().height() for line in lines)
-    for row in _rows_apart(view, lines, TOP_ROWS):
+    rows = TOP_ROWS if limit is None else max(0, min(TOP_ROWS, int((limit - top + LABEL_GAP) // (h + LABEL_GAP))))
+    for row in _rows_apart(view, lines, rows):
         if row:
             _put_row(row, top + h / 2, height)
             top += h + LABEL_GAP

@@ -180,6 +180,9 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
         self.sweep.load_button.clicked.connect(self._on_load_sweep)
+        # one CPU profile setting for the window's runs, ticked from either tab of the Build dock
+        self.workload.profile.toggled.connect(self.sweep.profile.setChecked)
+        self.sweep.profile.toggled.connect(self.workload.profile.setChecked)
         self.replay_bar.moved.connect(self._replay_moved)
         self.replay_bar.moved.connect(lambda _x: self.statements.refresh())  # the head's table, in the same turn
         self.sessions.message.connect(self.show_message)
@@ -262,7 +265,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         try:
             target = self.targets.current_target()
             sweep = self.sweep.current_spec()  # the panel's SweepSpec: what `tunebench sweep` would run
-            spec = sweep_run_spec(sweep)
+            spec = sweep_run_spec(sweep, probes=self.sweep.probes())
             spec.validate()
         except ConfigError as exc:
             self.show_message(str(exc))

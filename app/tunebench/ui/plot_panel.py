@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from tunebench.core.interval import is_trx_series
 from tunebench.ui.bands import ConfigBand, band_brush, band_names
 from tunebench.ui.crosshair import Trace
-from tunebench.ui.headroom import Headroom
+from tunebench.ui.headroom import MAX_SHARE, Headroom
 from tunebench.ui.legend import (
     LABEL_POSITION,
     add_legend,
@@ -248,10 +248,16 @@ class Panel:
             self._update_labels()
 
     def _update_labels(self) -> None:
-        """Band names in the top row, then the step and knob labels below them."""
+        """Band names in the top row, then the step and knob labels below them, all within the strip at the top
+        that the curves keep clear of (MAX_SHARE of the plot): on a short plot, the rows that do not fit hide."""
         label_font = font(9 * self.font_scale, bold=True)
+        limit = MAX_SHARE * self.view.height()
         top = max([b.place_label(label_font) for b in self.bands] + [0.0])
-        bottom = place_marker_labels(self.view, self.labelled, top + 2 if top else 2.0)
+        if top > limit:  # not even the band names fit: the configurations are told by their tints and tooltips
+            for b in self.bands:
+                b.hide_label()
+            top = 0.0
+        bottom = place_marker_labels(self.view, self.labelled, top + 2 if top else 2.0, limit)
         if self.headroom.set_pixels(bottom):
             self.view.updateAutoRange()
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetrics, QResizeEvent
+from PySide6.QtGui import QFontMetrics, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from tunebench.core.interval import is_trx_series
@@ -81,6 +81,13 @@ class ReadoutBar(QWidget):
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
             self.fit()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        # fitted while hidden (a replay opened from the Sessions tab shows its badge with the dashboard out of
+        # sight), the readouts took their full size as if the bar had all the room; shown again at the same
+        # width, nothing refitted them and the REPLAY badge sat over p95 (issue 30 item 14)
+        super().showEvent(event)
+        self.fit()
 
     def set_scale(self, scale: float) -> None:
         self.readout_size = 22 * scale

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import KnobInfo
+from tunebench.core.probe import DEFAULT_PROBES
 from tunebench.core.sweep import (
     MAX_REPEATS,
     MAX_SECONDS,
@@ -138,9 +139,13 @@ class SweepPanel(QWidget):
         self.order = QComboBox()
         self.order.addItems(["listed", "random"])
         self.reset_data = QCheckBox("reload the tables before each configuration")
+        # how the sweep is recorded, not what it runs: like `tunebench sweep --probes ...,profile`, not in the spec
+        self.profile = QCheckBox("perf on the server, every step (Hot functions)")
+        self.profile.setToolTip("The profile probe: perf at 99 Hz on the server process, besides the other probes; "
+                                "each step keeps its own stacks (sessions profile ID --step N)")
         for label, w in (("Step", self.step_seconds), ("Warm-up", self.warmup_seconds),
                          ("Cool-down", self.cooldown_seconds), ("Repeats", self.repeats), ("Order", self.order),
-                         ("Reset data", self.reset_data)):
+                         ("Reset data", self.reset_data), ("CPU profile", self.profile)):
             form.addRow(label, w)
         layout.addLayout(form)
         self.grid = QTableWidget(0, 4)
@@ -239,6 +244,10 @@ class SweepPanel(QWidget):
             raise ConfigError(self.error)
         return self.spec
 
+    def probes(self) -> tuple[str, ...] | None:
+        """The probes the sweep records with: the default ones (None), and perf when the CPU profile is ticked."""
+        return (*DEFAULT_PROBES, "profile") if self.profile.isChecked() else None
+
     def _read_fields(self) -> SweepSpec:
         old = self.spec
         first = old.groups[0]
@@ -309,10 +318,23 @@ class SweepPanel(QWidget):
     # -- server facts (the grid's kind column) --
     def set_server(self, variables: Mapping[str, str], facts: Mapping[str, KnobInfo]) -> None:
         self.variables = set(variables)
-        self.completer.model().setStringList(sorted(variables) + list(SPECIAL_AXES))  # type: ignore[attr-defined]
+        names = sorted(variables) + list(SPECIAL_AXES)
+        self.completer.model().setStringList(names)  # type: ignore[attr-defined]
+        self._fit_completion(names)
         self.facts.update(facts)
         self._update_kinds()
         self._plan_timer.start()  # another server: another plan
+
+    def _fit_completion(self, names: list[str]) -> None:
+        """The completion list as wide as its longest name (within half the screen), not as narrow as the field:
+        cut at the field's width, innodb_buffer_pool_dump_now and _dump_pct read the same. Longer still, a name
+        is elided in the middle, where such names differ."""
+        popup = self.completer.popup()
+        popup.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        longest = max((popup.fontMetrics().horizontalAdvance(n) for n in names), default=0)
+        room = longest + popup.verticalScrollBar().sizeHint().width() + 2 * popup.frameWidth() + 24
+        screen = self.screen()
+        popup.setMinimumWidth(min(room, screen.availableGeometry().width() // 2 if screen else 800))
 
     def add_facts(self, facts: Mapping[str, KnobInfo]) -> None:
         self.facts.update(facts)
