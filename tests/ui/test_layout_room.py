@@ -292,3 +292,11 @@ def test_the_axis_name_completion_tells_long_names_apart(qtbot):
         assert shown == [n for n in names if n.startswith(prefix)]  # here whole: the list fits the longest
         assert popup.geometry().right() <= popup.screen().availableGeometry().right()
         popup.hide()
+
+
+def test_the_build_form_scrolls_instead_of_growing_the_window(win):
+    """A 1600x1000 window grew to 1019 px once the Build form had one row more (the Rate field): the form now
+    scrolls within its dock and sets no minimum height on the window."""
+    win.resize(1600, 1000)
+    assert win.minimumSizeHint().height() < 800
+    assert win.size().height() == 1000

@@ -108,8 +108,17 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.knobs = KnobPanel()
         self.log = QListWidget()
         self.builders = QTabWidget()
-        self.builders.addTab(self.workload, "Workload")
-        self.builders.addTab(self.sweep, "Sweep")
+        for page, title in ((self.workload, "Workload"), (self.sweep, "Sweep")):
+            # the form scrolls when the window is short: its rows never set the window's minimum height (a
+            # 1600x1000 window grew to 1019 once the form had one row more)
+            scroll = QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            scroll.setWidget(page)
+            # as wide as the form wants, and room for the vertical bar: nothing is cut at the right
+            scroll.setMinimumWidth(page.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width())
+            self.builders.addTab(scroll, title)
         self._dock("Targets", self.targets, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)

@@ -68,7 +68,7 @@ class WindowDialogs(_WindowBase):
 
     def _on_load_recipe(self, name: str) -> None:
         self.sweep.load_recipe(name)
-        self.builders.setCurrentWidget(self.sweep)
+        self.builders.setCurrentIndex(1)  # the Sweep tab (its page is in a scroll area)
 
     def export_view(self, kind: str) -> None:
         """PNG, SVG, CSV or the Markdown report of the session on screen: whole, or the visible range only when
