@@ -75,7 +75,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
     admin = open_connection(dataclasses.replace(table, database=None))
     try:
         session.run(0.3)
-        (events, reads, writes, other), lat = totals.take()
+        (events, reads, writes, other, _late, _skipped), lat, _svc = totals.take()
         assert events > 0 and len(lat) == 8 * events and reads == 14 * events and writes == 4 * events
         cur = admin.cursor()
         cur.execute("RENAME TABLE tunebench.sbtest1 TO tunebench.sbtest1_away")
@@ -83,7 +83,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
             with pytest.raises(DriverError) as err:
                 session.run(0.3)
             assert err.value.errno == 1146  # table doesn't exist: the Python loop ends the connection on it
-            (events2, reads2, _w, other2), lat2 = totals.take()
+            (events2, reads2, _w, other2, *_open), lat2, _svc2 = totals.take()
             assert events2 == events and len(lat2) == 0  # the failed event is not an event
             assert other2 == other + 1 and reads2 == reads  # its BEGIN went out; its first SELECT failed
         finally:
@@ -100,7 +100,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
     finally:
         session.close()
         admin.close()
-    (events3, *_rest), _lat3 = totals.take()
+    (events3, *_rest), _lat3, _svc3 = totals.take()
     assert events3 >= events  # the closed connection's counts stay with the Slot's totals
 
 
@@ -124,9 +124,9 @@ def test_an_interrupt_stops_one_run_at_once(table):
         t0 = time.monotonic()
         session.run(30.0)
         assert time.monotonic() - t0 < 0.1
-        (before, *_r), _lat = session.totals.take()
+        (before, *_r), _lat, _svc = session.totals.take()
         session.run(0.2)  # consumed: this one runs its 0.2 s
-        (after, *_r), _lat = session.totals.take()
+        (after, *_r), _lat, _svc = session.totals.take()
         assert after > before
     finally:
         session.close()
@@ -146,9 +146,9 @@ def _program(conn, hot, ops=None, **changed):
 
 def _per_event(conn, seconds=0.1):
     """(reads, writes, other) per event over one run(seconds): which program ran."""
-    e0, r0, w0, o0, _lat = conn.take()
+    e0, r0, w0, o0, *_taken = conn.take()
     conn.run(seconds)
-    e, r, w, o, _lat = conn.take()
+    e, r, w, o, *_taken = conn.take()
     assert e > e0
     return ((r - r0) / (e - e0), (w - w0) / (e - e0), (o - o0) / (e - e0))
 
@@ -322,3 +322,45 @@ def test_a_run_without_the_compiled_loop_runs_the_python_loop_and_records_so(san
     session = json.loads(show.stdout)
     assert session["config"]["engine_loop"].startswith("Python loop: the compiled loop is not built"), session["config"]
     assert session["summary"]["steps"][0]["tps"] > 0
+
+
+def test_open_loop_in_c_claims_due_times_and_counts_from_them(table):
+    """Issue 31's compiled loop: a DueQueue fed 200 due times 5 ms apart; run() claims them in order, starts each
+    at its time, and its latency counts from the due time (service from the start). With a 1 ms latency limit,
+    times already too late when the connection is free are skipped and counted. Bad pushes are refused."""
+    import time
+
+    import numpy as np
+
+    from tunebench.load import _hotloop
+
+    program = _hot("oltp_point_select")
+    conn = open_conn(table, program, 1)
+    try:
+        q = _hotloop.DueQueue(0)
+        start = time.monotonic_ns() + 50_000_000
+        due = np.arange(start, start + 200 * 5_000_000, 5_000_000, dtype=np.int64)
+        q.push(due.tobytes())
+        assert q.pending() == 200 and q.backlog(start - 1) == (0, 0)
+        conn.run(1.2, q)
+        e, _r, _w, _o, lat, svc, late, skipped = conn.take()
+        lat_ns, svc_ns = np.frombuffer(lat, dtype=np.int64), np.frombuffer(svc, dtype=np.int64)
+        assert e == 200 and len(lat_ns) == len(svc_ns) == 200 and (late, skipped) == (0, 0)
+        assert np.all(lat_ns >= svc_ns) and np.all(svc_ns > 0)
+        assert q.pending() == 0
+        # 100 times already 100-600 ms late, a 1 ms limit: all but the last are skipped
+        late_q = _hotloop.DueQueue(1_000_000)
+        now = time.monotonic_ns()
+        late_q.push(np.arange(now - 600_000_000, now - 100_000_000, 5_000_000, dtype=np.int64).tobytes())
+        assert late_q.backlog(now)[0] == 100 and late_q.backlog(now)[1] >= 500_000_000
+        conn.run(0.05, late_q)
+        *_counts, late2, skipped2 = conn.take()
+        assert skipped2 == 100 and late2 == 0  # every one was later than the limit when the connection was free
+        assert late_q.drop(time.monotonic_ns()) == 0
+        for bad in (np.array([3, 2], dtype=np.int64).tobytes(), b"123"):
+            with pytest.raises(ValueError):
+                late_q.push(bad)
+        with pytest.raises(TypeError):
+            conn.run(0.01, "not a queue")
+    finally:
+        conn.close()
