@@ -19,6 +19,7 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QT
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
+from tunebench.ui.knee_plot import KneePlot
 from tunebench.ui.stage_help import FLASH_MS, StageHelp
 from tunebench.ui.theme import THEMES
 
@@ -85,12 +86,18 @@ class Stage(QObject):
         self.plots = [str(p) for p in (plots if isinstance(plots, list) else [plots])]
         self.actions: list[QAction] = []
         self.help = StageHelp(window)
+        # K: a rate sweep's latency against rate, large over the plots (the sweep results dock is hidden on stage)
+        self.knee = KneePlot(THEMES["stage"])
+        self.knee.setParent(window.central)
+        self.knee.hide()
+        window.central.installEventFilter(self)
         self.preset_actions: list[QAction] = []
         self._custom = window.settings.value("stage/presets") is not None  # the user's own: kept as they are
         self._key("F7", "mark", window.mark)
         self._key("F8", "play/pause", lambda: window.replay_bar.play(not window.replay_bar.play_button.isChecked()))
         self._key("PgUp", "open loop: rate x2", lambda: self._step_rate(2.0))
         self._key("PgDown", "open loop: rate /2", lambda: self._step_rate(0.5))
+        self._key("K", "a rate sweep's p99 against rate (the knees)", self.toggle_knee)
         self._key("H", "show these keys (or dismiss a verdict)", self.help.toggle_keys)
         self._key("Esc", "leave stage mode", lambda: self.set(False))
         self._build_presets()
@@ -98,6 +105,22 @@ class Stage(QObject):
         self._head: float | None = None  # the replay's play head, as last moved
         self._told = ""  # the keys line last put in the Events
         window.replay_bar.moved.connect(self._on_moved)
+
+    def toggle_knee(self) -> None:
+        """K on stage: the sweep's p99 against rate (live, or the replay's up to its head) over the plots, or away."""
+        if self.knee.isVisible():
+            self.knee.hide()
+            return
+        knee = self.w.sweep_results.model.tables().get("knee")
+        if not knee:
+            self.help.flash("K shows a sweep over rates: p99 against rate and each knee (none on screen)")
+            return
+        self.knee.apply_theme(self.w.theme)
+        self.knee.show_curves({c["label"]: {"points": c["points"], "knee": c["knee"],
+                                            "slo_p99_ms": knee.get("slo_p99_ms")} for c in knee["configs"]})
+        self.knee.setGeometry(self.w.central.rect())
+        self.knee.show()
+        self.knee.raise_()
 
     def _step_rate(self, factor: float) -> None:
         self.w.step_rate(factor, on_done=lambda c: self.help.flash(f"rate {c['group']} {c['from']:,.0f} → "
@@ -199,6 +222,7 @@ class Stage(QObject):
             self.help.show_keys()
             return
         self.help.hide()
+        self.knee.hide()
         saved = self._saved
         for a in self.actions:
             a.setEnabled(False)
@@ -233,6 +257,8 @@ class Stage(QObject):
                 QTimer.singleShot(3000, self._drop_pending)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.w.central and event.type() == QEvent.Type.Resize and self.knee.isVisible():
+            self.knee.setGeometry(self.w.central.rect())  # the knee overlay covers the plots whatever the size
         if obj is self.w and self._pending is not None and event.type() in (QEvent.Type.Resize, QEvent.Type.Move,
                                                                              QEvent.Type.WindowStateChange):
             QTimer.singleShot(0, self._settle)
