@@ -54,12 +54,12 @@ def test_a_rate_is_kept_by_the_client_and_the_server(sandbox_params, point_selec
     eng.open()
     clock = SelectClock(sandbox_params)
     try:
-        eng.run_step({"main": 8}, 8, clock.sink, threading.Event(), rates={"main": OpenLoop(RATE)})
+        eng.run_step({"main": 8}, 7, clock.sink, threading.Event(), rates={"main": OpenLoop(RATE)})
     finally:
         eng.close()
         clock.conn.close()
     ivs = clock.intervals[1:]  # the seconds between the first and the last server reading
-    assert len(ivs) >= 6
+    assert len(ivs) >= 5
     client = sum(iv.tps for iv in ivs) / len(ivs)
     server = (clock.samples[-1] - clock.samples[0]) / len(ivs)
     assert abs(client - RATE) / RATE < 0.03, (engine, client)
@@ -100,7 +100,8 @@ def test_a_frozen_server_shows_in_latency_from_the_intended_start(sandbox, sandb
     pid = sandbox.status().pid
     eng.open()
     try:
-        for limit in (None, 300.0):
+        # the latency limit's skipping is the schedule's, the same in both loops: checked once (compiled)
+        for limit in (None, 300.0) if loop == "compiled" else (None,):
             load = OpenLoop(1000.0, "poisson", limit)
             ivs: list = []
             done = threading.Event()

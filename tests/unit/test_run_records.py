@@ -97,3 +97,5 @@ def test_a_step_says_how_many_of_its_seconds_it_used_and_why():
         "main": {"seconds": 25, "steady_skipped": 0}, "_incomplete": {"server_down_seconds": 3.2}}}
     d = step_seconds(down, "main")
     assert d is not None and d.text() == "25 of 30 s (3 s without a server; 2 s not reported left out)"
+    # a summary that never counted its seconds (an older or synthetic one) says nothing, not "0 of 60 s"
+    assert step_seconds({"measure_from": 1000.0, "ended_at": 1060.0, "summary": {"main": {"tps": 1.0}}}, "main") is None

@@ -178,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "and counted, never run (pgbench's --latency-limit); those over it are counted late")
     sp.add_argument("--step-seconds", type=_int_in(1, SECONDS), default=10)
     sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=0)
+    sp.add_argument("--server-wait", type=_int_in(1, 3600), default=30, metavar="SECONDS",
+                    help="how long the run waits for a server that stopped answering before it gives up (30)")
     sp.add_argument("--engine", help="builtin or sysbench (default: builtin; sysbench for --lua)")
     sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
     sp.add_argument("--seed", type=_int_in(0, 2**32 - 1),

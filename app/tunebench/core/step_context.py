@@ -153,8 +153,8 @@ def step_seconds(step: Mapping[str, Any], group: str) -> StepSeconds | None:
     """A stored step's seconds for one client group (None: the step has not ended, or has no such group)."""
     summary = step.get("summary") or {}
     g = summary.get(group)
-    if g is None or step.get("ended_at") is None or step.get("measure_from") is None:
-        return None
+    if g is None or step.get("ended_at") is None or step.get("measure_from") is None or "seconds" not in g:
+        return None  # not ended, or a summary that never counted its seconds: nothing to say, not "0 of 60"
     window = max(0, round(float(step["ended_at"]) - float(step["measure_from"])))
     used = int(g.get("seconds") or 0)
     ramp = int(g.get("steady_skipped") or 0)

@@ -42,7 +42,7 @@ from tunebench.run.tuning import KnobController, restore_pending, restored_lines
 from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
 from tunebench.store.repo import SessionWriter, Store
 
-RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering before it gives up
+RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering (RunSpec.server_wait's default)
 
 
 
@@ -537,8 +537,9 @@ class Experiment(RunProbes):
         if lost is not None:
             raise lost
         if self.server_watch is not None and self.server_watch.down is not None:
-            self.on_note(f"waiting up to {RECOVER_SECONDS} s for the server to answer again")
-            self.server_watch.await_up(RECOVER_SECONDS, self.stop_event, f"the run stopped after step {idx + 1}")
+            wait = self.spec.server_wait
+            self.on_note(f"waiting up to {wait} s for the server to answer again")
+            self.server_watch.await_up(wait, self.stop_event, f"the run stopped after step {idx + 1}")
 
     def _ramp_ended(self, idx: int, ramped: list[Interval], first: Interval, threads: Mapping[str, int]) -> None:
         """The step's first measured second: the seconds before, while its connections opened, are said once."""

@@ -44,6 +44,7 @@ class RunSpec:
     client_hosts: tuple[str, ...] = ()  # ssh://user@host[:port]: sysbench runs there (split threads)
     trust_host_key: bool = False  # accept (and remember) a client host's unknown host key
     ssh_keys: tuple[str, ...] = ()
+    server_wait: int = 30  # how long the run waits for a server that stopped answering before it gives up (s)
 
     @property
     def steps(self) -> int:
@@ -79,6 +80,8 @@ class RunSpec:
             raise ConfigError(f"--warmup-seconds must be from 0 to {MAX_SECONDS}, got {self.warmup_seconds}")
         if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
             raise ConfigError(f"--workers must be from 1 to {MAX_WORKERS}, got {self.workers}")
+        if not 1 <= self.server_wait <= 3600:
+            raise ConfigError(f"--server-wait must be from 1 to 3600 s, got {self.server_wait}")
         if self.seed is not None and not 0 <= self.seed < 2**32:
             raise ConfigError(f"--seed must be from 0 to {2**32 - 1}, got {self.seed}")
         check_schema_name(self.schema)

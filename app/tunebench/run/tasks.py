@@ -440,7 +440,8 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
                    probes: str | Sequence[str] | None = None, probe_interval: float = 1.0,
                    trust_host_key: bool = False, ssh_keys: Sequence[str] = (),
                    group_options: Literal["all", "shape"] = "all", rate: str | Sequence[float] | None = None,
-                   arrival: str = "poisson", latency_limit_ms: float | None = None) -> RunSpec:
+                   arrival: str = "poisson", latency_limit_ms: float | None = None,
+                   server_wait: int = 30) -> RunSpec:
     """A validated RunSpec, as `tunebench run` builds it from its arguments (ConfigError for anything wrong).
 
     `workload` runs as the group "main" at `threads` (text like `--threads`, or the counts); `groups` are
@@ -482,7 +483,7 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
                    workers=workers, seed=seed,
                    probes=parse_probe_list(probes) if isinstance(probes, str) or probes is None else tuple(probes),
                    probe_interval=probe_interval, client_hosts=tuple(client_hosts), trust_host_key=trust_host_key,
-                   ssh_keys=tuple(ssh_keys))
+                   ssh_keys=tuple(ssh_keys), server_wait=server_wait)
     spec.validate()
     return spec
 
