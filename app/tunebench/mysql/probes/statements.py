@@ -9,7 +9,6 @@ they are `stmt.prepared` there, so the statements' total still adds up.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable
@@ -30,10 +29,10 @@ from tunebench.core.statements import (
     digest_id,
     samples,
 )
-from tunebench.mysql.connect import ServerInfo, query_all
+from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
-from tunebench.mysql.probes.settings import CONSUMER, INSTRUMENTS, _chunks, set_instruments
+from tunebench.mysql.probes.settings import PfsSwitches
 from tunebench.mysql.probes.sql_probe import Connector, SettingsJournal, SqlProbe, _why
 
 CONSUMERS = ("global_instrumentation", "statements_digest")
@@ -68,9 +67,7 @@ class StatementsProbe(SqlProbe):
         self._skipped = 0
         self.every = 1
         self._took: list[float] = []  # how long the last reads took
-        self.changed_instruments: list[tuple[str, str, str]] = []
-        self.changed_consumers: list[tuple[str, str, int | None]] = []
-        self._instruments_row: int | None = None
+        self.pfs = PfsSwitches(self.journal)
         self.clock: Callable[[], float] = time.monotonic
 
     # -- opening --
@@ -93,31 +90,18 @@ class StatementsProbe(SqlProbe):
         off = [(_text(n), _text(e), _text(t)) for n, e, t in instruments if _text(e) != "YES" or _text(t) != "YES"]
         note = ""
         try:
-            for name, enabled in off_consumers:
-                row = self.journal.add(f"{CONSUMER}{name}", enabled)
-                try:
-                    self.query("UPDATE performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME=%s", (name,))
-                except mysql.connector.Error:
-                    self.journal.settle(row, "discarded")
-                    raise
-                self.changed_consumers.append((name, enabled, row))
-            if off:
-                self._instruments_row = self.journal.add(INSTRUMENTS, json.dumps(off))
-            for chunk in _chunks(off, 200):
-                self.query("UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME IN "
-                           f"({','.join(['%s'] * len(chunk))})", tuple(i[0] for i in chunk))
-                self.changed_instruments.extend(chunk)
+            self.pfs.enable(self.query, off_consumers, off)
         except mysql.connector.Error as exc:
             note = f"; could not enable the rest ({_why(exc, 'UPDATE on performance_schema')})"
-        if len(self.changed_consumers) < len(off_consumers):
+        if len(self.pfs.consumers) < len(off_consumers):
             self._restore()
             raise ProbeUnavailable(f"performance_schema consumer {off_consumers[0][0]} is off and cannot be enabled "
                                    "by this account")
         size = self.info.variables.get("performance_schema_digests_size", "?")
         rows = self._read_rows()  # (its time would be the base of a first rate over milliseconds: read() starts)
         return (f"{TABLE} ({len(rows)} digests now, room for {size})"
-                + (f"; {len(self.changed_instruments)} statement instruments enabled for the session"
-                   if self.changed_instruments else "")
+                + (f"; {len(self.pfs.instruments)} statement instruments enabled for the session"
+                   if self.pfs.instruments else "")
                 + ("; prepared statements (no digest on MariaDB) as stmt.prepared" if self.prepared_bucket else "")
                 + note)
 
@@ -214,25 +198,13 @@ class StatementsProbe(SqlProbe):
 
     # -- restarts and restoring --
     def reapply(self) -> None:
-        conn = self.conn()
-        for name, _enabled, _row in self.changed_consumers:
-            query_all(conn, "UPDATE performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME=%s", (name,))
-        for chunk in _chunks(self.changed_instruments, 200):
-            query_all(conn, "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME "
-                            f"IN ({','.join(['%s'] * len(chunk))})", tuple(i[0] for i in chunk))
+        self.pfs.reapply(self.conn())
 
     def _restore(self) -> None:
-        set_instruments(self.query, list(self.changed_instruments))
-        self.changed_instruments = []
-        self.journal.settle(self._instruments_row)
-        self._instruments_row = None
-        for name, enabled, row in self.changed_consumers:
-            self.query("UPDATE performance_schema.setup_consumers SET ENABLED=%s WHERE NAME=%s", (enabled, name))
-            self.journal.settle(row)
-        self.changed_consumers = []
+        self.pfs.restore(self.query)
 
     def pending_restore(self) -> bool:
-        return bool(self.changed_instruments or self.changed_consumers)
+        return self.pfs.pending
 
     def close(self) -> None:
         try:

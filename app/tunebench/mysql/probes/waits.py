@@ -3,7 +3,6 @@ SHOW ENGINE INNODB MUTEX, whichever this server has."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -16,7 +15,7 @@ from tunebench.mysql.connect import ServerInfo, query_all
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
 from tunebench.mysql.probes.metrics import MetricsColumns, metrics_columns
-from tunebench.mysql.probes.settings import CONSUMER, INSTRUMENTS, MONITOR, _chunks, set_instruments
+from tunebench.mysql.probes.settings import MONITOR, PfsSwitches
 from tunebench.mysql.probes.sql_probe import (
     Connector,
     NotThisFlavor,
@@ -108,8 +107,7 @@ class WaitsProbe(SqlProbe):
         self.topn = TopN(top)
         self._prev: dict[str, dict[str, float]] = {}
         self._prev_t: float | None = None
-        self.changed_instruments: list[tuple[str, str, str]] = []  # (name, ENABLED, TIMED) as found
-        self.changed_consumers: list[tuple[str, str, int | None]] = []  # (name, ENABLED as found, journal row)
+        self.pfs = PfsSwitches(self.journal)  # the consumers and instruments it switched on
         self.latch_enabled_by_us = False
         self._rows: dict[str, int | None] = {}  # journal rows of the instruments and the latch monitor
         self.clock: Callable[[], float] = time.monotonic
@@ -148,34 +146,21 @@ class WaitsProbe(SqlProbe):
         off_consumers = [(_text(n), _text(e)) for n, e in consumers if _text(e) != "YES"]
         note = ""
         try:
-            for name, enabled in off_consumers:
-                row = self.journal.add(f"{CONSUMER}{name}", enabled)
-                try:
-                    self.query("UPDATE performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME=%s", (name,))
-                except mysql.connector.Error:
-                    self.journal.settle(row, "discarded")
-                    raise
-                self.changed_consumers.append((name, enabled, row))
-            if off:
-                self._rows[INSTRUMENTS] = self.journal.add(INSTRUMENTS, json.dumps(off))
-            for chunk in _chunks(off, 200):
-                self.query("UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME IN "
-                           f"({','.join(['%s'] * len(chunk))})", tuple(i[0] for i in chunk))
-                self.changed_instruments.extend(chunk)
+            self.pfs.enable(self.query, off_consumers, off)
         except mysql.connector.Error as exc:
             note = f"; could not enable the rest ({_why(exc, 'UPDATE on performance_schema')})"
-        if off_consumers and len(self.changed_consumers) < len(off_consumers):
+        if off_consumers and len(self.pfs.consumers) < len(off_consumers):
             self._restore_pfs()
             raise ProbeUnavailable("performance_schema consumer global_instrumentation is off and cannot be "
                                    "enabled by this account")
-        usable = len(instruments) - len(off) + len(self.changed_instruments)
+        usable = len(instruments) - len(off) + len(self.pfs.instruments)
         if usable == 0:
             raise ProbeUnavailable("the InnoDB synch instruments are disabled and cannot be enabled" + note)
         self.source = "pfs"
         self.reading(self.clock(), self._read_raw())  # the base for the first rates
         return (f"performance_schema, {usable} InnoDB mutex/rwlock/sxlock instruments"
-                + (f" ({len(self.changed_instruments)} enabled for the session; instruments enabled at runtime "
-                   "only count latches created afterwards)" if self.changed_instruments else "") + note)
+                + (f" ({len(self.pfs.instruments)} enabled for the session; instruments enabled at runtime "
+                   "only count latches created afterwards)" if self.pfs.instruments else "") + note)
 
     def _open_rwlock_metrics(self) -> str:
         if self.info.flavor == "mariadb":
@@ -277,23 +262,13 @@ class WaitsProbe(SqlProbe):
     def reapply(self) -> None:
         """A restarted server: the consumers and instruments this probe enabled (and the latch monitor) again."""
         conn = self.conn()
-        for name, _enabled, _row in self.changed_consumers:
-            query_all(conn, "UPDATE performance_schema.setup_consumers SET ENABLED='YES' WHERE NAME=%s", (name,))
-        for chunk in _chunks(self.changed_instruments, 200):
-            query_all(conn, "UPDATE performance_schema.setup_instruments SET ENABLED='YES', TIMED='YES' WHERE NAME "
-                            f"IN ({','.join(['%s'] * len(chunk))})", tuple(i[0] for i in chunk))
+        self.pfs.reapply(conn)
         if self.latch_enabled_by_us:
             query_all(conn, "SET GLOBAL innodb_monitor_enable = 'latch'")
 
     # -- restoring --
     def _restore_pfs(self) -> None:
-        set_instruments(self.query, list(self.changed_instruments))
-        self.changed_instruments = []
-        self.journal.settle(self._rows.pop(INSTRUMENTS, None))
-        for name, enabled, row in self.changed_consumers:
-            self.query("UPDATE performance_schema.setup_consumers SET ENABLED=%s WHERE NAME=%s", (enabled, name))
-            self.journal.settle(row)
-        self.changed_consumers = []
+        self.pfs.restore(self.query)
 
     def _restore_latch(self) -> None:
         if self.latch_enabled_by_us:
@@ -302,7 +277,7 @@ class WaitsProbe(SqlProbe):
         self.journal.settle(self._rows.pop("latch", None), "restored")
 
     def pending_restore(self) -> bool:
-        return bool(self.changed_instruments or self.changed_consumers or self.latch_enabled_by_us)
+        return self.pfs.pending or self.latch_enabled_by_us
 
     def close(self) -> None:
         try:
