@@ -75,7 +75,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
     admin = open_connection(dataclasses.replace(table, database=None))
     try:
         session.run(0.3)
-        (events, reads, writes, other, _late, _skipped), lat, _svc = totals.take()
+        (events, reads, writes, other, _late, _skipped, _errors), lat, _svc, _typed = totals.take()
         assert events > 0 and len(lat) == 8 * events and reads == 14 * events and writes == 4 * events
         cur = admin.cursor()
         cur.execute("RENAME TABLE tunebench.sbtest1 TO tunebench.sbtest1_away")
@@ -83,7 +83,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
             with pytest.raises(DriverError) as err:
                 session.run(0.3)
             assert err.value.errno == 1146  # table doesn't exist: the Python loop ends the connection on it
-            (events2, reads2, _w, other2, *_open), lat2, _svc2 = totals.take()
+            (events2, reads2, _w, other2, *_open), lat2, _svc2, _typed2 = totals.take()
             assert events2 == events and len(lat2) == 0  # the failed event is not an event
             assert other2 == other + 1 and reads2 == reads  # its BEGIN went out; its first SELECT failed
         finally:
@@ -100,7 +100,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
     finally:
         session.close()
         admin.close()
-    (events3, *_rest), _lat3, _svc3 = totals.take()
+    (events3, *_rest), _lat3, _svc3, _typed3 = totals.take()
     assert events3 >= events  # the closed connection's counts stay with the Slot's totals
 
 
@@ -124,9 +124,9 @@ def test_an_interrupt_stops_one_run_at_once(table):
         t0 = time.monotonic()
         session.run(30.0)
         assert time.monotonic() - t0 < 0.1
-        (before, *_r), _lat, _svc = session.totals.take()
+        (before, *_r), _lat, _svc, _t = session.totals.take()
         session.run(0.2)  # consumed: this one runs its 0.2 s
-        (after, *_r), _lat, _svc = session.totals.take()
+        (after, *_r), _lat, _svc, _t = session.totals.take()
         assert after > before
     finally:
         session.close()
@@ -343,7 +343,7 @@ def test_open_loop_in_c_claims_due_times_and_counts_from_them(table):
         q.push(due.tobytes())
         assert q.pending() == 200 and q.backlog(start - 1) == (0, 0)
         conn.run(1.2, q)
-        e, _r, _w, _o, lat, svc, late, skipped = conn.take()
+        e, _r, _w, _o, lat, svc, late, skipped, _errors, _typed = conn.take()
         lat_ns, svc_ns = np.frombuffer(lat, dtype=np.int64), np.frombuffer(svc, dtype=np.int64)
         assert e == 200 and len(lat_ns) == len(svc_ns) == 200 and (late, skipped) == (0, 0)
         assert np.all(lat_ns >= svc_ns) and np.all(svc_ns > 0)
@@ -354,7 +354,7 @@ def test_open_loop_in_c_claims_due_times_and_counts_from_them(table):
         late_q.push(np.arange(now - 600_000_000, now - 100_000_000, 5_000_000, dtype=np.int64).tobytes())
         assert late_q.backlog(now)[0] == 100 and late_q.backlog(now)[1] >= 500_000_000
         conn.run(0.05, late_q)
-        *_counts, late2, skipped2 = conn.take()
+        *_counts, late2, skipped2, _errors2, _typed2 = conn.take()
         assert skipped2 == 100 and late2 == 0  # every one was later than the limit when the connection was free
         assert late_q.drop(time.monotonic_ns()) == 0
         for bad in (np.array([3, 2], dtype=np.int64).tobytes(), b"123"):

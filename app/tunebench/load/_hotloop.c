@@ -137,6 +137,58 @@ typedef struct {
     char c_buf[256], pad_buf[256];
 } values_t;
 
+/* ---- the statement-program VM: a family's transactions as a program (load/program.py assembles it) ----------
+ * Registers hold NULL, integers, doubles or byte strings; an operand "ref" is a register (>= 0) or a constant
+ * (-1 - index). Statements are formats: text pieces with values between them (SQL literals, or printf-like
+ * %d/%f/%s renderings), sent as plain text queries (mysql_real_query) with their whole result stored, so a
+ * later instruction can read any row back. Every index an instruction holds is checked when the program is
+ * set; the ones computed at run time (a row, a register or constant picked by a value) are checked when used. */
+enum { V_NULL = 0, V_INT, V_DBL, V_STR };
+typedef struct {
+    int kind;
+    int64_t i;
+    double d;
+    char *s; /* V_STR: len bytes and a NUL; the buffer is kept (cap) when the register changes kind */
+    size_t len, cap;
+} val_t;
+
+enum { F_SQL = 0, F_INT, F_FLT, F_STR };
+typedef struct {
+    int ref, kind, width, prec;
+} farg_t;
+
+typedef struct {
+    char **pieces;
+    size_t *plens;
+    farg_t *args;
+    int nargs; /* pieces: nargs + 1 */
+} fmt_t;
+
+typedef struct {
+    int op, a, b, c, d, e, f;
+} ins_t;
+
+typedef struct vm {
+    val_t *consts;
+    int nconsts;
+    fmt_t *fmts;
+    int nfmts;
+    ins_t *code;
+    int ncode;
+    int nregs, ntypes, init_pc, event_pc, max_retries;
+} vm_t;
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} buf_t;
+
+/* what one event (or the init code) did, published with it */
+typedef struct {
+    unsigned long long counts[NCOUNTS];
+    unsigned long long retries, rollbacks, errmarks;
+} ev_t;
+
 typedef struct {
     PyObject_HEAD
     MYSQL *m;
@@ -170,6 +222,19 @@ typedef struct {
        free the connection, its statements or its program meanwhile */
     int busy;
     int ready; /* __init__ succeeded once: a second one would leak or replace the connection */
+    /* the statement-program VM (a family's transactions, load/program.py); NULL: the OLTP ops above */
+    struct vm *vm;
+    val_t *regs;
+    int vm_inited;         /* its init code ran on this connection */
+    MYSQL_RES *res;        /* the last statement's rows, kept for the instructions that read them */
+    int64_t nrows;
+    buf_t sqlb, tmpb;      /* a statement's text; a format's */
+    unsigned long long errors;  /* deadlocks and lock waits the program retried, and its error marks (under mu) */
+    unsigned long long *typed;  /* per type: events, errors, rollbacks, retries (under mu) */
+    int current;           /* the type under way (__atomic: current() reads it from another thread) */
+    int64_t idle_until;    /* a paced program's next start (I_PACE) */
+    unsigned int err_no;   /* the failing event's server error (0: a program error), and its message */
+    char err_msg[512];
 } Conn;
 
 static PyObject *HotError;
@@ -367,7 +432,14 @@ static void free_ops(op_t *ops, int nops) {
     PyMem_RawFree(ops);
 }
 
+static void vm_free(struct vm *vm);
+static void regs_free(val_t *regs, int n);
+
 static void close_all(Conn *c) {
+    if (c->res) {
+        mysql_free_result(c->res);
+        c->res = NULL;
+    }
     for (int i = 0; i < c->nstmts; i++) {
         if (c->stmts[i]) mysql_stmt_close(c->stmts[i]);
         PyMem_RawFree(c->texts[i]);
@@ -397,6 +469,11 @@ static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 static void Conn_dealloc(Conn *c) {
     close_all(c);
     free_ops(c->ops, c->nops);
+    if (c->vm) regs_free(c->regs, c->vm->nregs);
+    vm_free(c->vm);
+    PyMem_RawFree(c->typed);
+    PyMem_RawFree(c->sqlb.p);
+    PyMem_RawFree(c->tmpb.p);
     PyMem_RawFree(c->lat);
     PyMem_RawFree(c->svc);
     PyMem_RawFree(c->c_tpl);
@@ -803,6 +880,707 @@ static inline int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* ---- the statement-program VM: setting a program, running it ------------------------------------------------ */
+
+enum {
+    I_END = 0, I_MOV, I_UNIF, I_NURAND, I_ADD, I_SUB, I_MUL, I_DIV, I_IDIV, I_MOD, I_BOR, I_MIN, I_MAX,
+    I_EQ, I_NE, I_LT, I_LE, I_GT, I_GE, I_NOT, I_TRUNC, I_ROUND, I_JMP, I_JZ, I_JNZ, I_EXEC, I_ROW, I_FMT,
+    I_APPEND, I_SUBSTR, I_PICK, I_MOVI, I_TYPE, I_ROLLMARK, I_ERRMARK, I_RETRY, I_TIME, I_RSTR, I_PACE,
+    I_COALESCE, I_NROWS, N_INS
+};
+/* each instruction's operands a..f: R a register, r a register or -1, X a ref, L an instruction, F a format,
+   K a constant, N a count >= 0, C a statement class (0..3: read, write, other, not counted), T a type */
+static const char *const I_SHAPE[N_INS] = {
+    "", "RX", "RXX", "RXXXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX",
+    "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RX", "RX", "RXX", "L", "XL", "XL", "FCrrN", "RNX", "RF",
+    "RF", "RXX", "RKNX", "RRNX", "T", "", "", "", "R", "RKX", "XX",
+    "RXX", "R",
+};
+#define VM_STEPS 50000000L
+#define C_NONE 3
+enum { VM_OK = 0, VM_SERVER, VM_BUG, VM_OOM };
+
+static void val_free(val_t *v) {
+    PyMem_RawFree(v->s);
+    v->s = NULL;
+    v->len = v->cap = 0;
+}
+
+static void vm_free(struct vm *vm) {
+    if (!vm) return;
+    for (int i = 0; vm->consts && i < vm->nconsts; i++) val_free(&vm->consts[i]);
+    PyMem_RawFree(vm->consts);
+    for (int i = 0; vm->fmts && i < vm->nfmts; i++) {
+        fmt_t *f = &vm->fmts[i];
+        for (int k = 0; f->pieces && k <= f->nargs; k++) PyMem_RawFree(f->pieces[k]);
+        PyMem_RawFree(f->pieces);
+        PyMem_RawFree(f->plens);
+        PyMem_RawFree(f->args);
+    }
+    PyMem_RawFree(vm->fmts);
+    PyMem_RawFree(vm->code);
+    PyMem_RawFree(vm);
+}
+
+static void regs_free(val_t *regs, int n) {
+    for (int i = 0; regs && i < n; i++) val_free(&regs[i]);
+    PyMem_RawFree(regs);
+}
+
+static int val_set_str(val_t *v, const char *s, size_t len) {
+    if (len + 1 > v->cap) {
+        size_t cap = len + 1 < 32 ? 32 : len + 1;
+        char *grown = PyMem_RawRealloc(v->s, cap);
+        if (!grown) return -1;
+        v->s = grown;
+        v->cap = cap;
+    }
+    if (len) memmove(v->s, s, len);
+    v->s[len] = 0;
+    v->len = len;
+    v->kind = V_STR;
+    return 0;
+}
+
+static inline void val_set_int(val_t *v, int64_t i) {
+    v->kind = V_INT;
+    v->i = i;
+}
+
+static inline void val_set_dbl(val_t *v, double d) {
+    v->kind = V_DBL;
+    v->d = d;
+}
+
+static int val_copy(val_t *dst, const val_t *src) {
+    if (dst == src) return 0;
+    if (src->kind == V_STR) return val_set_str(dst, src->s, src->len);
+    dst->kind = src->kind;
+    dst->i = src->i;
+    dst->d = src->d;
+    return 0;
+}
+
+static inline int64_t as_int(const val_t *v) {
+    switch (v->kind) {
+    case V_INT:
+        return v->i;
+    case V_DBL:
+        return isfinite(v->d) && fabs(v->d) < 9.2e18 ? (int64_t)v->d : 0;
+    case V_STR:
+        return strtoll(v->s, NULL, 10);
+    default:
+        return 0;
+    }
+}
+
+static inline double as_dbl(const val_t *v) {
+    switch (v->kind) {
+    case V_INT:
+        return (double)v->i;
+    case V_DBL:
+        return v->d;
+    case V_STR:
+        return strtod(v->s, NULL);
+    default:
+        return 0.0;
+    }
+}
+
+/* a value that takes double arithmetic: a double, or a string with a fraction or an exponent (a DECIMAL column) */
+static inline int is_dbl(const val_t *v) {
+    if (v->kind == V_DBL) return 1;
+    if (v->kind != V_STR) return 0;
+    for (size_t i = 0; i < v->len; i++)
+        if (v->s[i] == '.' || v->s[i] == 'e' || v->s[i] == 'E') return 1;
+    return 0;
+}
+
+static int buf_room(buf_t *b, size_t more) {
+    if (b->len + more + 1 <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + more + 1) cap *= 2;
+    char *grown = PyMem_RawRealloc(b->p, cap);
+    if (!grown) return -1;
+    b->p = grown;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put(buf_t *b, const char *s, size_t n) {
+    if (buf_room(b, n)) return -1;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
+
+static int buf_pad(buf_t *b, size_t n) {
+    if (buf_room(b, n)) return -1;
+    memset(b->p + b->len, ' ', n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
+
+/* s padded to |width| as printf's %*s (negative: left-justified) */
+static int buf_str(buf_t *b, const char *s, size_t n, int width) {
+    size_t w = (size_t)(width < 0 ? -(long)width : width);
+    if (width > 0 && w > n && buf_pad(b, w - n)) return -1;
+    if (buf_put(b, s, n)) return -1;
+    if (width < 0 && w > n && buf_pad(b, w - n)) return -1;
+    return 0;
+}
+
+static int buf_printf(buf_t *b, const char *fmt, int width, int prec, double d, long long i, int is_float) {
+    char tmp[400];
+    int n = is_float ? snprintf(tmp, sizeof tmp, fmt, width, prec, d) : snprintf(tmp, sizeof tmp, fmt, width, i);
+    if (n < 0) return -1;
+    if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1; /* a double over 10^390: not a value of a benchmark */
+    return buf_put(b, tmp, (size_t)n);
+}
+
+#define REF(c, r) ((r) >= 0 ? &(c)->regs[(r)] : &(c)->vm->consts[-(r)-1])
+
+/* one value as its format argument says: an SQL literal (NULL, a number, a quoted string with ' and \ escaped,
+   as load/tpcc/trx.py literal()), %*d (a double truncated toward zero), %*.*f, or %*s (the text as it is) */
+static int render_arg(Conn *c, buf_t *b, const farg_t *a) {
+    const val_t *v = REF(c, a->ref);
+    switch (a->kind) {
+    case F_SQL:
+        if (v->kind == V_NULL) return buf_put(b, "NULL", 4);
+        if (v->kind == V_INT) return buf_printf(b, "%*lld", 0, 0, 0, (long long)v->i, 0);
+        if (v->kind == V_DBL) return buf_printf(b, "%*.*f", 0, a->prec, v->d, 0, 1);
+        if (buf_put(b, "'", 1)) return -1;
+        for (size_t i = 0; i < v->len; i++) {
+            char ch = v->s[i];
+            if ((ch == '\'' && buf_put(b, "''", 2)) || (ch == '\\' && buf_put(b, "\\\\", 2)) ||
+                (ch != '\'' && ch != '\\' && buf_put(b, &ch, 1)))
+                return -1;
+        }
+        return buf_put(b, "'", 1);
+    case F_INT:
+        return buf_printf(b, "%*lld", a->width, 0, 0, (long long)as_int(v), 0);
+    case F_FLT:
+        return buf_printf(b, "%*.*f", a->width, a->prec, as_dbl(v), 0, 1);
+    default:
+        if (v->kind == V_STR) return buf_str(b, v->s, v->len, a->width);
+        if (v->kind == V_NULL) return buf_str(b, "", 0, a->width);
+        if (v->kind == V_INT) return buf_printf(b, "%*lld", a->width, 0, 0, (long long)v->i, 0);
+        return buf_printf(b, "%*.*f", a->width, 6, v->d, 0, 1);
+    }
+}
+
+static int render(Conn *c, const fmt_t *f, buf_t *b) {
+    for (int k = 0; k < f->nargs; k++)
+        if (buf_put(b, f->pieces[k], f->plens[k]) || render_arg(c, b, &f->args[k])) return -1;
+    return buf_put(b, f->pieces[f->nargs], f->plens[f->nargs]);
+}
+
+/* columns [0, ncols) of row k of the stored result into registers base..; NULLs where there is none */
+static int fetch_row_into(Conn *c, int base, int ncols, int64_t k) {
+    MYSQL_ROW row = NULL;
+    unsigned long *lens = NULL;
+    unsigned int nf = 0;
+    if (c->res && k >= 0 && (uint64_t)k < mysql_num_rows(c->res)) {
+        mysql_data_seek(c->res, (uint64_t)k);
+        row = mysql_fetch_row(c->res);
+        lens = row ? mysql_fetch_lengths(c->res) : NULL;
+        nf = mysql_num_fields(c->res);
+    }
+    for (int i = 0; i < ncols; i++) {
+        val_t *v = &c->regs[base + i];
+        if (!row || !lens || (unsigned)i >= nf || !row[i]) v->kind = V_NULL;
+        else if (val_set_str(v, row[i], lens[i])) return -1;
+    }
+    return 0;
+}
+
+static int vm_fail(Conn *c, const char *msg) {
+    c->err_no = 0;
+    snprintf(c->err_msg, sizeof c->err_msg, "%s", msg);
+    return VM_BUG;
+}
+
+static int server_fail(Conn *c) {
+    c->err_no = mysql_errno(c->m);
+    snprintf(c->err_msg, sizeof c->err_msg, "%s", mysql_error(c->m));
+    return VM_SERVER;
+}
+
+static inline int retryable(unsigned int e) { return e == 1213 || e == 1205 || e == 1020; }
+
+/* run the program from `pc` to I_END (the GIL released); what it did goes to *ev */
+static int vm_run(Conn *c, int pc, ev_t *ev) {
+    vm_t *vm = c->vm;
+    int retry_pc = -1, retries = 0;
+    long steps = 0;
+    while (pc >= 0 && pc < vm->ncode) {
+        if (++steps > VM_STEPS) return vm_fail(c, "the program ran 50,000,000 steps in one event");
+        const ins_t *in = &vm->code[pc++];
+        val_t *dst = (I_SHAPE[in->op][0] == 'R') ? &c->regs[in->a] : NULL;
+        switch (in->op) {
+        case I_END:
+            return VM_OK;
+        case I_MOV:
+            if (val_copy(dst, REF(c, in->b))) return VM_OOM;
+            break;
+        case I_UNIF: {
+            int64_t lo = as_int(REF(c, in->b)), hi = as_int(REF(c, in->c));
+            val_set_int(dst, hi <= lo ? lo : lo + (int64_t)rng_below(&c->rng, (uint64_t)(hi - lo) + 1));
+            break;
+        }
+        case I_NURAND: { /* TPC-C 2.1.6: ((random(0, A) | random(x, y)) + C) % (y - x + 1) + x */
+            int64_t a = as_int(REF(c, in->b)), x = as_int(REF(c, in->c)), y = as_int(REF(c, in->d));
+            int64_t cc = as_int(REF(c, in->e));
+            if (a < 0 || y < x) return vm_fail(c, "NURand: A < 0 or y < x");
+            int64_t i = (int64_t)rng_below(&c->rng, (uint64_t)a + 1);
+            int64_t j = x + (int64_t)rng_below(&c->rng, (uint64_t)(y - x) + 1);
+            val_set_int(dst, ((i | j) + cc) % (y - x + 1) + x);
+            break;
+        }
+        case I_ADD: case I_SUB: case I_MUL: case I_MIN: case I_MAX: {
+            const val_t *x = REF(c, in->b), *y = REF(c, in->c);
+            if (is_dbl(x) || is_dbl(y)) {
+                double p = as_dbl(x), q = as_dbl(y);
+                val_set_dbl(dst, in->op == I_ADD ? p + q : in->op == I_SUB ? p - q : in->op == I_MUL ? p * q
+                                 : in->op == I_MIN ? (p < q ? p : q) : (p > q ? p : q));
+            } else {
+                int64_t p = as_int(x), q = as_int(y);
+                val_set_int(dst, in->op == I_ADD ? p + q : in->op == I_SUB ? p - q : in->op == I_MUL ? p * q
+                                 : in->op == I_MIN ? (p < q ? p : q) : (p > q ? p : q));
+            }
+            break;
+        }
+        case I_DIV: {
+            double q = as_dbl(REF(c, in->c));
+            if (q == 0.0) return vm_fail(c, "division by zero");
+            val_set_dbl(dst, as_dbl(REF(c, in->b)) / q);
+            break;
+        }
+        case I_IDIV: case I_MOD: { /* Python's // and %: floored */
+            int64_t p = as_int(REF(c, in->b)), q = as_int(REF(c, in->c));
+            if (q == 0) return vm_fail(c, "division by zero");
+            int64_t quo = p / q, rem = p % q;
+            if (rem != 0 && ((rem < 0) != (q < 0))) {
+                quo -= 1;
+                rem += q;
+            }
+            val_set_int(dst, in->op == I_IDIV ? quo : rem);
+            break;
+        }
+        case I_BOR:
+            val_set_int(dst, as_int(REF(c, in->b)) | as_int(REF(c, in->c)));
+            break;
+        case I_EQ: case I_NE: case I_LT: case I_LE: case I_GT: case I_GE: {
+            const val_t *x = REF(c, in->b), *y = REF(c, in->c);
+            int cmp;
+            if (x->kind == V_STR && y->kind == V_STR) {
+                size_t n = x->len < y->len ? x->len : y->len;
+                cmp = memcmp(x->s, y->s, n);
+                if (!cmp) cmp = (x->len > y->len) - (x->len < y->len);
+            } else if (is_dbl(x) || is_dbl(y)) {
+                double p = as_dbl(x), q = as_dbl(y);
+                cmp = (p > q) - (p < q);
+            } else {
+                int64_t p = as_int(x), q = as_int(y);
+                cmp = (p > q) - (p < q);
+            }
+            int r = in->op == I_EQ ? cmp == 0 : in->op == I_NE ? cmp != 0 : in->op == I_LT ? cmp < 0
+                    : in->op == I_LE ? cmp <= 0 : in->op == I_GT ? cmp > 0 : cmp >= 0;
+            val_set_int(dst, r);
+            break;
+        }
+        case I_NOT: {
+            const val_t *x = REF(c, in->b);
+            val_set_int(dst, x->kind == V_NULL || (is_dbl(x) ? as_dbl(x) == 0.0 : as_int(x) == 0));
+            break;
+        }
+        case I_TRUNC:
+            val_set_int(dst, as_int(REF(c, in->b)));
+            break;
+        case I_ROUND: { /* to k decimals, halves away from zero */
+            int64_t k = as_int(REF(c, in->c));
+            if (k < 0 || k > 15) return vm_fail(c, "round: 0 to 15 decimals");
+            double scale = pow(10.0, (double)k);
+            val_set_dbl(dst, round(as_dbl(REF(c, in->b)) * scale) / scale);
+            break;
+        }
+        case I_JMP:
+            pc = in->a;
+            break;
+        case I_JZ: case I_JNZ: {
+            const val_t *x = REF(c, in->a);
+            int zero = x->kind == V_NULL || (is_dbl(x) ? as_dbl(x) == 0.0 : as_int(x) == 0);
+            if (zero == (in->op == I_JZ)) pc = in->b;
+            break;
+        }
+        case I_EXEC: {
+            c->sqlb.len = 0;
+            if (render(c, &vm->fmts[in->a], &c->sqlb)) return VM_OOM;
+            if (c->res) {
+                mysql_free_result(c->res);
+                c->res = NULL;
+            }
+            if (mysql_real_query(c->m, c->sqlb.p, (unsigned long)c->sqlb.len) ||
+                (!(c->res = mysql_store_result(c->m)) && mysql_field_count(c->m))) {
+                unsigned int e = mysql_errno(c->m);
+                if (!retryable(e) || retry_pc < 0 || retries >= vm->max_retries) return server_fail(c);
+                /* a deadlock or lock wait: roll back, run the transaction again with the same inputs */
+                retries++;
+                ev->retries++;
+                if (mysql_real_query(c->m, "ROLLBACK", 8)) return server_fail(c);
+                MYSQL_RES *r = mysql_store_result(c->m);
+                if (r) mysql_free_result(r);
+                ev->counts[C_OTHER]++;
+                pc = retry_pc;
+                break;
+            }
+            c->nrows = c->res ? (int64_t)mysql_num_rows(c->res) : 0;
+            if (in->b < C_NONE) ev->counts[in->b]++;
+            if (in->c >= 0) val_set_int(&c->regs[in->c], c->nrows);
+            if (in->d >= 0 && fetch_row_into(c, in->d, in->e, 0)) return VM_OOM;
+            break;
+        }
+        case I_ROW:
+            if (fetch_row_into(c, in->a, in->b, as_int(REF(c, in->c)))) return VM_OOM;
+            break;
+        case I_NROWS:
+            val_set_int(dst, c->nrows);
+            break;
+        case I_FMT: case I_APPEND:
+            c->tmpb.len = 0;
+            if (render(c, &vm->fmts[in->b], &c->tmpb)) return VM_OOM;
+            if (in->op == I_FMT || dst->kind != V_STR) {
+                if (val_set_str(dst, c->tmpb.p, c->tmpb.len)) return VM_OOM;
+            } else {
+                size_t need = dst->len + c->tmpb.len + 1;
+                if (need > dst->cap) {
+                    char *grown = PyMem_RawRealloc(dst->s, need * 2);
+                    if (!grown) return VM_OOM;
+                    dst->s = grown;
+                    dst->cap = need * 2;
+                }
+                memcpy(dst->s + dst->len, c->tmpb.p, c->tmpb.len);
+                dst->len += c->tmpb.len;
+                dst->s[dst->len] = 0;
+            }
+            break;
+        case I_SUBSTR: { /* the first n bytes */
+            const val_t *x = REF(c, in->b);
+            int64_t n = as_int(REF(c, in->c));
+            if (x->kind != V_STR) {
+                if (val_copy(dst, x)) return VM_OOM;
+                break;
+            }
+            size_t len = n < 0 ? 0 : (size_t)n < x->len ? (size_t)n : x->len;
+            if (val_set_str(dst, x->s, len)) return VM_OOM;
+            break;
+        }
+        case I_PICK: case I_MOVI: {
+            int64_t k = as_int(REF(c, in->d));
+            if (k < 0 || k >= in->c) return vm_fail(c, "a picked index out of its range");
+            const val_t *src = in->op == I_PICK ? &vm->consts[in->b + k] : &c->regs[in->b + k];
+            if (val_copy(dst, src)) return VM_OOM;
+            break;
+        }
+        case I_TYPE:
+            __atomic_store_n(&c->current, in->a, __ATOMIC_RELEASE);
+            break;
+        case I_ROLLMARK:
+            ev->rollbacks++;
+            break;
+        case I_ERRMARK:
+            ev->errmarks++;
+            break;
+        case I_RETRY:
+            retry_pc = pc;
+            retries = 0;
+            break;
+        case I_TIME:
+            val_set_int(dst, (int64_t)time(NULL));
+            break;
+        case I_RSTR: { /* len bytes at a random offset of a constant string */
+            const val_t *pool = &vm->consts[in->b];
+            int64_t n = as_int(REF(c, in->c));
+            size_t len = n < 0 ? 0 : (size_t)n < pool->len ? (size_t)n : pool->len;
+            size_t off = (size_t)rng_below(&c->rng, (uint64_t)(pool->len - len) + 1);
+            if (val_set_str(dst, pool->s + off, len)) return VM_OOM;
+            break;
+        }
+        case I_PACE: { /* the next event is due when these rows are paid for at the rate; the wait is not latency */
+            double rows = as_dbl(REF(c, in->a)), rate = as_dbl(REF(c, in->b));
+            if (rate > 0) {
+                int64_t now = now_ns(), next = c->idle_until + (int64_t)(rows / rate * 1e9);
+                c->idle_until = next > now - 1000000000LL ? next : now - 1000000000LL;
+            }
+            break;
+        }
+        case I_COALESCE: {
+            const val_t *x = REF(c, in->b);
+            if (val_copy(dst, x->kind == V_NULL ? REF(c, in->c) : x)) return VM_OOM;
+            break;
+        }
+        default:
+            return vm_fail(c, "no such instruction");
+        }
+    }
+    return vm_fail(c, "the program ran past its end");
+}
+
+/* ---- vm(program, registers): checked, then set (all or nothing) ---- */
+
+static int set_const(val_t *v, PyObject *o) {
+    memset(v, 0, sizeof *v);
+    if (o == Py_None) return 0;
+    if (PyLong_Check(o)) {
+        long long i = PyLong_AsLongLong(o);
+        if (i == -1 && PyErr_Occurred()) return -1;
+        val_set_int(v, i);
+        return 0;
+    }
+    if (PyFloat_Check(o)) {
+        val_set_dbl(v, PyFloat_AsDouble(o));
+        return 0;
+    }
+    if (PyBytes_Check(o)) {
+        if (val_set_str(v, PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o))) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        return 0;
+    }
+    PyErr_SetString(PyExc_TypeError, "a constant is None, int, float or bytes");
+    return -1;
+}
+
+static int ref_ok(const vm_t *vm, int r) { return r >= 0 ? r < vm->nregs : -(long)r - 1 < vm->nconsts; }
+
+static const char *check_ins(const vm_t *vm, const ins_t *in) {
+    if (in->op < 0 || in->op >= N_INS) return "no such instruction";
+    const char *shape = I_SHAPE[in->op];
+    const int ops[6] = {in->a, in->b, in->c, in->d, in->e, in->f};
+    size_t len = strlen(shape);
+    for (size_t k = 0; k < 6; k++) {
+        int v = ops[k];
+        char s = k < len ? shape[k] : '.'; /* past the shape's end: unused */
+        switch (s) {
+        case 'R': if (v < 0 || v >= vm->nregs) return "a register out of range"; break;
+        case 'r': if (v < -1 || v >= vm->nregs) return "a register out of range"; break;
+        case 'X': if (!ref_ok(vm, v)) return "an operand out of range"; break;
+        case 'L': if (v < 0 || v >= vm->ncode) return "a jump out of the program"; break;
+        case 'F': if (v < 0 || v >= vm->nfmts) return "no such format"; break;
+        case 'K': if (v < 0 || v >= vm->nconsts) return "no such constant"; break;
+        case 'N': if (v < 0) return "a negative count"; break;
+        case 'C': if (v < 0 || v > C_NONE) return "no such statement class"; break;
+        case 'T': if (v < 0 || v >= vm->ntypes) return "no such transaction type"; break;
+        default: break;
+        }
+    }
+    switch (in->op) {
+    case I_EXEC:
+        if ((in->d < 0 && in->e) || (in->d >= 0 && (long)in->d + in->e > vm->nregs)) return "row columns out of range";
+        break;
+    case I_ROW:
+        if ((long)in->a + in->b > vm->nregs) return "row columns out of range";
+        break;
+    case I_PICK:
+        if ((long)in->b + in->c > vm->nconsts) return "picked constants out of range";
+        break;
+    case I_MOVI:
+        if ((long)in->b + in->c > vm->nregs) return "picked registers out of range";
+        break;
+    case I_RSTR:
+        if (vm->consts[in->b].kind != V_STR) return "a random substring's pool is not a string";
+        break;
+    default:
+        break;
+    }
+    return NULL;
+}
+
+static int parse_fmt(fmt_t *f, PyObject *o, const vm_t *vm) {
+    PyObject *pieces, *args;
+    if (!PyArg_ParseTuple(o, "OO", &pieces, &args)) return -1;
+    PyObject *fp = PySequence_Fast(pieces, "pieces"), *fa = fp ? PySequence_Fast(args, "args") : NULL;
+    int rc = -1;
+    if (!fa) goto out;
+    Py_ssize_t na = PySequence_Fast_GET_SIZE(fa);
+    if (PySequence_Fast_GET_SIZE(fp) != na + 1 || na > 10000) {
+        PyErr_SetString(PyExc_ValueError, "a format has one piece more than its arguments");
+        goto out;
+    }
+    f->nargs = (int)na;
+    f->pieces = PyMem_RawCalloc((size_t)na + 1, sizeof(char *));
+    f->plens = PyMem_RawCalloc((size_t)na + 1, sizeof(size_t));
+    f->args = PyMem_RawCalloc((size_t)na + 1, sizeof(farg_t));
+    if (!f->pieces || !f->plens || !f->args) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (Py_ssize_t k = 0; k <= na; k++) {
+        PyObject *p = PySequence_Fast_GET_ITEM(fp, k);
+        if (!PyBytes_Check(p)) {
+            PyErr_SetString(PyExc_TypeError, "format pieces are bytes");
+            goto out;
+        }
+        size_t n = (size_t)PyBytes_GET_SIZE(p);
+        if (!(f->pieces[k] = PyMem_RawMalloc(n + 1))) {
+            PyErr_NoMemory();
+            goto out;
+        }
+        memcpy(f->pieces[k], PyBytes_AS_STRING(p), n + 1);
+        f->plens[k] = n;
+    }
+    for (Py_ssize_t k = 0; k < na; k++) {
+        farg_t *a = &f->args[k];
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fa, k), "iiii", &a->ref, &a->kind, &a->width, &a->prec))
+            goto out;
+        if (!ref_ok(vm, a->ref) || a->kind < F_SQL || a->kind > F_STR || a->width < -4000 || a->width > 4000 ||
+            a->prec < 0 || a->prec > 30) {
+            PyErr_SetString(PyExc_ValueError, "a format argument out of range");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    Py_XDECREF(fp);
+    Py_XDECREF(fa);
+    return rc;
+}
+
+/* vm((consts, formats, code, nregs, ntypes, init_pc, event_pc, max_retries), [(register, value), ...]) */
+static PyObject *Conn_vm(Conn *c, PyObject *args) {
+    PyObject *consts, *fmts, *code, *init;
+    vm_t *vm = PyMem_RawCalloc(1, sizeof(vm_t));
+    val_t *regs = NULL;
+    PyObject *fc = NULL, *ff = NULL, *fi = NULL, *fr = NULL;
+    if (!vm) return PyErr_NoMemory();
+    if (!PyArg_ParseTuple(args, "(OOOiiiii)O", &consts, &fmts, &code, &vm->nregs, &vm->ntypes, &vm->init_pc,
+                          &vm->event_pc, &vm->max_retries, &init) ||
+        !idle(c))
+        goto fail;
+    if (vm->nregs < 1 || vm->nregs > 100000 || vm->ntypes < 1 || vm->ntypes > 255 || vm->max_retries < 0) {
+        PyErr_SetString(PyExc_ValueError, "registers, types or retries out of range");
+        goto fail;
+    }
+    if (!(fc = PySequence_Fast(consts, "constants")) || !(ff = PySequence_Fast(fmts, "formats")) ||
+        !(fi = PySequence_Fast(code, "code")) || !(fr = PySequence_Fast(init, "registers")))
+        goto fail;
+    if (PySequence_Fast_GET_SIZE(fc) > 1000000 || PySequence_Fast_GET_SIZE(ff) > 100000 ||
+        PySequence_Fast_GET_SIZE(fi) > 1000000 || PySequence_Fast_GET_SIZE(fi) < 1) {
+        PyErr_SetString(PyExc_ValueError, "a program of 1 to 1,000,000 instructions");
+        goto fail;
+    }
+    vm->nconsts = (int)PySequence_Fast_GET_SIZE(fc);
+    vm->consts = PyMem_RawCalloc((size_t)vm->nconsts + 1, sizeof(val_t));
+    vm->nfmts = (int)PySequence_Fast_GET_SIZE(ff);
+    vm->fmts = PyMem_RawCalloc((size_t)vm->nfmts + 1, sizeof(fmt_t));
+    vm->ncode = (int)PySequence_Fast_GET_SIZE(fi);
+    vm->code = PyMem_RawCalloc((size_t)vm->ncode, sizeof(ins_t));
+    regs = PyMem_RawCalloc((size_t)vm->nregs, sizeof(val_t));
+    if (!vm->consts || !vm->fmts || !vm->code || !regs) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (int i = 0; i < vm->nconsts; i++)
+        if (set_const(&vm->consts[i], PySequence_Fast_GET_ITEM(fc, i))) {
+            vm->nconsts = i + 1;
+            goto fail;
+        }
+    for (int i = 0; i < vm->nfmts; i++)
+        if (parse_fmt(&vm->fmts[i], PySequence_Fast_GET_ITEM(ff, i), vm)) {
+            vm->nfmts = i + 1;
+            goto fail;
+        }
+    for (int i = 0; i < vm->ncode; i++) {
+        ins_t *in = &vm->code[i];
+        in->a = in->b = in->c = in->d = in->e = in->f = 0;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fi, i), "i|iiiiii", &in->op, &in->a, &in->b, &in->c, &in->d,
+                              &in->e, &in->f))
+            goto fail;
+    }
+    for (int i = 0; i < vm->ncode; i++) { /* after all are read: a check may look at a constant */
+        const char *bad = check_ins(vm, &vm->code[i]);
+        if (bad) {
+            PyErr_Format(PyExc_ValueError, "instruction %d: %s", i, bad);
+            goto fail;
+        }
+    }
+    if (vm->event_pc < 0 || vm->event_pc >= vm->ncode || vm->init_pc < -1 || vm->init_pc >= vm->ncode) {
+        PyErr_SetString(PyExc_ValueError, "an entry point out of the program");
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fr); i++) {
+        int r;
+        PyObject *value;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fr, i), "iO", &r, &value)) goto fail;
+        if (r < 0 || r >= vm->nregs) {
+            PyErr_SetString(PyExc_ValueError, "a register out of range");
+            goto fail;
+        }
+        val_t v;
+        if (set_const(&v, value)) goto fail;
+        val_free(&regs[r]);
+        regs[r] = v;
+    }
+    Py_DECREF(fc);
+    Py_DECREF(ff);
+    Py_DECREF(fi);
+    Py_DECREF(fr);
+    unsigned long long *typed = PyMem_RawCalloc((size_t)vm->ntypes * 4, sizeof(unsigned long long));
+    if (!typed) {
+        regs_free(regs, vm->nregs);
+        vm_free(vm);
+        return PyErr_NoMemory();
+    }
+    pthread_mutex_lock(&c->mu); /* take() reads typed under mu */
+    if (c->vm) regs_free(c->regs, c->vm->nregs);
+    vm_free(c->vm);
+    PyMem_RawFree(c->typed);
+    c->vm = vm;
+    c->regs = regs;
+    c->typed = typed;
+    c->vm_inited = 0;
+    c->idle_until = now_ns();
+    pthread_mutex_unlock(&c->mu);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(fc);
+    Py_XDECREF(ff);
+    Py_XDECREF(fi);
+    Py_XDECREF(fr);
+    regs_free(regs, vm->nregs);
+    vm_free(vm);
+    return NULL;
+}
+
+/* reg(i) -> the register's value (tests) */
+static PyObject *Conn_reg(Conn *c, PyObject *args) {
+    int r;
+    if (!PyArg_ParseTuple(args, "i", &r) || !idle(c)) return NULL;
+    if (!c->vm || r < 0 || r >= c->vm->nregs) {
+        PyErr_SetString(PyExc_IndexError, "no such register");
+        return NULL;
+    }
+    val_t *v = &c->regs[r];
+    switch (v->kind) {
+    case V_INT:
+        return PyLong_FromLongLong(v->i);
+    case V_DBL:
+        return PyFloat_FromDouble(v->d);
+    case V_STR:
+        return PyBytes_FromStringAndSize(v->s, (Py_ssize_t)v->len);
+    default:
+        Py_RETURN_NONE;
+    }
+}
+
+/* current() -> the transaction type under way (or the last one): a failed event's errors are charged to it */
+static PyObject *Conn_current(Conn *c, PyObject *noargs) {
+    return PyLong_FromLong(__atomic_load_n(&c->current, __ATOMIC_ACQUIRE));
+}
+
 /* one event; the statements done are added to counts[C_READ..C_OTHER]; the failing statement or NULL */
 static MYSQL_STMT *event(Conn *c, unsigned long long counts[NCOUNTS]) {
     values_t *v = &c->v;
@@ -870,26 +1648,57 @@ static int room(int64_t **buf, size_t n, size_t *cap) {
 }
 
 /* an event's figures to the reporter: `svc` < 0 in closed loop (the latency is the service time); `late`: over
-   the open loop's latency limit; `skipped`: due times skipped for it before this event */
+   the open loop's latency limit; `skipped`: due times skipped for it before this event. A VM program's latencies
+   carry their transaction type in bits 56-63 (take()'s reader splits them; 2^56 ns is two years). */
 static int publish(Conn *c, int64_t lat, int64_t svc, int late, unsigned long long skipped, int ended,
-                   unsigned long long counts[NCOUNTS]) {
+                   const ev_t *ev) {
     int ok = 1;
+    int type = c->vm ? __atomic_load_n(&c->current, __ATOMIC_ACQUIRE) : 0;
+    int64_t tag = (int64_t)type << 56;
     pthread_mutex_lock(&c->mu);
     c->skipped += skipped;
     if (ended) {
         ok = room(&c->lat, c->nlat, &c->caplat) && (svc < 0 || room(&c->svc, c->nsvc, &c->capsvc));
         if (ok) {
-            c->lat[c->nlat++] = lat;
-            if (svc >= 0) c->svc[c->nsvc++] = svc;
+            c->lat[c->nlat++] = lat | tag;
+            if (svc >= 0) c->svc[c->nsvc++] = svc | tag;
             c->events++;
             c->late += late;
+            if (c->typed) c->typed[type * 4]++;
         }
     }
-    c->reads += counts[C_READ];
-    c->writes += counts[C_WRITE];
-    c->other += counts[C_OTHER];
+    c->reads += ev->counts[C_READ];
+    c->writes += ev->counts[C_WRITE];
+    c->other += ev->counts[C_OTHER];
+    c->errors += ev->retries + ev->errmarks; /* a retry is an error of the run, not of its type (Slot.retry()) */
+    if (c->typed) {
+        c->typed[type * 4 + 1] += ev->errmarks;
+        c->typed[type * 4 + 2] += ev->rollbacks;
+        c->typed[type * 4 + 3] += ev->retries;
+    }
     pthread_mutex_unlock(&c->mu);
     return ok;
+}
+
+/* one event of whichever program is set: VM_OK, or what failed (its error in err_no/err_msg) */
+static int one_event(Conn *c, ev_t *ev) {
+    if (c->vm) return vm_run(c, c->vm->event_pc, ev);
+    MYSQL_STMT *bad = event(c, ev->counts);
+    if (!bad) return VM_OK;
+    c->err_no = bad == TEXT_FAILED ? mysql_errno(c->m) : mysql_stmt_errno(bad);
+    snprintf(c->err_msg, sizeof c->err_msg, "%s", bad == TEXT_FAILED ? mysql_error(c->m) : mysql_stmt_error(bad));
+    return VM_SERVER;
+}
+
+/* a paced program's wait for its next start (or stop()), in slices of at most 50 ms */
+static void idle_wait(Conn *c) {
+    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+        int64_t left = c->idle_until - now_ns();
+        if (left <= 0) return;
+        if (left > 50000000) left = 50000000;
+        struct timespec ts = {0, (long)left};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* run(seconds[, queue]) -> None: events until `seconds` have passed or stop(); with a DueQueue, open loop: each
@@ -924,7 +1733,7 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
     }
     if (!enter(c)) return NULL;
     if (!connected(c)) goto refused;
-    if (!c->ops || c->nops == 0) {
+    if (!c->vm && (!c->ops || c->nops == 0)) {
         PyErr_SetString(PyExc_ValueError, "no program");
         goto refused;
     }
@@ -933,48 +1742,55 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
         leave(c);
         Py_RETURN_NONE;
     }
-    MYSQL_STMT *bad = NULL;
-    int oom = 0;
+    int status = VM_OK, oom = 0;
     Py_INCREF(queue); /* the queue outlives the run even if Python drops it meanwhile */
     Py_BEGIN_ALLOW_THREADS
     int64_t deadline = now_ns() + (int64_t)(seconds * 1e9);
-    while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-        unsigned long long counts[NCOUNTS] = {0, 0, 0};
+    if (c->vm && !c->vm_inited && c->vm->init_pc >= 0) { /* the connection's init code, once */
+        ev_t ev = {{0, 0, 0}, 0, 0, 0};
+        status = vm_run(c, c->vm->init_pc, &ev);
+        publish(c, 0, 0, 0, 0, 0, &ev);
+    }
+    if (c->vm && status == VM_OK) c->vm_inited = 1;
+    while (status == VM_OK && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+        ev_t ev = {{0, 0, 0}, 0, 0, 0};
         int64_t due = 0;
         unsigned long long skipped = 0;
         if (q) {
             if (!due_claim(q, now_ns(), &due, &skipped)) { /* nothing pushed yet: Python draws ahead */
-                publish(c, 0, 0, 0, skipped, 0, counts);
+                publish(c, 0, 0, 0, skipped, 0, &ev);
                 struct timespec ms = {0, 1000000};
                 nanosleep(&ms, NULL);
                 if (now_ns() >= deadline) break;
                 continue;
             }
             if (!wait_due(c, due)) {
-                publish(c, 0, 0, 0, skipped, 0, counts);
+                publish(c, 0, 0, 0, skipped, 0, &ev);
                 break; /* stopped before its time: not run */
             }
         }
         int64_t t0 = now_ns();
-        bad = event(c, counts);
+        status = one_event(c, &ev);
         int64_t t1 = now_ns();
         int64_t lat = q ? t1 - due : t1 - t0;
-        if (!publish(c, lat, q ? t1 - t0 : -1, q && q->limit_ns && lat > q->limit_ns, skipped, bad == NULL, counts)) {
+        if (!publish(c, lat, q ? t1 - t0 : -1, q && q->limit_ns && lat > q->limit_ns, skipped, status == VM_OK,
+                     &ev)) {
             oom = 1;
             break;
         }
-        if (bad || t1 >= deadline) break;
+        if (status != VM_OK || t1 >= deadline) break;
+        if (c->vm && c->idle_until > t1) idle_wait(c);
     }
     Py_END_ALLOW_THREADS
     Py_DECREF(queue);
     __atomic_store_n(&c->stop, 0, __ATOMIC_RELEASE); /* consumed: one interrupt stops one run() */
     PyObject *result = NULL;
-    if (oom)
+    if (oom || status == VM_OOM)
         PyErr_NoMemory();
-    else if (bad == TEXT_FAILED)
-        raise_mysql(mysql_errno(c->m), mysql_error(c->m));
-    else if (bad)
-        raise_mysql(mysql_stmt_errno(bad), mysql_stmt_error(bad));
+    else if (status == VM_SERVER)
+        raise_mysql(c->err_no, c->err_msg);
+    else if (status == VM_BUG)
+        PyErr_Format(PyExc_ValueError, "the program failed: %s", c->err_msg);
     else
         result = Py_NewRef(Py_None);
     leave(c);
@@ -984,13 +1800,18 @@ refused:
     return NULL;
 }
 
-/* take() -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take); may come while
-   run() is in progress (the reporter's thread): what it reads is under mu */
+/* take() -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take, service times (open
+   loop), late, skipped, errors, per type ((events, errors, rollbacks, retries), ...) or None without a VM program);
+   counters cumulative. May come while run() is in progress (the reporter's thread): what it reads is under mu */
 static PyObject *Conn_take(Conn *c, PyObject *noargs) {
     pthread_mutex_lock(&c->mu);
     int64_t *lat = c->lat, *svc = c->svc;
     size_t n = c->nlat, nsvc = c->nsvc;
     unsigned long long e = c->events, r = c->reads, w = c->writes, o = c->other, late = c->late, sk = c->skipped;
+    unsigned long long errors = c->errors;
+    int ntypes = c->vm && c->typed ? c->vm->ntypes : 0;
+    unsigned long long typed[255 * 4];
+    if (ntypes) memcpy(typed, c->typed, sizeof(unsigned long long) * 4 * (size_t)ntypes);
     c->lat = c->svc = NULL;
     c->nlat = c->caplat = c->nsvc = c->capsvc = 0;
     pthread_mutex_unlock(&c->mu);
@@ -998,12 +1819,19 @@ static PyObject *Conn_take(Conn *c, PyObject *noargs) {
     PyObject *svc_bytes = PyBytes_FromStringAndSize((const char *)svc, (Py_ssize_t)(nsvc * sizeof(int64_t)));
     PyMem_RawFree(lat);
     PyMem_RawFree(svc);
-    if (!bytes || !svc_bytes) {
+    PyObject *types = ntypes ? PyTuple_New(ntypes) : Py_NewRef(Py_None);
+    for (int k = 0; types && k < ntypes; k++) {
+        PyObject *t = Py_BuildValue("(KKKK)", typed[4 * k], typed[4 * k + 1], typed[4 * k + 2], typed[4 * k + 3]);
+        if (!t) Py_CLEAR(types);
+        else PyTuple_SET_ITEM(types, k, t);
+    }
+    if (!bytes || !svc_bytes || !types) {
         Py_XDECREF(bytes);
         Py_XDECREF(svc_bytes);
+        Py_XDECREF(types);
         return NULL;
     }
-    return Py_BuildValue("(KKKKNNKK)", e, r, w, o, bytes, svc_bytes, late, sk);
+    return Py_BuildValue("(KKKKNNKKKN)", e, r, w, o, bytes, svc_bytes, late, sk, errors, types);
 }
 
 /* query(sql: bytes) -> None: a plain statement (ROLLBACK after a deadlock), its rows read and dropped */
@@ -1067,6 +1895,9 @@ static PyMethodDef Conn_methods[] = {
     {"stop", (PyCFunction)Conn_stop, METH_NOARGS, "run() returns after the event in flight"},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, "close the statements and the connection"},
     {"draw", (PyCFunction)Conn_draw, METH_VARARGS, "ids of the program's distribution"},
+    {"vm", (PyCFunction)Conn_vm, METH_VARARGS, "vm(program, registers): a statement program (load/program.py)"},
+    {"reg", (PyCFunction)Conn_reg, METH_VARARGS, "reg(i) -> a register's value"},
+    {"current", (PyCFunction)Conn_current, METH_NOARGS, "the transaction type under way"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,12 +28,14 @@ from typing import Any
 
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
+from tunebench.load.hotloop import hot_enabled
 from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import (
     RowsProgress,
     _server,
     check_schema_name,
 )
+from tunebench.load.program import Asm, VmProgram
 from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, register_tables
 from tunebench.mysql.connect import open_connection
 
@@ -209,6 +211,68 @@ class DbstressFamily(RegisteredFamily):
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         names, weights = ctx.plan
         return DbstressConnection(ctx, names, weights).work
+
+    def hot_program(self, plan: Any, options: Mapping[str, Any]) -> VmProgram | None:
+        """DbstressConnection's transactions as a statement program for the compiled loop; None: the Python
+        loop (not built, or TUNEBENCH_HOT_LOOP=0)."""
+        return hot_program(plan, options) if hot_enabled() else None
+
+
+def _ranges(options: Mapping[str, Any], *, slot: int, slots: int, run_nonce: int) -> dict[str, Any]:
+    """A connection's object refs, as DbstressConnection draws them: all, or its own range (ref_ranges)."""
+    objects = int(options["objects"])
+    if not options["ref_ranges"]:
+        return {"lo": 1, "hi": objects, "datasets": int(options["datasets"])}
+    ranges = max(1, min(objects, slots))
+    per, k = objects // ranges, slot % ranges
+    lo = k * per + 1
+    return {"lo": lo, "hi": objects if k == ranges - 1 else lo + per - 1, "datasets": int(options["datasets"])}
+
+
+def hot_program(plan: tuple[tuple[str, ...], tuple[int, ...]], options: Mapping[str, Any]) -> VmProgram:
+    """SEL1, SEL2 and WRITE as DbstressConnection sends them, in the mix's weights."""
+    names, weights = plan
+    a = Asm(types=len(names))
+    lo, hi, sets = a.param("lo"), a.param("hi"), a.param("datasets")
+    kind, n, num, obj, t = a.regs(5)
+    one, other, stat, section, note = a.regs(5)
+    a.event()
+    a.unif(t, 0, sum(weights) - 1)
+    a.pick(kind, [i for i, w in enumerate(weights) for _ in range(w)], t)
+    a.unif(n, 1, sets)
+    a.unif(num, lo, hi)
+    a.format(obj, "O%09d", num)
+    labels = {name: a.label() for name in names}
+    for i, name in enumerate(names):
+        a.eq(t, kind, i)
+        a.jnz(t, labels[name])
+    a.end()
+    for i, name in enumerate(names):
+        a.here(labels[name])
+        a.type(i)
+        if name == "sel1":
+            a.exec("read", "SELECT o.ref, o.name, o.price, s.name, z.name FROM object%d o JOIN section%d s "
+                   "ON s.ref = o.ref_section JOIN zone%d z ON z.ref = s.ref_zone WHERE o.ref = ?", n, n, n, obj)
+        elif name == "sel2":
+            a.exec("read", "SELECT o.ref, o.name, h.horder, h.ref_stat, h.hdate, h.note FROM object%d o JOIN "
+                   "history%d h ON h.ref_object = o.ref WHERE o.ref = ? ORDER BY h.horder", n, n, obj)
+        else:
+            h = int(options["history_per_object"])
+            a.unif(one, 1, h)
+            a.unif(other, 1, h)
+            a.unif(stat, 1, STATES)
+            a.unif(section, 1, SECTIONS)
+            a.unif(t, 0, 10**9 - 1)
+            a.format(note, "w%d", t)
+            a.exec("other", "BEGIN")
+            a.exec("write", "DELETE FROM history%d WHERE ref_object = ? AND horder = ?", n, obj, one)
+            a.exec("write", "INSERT INTO history%d (ref_object, horder, ref_stat, ref_section, hdate, note) "
+                   "VALUES (?, ?, ?, ?, NOW(), ?)", n, obj, one, stat, section, note)
+            a.exec("write", "UPDATE history%d SET ref_stat = ?, hdate = NOW(), note = ? "
+                   "WHERE ref_object = ? AND horder = ?", n, stat, note, obj, other)
+            a.exec("other", "COMMIT")
+        a.end()
+    return a.program(_ranges, (dict(options),))
 
 
 def load_statements(n: int, options: Mapping[str, Any]) -> list[list[str]]:

@@ -20,6 +20,7 @@ from typing import Any
 from tunebench.core.target import SSL_MODES, ConnParams
 from tunebench.load.driver import DriverError
 from tunebench.load.oltp import C_TEMPLATE, PAD_TEMPLATE, STATEMENTS, EventProgram
+from tunebench.load.program import VmProgram
 
 
 def _load() -> tuple[Any, str]:
@@ -130,12 +131,17 @@ def due_queue(limit_ns: int | None) -> Any:
     return _hotloop.DueQueue(limit_ns or 0)
 
 
-def open_conn(params: ConnParams, program: HotProgram, seed: int) -> Any:
-    """A connection with its statements prepared and its program set (_hotloop.HotError on failure)."""
+def open_conn(params: ConnParams, program: HotProgram | VmProgram, seed: int,
+              registers: list[tuple[int, Any]] | None = None) -> Any:
+    """A connection with its program set: an OLTP program's statements prepared, or a statement program (a
+    family's, load/program.py) with this connection's parameter registers (_hotloop.HotError on failure)."""
     conn = _hotloop.Conn(params.host if not params.socket else None, int(params.port or 0), params.socket or None,
                          params.user, params.password, params.database, 10, seed & 0xFFFFFFFFFFFFFFFF,
                          SSL_MODES.index(params.ssl_mode), params.ssl_ca, params.ssl_cert, params.ssl_key)
     try:
+        if isinstance(program, VmProgram):
+            conn.vm(program.as_args(), registers or [])
+            return conn
         for sql in program.statements:
             conn.prepare(sql.encode())
         conn.program(list(program.ops), program.ntables, program.range_extra, program.dist, C_TEMPLATE.encode(),
@@ -146,13 +152,19 @@ def open_conn(params: ConnParams, program: HotProgram, seed: int) -> Any:
     return conn
 
 
+TYPE_SHIFT = 56  # a statement program's latencies carry their transaction type in bits 56-63 (_hotloop.c)
+LAT_MASK = (1 << TYPE_SHIFT) - 1
+
+
 class HotTotals:
     """One Slot's compiled-loop counters across reconnects: the reporter's take() gives the cumulative
-    (events, reads, writes, other) and the latencies since its last take, whichever connection ran them."""
+    (events, reads, writes, other, late, skipped, errors), per transaction type (events, errors, rollbacks,
+    retries) for a statement program, and the latencies since its last take, whichever connection ran them."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._base = [0, 0, 0, 0, 0, 0]  # events, reads, writes, other, late, skipped
+        self._base = [0] * 7  # events, reads, writes, other, late, skipped, errors
+        self._typed: list[list[int]] | None = None
         self._pending: list[bytes] = []
         self._svc: list[bytes] = []
         self.conn: Any = None
@@ -161,11 +173,19 @@ class HotTotals:
         with self._lock:
             self.conn = conn
 
+    @staticmethod
+    def _counts(taken: tuple[Any, ...]) -> tuple[list[int], Any]:
+        e, r, w, o, _lat, _svc, late, skipped, errors, typed = taken
+        return [e, r, w, o, late, skipped, errors], typed
+
     def _add(self, taken: tuple[Any, ...]) -> None:
-        e, r, w, o, lat, svc, late, skipped = taken
-        self._base = [a + b for a, b in zip(self._base, (e, r, w, o, late, skipped), strict=True)]
-        self._pending.append(lat)
-        self._svc.append(svc)
+        counts, typed = self._counts(taken)
+        self._base = [a + b for a, b in zip(self._base, counts, strict=True)]
+        if typed is not None:
+            base = self._typed or [[0, 0, 0, 0] for _ in typed]
+            self._typed = [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(base, typed, strict=True)]
+        self._pending.append(taken[4])
+        self._svc.append(taken[5])
 
     def detach(self) -> None:
         """The connection is going away (a reconnect, the end): its counts stay."""
@@ -174,34 +194,45 @@ class HotTotals:
                 self._add(self.conn.take())
                 self.conn = None
 
-    def take(self) -> tuple[list[int], bytes, bytes]:
-        """(cumulative events, reads, writes, other, late, skipped), the latencies and the open loop's service
-        times since the last take: int64 ns, as bytes (the reporter joins every connection's before one numpy
-        conversion)."""
+    def take(self) -> tuple[list[int], bytes, bytes, list[list[int]] | None]:
+        """(cumulative events, reads, writes, other, late, skipped, errors), the latencies and the open loop's
+        service times since the last take (int64 ns, as bytes: the reporter joins every connection's before one
+        numpy conversion; a statement program's carry their type, see TYPE_SHIFT), and per type the cumulative
+        (events, errors, rollbacks, retries) -- None for an OLTP program."""
         with self._lock:
             counts, lats, svc = list(self._base), self._pending, self._svc
+            typed = [list(t) for t in self._typed] if self._typed is not None else None
             self._pending, self._svc = [], []
             if self.conn is not None:  # its counters are cumulative: added to the base only when it goes
-                e, r, w, o, lat, svc_now, late, skipped = self.conn.take()
-                counts = [a + b for a, b in zip(counts, (e, r, w, o, late, skipped), strict=True)]
-                lats.append(lat)
-                svc.append(svc_now)
-        return counts, b"".join(lats), b"".join(svc)
+                taken = self.conn.take()
+                now, now_typed = self._counts(taken)
+                counts = [a + b for a, b in zip(counts, now, strict=True)]
+                if now_typed is not None:
+                    base = typed or [[0, 0, 0, 0] for _ in now_typed]
+                    typed = [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(base, now_typed, strict=True)]
+                lats.append(taken[4])
+                svc.append(taken[5])
+        return counts, b"".join(lats), b"".join(svc), typed
 
 
 class HotSession:
     """A Slot's session in the compiled loop: run() for the events, query() and close() as RawSession has them;
     the library's errors as DriverError, as the Python loop raises them."""
 
-    def __init__(self, params: ConnParams, program: HotProgram, seed: int, totals: HotTotals):
+    def __init__(self, params: ConnParams, program: HotProgram | VmProgram, seed: int, totals: HotTotals,
+                 registers: list[tuple[int, Any]] | None = None):
         with OPENING:
-            self.conn = _mapped(open_conn, params, program, seed)
+            self.conn = _mapped(open_conn, params, program, seed, registers)
         self.totals = totals
         totals.attach(self.conn)
 
     def run(self, seconds: float = RUN_SECONDS, queue: Any = None) -> None:
         """Events for `seconds` (or until interrupted); with a DueQueue, open loop (its due times)."""
         _mapped(self.conn.run, seconds, queue)
+
+    def current(self) -> int:
+        """The transaction type under way, or the last one (a failed event's errors are charged to it)."""
+        return int(self.conn.current())
 
     def interrupt(self) -> None:
         """run() returns after the event in flight (any thread)."""

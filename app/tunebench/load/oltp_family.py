@@ -87,7 +87,7 @@ class OltpFamily:
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         return OltpEvent(ctx).work()
 
-    def hot_program(self, plan: EventProgram) -> HotProgram | None:
+    def hot_program(self, plan: EventProgram, options: Mapping[str, Any] | None = None) -> HotProgram | None:
         """The event in the compiled loop's form (load/hotloop.py), or None: the Python loop runs it."""
         return hot_program(plan)
 

@@ -28,7 +28,8 @@ from tunebench.core.target import ConnParams
 from tunebench.load.driver import RECONNECT_ERRNOS, RETRY_ERRNOS, DriverError, init_client_library, open_session
 from tunebench.load.families import get_family
 from tunebench.load.family import ConnectionContext
-from tunebench.load.hotloop import RUN_SECONDS, HotProgram, HotSession, HotTotals, due_queue
+from tunebench.load.hotloop import LAT_MASK, RUN_SECONDS, TYPE_SHIFT, HotProgram, HotSession, HotTotals, due_queue
+from tunebench.load.program import VmProgram
 
 # the compiled loop's due-time queues are kept this far ahead of the clock, topped up this often (s)
 FEED_AHEAD_NS = 1_000_000_000
@@ -84,7 +85,7 @@ class Slot(threading.Thread):
     (load/family.py): the family's statements add to reads/writes/other, errors are charged to `current`."""
 
     def __init__(self, spec: WorkerSpec, group: GroupPlan, number: int, notes: list[str],
-                 hot: HotProgram | None = None):
+                 hot: HotProgram | VmProgram | None = None):
         super().__init__(name=f"{group.name}-{number}", daemon=True)
         self.params = spec.params
         self.group = group
@@ -136,7 +137,11 @@ class Slot(threading.Thread):
     def _connect(self) -> None:
         if self.hot_program is not None and self.hot is not None:
             seed = int(self.rng.integers(0, 2**63 - 1))
-            self.session = HotSession(self.params, self.hot_program, seed, self.hot)
+            registers = None
+            if isinstance(self.hot_program, VmProgram):
+                registers = self.hot_program.registers(self.number, self.group.nslots or len(self.group.slots),
+                                                       self.group.run_nonce)
+            self.session = HotSession(self.params, self.hot_program, seed, self.hot, registers)
             return
         self.session = open_session(self.params)
         ctx = ConnectionContext(self.session, self, self.rng, self.group.options, self.number,
@@ -287,6 +292,8 @@ class Slot(threading.Thread):
             wait -= 0.2
 
     def _on_error(self, exc: DriverError) -> None:
+        if exc.errno in RETRY_ERRNOS and self.ntrx and isinstance(self.session, HotSession):
+            self.trx_counts[self.session.current()][1] += 1  # the compiled loop's type under way
         if exc.errno in RETRY_ERRNOS:
             self.errors += 1
             try:
@@ -398,11 +405,19 @@ def _open_report(slots: list[Slot], taken: Mapping[int, SlotTake],
     return idx, counts, hist.max_ns, late, skipped, backlog, lag, dropped, sched.overflow
 
 
-def _hot_program(group: GroupPlan) -> HotProgram | None:
-    """The group's program in the compiled loop's form, where its family has one (the OLTP family) and the loop
-    can run it; None: the Python loop."""
+def _hot_program(group: GroupPlan) -> HotProgram | VmProgram | None:
+    """The group's program in the compiled loop's form, where its family has one (the OLTP family's event program,
+    the others' statement programs) and the loop can run it; None: the Python loop."""
     compile_hot = getattr(get_family(group.family), "hot_program", None)
-    return compile_hot(group.plan) if compile_hot is not None else None
+    return compile_hot(group.plan, group.options) if compile_hot is not None else None
+
+
+def _split_typed(lat: bytes, ntrx: int) -> tuple[Any, list[Any]]:
+    """A statement program's latencies (their type in the top bits): all of them, and per type."""
+    arr = np.frombuffer(lat, dtype=np.int64)
+    kinds = arr >> TYPE_SHIFT
+    vals = arr & LAT_MASK
+    return vals, [vals[kinds == k] for k in range(ntrx)]
 
 
 def _capture_stderr(path: str) -> None:
@@ -515,16 +530,27 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                     s.gate.set()
                                 else:
                                     s.gate.clear()
-            taken, trx_buffers, hot_taken, hot_open = {}, {}, {}, {}
+            taken: dict[int, SlotTake] = {}
+            trx_buffers: dict[int, list[Any]] = {}
+            hot_taken: dict[int, Any] = {}
+            hot_open: dict[int, Any] = {}
             snaps: dict[int, list[list[int]]] = {}
             for ss in slots.values():
                 for s in ss:
                     taken[id(s)] = t = s.take()
-                    if s.hot is not None:  # counters and latencies together: each event in exactly one second
-                        hot_taken[id(s)] = s.hot.take()
-                        hot_open[id(s)] = hot_taken[id(s)][0][4:], hot_taken[id(s)][2]
                     if s.ntrx:
                         trx_buffers[id(s)] = t.trx_lat
+                    if s.hot is not None:  # counters and latencies together: each event in exactly one second
+                        hot_taken[id(s)] = h = s.hot.take()
+                        svc_bytes = h[2]
+                        if h[3] is not None:  # a statement program's: per type
+                            vals, per_type = _split_typed(h[1], s.ntrx)
+                            svc_bytes = (np.frombuffer(h[2], dtype=np.int64) & LAT_MASK).tobytes()
+                            hot_taken[id(s)] = (h[0], vals.tobytes(), svc_bytes, h[3])
+                            if s.ntrx:
+                                trx_buffers[id(s)] = [np.concatenate([np.asarray(py, dtype=np.int64), hot])
+                                                      for py, hot in zip(t.trx_lat, per_type, strict=True)]
+                        hot_open[id(s)] = h[0][4:6], svc_bytes
             report: dict[str, Any] = {}
             for name, ss in slots.items():
                 hist = LatencyHistogram()
@@ -536,15 +562,19 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 for s in ss:
                     t = taken[id(s)]
                     now = t.counters
+                    hot_typed = None
+                    if id(s) in hot_taken:
+                        (e, r, w, o, _late, _skipped, errs), lat, _svc, hot_typed = hot_taken[id(s)]
+                        now = (now[0] + e, now[1] + r, now[2] + w, now[3] + o, now[4] + errs, now[5])
+                        hot_ns.append(lat)
                     if s.ntrx:
                         # the events are the per-type counts of this same instant: read apart, a transaction
                         # ending between the two reads was in one second's total and the next's types
                         snap = snaps[id(s)] = t.trx_counts
+                        if hot_typed is not None:
+                            snap = snaps[id(s)] = [[a + b for a, b in zip(py, hot, strict=True)]
+                                                   for py, hot in zip(t.trx_counts, hot_typed, strict=True)]
                         now = (sum(c[0] for c in snap), *now[1:])
-                    if id(s) in hot_taken:
-                        (e, r, w, o, _late, _skipped), lat, _svc = hot_taken[id(s)]
-                        now = (now[0] + e, now[1] + r, now[2] + w, now[3] + o, now[4], now[5])
-                        hot_ns.append(lat)
                     prev = last[id(s)]
                     last[id(s)] = now
                     for i in range(6):

@@ -8,10 +8,13 @@ from typing import Any
 
 from tunebench.core.target import ConnParams
 from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
+from tunebench.load.hotloop import hot_enabled
 from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import _server
+from tunebench.load.program import VmProgram
 from tunebench.load.registered import RegisteredFamily
 from tunebench.load.tpcc import check as tpcc_check
+from tunebench.load.tpcc import program as tpcc_program
 from tunebench.load.tpcc.loader import Loader, shape
 from tunebench.load.tpcc.schema import TABLES
 from tunebench.load.tpcc.trx import ISOLATION, TRX_NAMES, TpccConnection
@@ -74,3 +77,10 @@ class TpccFamily(RegisteredFamily):
 
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         return TpccConnection(ctx).work
+
+    def hot_program(self, plan: Any, options: Mapping[str, Any]) -> VmProgram | None:
+        """The transactions as a statement program for the compiled loop (load/tpcc/program.py); None: the
+        Python loop (not built, or TUNEBENCH_HOT_LOOP=0)."""
+        if not hot_enabled():
+            return None
+        return tpcc_program.program(options)
