@@ -364,3 +364,164 @@ def test_open_loop_in_c_claims_due_times_and_counts_from_them(table):
             conn.run(0.01, "not a queue")
     finally:
         conn.close()
+
+
+# ---- the statement-program VM (load/program.py) ------------------------------------------------------------------
+
+def _vm_conn(params, program, registers=()):
+    return open_conn(params, program, seed=11, registers=list(registers))
+
+
+def test_a_statement_program_computes_sends_and_reads_back_what_the_python_code_would(table):
+    """Arithmetic as Python's (floored // and %, doubles from DECIMAL text), SQL literals quoted and escaped, rows
+    read back by index, constants picked, printf-style formats, and the per-type counts."""
+    from tunebench.load.program import Asm
+
+    a = Asm(types=2)
+    x, y, q, r, s, n, rows, got, fmt, pick = a.regs(10)
+    cols = a.regs(2)
+    k = a.param("k")
+    a.init()
+    a.exec("none", "SET @tb_vm = 1")
+    a.end()
+    a.event()
+    a.type(1)
+    a.mov(x, -7)
+    a.idiv(q, x, 2)
+    a.mod(r, x, 2)
+    a.mov(s, "it's a \\ test")
+    a.exec("read", "SELECT ?, ? + 0.25, %d", s, k, k, rows=rows, into=cols)
+    a.add(y, cols[1], 1)  # '42.25' + 1
+    a.exec("read", "SELECT id FROM sbtest1 WHERE id <= 3 ORDER BY id", rows=n)
+    a.row([got], 2)
+    a.pick(pick, ["BAR", "OUGHT", "ABLE"], 1)
+    a.format(fmt, "|%4d|%-5s|%7.2f|", k, pick, y)
+    a.substr(fmt, fmt, 17)
+    a.end()
+    prog = a.program()
+    conn = _vm_conn(table, prog, [(k.n, 42)])
+    try:
+        conn.stop()  # the next run() returns at once: nothing ran
+        conn.run(5.0)
+        assert conn.take()[0] == 0
+        # one event: run for a moment and stop after the first
+        t = threading.Thread(target=conn.run, args=(30.0,))
+        t.start()
+        wait_until(lambda: conn.take()[0] >= 1, 10, "an event")
+        conn.stop()
+        t.join(10)
+        assert conn.reg(q.n) == -4 and conn.reg(r.n) == 1
+        assert conn.reg(cols[0].n) == b"it's a \\ test"  # sent quoted and escaped, came back whole
+        assert conn.reg(y.n) == pytest.approx(43.25)
+        assert conn.reg(rows.n) == 1 and conn.reg(n.n) == 3 and conn.reg(got.n) == b"3"
+        assert conn.reg(fmt.n) == b"|  42|OUGHT|  43."
+        e, reads, _w, _o, lat, _svc, _late, _sk, errors, typed = conn.take()
+        assert typed[1][0] >= 1 and typed[0] == (0, 0, 0, 0) and reads == 2 * typed[1][0] and errors == 0
+        assert set((np.frombuffer(lat, dtype=np.int64) >> 56).tolist()) <= {1}  # tagged with their type
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("bad, what", [
+    ([(1, 99, -1)], "register out of range"),     # MOV to a register the program does not have
+    ([(1, 0, -99)], "operand out of range"),      # a constant it does not have
+    ([(22, 5)], "jump out of the program"),
+    ([(32, 7)], "no such transaction type"),
+    ([(30, 0, 0, 5, -1)], "picked constants out of range"),
+    ([(99,)], "no such instruction"),
+])
+def test_a_statement_program_that_indexes_out_of_its_arrays_is_refused_and_the_previous_stays(table, bad, what):
+    from tunebench.load.program import Asm
+
+    a = Asm(types=1)
+    v = a.reg()
+    a.event()
+    a.mov(v, 5)
+    a.end()
+    good = a.program()
+    conn = _vm_conn(table, good)
+    try:
+        args = list(good.as_args())
+        args[2] = [*bad, (0,)]
+        with pytest.raises(ValueError, match=what):
+            conn.vm(tuple(args), [])
+        t = threading.Thread(target=conn.run, args=(30.0,))
+        t.start()
+        wait_until(lambda: conn.take()[0] >= 1, 10, "events of the previous program")
+        conn.stop()
+        t.join(10)
+        assert conn.reg(v.n) == 5
+    finally:
+        conn.close()
+
+
+def test_a_statement_program_error_at_run_time_is_a_clear_error_not_a_crash(table):
+    """An index computed at run time out of its table, a runaway loop: ValueError, the connection usable."""
+    from tunebench.load.program import Asm
+
+    a = Asm(types=1)
+    i, v = a.regs(2)
+    a.event()
+    a.mov(i, 7)
+    a.pick(v, [1, 2, 3], i)
+    a.end()
+    conn = _vm_conn(table, a.program())
+    try:
+        with pytest.raises(ValueError, match="picked index out of its range"):
+            conn.run(5.0)
+        b = Asm(types=1)
+        b.event()
+        loop = b.label()
+        b.here(loop)
+        b.jmp(loop)
+        conn.vm(b.program().as_args(), [])
+        with pytest.raises(ValueError, match="50,000,000 steps"):
+            conn.run(5.0)
+        conn.query(b"SELECT 1")
+    finally:
+        conn.close()
+
+
+def test_a_statement_program_retries_a_deadlock_from_its_retry_point_and_counts_it(table, sandbox_params):
+    """Two programs that lock two rows in opposite orders: the server's deadlocks are rolled back and run again
+    (counted as retries, and as errors), and every event ends."""
+    from tunebench.load.program import Asm
+
+    conn0 = open_connection(sandbox_params)
+    cur = conn0.cursor()
+    cur.execute("CREATE TABLE IF NOT EXISTS tb_vm_locks (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+    cur.execute("REPLACE INTO tb_vm_locks VALUES (1, 0), (2, 0)")
+    conn0.close()
+
+    def program(first: int, second: int):
+        a = Asm(types=1)
+        a.event()
+        a.retry()
+        a.exec("other", "BEGIN")
+        a.exec("write", "UPDATE tb_vm_locks SET v = v + 1 WHERE id = %d", first)
+        a.exec("none", "DO SLEEP(0.01)")
+        a.exec("write", "UPDATE tb_vm_locks SET v = v + 1 WHERE id = %d", second)
+        a.exec("other", "COMMIT")
+        a.end()
+        return a.program()
+
+    conns = [_vm_conn(table, program(1, 2)), _vm_conn(table, program(2, 1))]
+    threads = [threading.Thread(target=c.run, args=(3.0,)) for c in conns]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        taken = [c.take() for c in conns]
+        retries = sum(t[9][0][3] for t in taken)
+        assert retries >= 1, "no deadlock in 3 s of opposite lock orders"
+        assert sum(t[8] for t in taken) == retries
+        events = sum(t[0] for t in taken)
+        c = open_connection(sandbox_params)
+        cur = c.cursor()
+        cur.execute("SELECT SUM(v) FROM tb_vm_locks")
+        assert int(cur.fetchall()[0][0]) == 2 * events  # every event's two updates committed once
+        c.close()
+    finally:
+        for c in conns:
+            c.close()
