@@ -415,7 +415,7 @@ def test_a_statement_program_computes_sends_and_reads_back_what_the_python_code_
         assert conn.reg(y.n) == pytest.approx(43.25)
         assert conn.reg(rows.n) == 1 and conn.reg(n.n) == 3 and conn.reg(got.n) == b"3"
         assert conn.reg(fmt.n) == b"|  42|OUGHT|  43."
-        e, reads, _w, _o, lat, _svc, _late, _sk, errors, typed = conn.take()
+        _e, reads, _w, _o, lat, _svc, _late, _sk, errors, typed = conn.take()
         assert typed[1][0] >= 1 and typed[0] == (0, 0, 0, 0) and reads == 2 * typed[1][0] and errors == 0
         assert set((np.frombuffer(lat, dtype=np.int64) >> 56).tolist()) <= {1}  # tagged with their type
     finally:
