@@ -81,6 +81,13 @@ def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted)
                                  workers=1, host_sink=lambda t, v: host_samples.append((t, v)))
     engine.open()
     try:
+        # the server's password reached the hosts on the channel: on no command line, in no environment
+        pids = _remote_workers_left()
+        assert len(pids) >= 2 and params.password
+        for pid in pids:
+            for part in ("cmdline", "environ"):
+                with open(f"/proc/{pid}/{part}", "rb") as f:
+                    assert params.password.encode() not in f.read(), (pid, part)
         for threads in (3, 4):
             clock = CommitClock(params)
             hists = engine.run_step({"main": threads}, 5, clock.sink, threading.Event())

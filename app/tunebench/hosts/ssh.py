@@ -215,7 +215,8 @@ class SshProcess:
         client = runner.client()
         try:
             self._chan = client.get_transport().open_session()
-            self._chan.exec_command(talking_script(self.argv, cwd) if talk else wrapper_script(self.argv, list(env), cwd))
+            script = talking_script(self.argv, cwd) if talk else wrapper_script(self.argv, list(env), cwd)
+            self._chan.exec_command(script)
             for value in env.values():
                 self._chan.sendall((value + "\n").encode())
         except Exception as exc:  # paramiko raises several kinds here; all mean the same to the user

@@ -341,7 +341,8 @@ class BuiltinEngine:
         if threads is None:
             self._notes(f"{what} (between steps; started again)")
             return
-        lost = {plan.name: sum(1 for n in plan.slots if n < threads.get(plan.name, 0)) for plan in self._specs[w].groups}
+        lost = {plan.name: sum(1 for n in plan.slots if n < threads.get(plan.name, 0))
+                for plan in self._specs[w].groups}
         data["lost_threads"] = lost
         label = f"gap: {what}; {sum(lost.values())} connection(s) lost for the rest of the step"
         self._notes(label)
