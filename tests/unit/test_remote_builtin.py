@@ -36,7 +36,7 @@ def test_orders_and_reports_come_back_as_they_went():
     hist.add_ns(np.array([1_000_000, 2_000_000, 40_000_000], dtype=np.int64))
     report = report_of({"main": [[3, 30, 6, 6, 0, 0], hist, 2, None, None]})
     back = wire.loads(wire.dumps(("tick", 5, report)))
-    totals, idx, counts, max_ns, threads, trx, open_loop = back[2]["main"]
+    totals, idx, counts, max_ns, threads, _trx, _open_loop = back[2]["main"]
     again = LatencyHistogram()
     again.add_sparse(idx, counts, max_ns)
     assert again.summary_ms() == hist.summary_ms() and tuple(totals) == (3, 30, 6, 6, 0, 0) and threads == 2
@@ -82,7 +82,7 @@ MINOR = f"{sys.version_info[0]} {sys.version_info[1]}"
     (127, "sh: 1: python3.11: not found\n", "client host 10.0.0.5: no python3.11 there"),
     (1, f"@tb-python {MINOR}\nModuleNotFoundError: No module named 'tunebench'\n",
      "client host 10.0.0.5: python3.11 cannot import tunebench (ModuleNotFoundError: No module named 'tunebench')"),
-    (0, f"@tb-python 3 9\n", "client host 10.0.0.5: python3.11 is Python 3.9; the builtin engine needs"),
+    (0, "@tb-python 3 9\n", "client host 10.0.0.5: python3.11 is Python 3.9; the builtin engine needs"),
     (0, f"@tb-python {MINOR}\n@tb-python tunebench 0.0.1\n", f"Tunebench 0.0.1 there, {__version__} here"),
     (1, f"@tb-python {MINOR}\n@tb-python tunebench {__version__}\nModuleNotFoundError: No module named 'numpy'\n",
      "cannot import its workers (ModuleNotFoundError: No module named 'numpy')"),

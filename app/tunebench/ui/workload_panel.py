@@ -122,8 +122,8 @@ class WorkloadPanel(QWidget):
         self.client_hosts = QLineEdit()
         self.client_hosts.setPlaceholderText("optional: ssh://user@host[:port], … (the load runs there)")
         self.client_hosts.setToolTip("Client hosts over SSH: the threads are split over them, each recorded as "
-                                     "client.GROUP@HOST beside the group total (sysbench, or the builtin engine's workers with "
-                                     "python3.11 and Tunebench on each host)")
+                                     "client.GROUP@HOST beside the group total (sysbench, or the builtin "
+                                     "engine's workers with python3.11 and Tunebench on each host)")
         form.addRow("Client hosts", self.client_hosts)
         self.threads = QLineEdit("1,4,16")
         form.addRow("Threads", threads_row(self.threads))
