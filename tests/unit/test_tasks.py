@@ -72,7 +72,7 @@ def test_spec_from_the_window_panel_values():
     ({"options": {"rand_type": "wobbly"}}, "rand_type"),
     ({"probes": "bogus"}, "bogus"),
     ({"schema": "mysql"}, "system schema"),
-    ({"client_hosts": ("ssh://u@h",)}, "sysbench engine"),
+    ({"client_hosts": ("ssh://u@h",), "remote_python": " "}, "--remote-python is empty"),
     ({"groups": ["main=oltp_point_select:1"]}, "unique"),
     ({"groups": [GroupRequest("w", "oltp_insert", (1,))], "options": {"tables": 2}, "group_options": "all",
       "workload": None}, None),

@@ -50,8 +50,12 @@ PORT = _int_in(1, 65535)
 
 def ssh_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--client-host", action="append", metavar="ssh://USER@HOST[:PORT]",
-                    help="run the sysbench load on this client host (repeatable: the threads are split over the "
-                         "hosts, each host recorded as client.GROUP@HOST beside the group total)")
+                    help="run the load (sysbench, or the builtin engine's workers) on this client host "
+                         "(repeatable: the threads are split over the hosts, each host recorded as client.GROUP@HOST "
+                         "beside the group total)")
+    sp.add_argument("--remote-python", default="python3.11", metavar="COMMAND",
+                    help="the builtin engine on client hosts: the interpreter there that imports this Tunebench "
+                         "(default python3.11; settings may come first: 'PYTHONPATH=/opt/tunebench/app python3.11')")
     sp.add_argument("--trust-host-key", action="store_true",
                     help="accept an SSH host key not in known_hosts yet (kept in Tunebench's known_hosts)")
     sp.add_argument("--ssh-key", action="append", metavar="FILE", help="SSH private key (also: agent, ~/.ssh)")

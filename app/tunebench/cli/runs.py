@@ -65,7 +65,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                           workers=args.workers, seed=args.seed, probes=args.probes,
                           probe_interval=args.probe_interval, trust_host_key=args.trust_host_key,
                           ssh_keys=args.ssh_key or (), rate=args.rate, arrival=args.arrival,
-                          latency_limit_ms=args.latency_limit, server_wait=args.server_wait)
+                          latency_limit_ms=args.latency_limit, server_wait=args.server_wait,
+                          remote_python=args.remote_python)
     store = open_store(args)
     target = resolve_target(args, store)
     t0 = time.time()
@@ -141,7 +142,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     spec = sweep_run_spec(sweep, transport=args.transport, schema=args.schema, workers=args.workers,
                           probes=parse_probe_list(args.probes), probe_interval=args.probe_interval,
                           client_hosts=tuple(args.client_host or ()), trust_host_key=args.trust_host_key,
-                          ssh_keys=tuple(args.ssh_key or ()))
+                          ssh_keys=tuple(args.ssh_key or ()), remote_python=args.remote_python)
     spec.validate()
     store = open_store(args)
     if args.resume is not None:

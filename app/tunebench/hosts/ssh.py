@@ -186,23 +186,37 @@ def wrapper_script(argv: Sequence[str], secret_names: Sequence[str], cwd: str | 
             ">/dev/null 2>&1 & w=$!; exec 3<&-; wait $c; rc=$?; kill $w 2>/dev/null; exit $rc")
 
 
+def talking_script(argv: Sequence[str], cwd: str | None = None) -> str:
+    """The sh that runs `argv` (in `cwd`) reading the channel as its stdin: what the caller sends reaches it
+    (secrets too: they never touch a command line or an environment), and the channel's end is its stdin's end,
+    which the command must take as its stop (load/remote_workers.py does). The pid is printed first."""
+    cmd = " ".join(shlex.quote(a) for a in argv)
+    cd = f"cd {shlex.quote(cwd)} || exit 1; " if cwd else ""
+    return f"exec 3<&0; {cd}{cmd} <&3 2>&1 & c=$!; exec 3<&-; echo '{PID_MARK}'$c; wait $c"
+
+
 class SshProcess:
-    """One remote command; the interface of LocalProcess (lines, wait, stop, pid)."""
+    """One remote command; the interface of LocalProcess (lines, wait, stop, pid). `talk`: the command reads
+    what `send` sends (its stdin is the channel) and stops when the channel's stdin closes."""
 
     def __init__(self, runner: SshRunner, argv: Sequence[str], env: Mapping[str, str] | None,
-                 display: Sequence[str], cwd: str | None = None):
+                 display: Sequence[str], cwd: str | None = None, talk: bool = False):
         self.runner = runner
         self.argv = tuple(argv)
         self.display = tuple(display) or self.argv
         self.remote_pid: int | None = None
         self.lost = False
+        self.talk = talk
         self._tail: list[str] = []
         self._started = time.monotonic()
         env = dict(env or {})
+        if talk and env:
+            raise ValueError("a talking command gets its secrets through send(), not its environment")
         client = runner.client()
         try:
             self._chan = client.get_transport().open_session()
-            self._chan.exec_command(wrapper_script(self.argv, list(env), cwd))
+            script = talking_script(self.argv, cwd) if talk else wrapper_script(self.argv, list(env), cwd)
+            self._chan.exec_command(script)
             for value in env.values():
                 self._chan.sendall((value + "\n").encode())
         except Exception as exc:  # paramiko raises several kinds here; all mean the same to the user
@@ -211,6 +225,15 @@ class SshProcess:
     @property
     def pid(self) -> int:
         return -1  # not a local pid: the process probe never looks for it here
+
+    def send(self, data: bytes) -> None:
+        """To the command's stdin (a talking command's); OSError when the channel is gone."""
+        try:
+            self._chan.sendall(data)
+        except (EOFError, OSError) as exc:
+            raise OSError(f"{self.runner.host.label}: the channel is closed ({exc})") from None
+        except Exception as exc:  # paramiko's SSHException: the connection dropped
+            raise OSError(f"{self.runner.host.label}: {exc}") from None
 
     def lines(self) -> Iterator[str]:
         f = self._chan.makefile("rb")  # paramiko decodes text strictly: a non-UTF-8 line would end the reader
@@ -257,6 +280,12 @@ class SshProcess:
         except (OSError, EOFError):
             pass
         outcome = self.wait(grace + 6)
+        if outcome.returncode is None and self.talk and self.remote_pid and not self.lost:
+            # a talking command that did not stop at the end of its stdin: killed (its own children see their
+            # pipes to it close, and stop)
+            with contextlib.suppress(EngineError, SshError):
+                self.runner.run(f"kill -KILL {int(self.remote_pid)} 2>/dev/null", timeout=10)
+            outcome = self.wait(5)
         self._chan.close()
         return outcome
 
@@ -313,8 +342,8 @@ class SshRunner:
         return self
 
     def start(self, argv: Sequence[str], env: Mapping[str, str] | None = None,
-              display: Sequence[str] = (), cwd: str | None = None) -> SshProcess:
-        return SshProcess(self, argv, env, display, cwd)
+              display: Sequence[str] = (), cwd: str | None = None, talk: bool = False) -> SshProcess:
+        return SshProcess(self, argv, env, display, cwd, talk)
 
     def put_private_folder(self, files: Mapping[str, str], prefix: str) -> str:
         """A new folder on the host only its user can read (mktemp -d, mode 0700), holding these local files

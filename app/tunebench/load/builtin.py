@@ -125,18 +125,28 @@ class BuiltinEngine:
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
-        self._ctx = mp.get_context("spawn")  # the parent has threads; fork would copy their locks
         self.t0_mono = time.monotonic()
         self.t0_wall = time.time()
+        self.start_workers(self.group_plans(secrets.randbits(32), self.nworkers))
+
+    def group_plans(self, run_nonce: int, nworkers: int) -> list[GroupPlan]:
+        """Every group's plan, no slots yet (start_workers deals them out)."""
+        return [GroupPlan(g.name, g.family.name, g.family.plan(g.workload, g.options), dict(g.options),
+                          tuple(t.name for t in g.family.transactions(g.options)), (), max(g.schedule),
+                          self.group_seed(g), run_nonce, nworkers, bool(g.rates))
+                for g in self.groups]
+
+    def start_workers(self, plans: list[GroupPlan], host: int = 0, hosts: int = 1) -> None:
+        """Start the worker processes on the groups' connection slots that are this host's (slot n runs on host
+        n % hosts: with n threads each host runs its even share, as split_threads splits sysbench's), dealt out
+        over the workers; returns once every worker is ready. The clock (t0_mono, t0_wall) is set before."""
+        self._ctx = mp.get_context("spawn")  # the parent has threads; fork would copy their locks
         self._stderr_dir = Path(tempfile.mkdtemp(prefix="tunebench-workers-"))
-        run_nonce = secrets.randbits(32)
-        plans = [GroupPlan(g.name, g.family.name, g.family.plan(g.workload, g.options), dict(g.options),
-                           tuple(t.name for t in g.family.transactions(g.options)), (), max(g.schedule),
-                           self.group_seed(g), run_nonce, self.nworkers, bool(g.rates))
-                 for g in self.groups]
         for w in range(self.nworkers):
-            mine = tuple(replace(p, slots=tuple(n for n in range(p.nslots) if n % self.nworkers == w)) for p in plans)
-            self._specs.append(WorkerSpec(w, self.params, mine, self.t0_mono))
+            mine = tuple(replace(p, slots=tuple(n for n in range(p.nslots)
+                                                if n % hosts == host and (n // hosts) % self.nworkers == w))
+                         for p in plans)
+            self._specs.append(WorkerSpec(w, self.params, mine, self.t0_mono, host=host, hosts=hosts))
             self._procs.append(None)
             self._conns.append(None)  # type: ignore[arg-type]
             self._spawn(w)
@@ -264,8 +274,13 @@ class BuiltinEngine:
             need = {w for w, first in since.items() if first <= tick}
             if not need <= pending[tick].keys():
                 break
-            self._ticks.put((tick, self._merge(pending.pop(tick))))
+            self._ticks.put((tick, self._merged(tick, pending.pop(tick))))
             self._last_tick = tick
+
+    def _merged(self, tick: int, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
+        """One second merged over the workers that reported it (a hook: the client hosts' engine also records
+        each host's own)."""
+        return self._merge(reports)
 
     def _merge(self, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
         merged: dict[str, list[Any]] = {}
@@ -326,8 +341,8 @@ class BuiltinEngine:
         if threads is None:
             self._notes(f"{what} (between steps; started again)")
             return
-        lost = {g.name: sum(1 for n in plan.slots if n < threads.get(g.name, 0))
-                for g, plan in zip(self.groups, self._specs[w].groups, strict=True)}
+        lost = {plan.name: sum(1 for n in plan.slots if n < threads.get(plan.name, 0))
+                for plan in self._specs[w].groups}
         data["lost_threads"] = lost
         label = f"gap: {what}; {sum(lost.values())} connection(s) lost for the rest of the step"
         self._notes(label)

@@ -71,6 +71,9 @@ class WorkerSpec:
     groups: tuple[GroupPlan, ...]
     t0_mono: float
     stderr_path: str = ""  # the parent reads it when the worker dies
+    # the client host this worker runs on, of how many (load/remote_builtin.py): 0 of 1 on this machine
+    host: int = 0
+    hosts: int = 1
 
 
 def connection_rng(group: GroupPlan, number: int) -> np.random.Generator:
@@ -358,9 +361,11 @@ def open_schedule(spec: WorkerSpec, group: GroupPlan, active: int, load: OpenLoo
     if not mine:
         return None
     workers = max(1, group.nworkers)
+    # on client hosts each host's workers draw their own arrivals, and their phases spread over the hosts too
+    where = [spec.host] if spec.hosts > 1 else []
     return Schedule(load.rate * mine / active, load.arrival,
-                    [group.seed, zlib.crc32(group.name.encode()), spec.index, step],
-                    time.perf_counter_ns(), load.limit_ns(), phase=spec.index / workers)
+                    [group.seed, zlib.crc32(group.name.encode()), spec.index, step, *where],
+                    time.perf_counter_ns(), load.limit_ns(), phase=(spec.host + spec.index / workers) / spec.hosts)
 
 
 def _feed(feeds: Mapping[str, tuple[Schedule, Any]]) -> None:

@@ -19,6 +19,7 @@ from tunebench.core.sweep import ConfigPlan, Plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup, LoadEngine
+from tunebench.load.remote_builtin import RemoteBuiltinEngine, check_client_python
 from tunebench.load.sysbench import SysbenchEngine, sysbench_tls
 from tunebench.mysql.connect import connection_tls, introspect, open_connection
 from tunebench.mysql.knobs import check_set_privilege
@@ -169,6 +170,10 @@ class Experiment(RunProbes):
                                   host_sink=self._host_samples, on_gap=self._on_gap)
         if engine == "sysbench":
             return SysbenchEngine(params, groups, notes=self._note, on_gap=self._on_gap)
+        if self._runners:  # the builtin engine's workers on the client hosts, their seconds merged here
+            return RemoteBuiltinEngine(params, groups, self._runners, python=self.spec.remote_python,
+                                       workers=self.spec.workers, seed=self.spec.seed, notes=self._note,
+                                       on_gap=self._on_gap, host_sink=self._host_samples)
         # on_gap: a worker lost mid-step or a server not answering marks the step incomplete
         return BuiltinEngine(params, groups, workers=self.spec.workers, seed=self.spec.seed,
                              notes=self._note, on_gap=self._on_gap)
@@ -240,6 +245,14 @@ class Experiment(RunProbes):
         # Client hosts first: an unreachable, untrusted or refusing host stops the run before anything
         # (data, session, knobs) is touched.
         self._runners = [self._ssh(u) for u in spec.client_hosts]
+        if self._runners and "builtin" in {spec.engine, *(c.engine for c in self.configs)}:
+            try:
+                for runner in self._runners:  # Python and this Tunebench there, or one line saying what is missing
+                    check_client_python(runner, spec.remote_python)
+            except TunebenchError:
+                for runner in self._runners:
+                    runner.close()
+                raise
         # the probes' own connections (the load's may drop and reconnect on their own)
         watched = [(self.target.db_host, "db")] if self.target.db_host else []
         watched += [(u, "client") for u in spec.client_hosts]

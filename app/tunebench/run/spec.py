@@ -18,6 +18,7 @@ from tunebench.load.builtin import default_workers, runs_compiled
 from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import check_schema_name
+from tunebench.load.remote_builtin import DEFAULT_PYTHON, python_argv
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection, text_of
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import Target, conn_params
@@ -41,7 +42,8 @@ class RunSpec:
     probes: tuple[str, ...] | None = None  # None: every probe that works here; (): none
     probe_interval: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
-    client_hosts: tuple[str, ...] = ()  # ssh://user@host[:port]: sysbench runs there (split threads)
+    client_hosts: tuple[str, ...] = ()  # ssh://user@host[:port]: the load runs there (split threads)
+    remote_python: str = DEFAULT_PYTHON  # the builtin engine on client hosts: their interpreter (load/remote_builtin)
     trust_host_key: bool = False  # accept (and remember) a client host's unknown host key
     ssh_keys: tuple[str, ...] = ()
     server_wait: int = 30  # how long the run waits for a server that stopped answering before it gives up (s)
@@ -90,9 +92,8 @@ class RunSpec:
             parse_ssh_url(url)
         if len(set(self.client_hosts)) != len(self.client_hosts):
             raise ConfigError("each --client-host once (two names for one machine are two hosts)")
-        if self.client_hosts and self.engine != "sysbench":
-            raise ConfigError("client hosts run the sysbench engine (--engine sysbench); the builtin engine "
-                              "runs on this machine only so far")
+        if self.client_hosts:
+            python_argv(self.remote_python)
         unknown = [p for p in self.probes or () if p not in PROBE_NAMES]
         if unknown:
             raise ConfigError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBE_NAMES)}")

@@ -441,7 +441,7 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
                    trust_host_key: bool = False, ssh_keys: Sequence[str] = (),
                    group_options: Literal["all", "shape"] = "all", rate: str | Sequence[float] | None = None,
                    arrival: str = "poisson", latency_limit_ms: float | None = None,
-                   server_wait: int = 30) -> RunSpec:
+                   server_wait: int = 30, remote_python: str = "python3.11") -> RunSpec:
     """A validated RunSpec, as `tunebench run` builds it from its arguments (ConfigError for anything wrong).
 
     `workload` runs as the group "main" at `threads` (text like `--threads`, or the counts); `groups` are
@@ -483,7 +483,7 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
                    workers=workers, seed=seed,
                    probes=parse_probe_list(probes) if isinstance(probes, str) or probes is None else tuple(probes),
                    probe_interval=probe_interval, client_hosts=tuple(client_hosts), trust_host_key=trust_host_key,
-                   ssh_keys=tuple(ssh_keys), server_wait=server_wait)
+                   ssh_keys=tuple(ssh_keys), server_wait=server_wait, remote_python=remote_python)
     spec.validate()
     return spec
 

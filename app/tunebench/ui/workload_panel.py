@@ -120,9 +120,10 @@ class WorkloadPanel(QWidget):
         self.lua.setPlaceholderText("optional: any sysbench Lua script (sysbench engine)")
         form.addRow("Lua script", self.lua)
         self.client_hosts = QLineEdit()
-        self.client_hosts.setPlaceholderText("optional: ssh://user@host[:port], … (sysbench runs there)")
+        self.client_hosts.setPlaceholderText("optional: ssh://user@host[:port], … (load runs there)")
         self.client_hosts.setToolTip("Client hosts over SSH: the threads are split over them, each recorded as "
-                                     "client.GROUP@HOST beside the group total (sysbench engine)")
+                                     "client.GROUP@HOST beside the group total (sysbench, or the builtin "
+                                     "engine's workers with python3.11 and Tunebench on each host)")
         form.addRow("Client hosts", self.client_hosts)
         self.threads = QLineEdit("1,4,16")
         form.addRow("Threads", threads_row(self.threads))

@@ -1,0 +1,116 @@
+"""What crosses the SSH channel between Tunebench and a client host's builtin workers: one JSON value per line.
+
+JSON, not pickle: whatever the other end sends, reading it builds only plain values and Tunebench's own frozen
+dataclasses and enums (a class named by its `tunebench.` module and name), never calls anything else.
+Tuples, bytes, non-string keys and numpy arrays are tagged so that they come back as they went.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import importlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+MAX_LINE = 64 * 1024 * 1024  # a line longer than this is not one of ours
+
+
+def encode(obj: Any) -> Any:
+    """`obj` as JSON-able values (tagged where JSON has no such type)."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, enum.Enum):
+        return {"__enum__": _name_of(type(obj)), "v": encode(obj.value)}
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        return f if math.isfinite(f) else {"__float__": repr(f)}
+    if isinstance(obj, np.ndarray):
+        return [encode(x) for x in obj.tolist()]
+    if isinstance(obj, (bytes, bytearray)):
+        return {"__bytes__": base64.b64encode(bytes(obj)).decode()}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [encode(x) for x in obj]}
+    if isinstance(obj, list):
+        return [encode(x) for x in obj]
+    if isinstance(obj, (frozenset, set)):
+        return {"__set__": [encode(x) for x in obj], "frozen": isinstance(obj, frozenset)}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {"__dc__": _name_of(type(obj)),
+                "f": {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.init}}
+    if isinstance(obj, Mapping):
+        if all(isinstance(k, str) and not k.startswith("__") for k in obj):
+            return {k: encode(v) for k, v in obj.items()}
+        return {"__map__": [[encode(k), encode(v)] for k, v in obj.items()]}
+    raise TypeError(f"cannot send a {type(obj).__name__} to a client host")
+
+
+def decode(obj: Any) -> Any:
+    """What `encode` made, back."""
+    if isinstance(obj, list):
+        return [decode(x) for x in obj]
+    if not isinstance(obj, dict):
+        return obj
+    if "__tuple__" in obj:
+        return tuple(decode(x) for x in obj["__tuple__"])
+    if "__dc__" in obj:
+        cls = _class(obj["__dc__"])
+        if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
+            raise ValueError(f"not a dataclass: {obj['__dc__']!r}")
+        names = {f.name for f in dataclasses.fields(cls) if f.init}
+        fields = {k: decode(v) for k, v in dict(obj["f"]).items() if k in names}
+        return cls(**fields)
+    if "__enum__" in obj:
+        cls = _class(obj["__enum__"])
+        if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
+            raise ValueError(f"not an enum: {obj['__enum__']!r}")
+        return cls(decode(obj["v"]))
+    if "__map__" in obj:
+        return {_hashable(decode(k)): decode(v) for k, v in obj["__map__"]}
+    if "__bytes__" in obj:
+        return base64.b64decode(obj["__bytes__"])
+    if "__float__" in obj:
+        return float(obj["__float__"])
+    if "__set__" in obj:
+        items = [_hashable(decode(x)) for x in obj["__set__"]]
+        return frozenset(items) if obj.get("frozen") else set(items)
+    return {k: decode(v) for k, v in obj.items()}
+
+
+def dumps(obj: Any) -> str:
+    """One line (no newline inside)."""
+    return json.dumps(encode(obj), separators=(",", ":"), allow_nan=False)
+
+
+def loads(line: str | bytes) -> Any:
+    if len(line) > MAX_LINE:
+        raise ValueError(f"a line of {len(line):,} bytes")
+    return decode(json.loads(line))
+
+
+def _hashable(v: Any) -> Any:
+    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
+
+
+def _name_of(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _class(name: Any) -> Any:
+    """A class of Tunebench's own, by `module:qualname`; nothing outside the package is ever imported."""
+    if not isinstance(name, str) or ":" not in name:
+        raise ValueError(f"not a class name: {name!r}")
+    module, _, qual = name.partition(":")
+    if not (module == "tunebench" or module.startswith("tunebench.")) or "__" in qual:
+        raise ValueError(f"not one of Tunebench's classes: {name!r}")
+    obj: Any = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj

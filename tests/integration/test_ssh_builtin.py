@@ -1,0 +1,188 @@
+"""The builtin engine on SSH client hosts (load/remote_builtin.py) against the real sshd on 127.0.0.1 and the real
+sandbox: its numbers checked with the server's own counters, its hosts' seconds merged, what a host lacks said."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+from tests.conftest import ROOT, wait_for_load, wait_until
+
+from tunebench import paths
+from tunebench.core.probe import name_part
+from tunebench.core.schedule import OpenLoop
+from tunebench.hosts.ssh import SshRunner, parse_ssh_url, tunebench_known_hosts
+from tunebench.load.engine import ClientGroup
+from tunebench.load.prepare import prepare
+from tunebench.load.remote_builtin import RemoteBuiltinEngine
+from tunebench.load.workload import load_workload
+from tunebench.mysql.connect import global_status, open_connection
+from tunebench.mysql.target import conn_params
+from tunebench.store.repo import Store
+
+pytestmark = pytest.mark.integration  # the real sshd and the sandbox
+
+APP = str(ROOT / "app")
+# the client host is this machine: its Tunebench is this checkout's, run by this interpreter
+PYTHON = f"PYTHONPATH={APP} {sys.executable}"
+
+
+@pytest.fixture
+def trusted(sshd):
+    kh = tunebench_known_hosts()
+    kh.unlink(missing_ok=True)
+    for host in ("127.0.0.1", "localhost"):
+        sshd.trust(kh, host)
+    yield sshd
+    kh.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def tcp_params(sandbox):
+    params = conn_params(sandbox.target(), "tcp", database="tunebench")
+    wl = load_workload("oltp_read_write")
+    opts = wl.options({"table_size": 10000})
+    prepare(params, "tunebench", opts, 10000)
+    return params, wl, opts
+
+
+def _runner(sshd, host="127.0.0.1"):
+    return SshRunner(parse_ssh_url(sshd.url(host)), key_files=[sshd.key])
+
+
+def _remote_workers_left():
+    out = subprocess.run(["pgrep", "-f", "tunebench.load.remote_workers"], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+class CommitClock:
+    """Com_commit read as each merged second arrives (the engine's own clock)."""
+
+    def __init__(self, params):
+        self.conn = open_connection(params)
+        self.samples, self.intervals = [], []
+
+    def sink(self, iv):
+        self.samples.append(global_status(self.conn, ("Com_commit",))["Com_commit"])
+        self.intervals.append(iv)
+
+
+def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted):
+    """Two client hosts (two names of this machine), oltp_read_write: the merged TPS of each step is the server's
+    Com_commit over the same seconds within 3 %, the threads split 2+1 then 2+2 over the hosts, each host's own
+    seconds recorded, and no remote worker left afterwards."""
+    params, wl, opts = tcp_params
+    group = ClientGroup("main", wl, opts, (3, 4))
+    host_samples = []
+    engine = RemoteBuiltinEngine(params, [group], [_runner(trusted), _runner(trusted, "localhost")], python=PYTHON,
+                                 workers=1, host_sink=lambda t, v: host_samples.append((t, v)))
+    engine.open()
+    try:
+        # the server's password reached the hosts on the channel: on no command line, in no environment
+        pids = _remote_workers_left()
+        assert len(pids) >= 2 and params.password
+        for pid in pids:
+            for part in ("cmdline", "environ"):
+                with open(f"/proc/{pid}/{part}", "rb") as f:
+                    assert params.password.encode() not in f.read(), (pid, part)
+        for threads in (3, 4):
+            clock = CommitClock(params)
+            hists = engine.run_step({"main": threads}, 5, clock.sink, threading.Event())
+            clock.conn.close()
+            server = clock.samples[-1] - clock.samples[0]
+            client = sum(iv.tps for iv in clock.intervals[1:])
+            assert len(clock.intervals) >= 4 and server > 50, (threads, len(clock.intervals), server)
+            assert abs(client - server) / server < 0.03, (threads, client, server)
+            assert {iv.threads for iv in clock.intervals} == {threads}
+            assert hists["main"] is not None and hists["main"].total > 0  # histograms merged over the hosts
+            assert all(iv.lat_ms.get("p95") for iv in clock.intervals)
+    finally:
+        engine.close()
+    a, b = (f"client.main@{name_part(f'{h}:{trusted.port}')}" for h in ("127.0.0.1", "localhost"))
+    last = host_samples[-1][1]
+    assert last[f"{a}.threads"] == 2 and last[f"{b}.threads"] == 2
+    assert last[f"{a}.tps"] > 0 and last[f"{b}.tps"] > 0
+    wait_until(lambda: not _remote_workers_left(), 15, "the remote workers to be gone")
+
+
+def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trusted):
+    """A rate (open loop) split over two hosts: the server commits that rate, not twice it nor half."""
+    params, wl, opts = tcp_params
+    group = ClientGroup("main", wl, opts, (4,), rates=(150.0,))
+    engine = RemoteBuiltinEngine(params, [group], [_runner(trusted), _runner(trusted, "localhost")], python=PYTHON,
+                                 workers=1)
+    engine.open()
+    try:
+        clock = CommitClock(params)
+        engine.run_step({"main": 4}, 6, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0)})
+        clock.conn.close()
+    finally:
+        engine.close()
+    seconds = len(clock.intervals) - 1
+    rate = (clock.samples[-1] - clock.samples[0]) / seconds
+    assert abs(rate - 150) / 150 < 0.15, rate
+    assert all(iv.rate == 150.0 for iv in clock.intervals)
+
+
+def _run(cli, sshd, *hosts, python=PYTHON, threads="2", seconds="4", extra=()):
+    args = ["run", "--workload", "oltp_point_select", "--threads", threads, "--step-seconds", seconds,
+            "--engine", "builtin", "--table-size", "10000", "--ssh-key", sshd.key, "--json",
+            "--remote-python", python, *extra]
+    for h in hosts:
+        args += ["--client-host", h]
+    return cli(*args)
+
+
+def test_cli_run_with_the_builtin_engine_on_a_client_host(sandbox, cli, trusted):
+    out = _run(cli, trusted, trusted.url(), threads="2,3")
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert [s["threads"] for s in result["steps"]] == [2, 3] or all(s["tps"] > 0 for s in result["steps"])
+    assert all(s["tps"] > 0 for s in result["steps"])
+    series = Store(paths.default_db_path()).series(result["session_id"])
+    host = f"client.main@{name_part(f'127.0.0.1:{trusted.port}')}"
+    assert series[f"{host}.threads"].v.max() == 3 and series[f"{host}.tps"].v.mean() > 0
+    wait_until(lambda: not _remote_workers_left(), 15, "the remote workers to be gone")
+
+
+@pytest.mark.parametrize(("python", "said"), [
+    ("/nonexistent/python3.11", "no /nonexistent/python3.11 there"),
+    (f"{sys.executable} -S", "cannot import tunebench"),  # no site-packages: no Tunebench there
+])
+def test_a_client_host_without_python_or_tunebench_is_one_line_and_exit_2(sandbox, cli, trusted, python, said):
+    before = len(Store(paths.default_db_path()).list_sessions())
+    out = _run(cli, trusted, trusted.url(), python=python)
+    assert out.returncode == 2, out.stderr[-1500:]
+    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("tunebench: error")]
+    assert len(errors) == 1 and said in errors[0] and f"127.0.0.1:{trusted.port}" in errors[0], out.stderr
+    assert "Traceback" not in out.stderr
+    assert len(Store(paths.default_db_path()).list_sessions()) == before  # nothing run, no session
+
+
+def _sshd_sessions(sshd):
+    out = subprocess.run(["pgrep", "-P", str(sshd.proc.pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def test_a_lost_client_host_is_a_gap_then_the_next_step_runs_there_again(sandbox, trusted):
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
+                             "--threads", "2,2", "--step-seconds", "6", "--engine", "builtin", "--table-size",
+                             "10000", "--ssh-key", trusted.key, "--client-host", trusted.url(), "--remote-python",
+                             PYTHON], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=dict(os.environ))
+    wait_for_load(proc, lines=3)
+    for pid in _sshd_sessions(trusted):  # the connection's sshd processes die: the connection drops
+        os.kill(pid, signal.SIGKILL)
+    _rest, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err[-2000:]  # incomplete
+    assert f"gap: client host 127.0.0.1:{trusted.port} lost" in err
+    store = Store(paths.default_db_path())
+    session = store.get_session(store.list_sessions()[-1]["id"])
+    assert session["status"] == "incomplete"
+    steps = session["summary"]["steps"]
+    assert steps[0].get("incomplete") is True
+    assert steps[1]["tps"] > 0 and not steps[1].get("incomplete")  # started again there for step 2
+    wait_until(lambda: not _remote_workers_left(), 30, "the remote workers to be gone after the run")

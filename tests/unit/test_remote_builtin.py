@@ -1,0 +1,108 @@
+"""The builtin engine on client hosts without a host: what crosses the channel (load/wire.py), how the remote
+interpreter is named, what a host lacking it is told, and how slots split over hosts."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from tunebench import __version__
+from tunebench.core.errors import ConfigError
+from tunebench.core.histogram import LatencyHistogram
+from tunebench.core.schedule import OpenLoop
+from tunebench.core.target import ConnParams
+from tunebench.load import wire
+from tunebench.load.builtin import BuiltinEngine
+from tunebench.load.remote_builtin import ClientPythonError, check_client_python, python_argv
+from tunebench.load.remote_workers import report_of
+from tunebench.load.sysbench import split_threads
+from tunebench.run.tasks import build_run_spec
+
+
+@pytest.mark.parametrize("workload", ["oltp_read_write", "oltp_point_select", "tpcc", "iibench", "dbstress_rw1"])
+def test_every_familys_plans_cross_as_json_and_come_back_equal(workload):
+    spec = build_run_spec(workload, {}, "4")
+    plans = BuiltinEngine(ConnParams("u", "secret"), list(spec.groups), workers=1).group_plans(7, 0)
+    line = wire.dumps(plans)
+    assert "\n" not in line and json.loads(line)  # plain JSON, one line
+    assert wire.loads(line) == plans
+
+
+def test_orders_and_reports_come_back_as_they_went():
+    order = ("active", {"main": 3}, {"main": OpenLoop(150.0, "fixed", 20.0)})
+    assert wire.loads(wire.dumps(order)) == order
+    hist = LatencyHistogram()
+    hist.add_ns(np.array([1_000_000, 2_000_000, 40_000_000], dtype=np.int64))
+    report = report_of({"main": [[3, 30, 6, 6, 0, 0], hist, 2, None, None]})
+    back = wire.loads(wire.dumps(("tick", 5, report)))
+    totals, idx, counts, max_ns, threads, _trx, _open_loop = back[2]["main"]
+    again = LatencyHistogram()
+    again.add_sparse(idx, counts, max_ns)
+    assert again.summary_ms() == hist.summary_ms() and tuple(totals) == (3, 30, 6, 6, 0, 0) and threads == 2
+    assert wire.loads(wire.dumps({1: float("inf")})) == {1: float("inf")}
+
+
+@pytest.mark.parametrize("bad", [
+    {"__dc__": "subprocess:Popen", "f": {"args": ["true"]}},
+    {"__dc__": "os:system", "f": {}},
+    {"__enum__": "signal:Signals", "v": 9},
+    {"__dc__": "tunebench.core.target:ConnParams.__init__.__globals__", "f": {}},
+])
+def test_reading_never_builds_anything_outside_tunebench(bad):
+    with pytest.raises(ValueError):
+        wire.decode(bad)
+
+
+def test_remote_python_words():
+    assert python_argv("python3.11") == ["python3.11"]
+    assert python_argv("PYTHONPATH=/opt/tb/app python3.11") == ["env", "PYTHONPATH=/opt/tb/app", "python3.11"]
+    assert python_argv("'/opt/my python/bin/python3.11' -X dev") == ["/opt/my python/bin/python3.11", "-X", "dev"]
+    with pytest.raises(ConfigError):
+        python_argv("  ")
+    with pytest.raises(ConfigError):
+        python_argv("'unclosed")
+
+
+class FakeHost:
+    label = "10.0.0.5"
+
+    def __init__(self, rc, out):
+        self.rc, self.out, self.commands = rc, out, []
+
+    def run(self, command, timeout=30.0):
+        self.commands.append(command)
+        return self.rc, self.out
+
+
+MINOR = f"{sys.version_info[0]} {sys.version_info[1]}"
+
+
+@pytest.mark.parametrize(("rc", "out", "said"), [
+    (127, "sh: 1: python3.11: not found\n", "client host 10.0.0.5: no python3.11 there"),
+    (1, f"@tb-python {MINOR}\nModuleNotFoundError: No module named 'tunebench'\n",
+     "client host 10.0.0.5: python3.11 cannot import tunebench (ModuleNotFoundError: No module named 'tunebench')"),
+    (0, "@tb-python 3 9\n", "client host 10.0.0.5: python3.11 is Python 3.9; the builtin engine needs"),
+    (0, f"@tb-python {MINOR}\n@tb-python tunebench 0.0.1\n", f"Tunebench 0.0.1 there, {__version__} here"),
+    (1, f"@tb-python {MINOR}\n@tb-python tunebench {__version__}\nModuleNotFoundError: No module named 'numpy'\n",
+     "cannot import its workers (ModuleNotFoundError: No module named 'numpy')"),
+])
+def test_what_a_client_host_lacks_is_one_line(rc, out, said):
+    with pytest.raises(ClientPythonError) as err:
+        check_client_python(FakeHost(rc, out))
+    assert said in str(err.value) and "\n" not in str(err.value)
+    assert err.value.exit_code == 2
+
+
+def test_a_client_host_with_all_of_it_passes_and_the_check_has_no_secret():
+    host = FakeHost(0, f"@tb-python {MINOR}\n@tb-python tunebench {__version__}\n@tb-python protocol 1\n")
+    check_client_python(host, "PYTHONPATH=/opt/tb python3.11")
+    assert host.commands[0].startswith("env PYTHONPATH=/opt/tb python3.11 -c ")
+
+
+@pytest.mark.parametrize("hosts", [1, 2, 3])
+def test_slots_split_over_hosts_as_sysbench_splits_threads(hosts):
+    """Slot n runs on host n % hosts: n threads are split_threads(n, hosts) per host, at every step's count."""
+    for n in range(1, 12):
+        per_host = [sum(1 for s in range(n) if s % hosts == h) for h in range(hosts)]
+        assert per_host == split_threads(n, hosts)
