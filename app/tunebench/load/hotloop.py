@@ -1,11 +1,14 @@
 """The builtin engine's compiled hot loop (load/_hotloop.c), its Python side: which OLTP event programs it runs,
-how a connection is opened and given its program, and how its counters and latencies reach the reporter.
+how a connection is opened and given its program (an OLTP event program, or a family's statement program,
+load/program.py), and how its counters and latencies reach the reporter.
 
 The C loop runs whole events with the GIL released: per query the client burns what libmariadb burns, as
 sysbench's does, not the Python interpreter's statement dispatch. What reaches the server is unchanged: the
 statements of load/oltp.py, prepared the same way, in the same per-event order; ids from sysbench's distributions
-(load/randgen.py's arithmetic). A program it cannot run (oltp_insert's plain-text INSERT, an unknown --rand-type)
-or a build without the extension uses the Python loop; TUNEBENCH_HOT_LOOP=0 forces the Python loop (to compare).
+(load/randgen.py's arithmetic); the other families' statements as their Python code sends them
+(tests/integration/test_both_loops.py). A program it cannot run (oltp_insert's plain-text INSERT, an unknown
+--rand-type) or a build without the extension uses the Python loop; TUNEBENCH_HOT_LOOP=0 forces the Python loop
+(to compare).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ def _load() -> tuple[Any, str]:
     except ImportError as exc:
         if importlib.util.find_spec("tunebench.load._hotloop") is None:
             return None, ("the compiled loop is not built (apt-get install gcc libmariadb-dev, then make hotloop): "
-                          "OLTP workloads cost more client CPU")
+                          "the builtin workloads cost more client CPU")
         return None, f"the compiled loop does not load ({' '.join(str(exc).split())}): make hotloop rebuilds it"
     return _hotloop, ""
 
