@@ -85,7 +85,7 @@ def test_the_phases_run_as_steps_with_their_summaries(sandbox, cli, phases: Path
                        "purchases_index1_pdc"}
     # l.i0 stopped at max_rows (one connection: at most one INSERT of 1,000 past it), l.i1 inserted as many again
     # and deleted as many (the table kept its size); the background inserts and deletes after it balance too
-    lo, hi, count = (int(v) for v in ids)
+    _lo, hi, count = (int(v) for v in ids)
     assert ROWS <= count <= ROWS + 1000 and hi >= 2 * ROWS
     # l.i1's rows (l.i0's were deleted by it): 3 random base64 characters of a 4 MiB pool per value, as the
     # reference's, give 96 % distinct in 19,000 rows (64^3 values); the 16 KB pool gave ~52 % (12,384 offsets)

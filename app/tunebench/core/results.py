@@ -302,9 +302,10 @@ def phase_lines(phases: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str
                          f"{r['what']}{flag} |")
             continue
         rate = f" @ {_f(r['rate'], 0)}/s asked" if r.get("rate") is not None else ""
+        seconds = f"{_f(r['seconds'], 1)} s (max_rows reached)" if r["finished"] else f"{_f(r['seconds'], 0)} s"
         lines.append(f"| {r['phase']} | {r['group']} | {r['threads']}{rate} | {_f(r['rows_per_s'], 0)} | "
-                     f"{_f(r['queries_per_s'])} | {_f(r['lat_p99_ms'], 3)} | {_f(r['seconds'], 0)} s{flag} |")
-    return lines + [""]
+                     f"{_f(r['queries_per_s'])} | {_f(r['lat_p99_ms'], 3)} | {seconds}{flag} |")
+    return [*lines, ""]
 
 
 def efficiency_lines(session: Mapping[str, Any]) -> list[str]:

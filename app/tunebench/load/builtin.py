@@ -399,9 +399,9 @@ class BuiltinEngine:
             running = {g.name: merged[g.name][2] + merged[g.name][5][0] if g.name in merged else 0
                        for g in self.groups}
             finished = {g.name: merged[g.name][5][0] if g.name in merged else 0 for g in self.groups}
-            for g, m in merged.items():
+            for name, m in merged.items():
                 if m[5][0]:
-                    self.finished_work[g] = (m[5][1], m[5][2])
+                    self.finished_work[name] = (m[5][1], m[5][2])
             if tick < first:
                 opened = all(running.get(g, 0) >= n for g, n in threads.items())
                 continue

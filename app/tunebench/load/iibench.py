@@ -114,7 +114,8 @@ def partition_sql(options: Mapping[str, Any]) -> str:
         return ""
     size = rows_per_partition(options)
     parts = [f"PARTITION p{i} VALUES LESS THAN ({(i + 1) * size})" for i in range(n - 1)]
-    return f" PARTITION BY RANGE (transactionid) ({', '.join([*parts, f'PARTITION p{n - 1} VALUES LESS THAN (MAXVALUE)'])})"
+    parts.append(f"PARTITION p{n - 1} VALUES LESS THAN (MAXVALUE)")
+    return f" PARTITION BY RANGE (transactionid) ({', '.join(parts)})"
 
 
 def create_sql(n: int, options: Mapping[str, Any]) -> list[str]:

@@ -12,8 +12,8 @@ from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.schedule import ARRIVALS, MAX_RATE
 from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, PhaseSpec, Plan, SweepSpec, make_plan
-from tunebench.core.sweep.spec import check_phases
 from tunebench.core.sweep.plan import RATE_OPTION
+from tunebench.core.sweep.spec import check_phases
 from tunebench.hosts.ssh import parse_ssh_url
 from tunebench.load.builtin import default_workers, runs_compiled
 from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
