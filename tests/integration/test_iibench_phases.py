@@ -60,8 +60,9 @@ def test_the_phases_run_as_steps_with_their_summaries(sandbox, cli, phases: Path
     show = json.loads(cli("sessions", "show", str(result["session_id"]), "--json").stdout)
     starts = [e for e in show["events"] if e["kind"] == "step_start"]
     ends = [e for e in show["events"] if e["kind"] == "step_end"]
-    assert [e["label"].split(":")[0] for e in starts] == ["step 1 l.i0", "step 2 l.x", "step 3 l.i1",
-                                                         "step 4 qr100", "step 5 qp100"]
+    # the phase's name where the plots' step marker shows it (after the colon)
+    assert [e["label"] for e in starts] == ["step 1: l.i0 load=1", "step 2: l.x create_indexes", "step 3: l.i1 ins=1",
+                                            "step 4: qr100 bg=1, qr=1", "step 5: qp100 bg=1, qp=1"]
     # the index build on the timeline: its start and end, the end carrying how long it took
     built = next(e for e in ends if (e.get("data") or {}).get("action") == "create_indexes")
     assert built["data"]["seconds"] == build["seconds"]

@@ -425,7 +425,8 @@ class Experiment(RunProbes):
         step_id = writer.start_step(idx, started, started, {"threads": threads, "config": cfg.idx, "step": step,
                                                            "knobs": dict(cfg.knobs), "phase": phase.name,
                                                            "action": phase.action})
-        self._record(Event(started, "step_start", f"step {idx + 1} {phase.name}: {phase.action}",
+        # the phase's name after the colon: the plots' step marker shows what follows it
+        self._record(Event(started, "step_start", f"step {idx + 1}: {phase.name} {phase.action}",
                            {"threads": threads, "config": cfg.idx, "step": idx + 1, "phase": phase.name,
                             "action": phase.action}))
         with server_refusals(f"{phase.action} ({phase.name})"):
@@ -462,10 +463,11 @@ class Experiment(RunProbes):
         started = time.time()
         measure_from = started + spec.warmup_seconds
         named = f" {phase.name}" if phase is not None else ""
+        shown = f"{phase.name} " if phase is not None else ""
         step_id = writer.start_step(idx, started, measure_from, {"threads": threads, "config": cfg.idx,
                                                                 "step": step, "knobs": dict(cfg.knobs),
                                                                 **({"phase": phase.name} if phase else {})})
-        self._record(Event(started, "step_start", f"step {idx + 1}{named}: " + ", ".join(
+        self._record(Event(started, "step_start", f"step {idx + 1}: {shown}" + ", ".join(
             f"{g}={n}" for g, n in threads.items() if n or phase is None),
             {"threads": threads, "config": cfg.idx, "step": idx + 1, **({"phase": phase.name} if phase else {})}))
         self._live_marks = []
@@ -626,7 +628,8 @@ class Experiment(RunProbes):
         return {"phases": phases_json(self.results)} if self.spec.phases else {}
 
     def _tables(self) -> dict[str, Any]:
-        if self.plan is None:
+        # a phase plan's steps are phases, not a concurrency curve: no "best TPS by threads" of one configuration
+        if self.plan is None or self.spec.phases:
             return {}
         per_second = self._per_second
         if per_second is None and self.writer is not None:

@@ -75,7 +75,8 @@ class RunSpec:
             raise ConfigError(f"client group names must be unique: {', '.join(names)}")
         for g in self.groups:
             check_group_name(g.name)
-            if not g.schedule or any(n < 0 for n in g.schedule):
+            # 0: the group idle in that step, which only a phase plan has
+            if not g.schedule or any(n < 0 for n in g.schedule) or (0 in g.schedule and not self.phases):
                 raise ConfigError(f"group {g.name}: thread counts must be >= 1, got {list(g.schedule)}")
             if max(g.schedule) > 100_000:
                 raise ConfigError(f"group {g.name}: {max(g.schedule)} threads is beyond reason")

@@ -206,7 +206,8 @@ class SweepProgress:
     def tables(self) -> dict[str, Any]:
         if self.final is not None:
             return self.final
-        if self.plan is None:
+        # a phase plan's steps are phases, not a concurrency curve of its one configuration (its table: Markdown)
+        if self.plan is None or self.plan.spec.phases:
             return {"configs": [], "baseline": 0, "best_to_best": [], "ratios": []}
         return sweep_tables(self.plan, steps_json(self.results), self.applied, self.per_second)
 
