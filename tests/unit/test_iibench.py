@@ -11,7 +11,7 @@ import pytest
 
 from tunebench.core.errors import ConfigError
 from tunebench.load.family import ConnectionContext
-from tunebench.load.iibench import IibenchConnection, RowMaker, create_sql
+from tunebench.load.iibench import IibenchConnection, RowMaker, create_sql, index_sql, shape
 from tunebench.load.workload import load_workload
 
 
@@ -107,3 +107,61 @@ def test_queries_are_the_reference_shapes():
     pk.query()
     ids = re.search(r"IN \(([\d,]+)\)", ctx.session.sent[-1]).group(1).split(",")
     assert len(ids) == 10 and all(5 <= int(i) < 900 for i in ids)
+
+
+def _distinct_data(rows: int, options) -> int:
+    maker = RowMaker(np.random.default_rng(5), options)
+    seen: set[str] = set()
+    for _ in range(rows // 1000):
+        seen.update(re.findall(r",'([^']*)'\)", maker.values(1000)))
+    return len(seen)
+
+
+def test_data_is_as_varied_as_the_references():
+    # The reference (mdcallag/mytools iibench.py, its generate_cols run standalone with its defaults) gave
+    # 138,144-138,352 distinct data values in 200,000 rows (3 runs); the old 16 KB pool gave ~12,100.
+    reference = 138_250
+    got = _distinct_data(200_000, load_workload("iibench").options())
+    assert abs(got - reference) / reference < 0.10, got
+    # longer values, more random characters: nearly every value its own (the pool has 5.6 M offsets)
+    longer = load_workload("iibench").options({"data_length_min": 40, "data_length_max": 40})
+    assert _distinct_data(20_000, longer) > 19_900
+
+
+def test_partitions_and_engine_options_as_the_references():
+    o = load_workload("iibench").options({"partitions": 3, "max_rows": 30_000,
+                                          "engine_options": "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"})
+    sql = create_sql(1, o)[0]
+    assert sql.endswith(") ENGINE = innodb ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8 PARTITION BY RANGE (transactionid) "
+                        "(PARTITION p0 VALUES LESS THAN (10000), PARTITION p1 VALUES LESS THAN (20000), "
+                        "PARTITION p2 VALUES LESS THAN (MAXVALUE))")
+    o2 = load_workload("iibench").options({"partitions": 2, "rows_per_partition": 7})
+    assert "PARTITION p0 VALUES LESS THAN (7), PARTITION p1 VALUES LESS THAN (MAXVALUE)" in create_sql(1, o2)[0]
+    with pytest.raises(ConfigError, match="partitions' ranges come from rows_per_partition, or max_rows"):
+        load_workload("iibench").options({"partitions": 4})
+    for bad in ("ROW_FORMAT=COMPRESSED; DROP TABLE x", "COMMENT='a' , x=`y`", "ROW_FORMAT=(SELECT 1)"):
+        with pytest.raises(ConfigError, match="is not a list of table options"):
+            load_workload("iibench").options({"engine_options": bad})
+    assert load_workload("iibench").options({"engine_options": "DEFAULT CHARSET=latin1, COMMENT='x y'"})
+
+
+def test_indexes_built_at_the_end():
+    o = load_workload("iibench").options({"secondary_at_end": True, "secondary_indexes": 2})
+    assert len(create_sql(1, o)) == 1  # the table alone
+    assert index_sql(1, o) == ("ALTER TABLE purchases_index1 ADD INDEX purchases_index1_marketsegment (productid, "
+                               "customerid, price), ADD INDEX purchases_index1_registersegment (cashregisterid, "
+                               "customerid, price)")
+    # registered unbuilt; once built, as the plain tables (a later run with the indexes keeps them)
+    assert shape(o)["secondary_at_end"] is True
+    assert shape({**o, "secondary_at_end": False}) == shape(load_workload("iibench").options({"secondary_indexes": 2}))
+
+
+def test_max_rows_ends_a_connections_inserts_at_its_share():
+    o = load_workload("iibench").options({"tables": 2, "rows_per_commit": 1000, "max_rows": 10_000})
+    c, ctx = _conn(o, slot=1)  # 4 connections, 2 on table 2: 5,000 rows each
+    ctx.counts.finished = False
+    n = 0
+    while not ctx.counts.finished:
+        c.insert()
+        n += 1
+    assert n == 5 and ctx.kept["inserted"] == 5000

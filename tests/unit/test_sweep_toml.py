@@ -71,3 +71,36 @@ options = { table_size = 5000 }
     solo = dataclasses.replace(spec, groups=(dataclasses.replace(spec.groups[1], options={"tables": 1}),
                                              dataclasses.replace(spec.groups[0], name="main", options={})))
     assert parse_spec(solo.to_toml(), solo.source) == solo
+
+
+def test_phase_plans_parse_round_trip_and_refuse_what_does_not_fit():
+    import re
+
+    from tunebench.core.errors import ConfigError
+    from tunebench.load.recipes import load_spec
+    from tunebench.run.spec import sweep_run_spec
+
+    spec = load_spec("iibench-phases")
+    assert [(p.name, p.action) for p in spec.phases] == [("l.i0", None), ("l.x", "create_indexes"), ("l.i1", None),
+                                                         ("qr100", None), ("qp100", None)]
+    assert parse_spec(spec.to_toml(), spec.source) == spec
+    run = sweep_run_spec(spec)
+    run.validate()
+    assert run.action_family("create_indexes").name == "load"
+    head = 'name = "p"\nstep_seconds = 5\n[[group]]\nname = "a"\nworkload = "iibench"\n'
+    cases = [
+        ("threads = [1, 0]\n", "0, a group idle in a step, is for [[phase]] plans"),
+        ('threads = [1, 0]\n[[phase]]\nname = "x"\n', "1 [[phase]] tables for 2 steps"),
+        ('threads = [1, 1]\n[[phase]]\nname = "x"\n[[phase]]\nname = "y"\naction = "create_indexes"\n',
+         "phase y runs the action create_indexes and no load: group a has threads there"),
+        ('threads = [1, 0]\n[[phase]]\nname = "x"\n[[phase]]\nname = "y"\n', "phase y: every group has 0 threads"),
+        ('threads = [1]\n[[phase]]\nname = "x;y"\n', "[[phase]] name must be up to 32 letters"),
+        ('threads = [1, 1]\n[[phase]]\nname = "x"\n[[phase]]\nname = "x"\n', "phase names must be unique"),
+    ]
+    for body, message in cases:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            parse_spec(head + body, "p.toml")
+    oltp = parse_spec('name = "p"\nworkload = "oltp_point_select"\nthreads = [0]\n[[phase]]\nname = "x"\n'
+                      'action = "create_indexes"\n', "p.toml")
+    with pytest.raises(ConfigError, match="no client group's family has the action 'create_indexes'"):
+        sweep_run_spec(oltp).validate()

@@ -189,6 +189,11 @@ def markdown(session: Mapping[str, Any]) -> str:
              f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}",
              *tls_lines((session.get("config") or {}).get("tls")), ""]
     configs = summary.get("configs")
+    if summary.get("phases"):  # a phase plan (the insert benchmark's l.i0, l.x, ...): its table says it all
+        steps = summary.get("steps", [])
+        return "\n".join(lines + phase_lines(summary["phases"], steps) + open_loop_report(steps)
+                         + trx_lines(steps) + efficiency_lines(session) + drift_lines(session)
+                         + verdict_lines(session)) + "\n"
     if not configs:
         steps = summary.get("steps", [])
         label = next((s["headline_label"] for s in steps if s.get("headline_label")), "")
@@ -255,6 +260,52 @@ def markdown(session: Mapping[str, Any]) -> str:
     return "\n".join(lines + knee_lines(summary) + open_loop_report(summary.get("steps", []))
                      + trx_lines(summary.get("steps", []))
                      + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
+
+
+def phase_rows(phases: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The per-phase table: each phase's groups (rows/s for an insert group, queries/s for a query group, p99,
+    seconds measured), an action phase with how long it took."""
+    out: list[dict[str, Any]] = []
+    for p in phases:
+        action = p.get("action")
+        if action:
+            out.append({"phase": p["phase"], "step": p["step"], "group": action.get("action", ""),
+                        "seconds": action.get("seconds"), "what": action.get("what", ""),
+                        "incomplete": bool(p.get("incomplete"))})
+            continue
+        for s in steps:
+            if s["step"] != p["step"]:
+                continue
+            inserts = s.get("headline_label") == "rows/s"
+            rows, seconds = s.get("headline") if inserts else None, s.get("seconds")
+            done = s.get("finished")
+            if done and done.get("seconds"):
+                # a step ended by max_rows: its work over its time (the first second's ramp counted), not the
+                # mean of its whole seconds (a load of 2 s has one)
+                seconds = done["seconds"]
+                if inserts and done.get("headline") is not None:
+                    rows = done["headline"] / seconds
+            out.append({"phase": p["phase"], "step": p["step"], "group": s["group"], "threads": s["threads"],
+                        "rows_per_s": rows, "queries_per_s": s["tps"] if not inserts else None,
+                        "lat_p99_ms": s["lat_p99_ms"], "seconds": seconds, "rate": s.get("rate"),
+                        "finished": bool(done), "incomplete": bool(s.get("incomplete"))})
+    return out
+
+
+def phase_lines(phases: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = ["## Phases", "", "| phase | group | threads | rows/s | queries/s | p99 ms | seconds |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    for r in phase_rows(phases, steps):
+        flag = " (incomplete)" if r["incomplete"] else ""
+        if "what" in r:
+            lines.append(f"| {r['phase']} | {r['group']} | - | - | - | - | {_f(r['seconds'], 1)} s: "
+                         f"{r['what']}{flag} |")
+            continue
+        rate = f" @ {_f(r['rate'], 0)}/s asked" if r.get("rate") is not None else ""
+        seconds = f"{_f(r['seconds'], 1)} s (max_rows reached)" if r["finished"] else f"{_f(r['seconds'], 0)} s"
+        lines.append(f"| {r['phase']} | {r['group']} | {r['threads']}{rate} | {_f(r['rows_per_s'], 0)} | "
+                     f"{_f(r['queries_per_s'])} | {_f(r['lat_p99_ms'], 3)} | {seconds}{flag} |")
+    return [*lines, ""]
 
 
 def efficiency_lines(session: Mapping[str, Any]) -> list[str]:

@@ -121,6 +121,10 @@ class BuiltinEngine:
         self._silent = 0  # seconds in a row in which no connection completed a statement
         # open loop: the last step's service times per group (latencies count from the intended start)
         self.service_hists: dict[str, LatencyHistogram] = {}
+        self.ended: str | None = None
+        # per group, its finished connections' transactions this step and the wall time the last one finished
+        # (from the workers themselves: a step's first seconds are not all in its ticks)
+        self.finished_work: dict[str, tuple[int, float]] = {}
         self._rates_live: dict[str, OpenLoop] = {}  # the step's open-loop groups, their rates now (set_rate)
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -285,8 +289,9 @@ class BuiltinEngine:
     def _merge(self, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
         merged: dict[str, list[Any]] = {}
         for report in reports.values():
-            for group, (totals, idx, counts, max_ns, threads, trx, open_loop) in report.items():
-                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0, None, None])
+            for group, (totals, idx, counts, max_ns, threads, finished, trx, open_loop) in report.items():
+                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0, None, None, [0, 0, 0.0]])
+                m[5] = [m[5][0] + finished[0], m[5][1] + finished[1], max(m[5][2], finished[2])]
                 if open_loop is not None:
                     o_idx, o_counts, o_max, late, skipped, backlog, lag, dropped, overflow = open_loop
                     if m[4] is None:
@@ -370,6 +375,8 @@ class BuiltinEngine:
                  stop: threading.Event, warmup: int = 0, ramp: IntervalSink | None = None,
                  rates: Mapping[str, OpenLoop] | None = None) -> dict[str, LatencyHistogram | None]:
         rates = self._rates_live = dict(rates or {})
+        self.ended = None
+        self.finished_work = {}
         self._revive()
         # The tick in progress mixes the old and new concurrency: measure from the next full one.
         first = self._current_tick() + 1
@@ -403,7 +410,13 @@ class BuiltinEngine:
                 continue
             if tick < 0 or self._fatal:
                 raise EngineError(f"builtin engine stopped: {self._fatal}")
-            running = {g.name: merged[g.name][2] if g.name in merged else 0 for g in self.groups}
+            # a finished connection (max_rows) opened and is done: it counts as open
+            running = {g.name: merged[g.name][2] + merged[g.name][5][0] if g.name in merged else 0
+                       for g in self.groups}
+            finished = {g.name: merged[g.name][5][0] if g.name in merged else 0 for g in self.groups}
+            for name, m in merged.items():
+                if m[5][0]:
+                    self.finished_work[name] = (m[5][1], m[5][2])
             if tick < first:
                 opened = all(running.get(g, 0) >= n for g, n in threads.items())
                 continue
@@ -429,8 +442,8 @@ class BuiltinEngine:
             in_step = measured is not None and tick >= measured + warmup
             measured_seconds += in_step
             for g in self.groups:
-                (ev, r, w, o, err, rc), hist, nthreads, per_type, open_loop = merged.get(
-                    g.name, [[0] * 6, LatencyHistogram(), 0, None, None])
+                (ev, r, w, o, err, rc), hist, nthreads, per_type, open_loop, _finished = merged.get(
+                    g.name, [[0] * 6, LatencyHistogram(), 0, None, None, [0, 0, 0.0]])
                 statements += r + w + o
                 lat = hist.summary_ms()
                 h = step_hist[g.name]
@@ -454,6 +467,10 @@ class BuiltinEngine:
                              **extra))
             # silence counts the connections asked for: a lost server's are reconnecting, not connected
             silence_reported = self._watch_silence(asked, statements, silence_reported)
+            if asked and all(finished.get(g, 0) >= n for g, n in threads.items() if n):
+                # every connection of the step is done with the run (iiBench's max_rows): the step ends here
+                self.ended = "finished"
+                break
         for name in rates:
             self._say_unserved(name, threads.get(name, 0), asked_rate[name] / max(1, measured_seconds), done[name],
                                measured_seconds)

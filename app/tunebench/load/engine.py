@@ -60,6 +60,9 @@ class ClientGroup:
 class LoadEngine(Protocol):
     name: str
     service_hists: dict[str, LatencyHistogram]  # the last step's open-loop service times per group (builtin)
+    # why the last step ended before its seconds: "finished" (every connection had done its work: iiBench's
+    # max_rows), or None
+    ended: str | None
 
     def open(self) -> None: ...
 

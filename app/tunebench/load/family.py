@@ -62,6 +62,9 @@ class Counts(Protocol):
     other: int
     current: int  # index of the transaction type under way (errors are charged to it)
     idle_until: float  # time.monotonic() before which the connection waits (a paced family); not latency
+    # the family has no more work for this connection (iiBench's max_rows reached): it stops for the rest of the
+    # run, and a step whose every connection has stopped ends
+    finished: bool
 
     def retry(self) -> None: ...  # a deadlock/lock-wait the family retried itself
 
@@ -95,6 +98,8 @@ class Family(Protocol):
     data_options: tuple[str, ...]  # the options that fix the data set (data_key's values)
     headline: tuple[str, float, str] | None  # (trx type, factor, label): ("new_order", 60, "NOPM") or None
     engines: tuple[str, ...]  # which engines can run it: ("builtin", "sysbench"), ("builtin",), ("sysbench",)
+    # steps that run no load but change the data (iiBench's create_indexes, the l.x phase): name -> what it does
+    actions: Mapping[str, str]
 
     def option_specs(self) -> Mapping[str, OptionSpec]:
         """Every option, with type, default, help and range; the CLI's -o, the window's form and sweeps use
@@ -152,6 +157,11 @@ class Family(Protocol):
 
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
         """Consistency conditions; [] when the family has none."""
+        ...
+
+    def run_action(self, name: str, params: ConnParams, schema: str, options: Mapping[str, Any],
+                   cancel: threading.Event | None = None) -> dict[str, Any]:
+        """One of `actions`, run as a step of its own: {action, seconds, done, what, ...} (`what` in one line)."""
         ...
 
     def connection_work(self, ctx: ConnectionContext) -> Transaction:

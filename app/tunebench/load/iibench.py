@@ -9,8 +9,12 @@ processes, each its own table".
 
 role=insert: one transaction = one multi-row INSERT of `rows_per_commit` rows (autocommit), values drawn as
 the reference draws them (1,000 registers, 10K products, 100K customers, price < 500, data: a run of 'a'
-then random base64); with `delete_per_insert`, the oldest `rows_per_commit` rows are deleted after each
-insert (the l.i2 phase: the table stays the same size); `inserts_per_second` paces each connection.
+then a random slice of a 4 MiB base64 pool); with `delete_per_insert`, the oldest `rows_per_commit` rows are
+deleted after each insert (the l.i1 phase: the table stays the same size); `inserts_per_second` paces each
+connection; `max_rows` ends a connection's inserts once its share of the table's rows is in (the l.i0 load).
+Tables as the reference makes them: `engine_options` appended to CREATE TABLE, `partitions` by range of the
+PK; `secondary_at_end` creates them without the secondary indexes, built later by the `create_indexes`
+action (the l.x phase, a step of its own: see workloads/recipes/iibench-phases.toml).
 role=query: one of the reference's query shapes per transaction, uniformly: LIMIT `rows_per_query` range
 scans forced onto each secondary index that exists, or (query_pk_only) a PK IN-list over the ids present.
 """
@@ -18,6 +22,8 @@ scans forced onto each secondary index that exists, or (query_pk_only) a PK IN-l
 from __future__ import annotations
 
 import base64
+import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -35,6 +41,7 @@ from tunebench.load.prepare import (
     check_schema_name,
 )
 from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, register_tables
+from tunebench.mysql.connect import open_connection
 
 TABLE = "purchases_index"
 INDEXES = (("marketsegment", "productid, customerid, price"),
@@ -50,6 +57,12 @@ QUERIES = {  # index -> the reference's query on it
             "ORDER BY price, dateandtime, customerid LIMIT {n}", "max_price"),
 }
 LOAD_CHUNK = 100_000
+POOL_BYTES = 4 * 1024 * 1024  # the reference's random buffer: 4 MiB, base64 (5.6 M characters)
+POOL_SEED = 3221223452  # the reference's default --seed: the pool is the same in every process and run
+# the reference's --engine_options: table options (ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8, COMMENT='...'),
+# names and plain values only, never a second statement
+TABLE_OPTION = r"[A-Za-z_]+(\s+[A-Za-z_]+)?(\s*=\s*|\s+)([A-Za-z0-9_.]+|'[^'\\\n]*')"
+ENGINE_OPTIONS_RE = re.compile(rf"\s*({TABLE_OPTION}(\s*,?\s*{TABLE_OPTION})*)?\s*")
 
 _SPECS = (
     OptionSpec("role", str, "insert", "insert: multi-row INSERTs; query: the reference's queries",
@@ -71,6 +84,14 @@ _SPECS = (
     OptionSpec("data_length_max", int, 10, "Longest data column value", 1, 4000),
     OptionSpec("data_random_pct", int, 50, "Percentage of the data value that is random", 0, 100),
     OptionSpec("mysql_storage_engine", str, "innodb", "Storage engine"),
+    OptionSpec("engine_options", str, "", "Table options appended to CREATE TABLE (ROW_FORMAT=COMPRESSED "
+               "KEY_BLOCK_SIZE=8)", free_text=True),
+    OptionSpec("partitions", int, 0, "Range partitions on transactionid (0: none)", 0, 8192),
+    OptionSpec("rows_per_partition", int, 0, "Rows per partition (0: max_rows / partitions)", 0, 10**12),
+    OptionSpec("max_rows", int, 0, "Rows per table the inserts stop at, shared by its connections (0: no limit)",
+               0, 10**12),
+    OptionSpec("secondary_at_end", bool, False, "Create the tables without their secondary indexes (the "
+               "create_indexes action builds them: the l.x phase)"),
 )
 OPTIONS = {s.name: s for s in _SPECS}
 
@@ -79,41 +100,99 @@ def table_name(n: int) -> str:
     return f"{TABLE}{n}"
 
 
+def rows_per_partition(options: Mapping[str, Any]) -> int:
+    """The range of transactionid each partition holds (the reference's max_rows / num_partitions)."""
+    if not options["partitions"]:
+        return 0
+    return options["rows_per_partition"] or max(1, options["max_rows"] // options["partitions"])
+
+
+def partition_sql(options: Mapping[str, Any]) -> str:
+    """The reference's PARTITION BY RANGE on the PK: p0..p(N-2) by rows_per_partition, the last to MAXVALUE."""
+    n = options["partitions"]
+    if not n:
+        return ""
+    size = rows_per_partition(options)
+    parts = [f"PARTITION p{i} VALUES LESS THAN ({(i + 1) * size})" for i in range(n - 1)]
+    parts.append(f"PARTITION p{n - 1} VALUES LESS THAN (MAXVALUE)")
+    return f" PARTITION BY RANGE (transactionid) ({', '.join(parts)})"
+
+
 def create_sql(n: int, options: Mapping[str, Any]) -> list[str]:
     t = table_name(n)
+    extra = f" {options['engine_options'].strip()}" if options["engine_options"].strip() else ""
     out = [f"CREATE TABLE {t} (transactionid BIGINT NOT NULL AUTO_INCREMENT, dateandtime DATETIME, "
            "cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, price INT NOT NULL, "
-           f"data VARCHAR(4000), PRIMARY KEY (transactionid)) /*! ENGINE = {options['mysql_storage_engine']} */"]
-    out += [f"CREATE INDEX {t}_{name} ON {t} ({cols})" for name, cols in INDEXES[:options["secondary_indexes"]]]
+           f"data VARCHAR(4000), PRIMARY KEY (transactionid)) ENGINE = {options['mysql_storage_engine']}{extra}"
+           f"{partition_sql(options)}"]
+    if not options["secondary_at_end"]:
+        out += [f"CREATE INDEX {t}_{name} ON {t} ({cols})" for name, cols in INDEXES[:options["secondary_indexes"]]]
     return out
 
 
+def index_sql(n: int, options: Mapping[str, Any]) -> str | None:
+    """The l.x phase's statement: every secondary index in one ALTER TABLE (one scan), as the reference does it."""
+    t = table_name(n)
+    adds = [f"ADD INDEX {t}_{name} ({cols})" for name, cols in INDEXES[:options["secondary_indexes"]]]
+    return f"ALTER TABLE {t} {', '.join(adds)}" if adds else None
+
+
 def shape(options: Mapping[str, Any]) -> dict[str, Any]:
-    return {"family": "iibench", "secondary_indexes": options["secondary_indexes"],
-            "engine": options["mysql_storage_engine"]}
+    out = {"family": "iibench", "secondary_indexes": options["secondary_indexes"],
+           "engine": options["mysql_storage_engine"]}
+    # only what differs from the plain tables, so tables registered before these options existed still match
+    if options["engine_options"].strip():
+        out["engine_options"] = options["engine_options"].strip()
+    if options["partitions"]:
+        out["partitions"] = [options["partitions"], rows_per_partition(options)]
+    if options["secondary_at_end"] and options["secondary_indexes"]:
+        out["secondary_at_end"] = True  # not built yet; built, the tables are registered as the plain shape
+    return out
+
+
+_POOL: dict[int, str] = {}  # per process: every connection of a worker slices the one pool
+
+
+def data_pool(seed: int = POOL_SEED) -> str:
+    """The random characters a data value's random part is sliced from: base64 of 4 MiB of random bytes, as the
+    reference's (a small pool repeats: 16 KB gave 12,100 distinct values in 200,000 rows, this about 138K)."""
+    pool = _POOL.get(seed)
+    if pool is None:
+        raw = np.random.default_rng(seed).integers(0, 256, POOL_BYTES, dtype=np.uint8).tobytes()
+        pool = _POOL[seed] = base64.b64encode(raw).decode()
+    return pool
 
 
 class RowMaker:
-    """The reference's row values, a statement's worth at a time (numpy for the numbers)."""
+    """The reference's row values, a statement's worth at a time (numpy for the numbers).
+
+    As a statement program: five uniform integers per row, and data = 'a' x (length - r) followed by the pool's
+    r characters at a uniform offset, r = int(length * 0.75 * data_random_pct / 100) (the reference's base64
+    allowance). With the defaults (length 10, 50 %) r is 3: 64^3 values, ~138K distinct in 200,000 rows."""
 
     def __init__(self, rng: np.random.Generator, options: Mapping[str, Any]):
         self.rng, self.o = rng, options
-        raw = rng.integers(0, 256, size=3 * 4096, dtype=np.uint8).tobytes()
-        self.pool = base64.b64encode(raw).decode()
+        self.pool = data_pool()
+        self.share = options["data_random_pct"] / 100 * 0.75
+        self.top = max(options["data_length_min"], options["data_length_max"])
 
     def values(self, n: int) -> str:
-        o, rng = self.o, self.rng
+        o, rng, pool = self.o, self.rng, self.pool
         regs = rng.integers(0, o["cashregisters"], n).tolist()
         prods = rng.integers(0, o["products"], n).tolist()
         custs = rng.integers(0, o["customers"], n).tolist()
         prices = rng.integers(0, o["max_price"], n).tolist()
-        lengths = rng.integers(o["data_length_min"], max(o["data_length_min"], o["data_length_max"]) + 1, n).tolist()
-        share = o["data_random_pct"] / 100 * 0.75  # the reference's base64 allowance
-        offsets = rng.integers(0, len(self.pool) - 4000, n).tolist()
+        offsets = rng.integers(0, len(pool) - int(self.top * self.share), n).tolist()
+        if o["data_length_min"] == self.top:  # one length (the default): its 'a' run made once
+            r = int(self.top * self.share)
+            head = "a" * (self.top - r)
+            return ",".join([f"(NOW(),{regs[i]},{custs[i]},{prods[i]},{prices[i]},'{head}{pool[off:off + r]}')"
+                             for i, off in enumerate(offsets)])
+        lengths = rng.integers(o["data_length_min"], self.top + 1, n).tolist()
         rows = []
         for i in range(n):
-            r = int(lengths[i] * share)
-            data = "a" * (lengths[i] - r) + self.pool[offsets[i]:offsets[i] + r]
+            r = int(lengths[i] * self.share)
+            data = "a" * (lengths[i] - r) + pool[offsets[i]:offsets[i] + r]
             rows.append(f"(NOW(),{regs[i]},{custs[i]},{prods[i]},{prices[i]},'{data}')")
         return ",".join(rows)
 
@@ -128,6 +207,10 @@ class IibenchConnection:
         self.rows = RowMaker(ctx.rng, self.o)
         self.next_at = time.monotonic()
         self.min_id, self.max_id, self.loops = 0, 0, 0
+        # max_rows: the table's rows shared by the group's connections on it (connection k is on table k mod N)
+        peers = len(range(ctx.slot % self.o["tables"], max(ctx.slots, ctx.slot + 1), self.o["tables"]))
+        self.quota = math.ceil(self.o["max_rows"] / peers) if self.o["max_rows"] else 0
+        self.kept = ctx.kept  # rows inserted, kept across reconnects
         if self.o["delete_per_insert"] or self.o["query_pk_only"]:
             self._bounds()
         names = [name for name, _ in INDEXES[:self.o["secondary_indexes"]]]
@@ -141,6 +224,8 @@ class IibenchConnection:
 
     def insert(self) -> int:
         n = self.o["rows_per_commit"]
+        if self.quota:  # the last INSERT may go past it by less than rows_per_commit, as the reference's does
+            self.kept["inserted"] = self.kept.get("inserted", 0) + n
         self.session.query(f"INSERT INTO {self.table} (dateandtime, cashregisterid, customerid, productid, price, "
                            f"data) VALUES {self.rows.values(n)}".encode())
         self.counts.writes += 1
@@ -149,6 +234,8 @@ class IibenchConnection:
                                f"ORDER BY transactionid ASC LIMIT {n}".encode())
             self.counts.writes += 1
             self.min_id += n
+        if self.quota and self.kept["inserted"] >= self.quota:
+            self.counts.finished = True  # this connection's share is in: it stops (the step ends with the last)
         rate = self.o["inserts_per_second"]
         if rate:  # the next insert is due when this one's rows are paid for; the wait is not latency
             self.next_at = max(self.next_at + n / rate, time.monotonic() - 1.0)
@@ -183,8 +270,11 @@ class IibenchFamily(RegisteredFamily):
                    "secondary indexes, optional query clients (role=query) and matching deletes")
     OPTIONS = OPTIONS
     form_options = ("role", "tables", "rows_per_commit", "secondary_indexes", "inserts_per_second",
-                    "delete_per_insert")
-    data_options = ("tables", "secondary_indexes", "mysql_storage_engine")
+                    "delete_per_insert", "max_rows")
+    data_options = ("tables", "secondary_indexes", "mysql_storage_engine", "engine_options", "partitions",
+                    "rows_per_partition", "secondary_at_end")
+    actions = {"create_indexes": "build the secondary indexes the tables were created without (secondary_at_end): "
+                                 "one ALTER TABLE per table, timed"}
 
     def resolve(self, defaults: Mapping[str, Any], fixed: Mapping[str, Any], given: Mapping[str, Any],
                 where: str = "") -> dict[str, Any]:
@@ -192,10 +282,20 @@ class IibenchFamily(RegisteredFamily):
         if out["data_length_max"] < out["data_length_min"]:
             raise ConfigError(f"{where}option data_length_max: {out['data_length_max']} is below data_length_min "
                               f"{out['data_length_min']}")
+        if not ENGINE_OPTIONS_RE.fullmatch(out["engine_options"]):
+            raise ConfigError(f"{where}option engine_options: {out['engine_options']!r} is not a list of table "
+                              "options (NAME=VALUE ..., e.g. ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8)")
+        if out["partitions"] and not (out["rows_per_partition"] or out["max_rows"] >= out["partitions"]):
+            raise ConfigError(f"{where}option partitions: the partitions' ranges come from rows_per_partition, or "
+                              "max_rows / partitions as the reference's: give one of them")
         if out["role"] == "query" and not out["query_pk_only"] and out["secondary_indexes"] == 0:
             raise ConfigError(f"{where}role=query without secondary indexes has nothing to query: "
                               "give query_pk_only=on or secondary_indexes >= 1")
         return out
+
+    def data_key(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
+        # the partitions' ranges as the tables get them (from max_rows when rows_per_partition is 0)
+        return (*(options[k] for k in self.data_options), rows_per_partition(options))
 
     def transactions(self, options: Mapping[str, Any]) -> tuple[TrxType, ...]:
         if options["role"] == "insert":
@@ -222,7 +322,10 @@ class IibenchFamily(RegisteredFamily):
 
     def shape(self, options: Mapping[str, Any]) -> str:
         rows = f" x {options['initial_rows']:,} rows" if options["initial_rows"] else ""
-        return f"{options['tables']} purchases_index table(s){rows}, {options['secondary_indexes']} secondary index(es)"
+        parts = f", {options['partitions']} partitions" if options["partitions"] else ""
+        later = " (built later)" if options["secondary_at_end"] and options["secondary_indexes"] else ""
+        return (f"{options['tables']} purchases_index table(s){rows}, {options['secondary_indexes']} secondary "
+                f"index(es){later}{parts}")
 
     def tables(self, options: Mapping[str, Any]) -> list[str]:
         return [table_name(n) for n in range(1, options["tables"] + 1)]
@@ -235,9 +338,48 @@ class IibenchFamily(RegisteredFamily):
                 cancel: threading.Event | None = None) -> dict[str, Any]:
         return _prepare(_server(params), check_schema_name(schema), options, threads, progress, on_rows, cancel)
 
+    def run_action(self, name: str, params: ConnParams, schema: str, options: Mapping[str, Any],
+                   cancel: threading.Event | None = None) -> dict[str, Any]:
+        """The l.x phase: the secondary indexes built on every table (one ALTER TABLE each, as the reference's
+        --secondary_at_end), timed; the tables are then registered as of the plain shape (indexes present)."""
+        if name not in self.actions:
+            raise ConfigError(f"the iibench family has no action {name!r}; it has {', '.join(self.actions)}")
+        return create_indexes(params, check_schema_name(schema), options, cancel)
+
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         c = IibenchConnection(ctx)
         return c.insert if ctx.options["role"] == "insert" else c.query
+
+
+def create_indexes(params: ConnParams, schema: str, options: Mapping[str, Any],
+                   cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Build the secondary indexes on each table in turn; how long each took and in all."""
+    server = _server(params)
+    built = dict(options, secondary_at_end=False)
+    tables: list[dict[str, Any]] = []
+    t0 = time.monotonic()
+    conn = open_connection(server)
+    try:
+        cur = conn.cursor()
+        for n in range(1, options["tables"] + 1):
+            if cancel is not None and cancel.is_set():
+                break
+            sql = index_sql(n, options)
+            if sql is None:
+                break
+            started = time.monotonic()
+            cur.execute(f"USE `{schema}`")
+            cur.execute(sql)
+            tables.append({"table": table_name(n), "seconds": round(time.monotonic() - started, 3)})
+            register_tables(params, schema, [table_name(n)], shape(built))
+        cur.close()
+    finally:
+        conn.close()
+    seconds = time.monotonic() - t0
+    names = [name for name, _ in INDEXES[:options["secondary_indexes"]]]
+    return {"action": "create_indexes", "seconds": round(seconds, 3), "tables": tables,
+            "indexes": names, "done": len(tables) == options["tables"] and bool(names),
+            "what": f"{len(names)} secondary index(es) on {len(tables)} table(s) in {seconds:.1f} s"}
 
 
 def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], threads: int, progress: Progress | None,

@@ -275,6 +275,12 @@ class LuaFamily:
         forget_tables(params, schema, gone)
         return {"schema": schema, "dropped": gone, "left_alone": []}
 
+    actions: Mapping[str, str] = {}
+
+    def run_action(self, name: str, params: ConnParams, schema: str, options: Mapping[str, Any],
+                   cancel: threading.Event | None = None) -> dict[str, Any]:
+        raise ConfigError(f"a Lua script has no action {name!r}")
+
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
         if "check" not in self.script.commands:
             return []

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tunebench.core.errors import ConfigError
 from tunebench.core.target import ConnParams
 from tunebench.load.driver import DriverError
 from tunebench.load.family import CheckResult, ConnectionContext, Counts, Progress, Transaction, TrxType
@@ -80,6 +81,12 @@ class OltpFamily:
 
     def cleanup(self, params: ConnParams, schema: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
         return cleanup(params, schema)
+
+    actions: Mapping[str, str] = {}
+
+    def run_action(self, name: str, params: ConnParams, schema: str, options: Mapping[str, Any],
+                   cancel: threading.Event | None = None) -> dict[str, Any]:
+        raise ConfigError(f"the OLTP family has no action {name!r}")
 
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
         return []

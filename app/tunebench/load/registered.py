@@ -93,6 +93,12 @@ class RegisteredFamily:
     def sysbench_args(self, workload: Any, options: Mapping[str, Any]) -> tuple[str, list[str]]:
         raise ConfigError(f"the {self.name} family runs on the builtin engine")
 
+    actions: Mapping[str, str] = {}
+
+    def run_action(self, name: str, params: ConnParams, schema: str, options: Mapping[str, Any],
+                   cancel: threading.Event | None = None) -> dict[str, Any]:
+        raise ConfigError(f"the {self.name} family has no action {name!r}")
+
 
 def register_tables(params: ConnParams, schema: str, names: Iterable[str], shape: Mapping[str, Any]) -> None:
     """Record tables as whole and of `shape` (cleanup drops them; a next prepare keeps them)."""

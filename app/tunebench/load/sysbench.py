@@ -274,6 +274,7 @@ class SysbenchEngine:
         self.incomplete_steps = 0
         self._rates: dict[str, OpenLoop] = {}  # the step's open-loop groups
         self.service_hists: dict[str, LatencyHistogram] = {}  # sysbench reports no service times
+        self.ended: str | None = None  # sysbench runs its seconds
 
     def open(self) -> None:
         note = check_sysbench_tls(self.params)

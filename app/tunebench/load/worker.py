@@ -112,6 +112,9 @@ class Slot(threading.Thread):
         self.trx_lat: list[list[int]] = [[] for _ in range(self.ntrx)]
         self.current = 0
         self.idle_until = 0.0  # a paced family's next start (iiBench inserts_per_second)
+        self.finished = False  # the family has no more work for it (iiBench max_rows): parked for the run
+        self.finished_at = 0.0  # when (wall clock)
+        self.step_events = 0  # `events` when the step started: what it did this step is the difference
         self.fatal: str | None = None
         self.session: Any = None
         self.kept: dict[str, Any] = {}  # the family's per-connection state that outlives a reconnect
@@ -179,6 +182,9 @@ class Slot(threading.Thread):
             if not self.active:
                 self.gate.wait()
                 continue
+            if self.finished:
+                self._park()
+                continue
             if not self._ensure_connected():
                 continue
             if self.schedule is not None and self.hot is None:
@@ -202,6 +208,8 @@ class Slot(threading.Thread):
                 with self.handoff:
                     self.lat.append(dt)
                     self.events += 1
+                if self.finished:
+                    break
                 if self.idle_until:
                     self._idle()
 
@@ -237,6 +245,8 @@ class Slot(threading.Thread):
                 self.events += 1
                 if limit is not None and lat > limit:
                     self.late += 1
+            if self.finished:
+                break
 
     def _wait_until(self, due_ns: int) -> bool:
         """Sleep until `due_ns` (monotonic_ns), waking every 50 ms to see whether the connection was stopped."""
@@ -283,8 +293,17 @@ class Slot(threading.Thread):
                 self.trx_lat[kind].append(dt)
                 counts[kind][0] += 1
                 self.events += 1
+            if self.finished:
+                break
             if self.idle_until:
                 self._idle()
+
+    def _park(self) -> None:
+        """A finished connection: nothing more to run this run; it waits, connected, until the step ends."""
+        if not self.finished_at:
+            self.finished_at = time.time()
+        while self.active and not self.shutdown:
+            time.sleep(0.05)
 
     def _idle(self) -> None:
         """Wait until the paced family's next start (woken early when the connection is stopped)."""
@@ -523,6 +542,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                             continue
                         for name, n in active.items():
                             for s in slots[name]:
+                                s.step_events = s.events
                                 want = s.number < n
                                 if want and not s.is_alive() and not s.shutdown:
                                     s.active = True
@@ -591,8 +611,12 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 # connections that run: asked for, not shut down, and connected (one the server refuses,
                 # e.g. over max_connections, is not a user of the server)
                 threads = sum(1 for s in ss if s.number < active[name] and not s.shutdown
-                              and s.session is not None)
-                report[name] = (tuple(totals), idx, counts, hist.max_ns, threads,
+                              and s.session is not None and not s.finished)
+                # those done with the run (max_rows): not running, and the step ends once all of them are
+                done = [s for s in ss if s.number < active[name] and s.finished and s.finished_at]
+                finished = (len(done), sum(s.events - s.step_events for s in done),
+                            max((s.finished_at for s in done), default=0.0))
+                report[name] = (tuple(totals), idx, counts, hist.max_ns, threads, finished,
                                 _trx_report(ss, trx_buffers, last_trx, snaps),
                                 _open_report(ss, taken, hot_open, last_open, schedules.get(name),
                                              feeds[name][1] if name in feeds else None))

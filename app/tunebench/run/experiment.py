@@ -15,7 +15,7 @@ from tunebench.core.kinds import RunStatus
 from tunebench.core.results import sweep_tables
 from tunebench.core.schedule import MAX_RATE, OpenLoop
 from tunebench.core.stats import summarize
-from tunebench.core.sweep import ConfigPlan, Plan
+from tunebench.core.sweep import ConfigPlan, PhaseSpec, Plan
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup, LoadEngine
@@ -33,12 +33,13 @@ from tunebench.run.session import (
     flip_verdicts,
     live_segments,
     open_session,
+    phases_json,
     steps_json,
     steps_per_second,
     verdict_outlook,
 )
 from tunebench.run.spec import RunSpec, check_run_capacity, config_groups, single_config
-from tunebench.run.tasks import DiskSpace, datadir_space, ensure_data
+from tunebench.run.tasks import DiskSpace, datadir_space, ensure_data, server_refusals
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
 from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
 from tunebench.store.repo import SessionWriter, Store
@@ -101,6 +102,7 @@ class Experiment(RunProbes):
         self.applied: dict[int, dict[str, str | None]] = {}
         self.restored: list[dict[str, Any]] = []
         self._engine_now: LoadEngine | None = None
+        self._params_now: Any = None  # the running configuration's connection (an action step uses it)
         self._live_marks: list[tuple[float, dict[str, Any]]] = []
         self._rates_now: dict[str, OpenLoop] = {}  # the open-loop groups' rates now (changed live: change_rate)
         self._measured_since: float | None = None  # the running step's first measured second
@@ -299,8 +301,11 @@ class Experiment(RunProbes):
         self.password = admin_params.password
         self.server = self.server or info.summary()
         self.disk = datadir_space(info.variables.get("datadir"), server_is_local(self.target, transport))
+        # a phase plan with an action changes the data's shape as it goes (iiBench's index build): it starts
+        # from the data it was written for, freshly prepared
+        fresh = any(p.action for p in spec.phases) and self.resume is None
         if not ensure_data(conn_params(self.target, transport, database=spec.schema, password=self.password), spec,
-                           self.on_note, cancel=self.stop_event, space=self.disk):
+                           self.on_note, force=fresh, cancel=self.stop_event, space=self.disk):
             return self.outcome(self.stop_status)  # stopped while preparing: nothing recorded, nothing changed
         if self.writer is None:
             self.writer, self._done, self.results = open_session(self.store, self.target, spec, self.plan, info,
@@ -376,7 +381,7 @@ class Experiment(RunProbes):
             restore()
             try:
                 if self._final or status not in ("completed", "incomplete"):
-                    self.writer.finish(status, {"steps": steps_json(self.results), **self._tables()})
+                    self.writer.finish(status, {"steps": steps_json(self.results), **self._tables(), **self._phases()})
             except StoreError as exc:
                 if self._store_error is None:
                     raise
@@ -408,6 +413,7 @@ class Experiment(RunProbes):
         if cfg.options and not (self.reset_data and n > 0) and not ensure_data(params, spec, self.on_note,
                                                                                cancel=self.stop_event, space=self.disk):
             return None  # an option axis of the data set (iiBench's secondary_indexes): its tables, prepared
+        self._params_now = params
         engine = self._engine(params, cfg.engine, groups)
         engine.open()
         self._engine_now = engine
@@ -417,26 +423,71 @@ class Experiment(RunProbes):
                             "ssl_mode": None if params.socket else params.ssl_mode}))
         return engine
 
+    def _run_action_step(self, cfg: ConfigPlan, step: int, phase: PhaseSpec) -> None:
+        """A phase that runs a family's action instead of load (iiBench's index build): a step of its own, timed,
+        with the probes' seconds on the timeline and the action's result as its summary."""
+        spec, writer = self.spec, self.writer
+        assert writer is not None and phase.action is not None
+        idx = cfg.idx * spec.steps + step
+        group = spec.action_family(phase.action)
+        threads = {g.name: 0 for g in spec.groups}
+        self._rates_now = {}
+        if self.drift:
+            self.drift.check(f"before step {idx + 1}")
+        started = time.time()
+        step_id = writer.start_step(idx, started, started, {"threads": threads, "config": cfg.idx, "step": step,
+                                                           "knobs": dict(cfg.knobs), "phase": phase.name,
+                                                           "action": phase.action})
+        # the phase's name after the colon: the plots' step marker shows what follows it
+        self._record(Event(started, "step_start", f"step {idx + 1}: {phase.name} {phase.action}",
+                           {"threads": threads, "config": cfg.idx, "step": idx + 1, "phase": phase.name,
+                            "action": phase.action}))
+        with server_refusals(f"{phase.action} ({phase.name})"):
+            done = group.family.run_action(phase.action, self._params_now, spec.schema, group.options,
+                                           cancel=self.stop_event)
+        ended = time.time()
+        action = {"phase": phase.name, "action": phase.action, "group": group.name, **done}
+        incomplete = {} if done.get("done", True) else {"action_incomplete": True}
+        writer.end_step(step_id, ended, {"_phase": phase.name, "_action": action,
+                                         **({"_incomplete": incomplete} if incomplete else {})}, started)
+        self._record(Event(ended, "step_end", f"step {idx + 1} {phase.name}: {done.get('what', phase.action)}",
+                           {"phase": phase.name, "action": phase.action, "seconds": done.get("seconds"),
+                            **incomplete}))
+        self.on_note(f"{phase.name}: {done.get('what', phase.action)}")
+        result = StepResult(idx, (), cfg.idx, (), bool(incomplete), {}, phase.name, action)
+        self.results.append(result)
+        self.on_step(result)
+
     def _run_step(self, engine: LoadEngine, cfg: ConfigPlan, step: int) -> None:
         spec, writer = self.spec, self.writer
         assert writer is not None
+        phase = spec.phase_at(step)
+        if phase is not None and phase.action:
+            self._run_action_step(cfg, step, phase)
+            return
         idx = cfg.idx * spec.steps + step
         threads = {g.name: g.threads_at(step) for g in spec.groups}
-        rates = {g.name: load for g in spec.groups if (load := g.open_loop_at(step)) is not None}
+        running = [g for g in spec.groups if threads[g.name] > 0]  # a phase plan's idle groups: no summary
+        main = running[0].name
+        rates = {g.name: load for g in running if (load := g.open_loop_at(step)) is not None}
         self._rates_now = dict(rates)
         if self.drift:
             self.drift.check(f"before step {idx + 1}")
         started = time.time()
         measure_from = started + spec.warmup_seconds
+        named = f" {phase.name}" if phase is not None else ""
+        shown = f"{phase.name} " if phase is not None else ""
         step_id = writer.start_step(idx, started, measure_from, {"threads": threads, "config": cfg.idx,
-                                                                "step": step, "knobs": dict(cfg.knobs)})
-        self._record(Event(started, "step_start", f"step {idx + 1}: " + ", ".join(
-            f"{g}={n}" for g, n in threads.items()), {"threads": threads, "config": cfg.idx, "step": idx + 1}))
+                                                                "step": step, "knobs": dict(cfg.knobs),
+                                                                **({"phase": phase.name} if phase else {})})
+        self._record(Event(started, "step_start", f"step {idx + 1}: {shown}" + ", ".join(
+            f"{g}={n}" for g, n in threads.items() if n or phase is None),
+            {"threads": threads, "config": cfg.idx, "step": idx + 1, **({"phase": phase.name} if phase else {})}))
         self._live_marks = []
         # for a live change's verdict outlook: the step's first measured second, and when it is planned to end
         self._measured_since, self._step_ends = None, measure_from + spec.step_seconds
         gaps_before = self._gaps
-        collected: dict[str, list[Interval]] = {g.name: [] for g in spec.groups}
+        collected: dict[str, list[Interval]] = {g.name: [] for g in running}
         first_t: dict[str, float] = {}
 
         ramped: list[Interval] = []
@@ -451,13 +502,16 @@ class Experiment(RunProbes):
             self.on_interval(iv)
 
         def sink(iv: Interval) -> None:
+            if iv.group not in collected:  # idle in this phase: on the timeline at 0, not in the step
+                record(iv)
+                return
             if iv.group not in first_t:
                 first_t[iv.group], first_open[iv.group] = iv.t, iv.threads
-                if ramped and iv.group == spec.groups[0].name:
+                if ramped and iv.group == main:
                     self._ramp_ended(idx, ramped, iv, threads)
             # Warm-up seconds are recorded on the timeline but left out of the step's summary.
             if iv.t - first_t[iv.group] >= spec.warmup_seconds:
-                if iv.group == spec.groups[0].name and not collected[iv.group]:
+                if iv.group == main and not collected[iv.group]:
                     self._measured_since = iv.t - 1.0
                     self._step_ends = iv.t - 1.0 + spec.step_seconds
                 collected[iv.group].append(iv)
@@ -491,7 +545,8 @@ class Experiment(RunProbes):
             watch = self.server_watch
             for g, ivs in collected.items():
                 collected[g] = [iv for iv in ivs if not watch.down_during(iv.t - 1, iv.t)[0]]
-        if not self.stop_event.is_set() and not any(collected.values()) and not down:
+        # (a step whose work was done within its first second has no measured second: its totals say it)
+        if not self.stop_event.is_set() and not any(collected.values()) and not down and engine.ended != "finished":
             raise EngineError(f"step {idx + 1} produced no intervals")
         service = engine.service_hists
         summaries = tuple(
@@ -499,7 +554,7 @@ class Experiment(RunProbes):
                       (h.summary_ms() if (h := hists.get(g.name)) is not None and h.total else None),
                       detect_steady=True, headline=g.headline,
                       service=(sv.summary_ms() if (sv := service.get(g.name)) is not None and sv.total else None))
-            for g in spec.groups
+            for g in running
         )
         segments = live_segments(self._live_marks, collected, threads)
         ended = time.time()
@@ -519,13 +574,26 @@ class Experiment(RunProbes):
             incomplete["failed_groups"] = failed
         if incomplete:
             summary["_incomplete"] = incomplete
-        main = spec.groups[0].name
+        if phase is not None:
+            summary["_phase"] = phase.name
+        finished = None
+        if engine.ended == "finished":  # every connection had done its work (max_rows): the step ended there
+            # each group's transactions of the step (its first seconds too) over the time to its last one's end
+            work = getattr(engine, "finished_work", {})
+            finished = {"why": "finished", "transactions": {g: n for g, (n, _t) in work.items()},
+                        "seconds": {g: round(max(t - started, 1e-3), 3) for g, (_n, t) in work.items()},
+                        "headline": {g.name: work[g.name][0] * g.headline[1] for g in running
+                                     if g.name in work and g.headline is not None
+                                     and len(g.family.transactions(g.options)) == 1}}
+            summary["_ended"] = finished
+            self.on_note(f"step {idx + 1}{named}: every connection reached its max_rows after "
+                         f"{ended - started:.0f} s: the step ends")
         if ramped and main in first_t:
             # the step was measured once its connections were open: its window starts there
             measure_from = window_start(first_t[main], spec.warmup_seconds)
             summary["_ramp"] = {"seconds": sum(1 for iv in ramped if iv.group == main),
                                 "open": first_open[main], "asked": threads[main]}
-        self._step_extras(summary, idx, list(threads), measure_from, ended)
+        self._step_extras(summary, idx, list(collected), measure_from, ended)
         writer.end_step(step_id, ended, summary, measure_from)
         if self._live_marks:
             self._await_waits(ended)
@@ -544,7 +612,8 @@ class Experiment(RunProbes):
         self._record(Event(ended, "step_end", verdict or f"step {idx + 1} done", incomplete))
         if verdict:
             self.on_note(verdict)
-        result = StepResult(idx, summaries, cfg.idx, segments, bool(incomplete), summary.get("_efficiency") or {})
+        result = StepResult(idx, summaries, cfg.idx, segments, bool(incomplete), summary.get("_efficiency") or {},
+                            phase.name if phase is not None else None, None, finished)
         self.results.append(result)
         self.on_step(result)
         if lost is not None:
@@ -568,8 +637,12 @@ class Experiment(RunProbes):
         if seconds > 1 or first.threads < asked:  # not worth a line: the second in which they all open
             self.on_note(ev.label)
 
+    def _phases(self) -> dict[str, Any]:
+        return {"phases": phases_json(self.results)} if self.spec.phases else {}
+
     def _tables(self) -> dict[str, Any]:
-        if self.plan is None:
+        # a phase plan's steps are phases, not a concurrency curve: no "best TPS by threads" of one configuration
+        if self.plan is None or self.spec.phases:
             return {}
         per_second = self._per_second
         if per_second is None and self.writer is not None:
@@ -588,5 +661,5 @@ class Experiment(RunProbes):
             tuple(self.restored), error,
             {"engine": self.spec.engine, "target": self.target.name, "server": self.server,
              **({"servers": self.servers} if len(self.servers) > 1 else {}), "tls": self.tls,
-             "probes": self.probe_status, "steps": steps_json(self.results), **self._tables(),
+             "probes": self.probe_status, "steps": steps_json(self.results), **self._tables(), **self._phases(),
              "restarts": self.controller.restarts if self.controller else 0})

@@ -24,6 +24,11 @@ class StepResult:
     segments: tuple[dict[str, Any], ...] = ()
     incomplete: bool = False  # a client host or worker was lost, or the server did not answer
     efficiency: dict[str, dict[str, Any]] = field(default_factory=dict)  # group -> per-operation costs
+    phase: str | None = None  # a phase plan's name of the step (l.i0, l.x, qr100 ...)
+    action: dict[str, Any] | None = None  # an action step's result (no load: `summaries` is empty)
+    # a step that ended when its work was done (max_rows): {why, transactions: {group: n}, seconds: {group: s}},
+    # each group's transactions from the step's start (its ramp too) to the end of its last busy second
+    finished: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,6 +144,13 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
     return out
 
 
+def phases_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
+    """A phase plan's steps in order, by name; an action step with its result (how long the index build took)."""
+    return [{"step": r.idx + 1, "phase": r.phase, **({"action": r.action} if r.action else {}),
+             **({"incomplete": True} if r.incomplete else {})}
+            for r in sorted(results, key=lambda r: r.idx) if r.phase]
+
+
 def efficiency_of(store: Store, session_id: int, groups: Sequence[str], lo: float, hi: float
                   ) -> dict[str, dict[str, float | None]]:
     """Each client group's per-operation efficiency over a step's measured seconds, from the series as stored."""
@@ -193,7 +200,8 @@ def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
     out = []
     for r in sorted(results, key=lambda r: r.idx):
         for s in r.summaries:
-            out.append({"step": r.idx + 1, "config": r.config, "group": s.group, "threads": s.threads,
+            out.append({"step": r.idx + 1, "config": r.config, **({"phase": r.phase} if r.phase else {}),
+                        "group": s.group, "threads": s.threads,
                         "tps": round(s.tps, 2), "qps": round(s.qps, 2), "lat_p95_ms": s.lat_p95_ms,
                         "lat_p99_ms": s.lat_p99_ms, "errors": s.errors, "reconnects": s.reconnects, "cv": s.cv,
                         "tps_median": round(s.tps_median, 2), "qps_median": round(s.qps_median, 2),
@@ -209,5 +217,8 @@ def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
                            if s.headline_label else {}),
                         **({"trx": {k: dict(v) for k, v in s.trx.items()}} if s.trx else {}),
                         **({"segments": list(r.segments)} if r.segments else {}),
-                        **({"incomplete": True} if r.incomplete else {})})
+                        **({"incomplete": True} if r.incomplete else {}),
+                        **({"finished": {"transactions": r.finished["transactions"].get(s.group, 0),
+                                         "headline": r.finished["headline"].get(s.group),
+                                         "seconds": r.finished["seconds"].get(s.group)}} if r.finished else {})})
     return out

@@ -11,8 +11,9 @@ from typing import Any
 from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.schedule import ARRIVALS, MAX_RATE
-from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, Plan, SweepSpec, make_plan
+from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, PhaseSpec, Plan, SweepSpec, make_plan
 from tunebench.core.sweep.plan import RATE_OPTION
+from tunebench.core.sweep.spec import check_phases
 from tunebench.hosts.ssh import parse_ssh_url
 from tunebench.load.builtin import default_workers, runs_compiled
 from tunebench.load.capacity import Capacity, check_capacity, estimate_mb, mem_available_mb, peak_connections
@@ -47,6 +48,20 @@ class RunSpec:
     trust_host_key: bool = False  # accept (and remember) a client host's unknown host key
     ssh_keys: tuple[str, ...] = ()
     server_wait: int = 30  # how long the run waits for a server that stopped answering before it gives up (s)
+    # a phase plan (a sweep's [[phase]]): each step named, some an action of a family instead of load
+    phases: tuple[PhaseSpec, ...] = ()
+
+    def phase_at(self, step: int) -> PhaseSpec | None:
+        return self.phases[step] if step < len(self.phases) else None
+
+    def action_family(self, action: str) -> ClientGroup:
+        """The group whose family runs `action` (its options describe the data the action changes)."""
+        for g in self.groups:
+            if action in g.family.actions:
+                return g
+        offered = sorted({a for g in self.groups for a in g.family.actions})
+        raise ConfigError(f"no client group's family has the action {action!r}"
+                          + (f"; they have {', '.join(offered)}" if offered else " (none has actions)"))
 
     @property
     def steps(self) -> int:
@@ -62,7 +77,8 @@ class RunSpec:
             raise ConfigError(f"client group names must be unique: {', '.join(names)}")
         for g in self.groups:
             check_group_name(g.name)
-            if not g.schedule or any(n < 1 for n in g.schedule):
+            # 0: the group idle in that step, which only a phase plan has
+            if not g.schedule or any(n < 0 for n in g.schedule) or (0 in g.schedule and not self.phases):
                 raise ConfigError(f"group {g.name}: thread counts must be >= 1, got {list(g.schedule)}")
             if max(g.schedule) > 100_000:
                 raise ConfigError(f"group {g.name}: {max(g.schedule)} threads is beyond reason")
@@ -76,6 +92,12 @@ class RunSpec:
                     f"group {g.name} has {len(g.schedule)} thread counts ({_counts(g.schedule)}) and group "
                     f"{longest.name} {self.steps} ({_counts(longest.schedule)}): give one per step, or one count "
                     "to hold through every step")
+        check_phases(self.phases, [(g.name, g.schedule) for g in self.groups], self.steps, "the run")
+        if self.phases and self.engine != "builtin":
+            raise ConfigError("a phase plan runs on the builtin engine (its groups idle in some steps)")
+        for p in self.phases:
+            if p.action:
+                self.action_family(p.action)
         if not 1 <= self.step_seconds <= MAX_SECONDS:
             raise ConfigError(f"--step-seconds must be from 1 to {MAX_SECONDS}, got {self.step_seconds}")
         if not 0 <= self.warmup_seconds <= MAX_SECONDS:
@@ -189,7 +211,7 @@ def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
     fields: dict[str, Any] = {"groups": tuple(groups), "engine": sweep.engine, "step_seconds": sweep.step_seconds,
                               "warmup_seconds": sweep.warmup_seconds, "transport": sweep.transport,
                               "schema": groups[0].workload.default_schema if sweep.schema is None else sweep.schema,
-                              "seed": sweep.seed}
+                              "seed": sweep.seed, "phases": sweep.phases}
     fields.update({k: v for k, v in overrides.items() if v is not None})
     return RunSpec(**fields)
 

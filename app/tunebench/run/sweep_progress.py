@@ -16,7 +16,7 @@ from typing import Any
 from tunebench.core.interval import Event, Interval
 from tunebench.core.results import sweep_tables
 from tunebench.core.stats import StepSummary
-from tunebench.core.sweep import RESTART_SECONDS, ConfigPlan, GroupSpec, Plan, SweepSpec
+from tunebench.core.sweep import RESTART_SECONDS, ConfigPlan, GroupSpec, PhaseSpec, Plan, SweepSpec
 from tunebench.run.records import StepResult
 from tunebench.run.session import steps_json
 
@@ -206,7 +206,8 @@ class SweepProgress:
     def tables(self) -> dict[str, Any]:
         if self.final is not None:
             return self.final
-        if self.plan is None:
+        # a phase plan's steps are phases, not a concurrency curve of its one configuration (its table: Markdown)
+        if self.plan is None or self.plan.spec.phases:
             return {"configs": [], "baseline": 0, "best_to_best": [], "ratios": []}
         return sweep_tables(self.plan, steps_json(self.results), self.applied, self.per_second)
 
@@ -330,7 +331,7 @@ def spec_of(d: Mapping[str, Any]) -> SweepSpec:
         d.get("reset_data", False), d.get("engine", "builtin"), d.get("transport"), d.get("baseline", {}),
         d.get("description", ""), d.get("schema", "tunebench"), d.get("source", ""),
         tuple(d.get("optional_axes", ())), d.get("arrival", "poisson"), d.get("latency_limit_ms"),
-        d.get("slo_p99_ms"))
+        d.get("slo_p99_ms"), tuple(PhaseSpec(p["name"], p.get("action")) for p in d.get("phases", ())))
 
 
 def _same_configuration(c: Mapping[str, Any]) -> str:

@@ -29,7 +29,8 @@ ENGINES = ("builtin", "sysbench")
 CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 TOP_KEYS = {"name", "description", "workload", "threads", "step_seconds", "warmup_seconds", "cooldown_seconds",
             "repeats", "order", "seed", "reset_data", "engine", "transport", "baseline", "options", "axes", "group",
-            "schema", "optional_axes", "rates", "arrival", "latency_limit_ms", "slo_p99_ms"}
+            "schema", "optional_axes", "rates", "arrival", "latency_limit_ms", "slo_p99_ms", "phase"}
+PHASE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 ARRIVAL_NAMES = ("poisson", "fixed")  # core/schedule.py's
 MAX_RATE = 10_000_000
 
@@ -43,6 +44,19 @@ class GroupSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     # open loop (core/schedule.py): the rate of each step ((): closed loop), like threads one per step or one for all
     rates: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpec:
+    """One step of a phase plan, named (the insert benchmark's l.i0, l.x, qr100 ...): a load step (its groups'
+    thread counts at that step, 0 for a group idle in it), or an `action` of a group's family run instead of load
+    (iiBench's create_indexes: the l.x phase)."""
+
+    name: str
+    action: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, **({"action": self.action} if self.action else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +81,7 @@ class SweepSpec:
     arrival: str = "poisson"  # open loop: the arrival process of every group with rates
     latency_limit_ms: float | None = None  # open loop: pgbench's --latency-limit
     slo_p99_ms: float | None = None  # the knee: the highest rate whose p99 (from the intended start) meets this
+    phases: tuple[PhaseSpec, ...] = ()  # [[phase]]: the steps named, one per step (a phase plan)
 
     @property
     def knob_axes(self) -> dict[str, tuple[Any, ...]]:
@@ -84,6 +99,8 @@ class SweepSpec:
                        for g in self.groups],
                 "axes": {k: list(v) for k, v in self.axes.items()}, "repeats": self.repeats, "order": self.order,
                 "seed": self.seed, "engine": self.engine, "transport": self.transport}
+        if self.phases:
+            body["phases"] = [p.to_dict() for p in self.phases]
         return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     def without_axes(self, names: set[str]) -> SweepSpec:
@@ -115,6 +132,7 @@ class SweepSpec:
                 raise ConfigError(f"{src}: {key} must be from {low} to {MAX_SECONDS}, got {value!r}")
         if not _is_int(self.repeats) or not 1 <= self.repeats <= MAX_REPEATS:
             raise ConfigError(f"{src}: repeats must be from 1 to {MAX_REPEATS}, got {self.repeats!r}")
+        check_phases(self.phases, [(g.name, g.threads) for g in self.groups], self.steps, src)
         n = self.config_count
         if n > MAX_CONFIGS:
             sizes = " x ".join(str(len(v)) for v in self.axes.values())
@@ -138,7 +156,8 @@ class SweepSpec:
                 "warmup_seconds": self.warmup_seconds, "cooldown_seconds": self.cooldown_seconds,
                 "repeats": self.repeats, "order": self.order, "seed": self.seed, "reset_data": self.reset_data,
                 "engine": self.engine, "transport": self.transport, "baseline": dict(self.baseline),
-                "schema": self.schema, "optional_axes": list(self.optional), "configurations": self.config_count}
+                "schema": self.schema, "optional_axes": list(self.optional), "configurations": self.config_count,
+                **({"phases": [p.to_dict() for p in self.phases]} if self.phases else {})}
 
 
 
@@ -159,9 +178,58 @@ def _int_list(value: Any, what: str) -> tuple[int, ...]:
     if not items or not all(_is_int(x) for x in items):
         raise ConfigError(f"{what} must be a list of integers, got {value!r}")
     out = tuple(items)
-    if any(x < 1 or x > MAX_THREADS for x in out):
+    # 0: the group is idle in that step, which only a phase plan has (check_phases)
+    if any(x < 0 or x > MAX_THREADS for x in out):
         raise ConfigError(f"{what} must be integers from 1 to {MAX_THREADS}, got {value!r}")
     return out
+
+
+def check_phases(phases: tuple[PhaseSpec, ...], groups: list[tuple[str, tuple[int, ...]]], steps: int,
+                 source: str) -> None:
+    """A phase plan: one phase per step, names unique; a load phase runs some group, an action phase none. A
+    thread count of 0 (a group idle in a step) only in a phase plan."""
+    def at(threads: tuple[int, ...], i: int) -> int:
+        return threads[min(i, len(threads) - 1)]
+
+    if not phases:
+        for name, threads in groups:
+            if 0 in threads:
+                raise ConfigError(f"{source}: group {name}: thread counts must be from 1 to {MAX_THREADS} (0, a "
+                                  "group idle in a step, is for [[phase]] plans)")
+        return
+    if len(phases) != steps:
+        raise ConfigError(f"{source}: {len(phases)} [[phase]] tables for {steps} steps: give one per step (each "
+                          "group's threads = [...] one count per phase)")
+    names = [p.name for p in phases]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{source}: phase names must be unique: {', '.join(names)}")
+    for i, p in enumerate(phases):
+        running = [name for name, threads in groups if at(threads, i) > 0]
+        if p.action and running:
+            raise ConfigError(f"{source}: phase {p.name} runs the action {p.action} and no load: group "
+                              f"{running[0]} has threads there (give it 0)")
+        if not p.action and not running:
+            raise ConfigError(f"{source}: phase {p.name}: every group has 0 threads; give one threads, or the "
+                              "phase an action")
+
+
+def _phases(data: Mapping[str, Any], source: str) -> tuple[PhaseSpec, ...]:
+    raw = data.get("phase", [])
+    if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
+        raise ConfigError(f"{source}: phase must be [[phase]] tables, got {raw!r}")
+    out = []
+    for p in raw:
+        unknown = set(p) - {"name", "action"}
+        if unknown:
+            raise ConfigError(f"{source}: [[phase]] has an unknown key {sorted(unknown)[0]!r}; known: name, action")
+        name, action = p.get("name"), p.get("action")
+        if not isinstance(name, str) or not PHASE_NAME_RE.fullmatch(name):
+            raise ConfigError(f"{source}: [[phase]] name must be up to 32 letters, digits, '.', '_' and '-', got "
+                              f"{name!r}")
+        if action is not None and (not isinstance(action, str) or not re.fullmatch(r"[a-z_]{1,64}", action)):
+            raise ConfigError(f"{source}: phase {name}: action must be a name like create_indexes, got {action!r}")
+        out.append(PhaseSpec(name, action))
+    return tuple(out)
 
 
 def _int(data: Mapping[str, Any], key: str, default: int, low: int, high: int, source: str) -> int:
@@ -294,6 +362,7 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
         raise ConfigError(f"{source}: {'the rate axis' if 'rate' in axes else 'latency_limit_ms'} needs the "
                           "first group to run open loop: give it rates = [...]")
     spec = SweepSpec(
+        phases=_phases(data, source),
         name=_str(data, "name", Path(source).stem, source), groups=tuple(groups), axes=axes,
         step_seconds=_int(data, "step_seconds", 30, 1, MAX_SECONDS, source),
         warmup_seconds=_int(data, "warmup_seconds", 5, 0, MAX_SECONDS, source),

@@ -98,4 +98,8 @@ def write_spec(spec: SweepSpec) -> str:
         own = {k: v for k, v in g.options.items() if k not in top_options or top_options[k] != v}
         if own:
             lines.append(f"options = {toml_value(own)}")
+    for p in spec.phases:
+        lines += ["", "[[phase]]", f"name = {toml_value(p.name)}"]
+        if p.action:
+            lines.append(f"action = {toml_value(p.action)}")
     return "\n".join(lines) + "\n"
