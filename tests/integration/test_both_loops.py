@@ -35,6 +35,12 @@ CASES = {
     "dbstress_rw1": ("dbstress_rw1", {"objects": "20000"}, "tb_loops_dbs", 10, 4, (("Com_commit",), ("write",)),
                      {"Com_select": ("sel1", "sel2"), "Com_insert": ("write",), "Com_update": ("write",),
                       "Com_delete": ("write",)}),
+    # autocommit: one INSERT (and its DELETE) per insert, one SELECT per query
+    "iibench-insert": ("iibench", {"initial_rows": "20000", "rows_per_commit": "100", "delete_per_insert": "on"},
+                       "tb_loops_ii", 4, 2, (("Com_insert",), ()), {}),
+    "iibench-query": ("iibench_query", {"initial_rows": "20000"}, "tb_loops_ii", 3, 2, (("Com_select",), ()), {}),
+    "iibench-query-pk": ("iibench_query", {"initial_rows": "20000", "query_pk_only": "on"}, "tb_loops_ii", 3, 2,
+                         (("Com_select",), ()), {}),
 }
 
 
@@ -112,6 +118,6 @@ def test_the_compiled_and_the_python_loop_send_the_same_statements_in_the_same_m
     assert hot_digests | hot_digests2 == py_digests, (hot_digests ^ py_digests)
     hot = {k: (hot1[k] * n1 + hot2[k] * n3) / (n1 + n3) for k in COM}
     for k in ("Com_select", "Com_insert", "Com_update", "Com_delete"):
-        if py[k] == 0 and hot[k] == 0:
+        if py[k] < 0.05 and hot[k] < 0.05:  # none, or a connection's setup (iiBench's bounds), not per transaction
             continue
         assert hot[k] == pytest.approx(py[k], rel=0.02), (k, hot, py, n1 + n3, n2)

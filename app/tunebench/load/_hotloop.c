@@ -150,6 +150,7 @@ typedef struct {
     double d;
     char *s; /* V_STR: len bytes and a NUL; the buffer is kept (cap) when the register changes kind */
     size_t len, cap;
+    PyObject *owner; /* a large constant: s points into this bytes object (shared by the connections), not copied */
 } val_t;
 
 enum { F_SQL = 0, F_INT, F_FLT, F_STR };
@@ -232,6 +233,7 @@ typedef struct {
     unsigned long long errors;  /* deadlocks and lock waits the program retried, and its error marks (under mu) */
     unsigned long long *typed;  /* per type: events, errors, rollbacks, retries (under mu) */
     int current;           /* the type under way (__atomic: current() reads it from another thread) */
+    int finished;          /* I_FINISH ran: no more events on this connection (__atomic) */
     int64_t idle_until;    /* a paced program's next start (I_PACE) */
     unsigned int err_no;   /* the failing event's server error (0: a program error), and its message */
     char err_msg[512];
@@ -886,7 +888,7 @@ enum {
     I_END = 0, I_MOV, I_UNIF, I_NURAND, I_ADD, I_SUB, I_MUL, I_DIV, I_IDIV, I_MOD, I_BOR, I_MIN, I_MAX,
     I_EQ, I_NE, I_LT, I_LE, I_GT, I_GE, I_NOT, I_TRUNC, I_ROUND, I_JMP, I_JZ, I_JNZ, I_EXEC, I_ROW, I_FMT,
     I_APPEND, I_SUBSTR, I_PICK, I_MOVI, I_TYPE, I_ROLLMARK, I_ERRMARK, I_RETRY, I_TIME, I_RSTR, I_PACE,
-    I_COALESCE, I_NROWS, N_INS
+    I_COALESCE, I_NROWS, I_FINISH, N_INS
 };
 /* each instruction's operands a..f: R a register, r a register or -1, X a ref, L an instruction, F a format,
    K a constant, N a count >= 0, C a statement class (0..3: read, write, other, not counted), T a type */
@@ -894,13 +896,19 @@ static const char *const I_SHAPE[N_INS] = {
     "", "RX", "RXX", "RXXXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX",
     "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RX", "RX", "RXX", "L", "XL", "XL", "FCrrN", "RNX", "RF",
     "RF", "RXX", "RKNX", "RRNX", "T", "", "", "", "R", "RKX", "XX",
-    "RXX", "R",
+    "RXX", "R", "",
 };
 #define VM_STEPS 50000000L
 #define C_NONE 3
 enum { VM_OK = 0, VM_SERVER, VM_BUG, VM_OOM };
 
-static void val_free(val_t *v) {
+static void val_free(val_t *v) { /* with the GIL (an owner's reference) */
+    if (v->owner) {
+        Py_CLEAR(v->owner);
+        v->s = NULL;
+        v->len = v->cap = 0;
+        return;
+    }
     PyMem_RawFree(v->s);
     v->s = NULL;
     v->len = v->cap = 0;
@@ -1316,6 +1324,9 @@ static int vm_run(Conn *c, int pc, ev_t *ev) {
             }
             break;
         }
+        case I_FINISH: /* the connection has no more work this run (iiBench's max_rows): run() returns after it */
+            __atomic_store_n(&c->finished, 1, __ATOMIC_RELEASE);
+            break;
         case I_COALESCE: {
             const val_t *x = REF(c, in->b);
             if (val_copy(dst, x->kind == V_NULL ? REF(c, in->c) : x)) return VM_OOM;
@@ -1330,7 +1341,7 @@ static int vm_run(Conn *c, int pc, ev_t *ev) {
 
 /* ---- vm(program, registers): checked, then set (all or nothing) ---- */
 
-static int set_const(val_t *v, PyObject *o) {
+static int set_const(val_t *v, PyObject *o, int share) {
     memset(v, 0, sizeof *v);
     if (o == Py_None) return 0;
     if (PyLong_Check(o)) {
@@ -1341,6 +1352,13 @@ static int set_const(val_t *v, PyObject *o) {
     }
     if (PyFloat_Check(o)) {
         val_set_dbl(v, PyFloat_AsDouble(o));
+        return 0;
+    }
+    if (share && PyBytes_Check(o) && PyBytes_GET_SIZE(o) > 65536) { /* a pool: shared, read only */
+        v->kind = V_STR;
+        v->s = PyBytes_AS_STRING(o);
+        v->len = (size_t)PyBytes_GET_SIZE(o);
+        v->owner = Py_NewRef(o);
         return 0;
     }
     if (PyBytes_Check(o)) {
@@ -1484,7 +1502,7 @@ static PyObject *Conn_vm(Conn *c, PyObject *args) {
         goto fail;
     }
     for (int i = 0; i < vm->nconsts; i++)
-        if (set_const(&vm->consts[i], PySequence_Fast_GET_ITEM(fc, i))) {
+        if (set_const(&vm->consts[i], PySequence_Fast_GET_ITEM(fc, i), 1)) {
             vm->nconsts = i + 1;
             goto fail;
         }
@@ -1520,7 +1538,7 @@ static PyObject *Conn_vm(Conn *c, PyObject *args) {
             goto fail;
         }
         val_t v;
-        if (set_const(&v, value)) goto fail;
+        if (set_const(&v, value, 0)) goto fail;
         val_free(&regs[r]);
         regs[r] = v;
     }
@@ -1574,6 +1592,18 @@ static PyObject *Conn_reg(Conn *c, PyObject *args) {
     default:
         Py_RETURN_NONE;
     }
+}
+
+/* finished() -> whether the program said it has no more work (I_FINISH); events() -> the cumulative events */
+static PyObject *Conn_finished(Conn *c, PyObject *noargs) {
+    return PyBool_FromLong(__atomic_load_n(&c->finished, __ATOMIC_ACQUIRE));
+}
+
+static PyObject *Conn_events(Conn *c, PyObject *noargs) {
+    pthread_mutex_lock(&c->mu);
+    unsigned long long e = c->events;
+    pthread_mutex_unlock(&c->mu);
+    return PyLong_FromUnsignedLongLong(e);
 }
 
 /* current() -> the transaction type under way (or the last one): a failed event's errors are charged to it */
@@ -1752,7 +1782,8 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
         publish(c, 0, 0, 0, 0, 0, &ev);
     }
     if (c->vm && status == VM_OK) c->vm_inited = 1;
-    while (status == VM_OK && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+    while (status == VM_OK && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&c->finished, __ATOMIC_ACQUIRE)) {
         ev_t ev = {{0, 0, 0}, 0, 0, 0};
         int64_t due = 0;
         unsigned long long skipped = 0;
@@ -1778,7 +1809,7 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
             oom = 1;
             break;
         }
-        if (status != VM_OK || t1 >= deadline) break;
+        if (status != VM_OK || t1 >= deadline || __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE)) break;
         if (c->vm && c->idle_until > t1) idle_wait(c);
     }
     Py_END_ALLOW_THREADS
@@ -1898,6 +1929,8 @@ static PyMethodDef Conn_methods[] = {
     {"vm", (PyCFunction)Conn_vm, METH_VARARGS, "vm(program, registers): a statement program (load/program.py)"},
     {"reg", (PyCFunction)Conn_reg, METH_VARARGS, "reg(i) -> a register's value"},
     {"current", (PyCFunction)Conn_current, METH_NOARGS, "the transaction type under way"},
+    {"finished", (PyCFunction)Conn_finished, METH_NOARGS, "the program has no more work (I_FINISH)"},
+    {"events", (PyCFunction)Conn_events, METH_NOARGS, "the cumulative events"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -190,6 +190,11 @@ class HotTotals:
         self._pending.append(taken[4])
         self._svc.append(taken[5])
 
+    def events(self) -> int:
+        """The cumulative events, whichever connection ran them (the latencies stay for the reporter's take)."""
+        with self._lock:
+            return self._base[0] + (int(self.conn.events()) if self.conn is not None else 0)
+
     def detach(self) -> None:
         """The connection is going away (a reconnect, the end): its counts stay."""
         with self._lock:
@@ -236,6 +241,10 @@ class HotSession:
     def current(self) -> int:
         """The transaction type under way, or the last one (a failed event's errors are charged to it)."""
         return int(self.conn.current())
+
+    def finished(self) -> bool:
+        """The statement program said it has no more work this run (Asm.finish)."""
+        return bool(self.conn.finished())
 
     def interrupt(self) -> None:
         """run() returns after the event in flight (any thread)."""

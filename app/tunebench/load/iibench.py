@@ -34,12 +34,14 @@ import numpy as np
 from tunebench.core.errors import ConfigError
 from tunebench.core.target import ConnParams
 from tunebench.load.family import ConnectionContext, Progress, Transaction, TrxType
+from tunebench.load.hotloop import hot_enabled
 from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import (
     RowsProgress,
     _server,
     check_schema_name,
 )
+from tunebench.load.program import Asm, VmProgram
 from tunebench.load.registered import RegisteredFamily, ServerLoad, claim_sets, register_tables
 from tunebench.mysql.connect import open_connection
 
@@ -349,6 +351,137 @@ class IibenchFamily(RegisteredFamily):
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
         c = IibenchConnection(ctx)
         return c.insert if ctx.options["role"] == "insert" else c.query
+
+    def hot_program(self, plan: Any, options: Mapping[str, Any]) -> VmProgram | None:
+        """IibenchConnection's inserts or queries as a statement program for the compiled loop; None: the Python
+        loop (not built, or TUNEBENCH_HOT_LOOP=0)."""
+        return hot_program(options) if hot_enabled() else None
+
+
+def _conn_values(options: Mapping[str, Any], *, slot: int, slots: int, run_nonce: int) -> dict[str, Any]:
+    """A connection's table and its share of max_rows, as IibenchConnection works them out."""
+    tables = int(options["tables"])
+    peers = len(range(slot % tables, max(slots, slot + 1), tables))
+    return {"table": slot % tables + 1,
+            "quota": math.ceil(options["max_rows"] / peers) if options["max_rows"] else 0}
+
+
+def hot_program(options: Mapping[str, Any]) -> VmProgram:
+    """IibenchConnection as a statement program: the same INSERT of rows_per_commit rows (values drawn as
+    RowMaker draws them, data sliced from the same pool), the matching DELETE, max_rows and pacing; or the same
+    queries."""
+    o = options
+    a = Asm(types=len(IibenchFamily().transactions(o)))
+    table, quota = a.param("table"), a.param("quota")
+    inserted = a.keep("inserted")
+    min_id, max_id, loops, t, i = a.regs(5)
+
+    def bounds() -> None:
+        a.exec("read", f"SELECT MIN(transactionid), MAX(transactionid) FROM {TABLE}%d", table,
+               into=[min_id, max_id])
+        a.coalesce(min_id, min_id, 0)
+        a.coalesce(max_id, max_id, 0)
+        a.trunc(min_id, min_id)
+        a.trunc(max_id, max_id)
+
+    a.init()
+    a.mov(min_id, 0)
+    a.mov(max_id, 0)
+    a.mov(loops, 0)
+    if o["delete_per_insert"] or o["query_pk_only"]:
+        bounds()
+    a.end()
+    a.event()
+    if o["role"] == "insert":
+        n = int(o["rows_per_commit"])
+        share = o["data_random_pct"] / 100 * 0.75
+        top, low = max(o["data_length_min"], o["data_length_max"]), o["data_length_min"]
+        pool = data_pool().encode()
+        rows, reg, prod, cust, price, head, tail, length, r = a.regs(9)
+        a.type(0)
+        if o["max_rows"]:
+            a.add(inserted, inserted, n)
+
+        def row(template: str) -> None:
+            a.unif(reg, 0, o["cashregisters"] - 1)
+            a.unif(prod, 0, o["products"] - 1)
+            a.unif(cust, 0, o["customers"] - 1)
+            a.unif(price, 0, o["max_price"] - 1)
+            if low == top:  # one length (the default)
+                a.mov(head, "a" * (top - int(top * share)))
+                a.rstr(tail, pool, int(top * share))
+            else:
+                a.unif(length, low, top)
+                a.mul(r, length, share)
+                a.trunc(r, r)
+                a.sub(t, length, r)
+                a.rstr(head, b"a" * 4000, t)
+                a.rstr(tail, pool, r)
+            (a.format if template.startswith("(") else a.append)(rows, template, reg, cust, prod, price, head, tail)
+
+        row("(NOW(),%d,%d,%d,%d,'%s%s')")
+        if n > 1:
+            more = a.label()
+            a.mov(i, 1)
+            a.here(more)
+            row(",(NOW(),%d,%d,%d,%d,'%s%s')")
+            a.add(i, i, 1)
+            a.lt(t, i, n)
+            a.jnz(t, more)
+        a.exec("write", f"INSERT INTO {TABLE}%d (dateandtime, cashregisterid, customerid, productid, price, data) "
+               "VALUES %s", table, rows)
+        if o["delete_per_insert"]:
+            a.exec("write", f"DELETE FROM {TABLE}%d WHERE transactionid >= %d ORDER BY transactionid ASC LIMIT {n}",
+                   table, min_id)
+            a.add(min_id, min_id, n)
+        if o["max_rows"]:
+            going = a.label()
+            a.lt(t, inserted, quota)
+            a.jnz(t, going)
+            a.finish()
+            a.here(going)
+        if o["inserts_per_second"]:
+            a.pace(n, int(o["inserts_per_second"]))
+        a.end()
+        return a.program(_conn_values, (dict(o),))
+    limit = int(o["rows_per_query"])
+    a.add(loops, loops, 1)
+    if o["query_pk_only"]:
+        fresh, ids, v, hi = a.label(), a.reg(), a.reg(), a.reg()
+        a.mod(t, loops, 100)
+        a.ne(t, t, 1)
+        a.jnz(t, fresh)
+        bounds()
+        a.here(fresh)
+        a.add(hi, min_id, 1)
+        a.max(hi, hi, max_id)
+        a.sub(hi, hi, 1)
+        a.unif(v, min_id, hi)
+        a.format(ids, "%d", v)
+        for _ in range(limit - 1):
+            a.unif(v, min_id, hi)
+            a.append(ids, ",%d", v)
+        a.type(0)
+        a.exec("read", f"SELECT transactionid, productid, data FROM {TABLE}%d WHERE transactionid IN (%s)", table, ids)
+        a.end()
+        return a.program(_conn_values, (dict(o),))
+    shapes = [name for name, _ in INDEXES[:o["secondary_indexes"]]]
+    k, value = a.regs(2)
+    a.unif(k, 0, len(shapes) - 1)
+    labels = [a.label() for _ in shapes]
+    for j, label in enumerate(labels):
+        a.eq(t, k, j)
+        a.jnz(t, label)
+    for j, (label, name) in enumerate(zip(labels, shapes, strict=True)):
+        a.here(label)
+        a.type(j)
+        sql, bound = QUERIES[name]
+        a.unif(value, 0, o[bound] - 1)
+        marks = re.findall(r"\{[tv]\}", sql)
+        template = sql.replace("{t}", f"{TABLE}%d").replace("{v}", "%d").replace("{n}", str(limit))
+        a.exec("read", template, *[table if m == "{t}" else value for m in marks])
+        a.end()
+    return a.program(_conn_values, (dict(o),))
 
 
 def create_indexes(params: ConnParams, schema: str, options: Mapping[str, Any],

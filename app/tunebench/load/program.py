@@ -29,7 +29,7 @@ from typing import Any
 # instruction numbers, as _hotloop.c's enum
 (I_END, I_MOV, I_UNIF, I_NURAND, I_ADD, I_SUB, I_MUL, I_DIV, I_IDIV, I_MOD, I_BOR, I_MIN, I_MAX, I_EQ, I_NE, I_LT,
  I_LE, I_GT, I_GE, I_NOT, I_TRUNC, I_ROUND, I_JMP, I_JZ, I_JNZ, I_EXEC, I_ROW, I_FMT, I_APPEND, I_SUBSTR, I_PICK,
- I_MOVI, I_TYPE, I_ROLLMARK, I_ERRMARK, I_RETRY, I_TIME, I_RSTR, I_PACE, I_COALESCE, I_NROWS) = range(41)
+ I_MOVI, I_TYPE, I_ROLLMARK, I_ERRMARK, I_RETRY, I_TIME, I_RSTR, I_PACE, I_COALESCE, I_NROWS, I_FINISH) = range(42)
 CLASSES = {"read": 0, "write": 1, "other": 2, "none": 3}
 F_SQL, F_INT, F_FLT, F_STR = range(4)
 MARK = re.compile(r"\?|%(-?\d*)(?:\.(\d+))?([dfs])")
@@ -65,21 +65,25 @@ class VmProgram:
     params: tuple[tuple[str, int], ...]
     values: Callable[..., Mapping[str, Any]] | None = None
     values_args: tuple[Any, ...] = ()
+    kept: tuple[tuple[str, int], ...] = ()  # registers whose values outlive a reconnect (Slot keeps them)
 
     def as_args(self) -> tuple[Any, ...]:
         return (list(self.consts), list(self.fmts), list(self.code), self.nregs, self.ntypes, self.init_pc,
                 self.event_pc, self.max_retries)
 
-    def registers(self, slot: int, slots: int, run_nonce: int) -> list[tuple[int, Any]]:
-        """One connection's parameter registers and their values."""
-        if self.values is None:
-            return []
-        given = self.values(*self.values_args, slot=slot, slots=slots, run_nonce=run_nonce)
-        index = dict(self.params)
-        missing = set(index) - set(given)
-        if missing:
-            raise ValueError(f"no value for the program's parameters {sorted(missing)}")
-        return [(index[name], _const(given[name])) for name in index]
+    def registers(self, slot: int, slots: int, run_nonce: int,
+                  kept: Mapping[str, Any] | None = None) -> list[tuple[int, Any]]:
+        """One connection's parameter registers and their values, and the kept ones' values from before a
+        reconnect."""
+        out: list[tuple[int, Any]] = []
+        if self.values is not None:
+            given = self.values(*self.values_args, slot=slot, slots=slots, run_nonce=run_nonce)
+            index = dict(self.params)
+            missing = set(index) - set(given)
+            if missing:
+                raise ValueError(f"no value for the program's parameters {sorted(missing)}")
+            out = [(index[name], _const(given[name])) for name in index]
+        return out + [(r, _const(kept[name])) for name, r in self.kept if kept and kept.get(name) is not None]
 
 
 def _const(value: Any) -> Any:
@@ -103,6 +107,7 @@ class Asm:
     init_pc: int = -1
     event_pc: int = -1
     params: dict[str, Reg] = field(default_factory=dict)
+    kept: dict[str, Reg] = field(default_factory=dict)
     _const_index: dict[tuple[type, Any], int] = field(default_factory=dict)
 
     # ---- registers, constants, labels -------------------------------------------------------------------
@@ -119,6 +124,12 @@ class Asm:
         if name not in self.params:
             self.params[name] = self.reg()
         return self.params[name]
+
+    def keep(self, name: str) -> Reg:
+        """A register whose value outlives a reconnect (a count of rows done)."""
+        if name not in self.kept:
+            self.kept[name] = self.reg()
+        return self.kept[name]
 
     def const(self, value: Any) -> int:
         value = _const(value)
@@ -270,6 +281,10 @@ class Asm:
         """The next event is due when `rows` are paid for at `rate` per second (the wait is not latency)."""
         self._emit(I_PACE, self.ref(rows), self.ref(rate))
 
+    def finish(self) -> None:
+        """This connection has no more work this run (iiBench's max_rows): it stops after this event."""
+        self._emit(I_FINISH)
+
     def end(self) -> None:
         self._emit(I_END)
 
@@ -287,7 +302,8 @@ class Asm:
             code.append(tuple(out))
         return VmProgram(tuple(self.consts), tuple(self.fmts), tuple(code), max(1, self.nregs), self.types,
                          self.init_pc, self.event_pc, self.max_retries,
-                         tuple((name, r.n) for name, r in self.params.items()), values, values_args)
+                         tuple((name, r.n) for name, r in self.params.items()), values, values_args,
+                         tuple((name, r.n) for name, r in self.kept.items()))
 
 
 def _consecutive(regs: Sequence[Reg]) -> int:

@@ -146,7 +146,7 @@ class Slot(threading.Thread):
             registers = None
             if isinstance(self.hot_program, VmProgram):
                 registers = self.hot_program.registers(self.number, self.group.nslots or len(self.group.slots),
-                                                       self.group.run_nonce)
+                                                       self.group.run_nonce, self.kept.get("vm"))
             self.session = HotSession(self.params, self.hot_program, seed, self.hot, registers)
             return
         self.session = open_session(self.params)
@@ -259,13 +259,27 @@ class Slot(threading.Thread):
 
     def _run_hot(self) -> None:
         """The compiled loop: whole events in C with the GIL released, a return every RUN_SECONDS at most."""
-        run = self.session.run
+        session = self.session
         while self.active:
             try:
-                run(RUN_SECONDS, self.queue)
+                session.run(RUN_SECONDS, self.queue)
             except DriverError as exc:
+                self._keep(session)
                 self._on_error(exc)
                 break
+            if session.finished():  # the program has no more work this run (iiBench's max_rows)
+                self._keep(session)
+                self.finished = True
+                break
+
+    def _keep(self, session: HotSession) -> None:
+        """A statement program's registers that outlive a reconnect (load/program.py Asm.keep)."""
+        if isinstance(self.hot_program, VmProgram) and self.hot_program.kept:
+            self.kept["vm"] = {name: session.conn.reg(r) for name, r in self.hot_program.kept}
+
+    def total_events(self) -> int:
+        """Events run so far, in either loop."""
+        return self.events + (self.hot.events() if self.hot is not None else 0)
 
     def deactivate(self) -> None:
         """Stop running events: the compiled loop is told at once (else it notices within RUN_SECONDS)."""
@@ -542,7 +556,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                             continue
                         for name, n in active.items():
                             for s in slots[name]:
-                                s.step_events = s.events
+                                s.step_events = s.total_events()
                                 want = s.number < n
                                 if want and not s.is_alive() and not s.shutdown:
                                     s.active = True
@@ -614,7 +628,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                               and s.session is not None and not s.finished)
                 # those done with the run (max_rows): not running, and the step ends once all of them are
                 done = [s for s in ss if s.number < active[name] and s.finished and s.finished_at]
-                finished = (len(done), sum(s.events - s.step_events for s in done),
+                finished = (len(done), sum(s.total_events() - s.step_events for s in done),
                             max((s.finished_at for s in done), default=0.0))
                 report[name] = (tuple(totals), idx, counts, hist.max_ns, threads, finished,
                                 _trx_report(ss, trx_buffers, last_trx, snaps),
