@@ -130,10 +130,7 @@ class SysbenchTpccConnection(TpccConnection):
     def payment(self, t: dict[str, Any]) -> None:
         s, w, d, amount = t["s"], t["w"], t["d"], t["amount"]
         c_w, c_d, c = t["c_w"], t["c_d"], t["c"]
-        self.run(s, "pay_ware_upd", amount, w)
-        w_name = text(self.run(s, "pay_ware", w)[0][5])
-        self.run(s, "pay_dist_upd", amount, w, d)
-        d_name = text(self.run(s, "pay_dist", w, d)[0][5])
+        w_name, d_name = self._pay_warehouse_and_district(s, w, d, amount)
         if t["by_name"]:
             c = self._by_name(s, "pay_by_name", c_w, c_d, t["last"], 0) or c
         cust = self.run(s, "pay_cust", c_w, c_d, c)[0]

@@ -252,13 +252,17 @@ class TpccConnection:
             return None
         return rows[min(len(rows), max(1, -(-int(count) // 2))) - 1]
 
-    def payment(self, t: dict[str, Any]) -> None:
-        s, w, d, amount = t["s"], t["w"], t["d"], Decimal(str(t["amount"]))
-        c_w, c_d, c = t["c_w"], t["c_d"], t["c"]
+    def _pay_warehouse_and_district(self, s: dict[str, Any], w: int, d: int, amount: Any) -> tuple[str, str]:
+        """Payment's first four statements (both modes): the year-to-date sums; the two names."""
         self.run(s, "pay_ware_upd", amount, w)
         w_name = text(self.run(s, "pay_ware", w)[0][5])
         self.run(s, "pay_dist_upd", amount, w, d)
-        d_name = text(self.run(s, "pay_dist", w, d)[0][5])
+        return w_name, text(self.run(s, "pay_dist", w, d)[0][5])
+
+    def payment(self, t: dict[str, Any]) -> None:
+        s, w, d, amount = t["s"], t["w"], t["d"], Decimal(str(t["amount"]))
+        c_w, c_d, c = t["c_w"], t["c_d"], t["c"]
+        w_name, d_name = self._pay_warehouse_and_district(s, w, d, amount)
         if t["by_name"]:
             row = self._customer_by_name(s, "pay_by_name", c_w, c_d, t["last"])
             if row is not None:
