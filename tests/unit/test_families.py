@@ -52,7 +52,7 @@ def test_a_workload_file_names_its_family(tmp_path):
     ({"scale": 100_001}, "option scale: 100001 is above the maximum 100000"),
     ({"tables": 1001}, "option tables: 1001 is above the maximum 1000"),
     ({"trx_level": "RU"}, "option trx_level: 'RU' is not one of RR, RC, SER"),
-    ({"table_size": 10}, "unknown option 'table_size'; known: mysql_storage_engine, scale, tables, trx_level, "
+    ({"table_size": 10}, "unknown option 'table_size'; known: mode, mysql_storage_engine, scale, tables, trx_level, "
                          "use_fk"),
 ])
 def test_tpcc_options_are_checked_by_the_family(given, message):
@@ -163,3 +163,66 @@ def test_workload_catalog_and_cli(tmp_path):
     r = run_cli("workloads", "--family", "nope")
     assert r.returncode == 2 and r.stderr.strip().startswith("tunebench: error: unknown workload family 'nope'")
     assert "Traceback" not in r.stderr
+
+
+class _Terminal:
+    """A session answering a TPC-C terminal's statements with fixed rows, keeping what was sent."""
+
+    def __init__(self):
+        self.sent: list[str] = []
+
+    def query(self, sql):
+        self.sent.append(sql.decode())
+
+    def query_rows(self, sql):
+        sql = sql.decode()
+        self.sent.append(sql)
+        if "c_discount" in sql:
+            return [(b"0.1000", b"BARBARBAR", b"GC", b"0.0500")]
+        if "d_next_o_id, d_tax" in sql:
+            return [(3001, b"0.0700")]
+        if "FROM item" in sql:
+            return [] if "i_id = -1" in sql else [(b"10.00", b"an item", b"its data")]
+        if "FROM stock" in sql:
+            return [(50, b"stock data", b"DIST-INFO")]
+        return [(1, 2, 3, 4, 5, 6)]
+
+
+def test_sysbench_tpcc_mode_sends_sysbench_tpccs_statements():
+    """mode=sysbench-tpcc: the connection's settings, no remote warehouse but orders marked not all-local, the
+    unused item on the second-to-last line, one s_dist column read, OrderStatus's lines of order = district."""
+    from tunebench.load.tpcc.sysbench_mode import SysbenchTpccConnection
+
+    opts = load_workload("tpcc").options({"scale": 5, "mode": "sysbench-tpcc"})
+    session = _Terminal()
+    ctx = ConnectionContext(session, SimpleNamespace(reads=0, writes=0, other=0, current=0,
+                                                     rollback=lambda: None), np.random.default_rng(3), opts, 0, 1)
+    t = SysbenchTpccConnection(ctx)
+    assert get_family("tpcc").connection_work(ctx).__self__.__class__ is SysbenchTpccConnection
+    assert session.sent[-2:] == ["SET FOREIGN_KEY_CHECKS=0", "SET autocommit=0"]
+    orders = [t.inputs(tpcc_trx.NEW_ORDER) for _ in range(3000)]
+    assert all(sup == o["w"] for o in orders for _i, sup, _q in o["lines"])
+    assert 0.05 < sum(o["all_local"] == 0 for o in orders) / len(orders) < 0.15  # 1 - 0.99^10: ~10 %
+    unused = [o for o in orders if any(i == -1 for i, _s, _q in o["lines"])]
+    assert 10 < len(unused) < 60 and all(o["lines"][-2][0] == -1 for o in unused)
+    session.sent.clear()
+    order = {**unused[0], "d": 7}
+    t.new_order({"s": t._set(1), **order})
+    stock = [s for s in session.sent if "FROM stock1" in s]
+    assert len(stock) == len(order["lines"]) - 2 and session.sent[-1] == "ROLLBACK"
+    assert all(s.startswith("SELECT s_quantity, s_data, s_dist_07 s_dist FROM stock1") for s in stock)
+    (item, _supply, qty), w = order["lines"][0], order["w"]
+    # s_quantity 50 is over the quantity: 50 - qty; the amount qty x 10.00 x (1 + 0.05 + 0.07) x (1 - 0.1) truncated
+    assert f"UPDATE stock1 SET s_quantity = {50 - qty} WHERE s_i_id = {item} AND s_w_id = {w}" in session.sent
+    assert (f"INSERT INTO order_line1 (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, "
+            f"ol_amount, ol_dist_info) VALUES (3001, 7, {w}, 1, {item}, {w}, {qty}, {int(qty * 10.08)}, 'DIST-INFO')"
+            in session.sent)
+    session.sent.clear()
+    t.order_status({"s": t._set(1), "w": 2, "d": 7, "c": 9, "by_name": False, "last": "BARBARBAR"})
+    assert session.sent[-3:] == [
+        "SELECT o_id, o_carrier_id, o_entry_d FROM orders1 WHERE o_w_id = 2 AND o_d_id = 7 AND o_c_id = 9 "
+        "ORDER BY o_id DESC",
+        "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line1 "
+        "WHERE ol_w_id = 2 AND ol_d_id = 7 AND ol_o_id = 7", "COMMIT"]
+    with pytest.raises(ConfigError, match="option mode: 'tpc-c' is not one of spec, sysbench-tpcc"):
+        load_workload("tpcc").options({"mode": "tpc-c"})

@@ -17,9 +17,12 @@ from tunebench.load.tpcc import check as tpcc_check
 from tunebench.load.tpcc import program as tpcc_program
 from tunebench.load.tpcc.loader import Loader, shape
 from tunebench.load.tpcc.schema import TABLES
+from tunebench.load.tpcc.sysbench_mode import SysbenchTpccConnection
 from tunebench.load.tpcc.trx import ISOLATION, TRX_NAMES, TpccConnection
 
 MB = 1024 * 1024
+# the statements a connection sends; both run on the same data
+MODES = {"spec": TpccConnection, "sysbench-tpcc": SysbenchTpccConnection}
 _SPECS = (
     OptionSpec("scale", int, 2, "Warehouses per table set (sysbench-tpcc's default is 100)", 1, 100_000),
     OptionSpec("tables", int, 1, "Table sets: 10 sets x 100 warehouses spread the hot rows of 1 set x 1000",
@@ -27,6 +30,8 @@ _SPECS = (
     OptionSpec("use_fk", bool, True, "Create the foreign keys between the tables"),
     OptionSpec("trx_level", str, "RR", "Transaction isolation level (RR, RC or SER)", choices=tuple(ISOLATION)),
     OptionSpec("mysql_storage_engine", str, "innodb", "Storage engine"),
+    OptionSpec("mode", str, "spec", "spec: the TPC-C specification's statements; sysbench-tpcc: exactly "
+               "sysbench-tpcc's, its simplifications and bugs included (same data)", choices=tuple(MODES)),
 )
 OPTIONS = {s.name: s for s in _SPECS}
 # sysbench-tpcc's draw of 1..23: NewOrder 10, Payment 10, OrderStatus 1, Delivery 1, StockLevel 1
@@ -42,10 +47,12 @@ assert tuple(t.name for t in TRANSACTIONS) == TRX_NAMES
 
 class TpccFamily(RegisteredFamily):
     name = "tpcc"
-    description = ("TPC-C-like (as sysbench-tpcc): 9 tables per set, NewOrder/Payment/OrderStatus/Delivery/"
-                   "StockLevel 10:10:1:1:1; growing data, deadlocks retried")
+    description = ("TPC-C-like: 9 tables per set, NewOrder/Payment/OrderStatus/Delivery/StockLevel 10:10:1:1:1 "
+                   "(sysbench-tpcc's mix), growing data; mode=spec: the specification's statements, deadlocks "
+                   "retried; mode=sysbench-tpcc: exactly sysbench-tpcc's statements, simplifications and bugs "
+                   "included")
     OPTIONS = OPTIONS
-    form_options = ("scale", "tables", "use_fk", "trx_level")
+    form_options = ("scale", "tables", "use_fk", "trx_level", "mode")
     data_options = ("scale", "tables", "use_fk", "mysql_storage_engine")  # what groups sharing the tables agree on
     headline: tuple[str, float, str] | None = ("new_order", 60.0, "NOPM")
     missing_phrase = "the TPC-C tables of {shape} are"
@@ -76,11 +83,11 @@ class TpccFamily(RegisteredFamily):
         return tpcc_check.check(_server(params), schema, int(options["tables"]))
 
     def connection_work(self, ctx: ConnectionContext) -> Transaction:
-        return TpccConnection(ctx).work
+        return MODES[ctx.options.get("mode", "spec")](ctx).work
 
     def hot_program(self, plan: Any, options: Mapping[str, Any]) -> VmProgram | None:
-        """The transactions as a statement program for the compiled loop (load/tpcc/program.py); None: the
-        Python loop (not built, or TUNEBENCH_HOT_LOOP=0)."""
+        """The transactions as a statement program for the compiled loop (load/tpcc/program.py), in the options'
+        mode; None: the Python loop (not built, or TUNEBENCH_HOT_LOOP=0)."""
         if not hot_enabled():
             return None
         return tpcc_program.program(options)

@@ -407,6 +407,8 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     items, supply, qty = a.regs(MAX_LINES), a.regs(MAX_LINES), a.regs(MAX_LINES)
     a.init()
     a.exec("none", f"SET SESSION TRANSACTION ISOLATION LEVEL {ISOLATION[options['trx_level']]}")
+    a.exec("none", "SET FOREIGN_KEY_CHECKS=0")  # as its connections run (tpcc_common.lua)
+    a.exec("none", "SET autocommit=0")
     a.end()
 
     def nurand(dst: Reg, big_a: int, x: int, y: int) -> None:

@@ -1,14 +1,15 @@
-"""The five TPC-C transactions (specification clause 2.4-2.8), statement for statement as sysbench-tpcc issues
-them, as plain queries like sysbench-tpcc's: one connection's work for the builtin engine. (Not prepared
-statements: mysql-connector 9.7's C extension corrupts its heap on this mix of multi-column results and
-parameters -- "malloc(): unaligned tcache chunk" within a few hundred NewOrders.)
+"""The five TPC-C transactions of mode=spec (specification clause 2.4-2.8): one connection's work for the
+builtin engine. Sent as plain queries like sysbench-tpcc's (not prepared statements: mysql-connector 9.7's C
+extension corrupts its heap on this mix of multi-column results and parameters -- "malloc(): unaligned tcache
+chunk" within a few hundred NewOrders).
 
 The mix is sysbench-tpcc's: a uniform draw of 1..23 picks NewOrder (1-10), Payment (11-20), OrderStatus (21),
-Delivery (22) or StockLevel (23). Where sysbench-tpcc departs from the specification in a way that changes no
-statement count, the specification wins: a remote warehouse is another warehouse (sysbench-tpcc's draws the
-home one again), OrderStatus reads the lines of the customer's last order, the unused item of a rolled-back
-NewOrder is its last line, Payment counts c_payment_cnt. A deadlock or lock wait timeout rolls the
-transaction back and runs it again with the same inputs (counted as a retry).
+Delivery (22) or StockLevel (23), and its statement counts per transaction agree within 2 %. Where it departs
+from the specification, the specification wins here: a remote warehouse is another warehouse, OrderStatus reads
+the lines of the customer's last order, the unused item of a rolled-back NewOrder is its last line, NewOrder
+reads all ten s_dist_* columns and updates s_ytd/s_order_cnt/s_remote_cnt, Payment counts c_payment_cnt, NURand's
+C is constant. mode=sysbench-tpcc (sysbench_mode.py) reproduces sysbench-tpcc instead. A deadlock or lock wait
+timeout rolls the transaction back and runs it again with the same inputs (counted as a retry).
 """
 
 from __future__ import annotations
@@ -113,7 +114,11 @@ def lastname(num: int) -> str:
 
 
 class TpccConnection:
-    """One connection's TPC-C terminal: `work()` runs one transaction of the mix and returns its type."""
+    """One connection's TPC-C terminal: `work()` runs one transaction of the mix and returns its type. This is
+    mode=spec; mode=sysbench-tpcc (sysbench_mode.py) changes the statement table, some draws and some steps."""
+
+    STATEMENTS: dict[str, tuple[str, str]] = SQL
+    max_retries = MAX_RETRIES  # a deadlock or lock wait timeout: run again with the same inputs, this many times
 
     def __init__(self, ctx: ConnectionContext):
         self.ctx, self.session, self.counts = ctx, ctx.session, ctx.counts
@@ -145,7 +150,7 @@ class TpccConnection:
         """The statements of table set n: each split at its ? marks, the values go between the pieces."""
         stmts = self.stmts.get(n)
         if stmts is None:
-            stmts = {k: (sql.format(n=n).split("?"), kind == "read") for k, (sql, kind) in SQL.items()}
+            stmts = {k: (sql.format(n=n).split("?"), kind == "read") for k, (sql, kind) in self.STATEMENTS.items()}
             self.stmts[n] = stmts
         return stmts
 
@@ -171,13 +176,13 @@ class TpccConnection:
         self.counts.current = kind
         s = self._set(self.uniform(1, self.sets))
         inputs = self.inputs(kind)
-        for attempt in range(MAX_RETRIES + 1):
+        for attempt in range(self.max_retries + 1):
             try:
                 self._other(self.begin)
                 self.trx[kind]({"s": s, **inputs})
                 return kind
             except DriverError as exc:
-                if exc.errno not in RETRY_ERRNOS or attempt == MAX_RETRIES:
+                if exc.errno not in RETRY_ERRNOS or attempt == self.max_retries:
                     raise
                 self.counts.retry()
                 try:
@@ -247,13 +252,17 @@ class TpccConnection:
             return None
         return rows[min(len(rows), max(1, -(-int(count) // 2))) - 1]
 
-    def payment(self, t: dict[str, Any]) -> None:
-        s, w, d, amount = t["s"], t["w"], t["d"], Decimal(str(t["amount"]))
-        c_w, c_d, c = t["c_w"], t["c_d"], t["c"]
+    def _pay_warehouse_and_district(self, s: dict[str, Any], w: int, d: int, amount: Any) -> tuple[str, str]:
+        """Payment's first four statements (both modes): the year-to-date sums; the two names."""
         self.run(s, "pay_ware_upd", amount, w)
         w_name = text(self.run(s, "pay_ware", w)[0][5])
         self.run(s, "pay_dist_upd", amount, w, d)
-        d_name = text(self.run(s, "pay_dist", w, d)[0][5])
+        return w_name, text(self.run(s, "pay_dist", w, d)[0][5])
+
+    def payment(self, t: dict[str, Any]) -> None:
+        s, w, d, amount = t["s"], t["w"], t["d"], Decimal(str(t["amount"]))
+        c_w, c_d, c = t["c_w"], t["c_d"], t["c"]
+        w_name, d_name = self._pay_warehouse_and_district(s, w, d, amount)
         if t["by_name"]:
             row = self._customer_by_name(s, "pay_by_name", c_w, c_d, t["last"])
             if row is not None:
