@@ -1,7 +1,7 @@
 """The builtin TPC-C family against sysbench-tpcc itself, side by side on one private server (issue 32).
 
 One data set (Tunebench's loader, the table and column names sysbench-tpcc's), prepared once; then at each
-thread count, runs of sysbench-tpcc's own tpcc.lua (tests/reference/sysbench-tpcc, unchanged, through sysbench)
+thread count, runs of sysbench-tpcc's own tpcc.lua (a clone given with --tpcc-dir, unchanged, through sysbench)
 and of the builtin engine with `-o mode=sysbench-tpcc` (its statements), alternating which goes first from run to
 run (the machine drifts). Per run and as medians: transactions/s and NOPM (from the server: transactions ended,
 Com_commit + Com_rollback, and committed NewOrders, the districts' d_next_o_id), client CPU per transaction
@@ -13,7 +13,9 @@ thread count (medians); the exit status is 1 when missed. The data grows as it r
 dropped at the end, and the private server stopped and removed.
 
     .venv/bin/python bench/tpcc_vs_sysbench.py [--seconds 60] [--runs 3] [--threads 8,32] [--scale 4]
-        [--python-loop] [--mode sysbench-tpcc] [--json FILE] [--tpcc-dir DIR]
+        [--python-loop] [--mode sysbench-tpcc] [--json FILE] --tpcc-dir DIR
+
+(DIR: `git clone https://github.com/Percona-Lab/sysbench-tpcc`; it is not shipped with Tunebench.)
 
 `--python-loop` (or TUNEBENCH_HOT_LOOP=0) runs the builtin engine's Python loop; `--mode spec` compares the
 specification's statements instead (then the Com_* differ: see the README's TPC-C section).
@@ -124,9 +126,13 @@ def main() -> int:
     ap.add_argument("--python-loop", action="store_true", help="the builtin engine's Python loop "
                     "(TUNEBENCH_HOT_LOOP=0), to compare with the compiled one")
     ap.add_argument("--json", type=Path, help="write the runs, medians and ratios to this file")
-    ap.add_argument("--tpcc-dir", type=Path, default=ROOT / "tests" / "reference" / "sysbench-tpcc",
-                    help="sysbench-tpcc's tpcc.lua and its modules (default: the copy the tests use)")
+    ap.add_argument("--tpcc-dir", type=Path, required=True,
+                    help="a clone of Percona-Lab/sysbench-tpcc (its tpcc.lua and modules, unchanged)")
     args = ap.parse_args()
+    if not (args.tpcc_dir / "tpcc.lua").is_file():
+        print(f"no tpcc.lua in {args.tpcc_dir}: give a clone of Percona-Lab/sysbench-tpcc with --tpcc-dir",
+              file=sys.stderr)
+        return 2
     try:
         steps = [int(t) for t in args.threads.split(",")]
     except ValueError:

@@ -81,7 +81,7 @@ def runs_compiled(groups: list[ClientGroup]) -> bool:
     """Does every group run in the compiled loop (load/hotloop.py)?"""
     for g in groups:
         compile_hot = getattr(g.family, "hot_program", None)
-        if compile_hot is None or compile_hot(g.family.plan(g.workload, g.options)) is None:
+        if compile_hot is None or compile_hot(g.family.plan(g.workload, g.options), g.options) is None:
             return False
     return True
 
