@@ -41,12 +41,20 @@ class Reg:
     n: int
 
 
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """A value sent at `?` as a number with this many decimals (a double's default is 2)."""
+
+    value: Reg
+    decimals: int
+
+
 @dataclass(slots=True)
 class Label:
     pc: int = -1
 
 
-Value = Reg | int | float | str | bytes | None
+Value = Reg | Fixed | int | float | str | bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +148,8 @@ class Asm:
         return self._const_index[key]
 
     def ref(self, x: Value) -> int:
+        if isinstance(x, Fixed):
+            return x.value.n
         if isinstance(x, Reg):
             return x.n
         return -1 - self.const(x)
@@ -179,7 +189,8 @@ class Asm:
         pieces.append(template[pos:].encode())
         if len(out) != len(args):
             raise ValueError(f"{len(out)} markers, {len(args)} values: {template!r}")
-        out = [(self.ref(a), kind, width, prec) for a, (_r, kind, width, prec) in zip(args, out, strict=True)]
+        out = [(self.ref(a), kind, width, a.decimals if isinstance(a, Fixed) and kind == F_SQL else prec)
+               for a, (_r, kind, width, prec) in zip(args, out, strict=True)]
         self.fmts.append((tuple(pieces), tuple(out)))
         return len(self.fmts) - 1
 

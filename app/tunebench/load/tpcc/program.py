@@ -14,9 +14,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tunebench.load.program import MARK, Asm, Reg, Value, VmProgram
+from tunebench.load.program import MARK, Asm, Fixed, Label, Reg, Value, VmProgram
 from tunebench.load.tpcc.loader import SYLLABLES
 from tunebench.load.tpcc.schema import CUST_PER_DIST, DIST_PER_WARE, MAX_ITEMS
+from tunebench.load.tpcc.sysbench_mode import SYSBENCH_SQL
 from tunebench.load.tpcc.trx import C_ID, C_LAST_RUN, ISOLATION, OL_I_ID, SQL
 
 MAX_LINES = 15
@@ -61,11 +62,86 @@ class _Tpcc:
         a.format(dst, "%s%s%s", *parts)
 
 
+    def dispatch(self) -> list[Label]:
+        """The event's start: the mix's draw of 1..23 (NewOrder 1-10, Payment 11-20, OrderStatus, Delivery,
+        StockLevel); the five labels to place."""
+        a, t = self.a, self.t
+        kinds = [a.label() for _ in range(5)]
+        draw = a.reg()
+        a.unif(draw, 1, 23)
+        for bound, label in zip((10, 20, 21, 22), kinds, strict=False):
+            a.le(t, draw, bound)
+            a.jnz(t, label)
+        a.jmp(kinds[4])
+        return kinds
+
+    def amount(self, dst: Reg, qty: Reg, price: Reg, w_tax: Reg, d_tax: Reg, discount: Reg) -> None:
+        """qty * price * (1 + w_tax + d_tax) * (1 - discount), a double."""
+        a, factor = self.a, self.a.reg()
+        a.add(factor, w_tax, d_tax)
+        a.add(factor, factor, 1.0)
+        a.mul(dst, qty, price)
+        a.mul(dst, dst, factor)
+        a.sub(factor, 1.0, discount)
+        a.mul(dst, dst, factor)
+
+    def delivery(self, w: Reg, retry: bool) -> None:
+        """Delivery (2.7) as both modes send it: the oldest new order of each district (none: skipped), its
+        order, lines and customer."""
+        a, t = self.a, self.t
+        carrier, di, found, no_o, o_c, total = a.regs(6)
+        a.unif(self.n, 1, self.sets)
+        a.unif(w, 1, self.scale)
+        a.unif(carrier, 1, 10)
+        if retry:
+            a.retry()
+        self.other("BEGIN")
+        a.mov(di, 1)
+        district, skip = a.label(), a.label()
+        a.here(district)
+        self.run("dl_new", di, w, rows=found, into=[no_o])
+        a.jz(found, skip)  # clause 2.7.4.2: no outstanding order in this district
+        a.trunc(no_o, no_o)
+        self.run("dl_new_del", no_o, di, w)
+        self.run("dl_order", no_o, di, w, into=[o_c])
+        a.trunc(o_c, o_c)
+        self.run("dl_order_upd", carrier, no_o, di, w)
+        self.run("dl_lines_upd", no_o, di, w)
+        self.run("dl_sum", no_o, di, w, into=[total])
+        a.coalesce(total, total, 0)
+        a.add(total, total, 0.0)
+        self.run("dl_cust_upd", total, o_c, di, w)
+        a.here(skip)
+        a.add(di, di, 1)
+        a.le(t, di, DIST_PER_WARE)
+        a.jnz(t, district)
+        self.other("COMMIT")
+        a.end()
+
+    def stock_level(self, w: Reg, d: Reg, retry: bool) -> None:
+        """StockLevel (2.8) as both modes send it."""
+        a = self.a
+        level, next_id, low = a.regs(3)
+        a.unif(self.n, 1, self.sets)
+        a.unif(w, 1, self.scale)
+        a.unif(d, 1, DIST_PER_WARE)
+        a.unif(level, 10, 20)
+        if retry:
+            a.retry()
+        self.other("BEGIN")
+        self.run("sl_dist", d, w, into=[next_id])
+        a.trunc(next_id, next_id)
+        a.sub(low, next_id, 20)
+        self.run("sl_count", w, d, next_id, low, w, level)
+        self.other("COMMIT")
+        a.end()
+
+
 def spec_program(options: Mapping[str, Any]) -> VmProgram:
     """load/tpcc/trx.py's TpccConnection (mode=spec) as a statement program."""
     p = _Tpcc(options, SQL)
     a, t = p.a, p.t
-    w, d, c, draw, nlines, unused, all_local = a.regs(7)
+    w, d, c, nlines, unused, all_local = a.regs(6)
     items, supply, qty = a.regs(MAX_LINES), a.regs(MAX_LINES), a.regs(MAX_LINES)
     scale_m1 = a.reg()
     a.init()
@@ -87,12 +163,7 @@ def spec_program(options: Mapping[str, Any]) -> VmProgram:
         a.here(done)
 
     a.event()
-    kinds = [a.label() for _ in range(5)]
-    a.unif(draw, 1, 23)
-    for bound, label in zip((10, 20, 21, 22), kinds, strict=False):
-        a.le(t, draw, bound)
-        a.jnz(t, label)
-    a.jmp(kinds[4])
+    kinds = p.dispatch()
 
     # ---- NewOrder (2.4) ----
     a.here(kinds[0])
@@ -145,7 +216,7 @@ def spec_program(options: Mapping[str, Any]) -> VmProgram:
     p.run("no_dist_upd", next_o, d, w)
     p.run("no_order", o_id, d, w, c, nlines, all_local)
     p.run("no_new", o_id, d, w)
-    found, price, left, remote, amount, factor, dist = a.regs(7)
+    found, price, left, remote, amount, dist = a.regs(6)
     stock = a.regs(12)
     committed = a.label()
     for i in range(MAX_LINES):
@@ -167,14 +238,8 @@ def spec_program(options: Mapping[str, Any]) -> VmProgram:
         a.here(enough)
         a.ne(remote, supply[i], w)
         p.run("no_stock_upd", left, qty[i], remote, items[i], supply[i])
-        # qty * price * (1 + w_tax + d_tax) * (1 - discount), to the cent
-        a.add(factor, w_tax, d_tax)
-        a.add(factor, factor, 1.0)
-        a.mul(amount, qty[i], price)
-        a.mul(amount, amount, factor)
-        a.sub(factor, 1.0, discount)
-        a.mul(amount, amount, factor)
-        a.round(amount, amount, 2)
+        p.amount(amount, qty[i], price, w_tax, d_tax, discount)
+        a.round(amount, amount, 2)  # to the cent
         a.sub(t, d, 1)
         a.movi(dist, stock[2:12], t)
         p.run("no_line", o_id, d, w, i + 1, items[i], supply[i], qty[i], amount, dist)
@@ -285,125 +350,24 @@ def spec_program(options: Mapping[str, Any]) -> VmProgram:
     p.other("COMMIT")
     a.end()
 
-    # ---- Delivery (2.7): the oldest new order of each district ----
     a.here(kinds[3])
     a.type(3)
-    carrier, dd, no_o, o_c, total = a.regs(5)
-    a.unif(p.n, 1, p.sets)
-    a.unif(w, 1, p.scale)
-    a.unif(carrier, 1, 10)
-    a.retry()
-    p.other("BEGIN")
-    a.mov(dd, 1)
-    district, skip = a.label(), a.label()
-    a.here(district)
-    p.run("dl_new", dd, w, rows=found, into=[no_o])
-    a.jz(found, skip)  # clause 2.7.4.2: no outstanding order in this district
-    a.trunc(no_o, no_o)
-    p.run("dl_new_del", no_o, dd, w)
-    p.run("dl_order", no_o, dd, w, into=[o_c])
-    a.trunc(o_c, o_c)
-    p.run("dl_order_upd", carrier, no_o, dd, w)
-    p.run("dl_lines_upd", no_o, dd, w)
-    p.run("dl_sum", no_o, dd, w, into=[total])
-    a.coalesce(total, total, 0)
-    a.add(total, total, 0.0)
-    p.run("dl_cust_upd", total, o_c, dd, w)
-    a.here(skip)
-    a.add(dd, dd, 1)
-    a.le(t, dd, DIST_PER_WARE)
-    a.jnz(t, district)
-    p.other("COMMIT")
-    a.end()
-
-    # ---- StockLevel (2.8) ----
+    p.delivery(w, retry=True)
     a.here(kinds[4])
     a.type(4)
-    level, next_id, low = a.regs(3)
-    a.unif(p.n, 1, p.sets)
-    a.unif(w, 1, p.scale)
-    a.unif(d, 1, DIST_PER_WARE)
-    a.unif(level, 10, 20)
-    a.retry()
-    p.other("BEGIN")
-    p.run("sl_dist", d, w, into=[next_id])
-    a.trunc(next_id, next_id)
-    a.sub(low, next_id, 20)
-    p.run("sl_count", w, d, next_id, low, w, level)
-    p.other("COMMIT")
-    a.end()
+    p.stock_level(w, d, retry=True)
     return a.program(values, (dict(options),))
 
 
-# sysbench-tpcc's statements (tpcc_run.lua, observed), {n} the table set, ? the values (%d/%f/%s as its Lua formats)
-SB_SQL: dict[str, tuple[str, str]] = {
-    "no_cust": ("SELECT c_discount, c_last, c_credit, w_tax FROM customer{n}, warehouse{n} WHERE w_id = %d "
-                "AND c_w_id = w_id AND c_d_id = %d AND c_id = %d", "read"),
-    "no_dist": ("SELECT d_next_o_id, d_tax FROM district{n} WHERE d_w_id = %d AND d_id = %d FOR UPDATE", "read"),
-    "no_dist_upd": ("UPDATE district{n} SET d_next_o_id = %d WHERE d_id = %d AND d_w_id= %d", "write"),
-    "no_order": ("INSERT INTO orders{n} (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) "
-                 "VALUES (%d,%d,%d,%d,NOW(),%d,%d)", "write"),
-    "no_new": ("INSERT INTO new_orders{n} (no_o_id, no_d_id, no_w_id) VALUES (%d,%d,%d)", "write"),
-    "no_item": ("SELECT i_price, i_name, i_data FROM item{n} WHERE i_id = %d", "read"),
-    "no_stock": ("SELECT s_quantity, s_data, s_dist_%s s_dist FROM stock{n} WHERE s_i_id = %d AND s_w_id= %d "
-                 "FOR UPDATE", "read"),
-    "no_stock_upd": ("UPDATE stock{n} SET s_quantity = %d WHERE s_i_id = %d AND s_w_id= %d", "write"),
-    "no_line": ("INSERT INTO order_line{n} (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, "
-                "ol_quantity, ol_amount, ol_dist_info) VALUES (%d,%d,%d,%d,%d,%d,%d,%d,'%s')", "write"),
-    "pay_ware_upd": ("UPDATE warehouse{n} SET w_ytd = w_ytd + %d WHERE w_id = %d", "write"),
-    "pay_ware": ("SELECT w_street_1, w_street_2, w_city, w_state, w_zip, w_name FROM warehouse{n} WHERE w_id = %d",
-                 "read"),
-    "pay_dist_upd": ("UPDATE district{n} SET d_ytd = d_ytd + %d WHERE d_w_id = %d AND d_id= %d", "write"),
-    "pay_dist": ("SELECT d_street_1, d_street_2, d_city, d_state, d_zip, d_name FROM district{n} WHERE d_w_id = %d "
-                 "AND d_id = %d", "read"),
-    "name_count": ("SELECT count(c_id) namecnt FROM customer{n} WHERE c_w_id = %d AND c_d_id= %d AND c_last='%s'",
-                   "read"),
-    "pay_by_name": ("SELECT c_id FROM customer{n} WHERE c_w_id = %d AND c_d_id= %d AND c_last='%s' "
-                    "ORDER BY c_first", "read"),
-    "pay_cust": ("SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, "
-                 "c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_since FROM customer{n} "
-                 "WHERE c_w_id = %d AND c_d_id= %d AND c_id=%d FOR UPDATE", "read"),
-    "pay_cdata": ("SELECT c_data FROM customer{n} WHERE c_w_id = %d AND c_d_id=%d AND c_id= %d", "read"),
-    "pay_cust_bc": ("UPDATE customer{n} SET c_balance=%f, c_ytd_payment=%f, c_data='%s' WHERE c_w_id = %d "
-                    "AND c_d_id=%d AND c_id=%d", "write"),
-    "pay_cust_upd": ("UPDATE customer{n} SET c_balance=%f, c_ytd_payment=%f WHERE c_w_id = %d AND c_d_id=%d "
-                     "AND c_id=%d", "write"),
-    "pay_hist": ("INSERT INTO history{n} (h_c_d_id, h_c_w_id, h_c_id, h_d_id, h_w_id, h_date, h_amount, h_data) "
-                 "VALUES (%d,%d,%d,%d,%d,NOW(),%d,'%s')", "write"),
-    "os_by_name": ("SELECT c_balance, c_first, c_middle, c_id FROM customer{n} WHERE c_w_id = %d AND c_d_id= %d "
-                   "AND c_last='%s' ORDER BY c_first", "read"),
-    "os_cust": ("SELECT c_balance, c_first, c_middle, c_last FROM customer{n} WHERE c_w_id = %d AND c_d_id=%d "
-                "AND c_id=%d", "read"),
-    "os_order": ("SELECT o_id, o_carrier_id, o_entry_d FROM orders{n} WHERE o_w_id = %d AND o_d_id = %d "
-                 "AND o_c_id = %d ORDER BY o_id DESC", "read"),
-    "os_lines": ("SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line{n} "
-                 "WHERE ol_w_id = %d AND ol_d_id = %d  AND ol_o_id = %d", "read"),
-    "dl_new": ("SELECT no_o_id FROM new_orders{n} WHERE no_d_id = %d AND no_w_id = %d "
-               "ORDER BY no_o_id ASC LIMIT 1 FOR UPDATE", "read"),
-    "dl_new_del": ("DELETE FROM new_orders{n} WHERE no_o_id = %d AND no_d_id = %d AND no_w_id = %d", "write"),
-    "dl_order": ("SELECT o_c_id FROM orders{n} WHERE o_id = %d AND o_d_id = %d AND o_w_id = %d", "read"),
-    "dl_order_upd": ("UPDATE orders{n} SET o_carrier_id = %d WHERE o_id = %d AND o_d_id = %d AND o_w_id = %d",
-                     "write"),
-    "dl_lines_upd": ("UPDATE order_line{n} SET ol_delivery_d = NOW() WHERE ol_o_id = %d AND ol_d_id = %d "
-                     "AND ol_w_id = %d", "write"),
-    "dl_sum": ("SELECT SUM(ol_amount) sm FROM order_line{n} WHERE ol_o_id = %d AND ol_d_id = %d AND ol_w_id = %d",
-               "read"),
-    "dl_cust_upd": ("UPDATE customer{n} SET c_balance = c_balance + %f, c_delivery_cnt = c_delivery_cnt + 1 "
-                    "WHERE c_id = %d AND c_d_id = %d AND c_w_id = %d", "write"),
-    "sl_dist": ("SELECT d_next_o_id FROM district{n} WHERE d_id = %d AND d_w_id= %d", "read"),
-    "sl_count": ("SELECT COUNT(DISTINCT (s_i_id)) FROM order_line{n}, stock{n} WHERE ol_w_id = %d AND ol_d_id = %d "
-                 "AND ol_o_id < %d AND ol_o_id >= %d AND s_w_id= %d AND s_i_id=ol_i_id AND s_quantity < %d", "read"),
-}
-
-
 def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
-    """sysbench-tpcc's transactions (load/tpcc/trx.py's mode=sysbench-tpcc) as a statement program: its
-    statements, its draws (NURand's C drawn again at every call, the "other" warehouse always the home one), its
-    simplifications and bugs (OrderStatus reads the lines of order number = district id). A deadlock is not
-    retried here: the error goes to the worker, which rolls back and starts a new transaction, as sysbench does."""
-    p = _Tpcc(options, SB_SQL)
+    """load/tpcc/sysbench_mode.py's SysbenchTpccConnection (mode=sysbench-tpcc) as a statement program: its
+    statements (SYSBENCH_SQL), its draws (NURand's C drawn again at every call, the "other" warehouse always the
+    home one), its simplifications and bugs (OrderStatus reads the lines of order number = district id). A
+    deadlock is not retried here: the error goes to the worker, which rolls back and starts a new transaction, as
+    sysbench does."""
+    p = _Tpcc(options, SYSBENCH_SQL)
     a, t = p.a, p.t
-    w, d, c, draw, nlines, rbk, all_local, cc = a.regs(8)
+    w, d, c, nlines, rbk, all_local, cc = a.regs(7)
     items, supply, qty = a.regs(MAX_LINES), a.regs(MAX_LINES), a.regs(MAX_LINES)
     a.init()
     a.exec("none", f"SET SESSION TRANSACTION ISOLATION LEVEL {ISOLATION[options['trx_level']]}")
@@ -416,12 +380,7 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
         a.nurand(dst, big_a, x, y, cc)
 
     a.event()
-    kinds = [a.label() for _ in range(5)]
-    a.unif(draw, 1, 23)
-    for bound, label in zip((10, 20, 21, 22), kinds, strict=False):
-        a.le(t, draw, bound)
-        a.jnz(t, label)
-    a.jmp(kinds[4])
+    kinds = p.dispatch()
 
     # ---- NewOrder ----
     a.here(kinds[0])
@@ -459,14 +418,13 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     p.run("no_cust", w, d, c, into=[discount, last, credit, w_tax])
     o_id, d_tax, next_o = a.regs(3)
     p.run("no_dist", w, d, into=[o_id, d_tax])
+    a.trunc(o_id, o_id)
     a.add(next_o, o_id, 1)
     p.run("no_dist_upd", next_o, d, w)
     p.run("no_order", o_id, d, w, c, nlines, all_local)
     p.run("no_new", o_id, d, w)
-    found, price, left, amount, factor, dd = a.regs(6)
+    found, price, left, amount = a.regs(4)
     stock = a.regs(3)
-    a.sub(t, d, 1)
-    a.pick(dd, [f"{k:02d}" for k in range(1, DIST_PER_WARE + 1)], t)
     committed = a.label()
     for i in range(MAX_LINES):
         a.ge(t, i, nlines)
@@ -474,11 +432,21 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
         have = a.label()
         p.run("no_item", items[i], rows=found, into=[price])
         a.jnz(found, have)
-        p.other("ROLLBACK")
+        p.other("ROLLBACK")  # i_id = -1 (sysbench-tpcc counts an error; here a NewOrder rollback, as the Python's)
         a.rollmark()
         a.end()
         a.here(have)
-        p.run("no_stock", dd, items[i], supply[i], into=stock)
+        # the stock row with its district's one s_dist column: a statement per district
+        read = [a.label() for _ in range(DIST_PER_WARE)]
+        done = a.label()
+        for k, label in enumerate(read, 1):
+            a.eq(t, d, k)
+            a.jnz(t, label)
+        for k, label in enumerate(read, 1):
+            a.here(label)
+            p.run(f"no_stock_{k}", items[i], supply[i], into=stock)
+            a.jmp(done)
+        a.here(done)
         more = a.label()
         a.sub(left, stock[0], qty[i])
         a.gt(t, stock[0], qty[i])
@@ -486,12 +454,8 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
         a.add(left, left, 91)
         a.here(more)
         p.run("no_stock_upd", left, items[i], supply[i])
-        a.add(factor, w_tax, d_tax)
-        a.add(factor, factor, 1.0)
-        a.mul(amount, qty[i], price)
-        a.mul(amount, amount, factor)
-        a.sub(factor, 1.0, discount)
-        a.mul(amount, amount, factor)
+        p.amount(amount, qty[i], price, w_tax, d_tax, discount)
+        a.trunc(amount, amount)  # its %d
         p.run("no_line", o_id, d, w, i + 1, items[i], supply[i], qty[i], amount, stock[2])
     a.here(committed)
     p.other("COMMIT")
@@ -500,11 +464,12 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     by_name, c_w, c_d, h_amount, last_name, num, count, nrows, idx = a.regs(9)
 
     def by_last_name(key: str, cw: Reg, cd: Reg, row: list[Reg], id_col: int) -> None:
-        """Its count, adjusted to even when odd and over 1, then the row its fetch loop stops on: number
-        count / 2 + 1 (1-based)."""
-        even = a.label()
+        """Its count, made even when odd and over 1, then the row count / 2 + 1 (1-based) of the list by first
+        name; c unchanged when there is none."""
+        even, none = a.label(), a.label()
         p.run("name_count", cw, cd, last_name, into=[count])
         p.run(key, cw, cd, last_name, rows=nrows)
+        a.jz(nrows, none)
         a.mod(t, count, 2)
         a.jz(t, even)
         a.le(t, count, 1)
@@ -515,20 +480,27 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
         a.sub(t, nrows, 1)
         a.min(idx, idx, t)
         a.row(row, idx)
-        a.mov(c, row[id_col])
+        a.trunc(c, row[id_col])
+        a.here(none)
+
+    def customer_inputs() -> None:
+        a.unif(p.n, 1, p.sets)
+        a.unif(w, 1, p.scale)
+        a.unif(d, 1, DIST_PER_WARE)
+        nurand(c, 1023, 1, CUST_PER_DIST)
+
+    def last_name_inputs() -> None:
+        nurand(num, 255, 0, 999)
+        p.lastname(last_name, num)
+        a.unif(t, 1, 100)
+        a.le(by_name, t, 60)
 
     # ---- Payment ----
     a.here(kinds[1])
     a.type(1)
-    a.unif(p.n, 1, p.sets)
-    a.unif(w, 1, p.scale)
-    a.unif(d, 1, DIST_PER_WARE)
-    nurand(c, 1023, 1, CUST_PER_DIST)
+    customer_inputs()
     a.unif(h_amount, 1, 5000)
-    nurand(num, 255, 0, 999)
-    p.lastname(last_name, num)
-    a.unif(t, 1, 100)
-    a.le(by_name, t, 60)
+    last_name_inputs()
     home, done_home = a.label(), a.label()
     a.mov(c_w, w)
     a.unif(t, 1, 100)
@@ -553,7 +525,9 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     p.run("pay_cust", c_w, c_d, c, into=cust)
     balance, ytd, c_data, h_data, now = a.regs(5)
     a.sub(balance, cust[12], h_amount)
+    a.add(balance, balance, 0.0)
     a.add(ytd, cust[13], h_amount)
+    a.add(ytd, ytd, 0.0)
     good, history = a.label(), a.label()
     a.eq(t, cust[9], "BC")
     a.jz(t, good)
@@ -561,10 +535,10 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     a.time(now)
     a.format(c_data, "| %4d %2d %4d %2d %4d $%7.2f %12s %24s", c, c_d, c_w, d, w, h_amount, now, c_data)
     a.substr(c_data, c_data, 500)
-    p.run("pay_cust_bc", balance, ytd, c_data, c_w, c_d, c)
+    p.run("pay_cust_bc", Fixed(balance, 6), Fixed(ytd, 6), c_data, c_w, c_d, c)
     a.jmp(history)
     a.here(good)
-    p.run("pay_cust_upd", balance, ytd, c_w, c_d, c)
+    p.run("pay_cust_upd", Fixed(balance, 6), Fixed(ytd, 6), c_w, c_d, c)
     a.here(history)
     a.format(h_data, "%10s %10s   ", ware[5], dist6[5])
     p.run("pay_hist", c_d, c_w, c, d, w, h_amount, h_data)
@@ -574,14 +548,8 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     # ---- OrderStatus ----
     a.here(kinds[2])
     a.type(2)
-    a.unif(p.n, 1, p.sets)
-    a.unif(w, 1, p.scale)
-    a.unif(d, 1, DIST_PER_WARE)
-    nurand(c, 1023, 1, CUST_PER_DIST)
-    nurand(num, 255, 0, 999)
-    p.lastname(last_name, num)
-    a.unif(t, 1, 100)
-    a.le(by_name, t, 60)
+    customer_inputs()
+    last_name_inputs()
     p.other("BEGIN")
     by_id2, order = a.label(), a.label()
     a.jz(by_name, by_id2)
@@ -590,51 +558,17 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     a.here(by_id2)
     p.run("os_cust", w, d, c)
     a.here(order)
-    p.run("os_order", w, d, c)
+    p.run("os_order", w, d, c)  # every order of the customer, newest first; its number is not used
     p.run("os_lines", w, d, d)  # its order number is the district id
     p.other("COMMIT")
     a.end()
 
-    # ---- Delivery ----
     a.here(kinds[3])
     a.type(3)
-    carrier, di, no_o, o_c, total = a.regs(5)
-    a.unif(p.n, 1, p.sets)
-    a.unif(w, 1, p.scale)
-    a.unif(carrier, 1, 10)
-    p.other("BEGIN")
-    a.mov(di, 1)
-    district, skip = a.label(), a.label()
-    a.here(district)
-    p.run("dl_new", di, w, rows=found, into=[no_o])
-    a.jz(found, skip)
-    p.run("dl_new_del", no_o, di, w)
-    p.run("dl_order", no_o, di, w, into=[o_c])
-    p.run("dl_order_upd", carrier, no_o, di, w)
-    p.run("dl_lines_upd", no_o, di, w)
-    p.run("dl_sum", no_o, di, w, into=[total])
-    p.run("dl_cust_upd", total, o_c, di, w)
-    a.here(skip)
-    a.add(di, di, 1)
-    a.le(t, di, DIST_PER_WARE)
-    a.jnz(t, district)
-    p.other("COMMIT")
-    a.end()
-
-    # ---- StockLevel ----
+    p.delivery(w, retry=False)
     a.here(kinds[4])
     a.type(4)
-    level, next_id, low = a.regs(3)
-    a.unif(p.n, 1, p.sets)
-    a.unif(w, 1, p.scale)
-    a.unif(d, 1, DIST_PER_WARE)
-    a.unif(level, 10, 20)
-    p.other("BEGIN")
-    p.run("sl_dist", d, w, into=[next_id])
-    a.sub(low, next_id, 20)
-    p.run("sl_count", w, d, next_id, low, w, level)
-    p.other("COMMIT")
-    a.end()
+    p.stock_level(w, d, retry=False)
     return a.program(values, (dict(options),))
 
 
