@@ -234,8 +234,9 @@ CASES: list[tuple[str, list[str], str, bool]] = [
                          "mysql://root@127.0.0.1:{closed}/"], "127.0.0.1", False),
     ("run-client-host-url", ["run", "--workload", "oltp_point_select", "--engine", "sysbench", "--client-host",
                              "ssh://"], "not an SSH host", False),
-    ("run-client-host-builtin", ["run", "--workload", "oltp_point_select", "--client-host", "ssh://x@h"],
-     "sysbench engine", False),
+    # the builtin engine runs on client hosts too (issue 32): its interpreter on them must be a command
+    ("run-client-host-builtin", ["run", "--workload", "oltp_point_select", "--client-host", "ssh://x@h",
+                                 "--remote-python", ""], "--remote-python is empty", False),
     ("run-client-host-twice", ["run", "--workload", "oltp_point_select", "--engine", "sysbench", "--client-host",
                                "ssh://x@h", "--client-host", "ssh://x@h"], "each --client-host once", False),
     # -- prepare / cleanup: refused before the server is touched (or started)

@@ -378,7 +378,7 @@ def test_a_statement_program_computes_sends_and_reads_back_what_the_python_code_
     from tunebench.load.program import Asm
 
     a = Asm(types=2)
-    x, y, q, r, s, n, rows, got, fmt, pick = a.regs(10)
+    x, y, q, r, s, n, rows, got, fmt, pick, zero = a.regs(11)
     cols = a.regs(2)
     k = a.param("k")
     a.init()
@@ -395,7 +395,8 @@ def test_a_statement_program_computes_sends_and_reads_back_what_the_python_code_
     a.exec("read", "SELECT id FROM sbtest1 WHERE id <= 3 ORDER BY id", rows=n)
     a.row([got], 2)
     a.pick(pick, ["BAR", "OUGHT", "ABLE"], 1)
-    a.format(fmt, "|%4d|%-5s|%7.2f|", k, pick, y)
+    a.format(fmt, "|%4d|%-5s|%7.2f|%05d", k, pick, y, k)
+    a.mov(zero, fmt)
     a.substr(fmt, fmt, 17)
     a.end()
     prog = a.program()
@@ -415,6 +416,7 @@ def test_a_statement_program_computes_sends_and_reads_back_what_the_python_code_
         assert conn.reg(y.n) == pytest.approx(43.25)
         assert conn.reg(rows.n) == 1 and conn.reg(n.n) == 3 and conn.reg(got.n) == b"3"
         assert conn.reg(fmt.n) == b"|  42|OUGHT|  43."
+        assert conn.reg(zero.n).endswith(b"|00042")  # zero-padded (%05d): dbSTRESS's object refs
         _e, reads, _w, _o, lat, _svc, _late, _sk, errors, typed = conn.take()
         assert typed[1][0] >= 1 and typed[0] == (0, 0, 0, 0) and reads == 2 * typed[1][0] and errors == 0
         assert set((np.frombuffer(lat, dtype=np.int64) >> 56).tolist()) <= {1}  # tagged with their type
@@ -489,18 +491,18 @@ def test_a_statement_program_retries_a_deadlock_from_its_retry_point_and_counts_
 
     conn0 = open_connection(sandbox_params)
     cur = conn0.cursor()
-    cur.execute("CREATE TABLE IF NOT EXISTS tb_vm_locks (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
-    cur.execute("REPLACE INTO tb_vm_locks VALUES (1, 0), (2, 0)")
-    conn0.close()
+    cur.execute("CREATE DATABASE IF NOT EXISTS tb_vm")  # its own schema: dropped at the end, nothing left in tunebench
+    cur.execute("CREATE TABLE IF NOT EXISTS tb_vm.locks (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+    cur.execute("REPLACE INTO tb_vm.locks VALUES (1, 0), (2, 0)")
 
     def program(first: int, second: int):
         a = Asm(types=1)
         a.event()
         a.retry()
         a.exec("other", "BEGIN")
-        a.exec("write", "UPDATE tb_vm_locks SET v = v + 1 WHERE id = %d", first)
+        a.exec("write", "UPDATE tb_vm.locks SET v = v + 1 WHERE id = %d", first)
         a.exec("none", "DO SLEEP(0.01)")
-        a.exec("write", "UPDATE tb_vm_locks SET v = v + 1 WHERE id = %d", second)
+        a.exec("write", "UPDATE tb_vm.locks SET v = v + 1 WHERE id = %d", second)
         a.exec("other", "COMMIT")
         a.end()
         return a.program()
@@ -517,11 +519,10 @@ def test_a_statement_program_retries_a_deadlock_from_its_retry_point_and_counts_
         assert retries >= 1, "no deadlock in 3 s of opposite lock orders"
         assert sum(t[8] for t in taken) == retries
         events = sum(t[0] for t in taken)
-        c = open_connection(sandbox_params)
-        cur = c.cursor()
-        cur.execute("SELECT SUM(v) FROM tb_vm_locks")
+        cur.execute("SELECT SUM(v) FROM tb_vm.locks")
         assert int(cur.fetchall()[0][0]) == 2 * events  # every event's two updates committed once
-        c.close()
     finally:
         for c in conns:
             c.close()
+        cur.execute("DROP DATABASE tb_vm")
+        conn0.close()

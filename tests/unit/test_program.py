@@ -15,7 +15,9 @@ def test_formats_take_sql_literals_and_printf_markers_with_their_widths_and_deci
     pieces, args = a.fmts[k]
     assert pieces == (b"x = ", b" AND y = '", b"' AND z = ", b" AND n = ", b" AND m = ", b"")
     assert [(kind, width, prec) for _ref, kind, width, prec in args] == [
-        (F_SQL, 0, 2), (F_STR, -10, 6), (F_FLT, 7, 2), (F_INT, 4, 6), (F_SQL, 0, 6)]
+        (F_SQL, 0, 2), (F_STR, -10, 6), (F_FLT, 7, 2), (F_INT, 4, 0), (F_SQL, 0, 6)]
+    k = a.fmt("O%09d", [r])  # zero-padded, as dbSTRESS's object refs: the C side's %0*lld
+    assert a.fmts[k][1][0][1:] == (F_INT, 9, 1)
     assert args[3][0] == -1 - a.consts.index(5)  # a constant is a negative ref
     with pytest.raises(ValueError, match="2 markers, 1 values"):
         a.fmt("? ?", [r])

@@ -1067,8 +1067,8 @@ static int render_arg(Conn *c, buf_t *b, const farg_t *a) {
                 return -1;
         }
         return buf_put(b, "'", 1);
-    case F_INT:
-        return buf_printf(b, "%*lld", a->width, 0, 0, (long long)as_int(v), 0);
+    case F_INT: /* prec 1: zero-padded, printf's %0Nd */
+        return buf_printf(b, a->prec == 1 ? "%0*lld" : "%*lld", a->width, 0, 0, (long long)as_int(v), 0);
     case F_FLT:
         return buf_printf(b, "%*.*f", a->width, a->prec, as_dbl(v), 0, 1);
     default:

@@ -185,6 +185,8 @@ class Asm:
                 kind = {"d": F_INT, "f": F_FLT, "s": F_STR}[m.group(3)]
                 width = int(m.group(1)) if m.group(1) not in ("", "-") else 0
                 prec = int(m.group(2)) if m.group(2) is not None else 6
+                if kind == F_INT:  # its precision field says zero-padded (%09d), as printf's 0 flag
+                    prec = int(m.group(1).startswith("0"))
             out.append((0, kind, width, prec))
         pieces.append(template[pos:].encode())
         if len(out) != len(args):
