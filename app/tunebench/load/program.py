@@ -16,7 +16,8 @@ the server's Com_* per transaction on both loops for every family).
 
 Statement and format texts take `?` (the value as an SQL literal: NULL, a number, a quoted and escaped string)
 and printf's `%d`, `%4d`, `%09d` (zero-padded), `%-10s`, `%.2f`, `%7.2f`, `%s` (a value rendered as it is: table
-numbers, Lua-style formatting). Registers are untyped: a DECIMAL column read back is a string that arithmetic reads as a double.
+numbers, Lua-style formatting). Registers are untyped: a DECIMAL column read back is a string that arithmetic
+reads as a double.
 """
 
 from __future__ import annotations

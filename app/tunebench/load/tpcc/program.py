@@ -118,6 +118,15 @@ class _Tpcc:
         self.other("COMMIT")
         a.end()
 
+    def last_two(self, kinds: list[Label], w: Reg, d: Reg, retry: bool) -> None:
+        """Delivery and StockLevel at their labels, as both modes send them."""
+        self.a.here(kinds[3])
+        self.a.type(3)
+        self.delivery(w, retry)
+        self.a.here(kinds[4])
+        self.a.type(4)
+        self.stock_level(w, d, retry)
+
     def stock_level(self, w: Reg, d: Reg, retry: bool) -> None:
         """StockLevel (2.8) as both modes send it."""
         a = self.a
@@ -350,12 +359,7 @@ def spec_program(options: Mapping[str, Any]) -> VmProgram:
     p.other("COMMIT")
     a.end()
 
-    a.here(kinds[3])
-    a.type(3)
-    p.delivery(w, retry=True)
-    a.here(kinds[4])
-    a.type(4)
-    p.stock_level(w, d, retry=True)
+    p.last_two(kinds, w, d, retry=True)
     return a.program(values, (dict(options),))
 
 
@@ -563,12 +567,7 @@ def sysbench_program(options: Mapping[str, Any]) -> VmProgram:
     p.other("COMMIT")
     a.end()
 
-    a.here(kinds[3])
-    a.type(3)
-    p.delivery(w, retry=False)
-    a.here(kinds[4])
-    a.type(4)
-    p.stock_level(w, d, retry=False)
+    p.last_two(kinds, w, d, retry=False)
     return a.program(values, (dict(options),))
 
 
