@@ -302,3 +302,16 @@ def sshd(tmp_path_factory):
     server = Sshd(tmp_path_factory.mktemp("sshd"))
     yield server
     server.stop()
+
+
+@pytest.fixture
+def trusted(sshd):
+    """The test sshd's key in Tunebench's known_hosts under both loopback names."""
+    from tunebench.hosts.ssh import tunebench_known_hosts
+
+    kh = tunebench_known_hosts()
+    kh.unlink(missing_ok=True)
+    for host in ("127.0.0.1", "localhost"):
+        sshd.trust(kh, host)
+    yield sshd
+    kh.unlink(missing_ok=True)

@@ -17,16 +17,6 @@ from tunebench.store.repo import Store
 pytestmark = pytest.mark.integration  # every test here needs the real sshd, most the sandbox too
 
 
-@pytest.fixture
-def trusted(sshd):
-    """The test sshd's key in Tunebench's known_hosts under both loopback names."""
-    kh = tunebench_known_hosts()
-    kh.unlink(missing_ok=True)
-    for host in ("127.0.0.1", "localhost"):
-        sshd.trust(kh, host)
-    yield sshd
-    kh.unlink(missing_ok=True)
-
 
 def _run(cli, sshd, *hosts, threads="4", seconds="5", extra=()):
     args = ["run", "--workload", "oltp_point_select", "--threads", threads, "--step-seconds", seconds,

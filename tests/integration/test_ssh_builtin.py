@@ -14,7 +14,7 @@ from tests.conftest import ROOT, wait_for_load, wait_until
 from tunebench import paths
 from tunebench.core.probe import name_part
 from tunebench.core.schedule import OpenLoop
-from tunebench.hosts.ssh import SshRunner, parse_ssh_url, tunebench_known_hosts
+from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import prepare
 from tunebench.load.remote_builtin import RemoteBuiltinEngine
@@ -29,15 +29,6 @@ APP = str(ROOT / "app")
 # the client host is this machine: its Tunebench is this checkout's, run by this interpreter
 PYTHON = f"PYTHONPATH={APP} {sys.executable}"
 
-
-@pytest.fixture
-def trusted(sshd):
-    kh = tunebench_known_hosts()
-    kh.unlink(missing_ok=True)
-    for host in ("127.0.0.1", "localhost"):
-        sshd.trust(kh, host)
-    yield sshd
-    kh.unlink(missing_ok=True)
 
 
 @pytest.fixture
