@@ -97,7 +97,13 @@ def _run(params, schema: str, workload: str, options: dict[str, str], seconds: i
     assert ended > 0
     out = {k: d[k] / ended for k in COM}
     for counter, types in per.items():
-        out[counter] = d[counter] / (ended * share(types))
+        p_type = share(types)
+        out[counter] = d[counter] / (ended * p_type)
+        # The type's server count is estimated from the client's share, and the client's seconds leave out the
+        # step's edges (the ticks that mix two concurrencies): the transactions not counted are a sample whose
+        # share of the type varies binomially. Its relative standard error, for the comparison's tolerance:
+        lost = max(ended - total, 0.0)
+        out[f"se:{counter}"] = (lost * p_type * (1 - p_type)) ** 0.5 / (ended * p_type)
     return out, _digests(p, schema), ended
 
 
@@ -125,4 +131,9 @@ def test_the_compiled_and_the_python_loop_send_the_same_statements_in_the_same_m
     for k in ("Com_select", "Com_insert", "Com_update", "Com_delete"):
         if py[k] < 0.05 and hot[k] < 0.05:  # none, or a connection's setup (iiBench's bounds), not per transaction
             continue
-        assert hot[k] == pytest.approx(py[k], rel=0.02), (k, hot, py, n1 + n3, n2)
+        rel = 0.02
+        if k in per:  # counted per transaction of some types: 2 %, or 3 standard errors of the type's count if more
+            se_hot = ((hot1[f"se:{k}"] * n1) ** 2 + (hot2[f"se:{k}"] * n3) ** 2) ** 0.5 / (n1 + n3)
+            rel = max(rel, 3 * (se_hot ** 2 + py[f"se:{k}"] ** 2) ** 0.5)
+            assert rel < 0.05, (k, rel)  # a gross difference (a district's statements missing: 10 %) still fails
+        assert hot[k] == pytest.approx(py[k], rel=rel), (k, rel, hot, py, n1 + n3, n2)
