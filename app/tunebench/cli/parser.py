@@ -9,7 +9,7 @@ from tunebench import __version__
 from tunebench.cli.doctor import cmd_doctor
 from tunebench.cli.gui import cmd_demo, cmd_gui
 from tunebench.cli.journal import cmd_restore
-from tunebench.cli.runs import CONFIRM_CONFIGS, CONFIRM_SECONDS, cmd_cleanup, cmd_prepare, cmd_run, cmd_sweep
+from tunebench.cli.runs import CONFIRM_CONFIGS, CONFIRM_SECONDS, cmd_cleanup, cmd_prepare, cmd_run, cmd_sweep, cmd_tune
 from tunebench.cli.servers import cmd_servers
 from tunebench.cli.sessions import MAX_ID, cmd_sessions
 from tunebench.cli.targets import cmd_sandbox, cmd_target
@@ -198,6 +198,34 @@ def build_parser() -> argparse.ArgumentParser:
     ssh_options(sp)
     common(sp)
     sp.set_defaults(func=cmd_run)
+
+    sp = sub.add_parser("tune", help="search better values of dynamic knobs on the running load (optuna TPE), "
+                                     "confirmed A/B/A/B; every knob put back")
+    workload_opts(sp)
+    sp.add_argument("--threads", default="8", help="the load's one thread count (default 8)")
+    sp.add_argument("--rate", metavar="R", help="open loop: transactions per second (then --objective p99 is the one "
+                                                "that moves)")
+    sp.add_argument("--knob", action="append", metavar="NAME=LO..HI[:log] | NAME=V1,V2,...",
+                    help="a dynamic knob to search: a range (sizes may use K/M/G; :log for a log scale) or the values "
+                         "to try; several --knob search them together")
+    sp.add_argument("--budget", default="10m", help="the search's time: 10m, 300s, 1h (default 10m); the A/B/A/B "
+                                                    "confirmation of the best comes after it")
+    sp.add_argument("--trial-seconds", type=_int_in(5, 3600), default=20, help="measured seconds per trial (20)")
+    sp.add_argument("--settle-seconds", type=_int_in(0, 600), default=5,
+                    help="seconds left out after each change (5)")
+    sp.add_argument("--warmup-seconds", type=_int_in(0, 3600), default=10,
+                    help="seconds of load before the first baseline (10)")
+    sp.add_argument("--objective", choices=("tps", "p99"), default="tps",
+                    help="what a trial is judged on: TPS (higher) or p99 latency (lower)")
+    sp.add_argument("--seed", type=_int_in(0, 2**32 - 1), default=0, help="the sampler's seed (0)")
+    sp.add_argument("--engine", help="builtin or sysbench (default: builtin; sysbench for --lua)")
+    sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
+    sp.add_argument("--probes", metavar="LIST", help="probes to record (default: all that work here), or none")
+    sp.add_argument("--server-wait", type=_int_in(1, 3600), default=30, metavar="SECONDS",
+                    help="how long the run waits for a server that stopped answering before it gives up (30)")
+    sp.add_argument("--verbose", action="store_true", help="print every second's line too")
+    common(sp)
+    sp.set_defaults(func=cmd_tune)
 
     sp = sub.add_parser("sweep", help="run a tuning sweep: knob x knob x concurrency, restored afterwards")
     sp.add_argument("file", help="sweep TOML file, or a recipe name from workloads/recipes")

@@ -183,3 +183,58 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]
                                            if r.get("kind") != "probe"))
     return exit_code(result["status"])
+
+
+def tune_table(result: dict[str, Any]) -> str:
+    """A tune's trials as a table, then its conclusion."""
+    from tunebench.run.tune import TABLE_HEADER, TuneResult
+
+    r = TuneResult.from_dict(result)
+    rows = [TABLE_HEADER, *r.table_rows()]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_HEADER))]
+    lines = ["  ".join(c.ljust(w) if i in (1, 8) else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip() for row in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines) + f"\n\n{r.text}"
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from tunebench.run.tune import KnobRange, Trial, TuneSpec, parse_duration, run_tune
+
+    tune = TuneSpec(knobs=tuple(KnobRange.parse(k) for k in args.knob or ()),
+                    budget_seconds=parse_duration(args.budget),
+                    trial_seconds=args.trial_seconds, settle_seconds=args.settle_seconds, objective=args.objective,
+                    seed=args.seed, warmup_seconds=args.warmup_seconds)
+    tune.validate()
+    threads = parse_threads(args.threads)
+    if len(threads) != 1:
+        raise ConfigError(f"--threads: a tune runs at one thread count, got {args.threads}")
+    spec = build_run_spec(args.workload, workload_options(args), threads, lua_script=getattr(args, "lua", None),
+                          engine=args.engine, transport=args.transport, schema=args.schema, workers=args.workers,
+                          probes=args.probes, rate=args.rate, server_wait=args.server_wait)
+    store = open_store(args)
+    target = resolve_target(args, store)
+    quiet = args.json
+    t0 = time.time()
+
+    def on_interval(iv: Interval) -> None:
+        if not quiet and args.verbose:
+            print(live_line(iv, t0), flush=True)
+
+    def on_trial(trial: Trial) -> None:
+        if not quiet:
+            print(trial.line(tune.objective), flush=True)
+
+    def on_note(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    if not quiet:
+        print(tune.plan_text(), flush=True)
+    outcome = run_tune(store, target, spec, tune, on_interval=on_interval, on_note=on_note, on_trial=on_trial)
+    result = outcome.to_dict()
+    tuned = result.get("tune")
+    text = f"\nsession {result['session_id']} ({result['status']}), target {result['target']} " \
+           f"{result['server'].get('flavor')} {result['server'].get('version')}\n"
+    text += tune_table(tuned) if tuned else "the search did not start (see above)"
+    emit(args, result, text)
+    return exit_code(result["status"])

@@ -19,6 +19,7 @@ EventKind = Literal[
     "step_start", "step_end", "ramp", "config",  # the steps, and a sweep's configurations
     "knob", "restart", "restore", "drift",  # the server's settings: ours, put back, or changed by someone else
     "rate",  # an open-loop group's rate, changed while the load ran
+    "trial", "tune",  # a knob search's trials (their seconds: a band), and its result
     "verdict", "mark", "note", "error", "gap", "server", "engine",
     "statement",  # a statement digest's text (the statements probe), once per session
     ProbeEventKind,

@@ -91,6 +91,10 @@ class Experiment(RunProbes):
         self.sampler: ProbeSampler | None = None
         self.probe_status: dict[str, dict[str, Any]] = {}
         self.stop_event = threading.Event()
+        # ends the running step as planned (a tune's search is done): the run goes on, or ends "completed"
+        self._step_stop = threading.Event()
+        self.extras: dict[str, Any] = {}  # more of the session's summary and the result (a tune's: "tune")
+        self.on_ending: list[Callable[[], None]] = []  # before the knobs go back at the end of the run
         self.stop_status: RunStatus = "aborted"  # what a stop makes of the run: "stopped" when the user asked for it
         self.writer: SessionWriter | None = None
         self.results: list[StepResult] = []
@@ -125,6 +129,11 @@ class Experiment(RunProbes):
         if not self.stop_event.is_set():
             self.stop_status = "stopped" if by_user else "aborted"
         self.stop_event.set()
+        self._step_stop.set()
+
+    def end_step(self) -> None:
+        """End the running step now, as if its time were up (its summary covers the seconds it ran)."""
+        self._step_stop.set()
 
     def change_knob(self, name: str, value: Any) -> dict[str, Any]:
         """Change a dynamic knob while the load runs: journaled, applied, marked on the timeline; the
@@ -377,11 +386,14 @@ class Experiment(RunProbes):
                 self.sampler = None
             for _label, _role, runner in self._watch:
                 runner.close()
+            for hook in self.on_ending:  # e.g. a tune's search: stops changing knobs, puts its result in extras
+                hook()
             self.restored = self.controller.restore()
             restore()
             try:
                 if self._final or status not in ("completed", "incomplete"):
-                    self.writer.finish(status, {"steps": steps_json(self.results), **self._tables(), **self._phases()})
+                    self.writer.finish(status, {"steps": steps_json(self.results), **self._tables(), **self._phases(),
+                                               **self.extras})
             except StoreError as exc:
                 if self._store_error is None:
                     raise
@@ -523,8 +535,11 @@ class Experiment(RunProbes):
             record(iv)
 
         lost: TunebenchError | None = None
+        self._step_stop = threading.Event()
+        if self.stop_event.is_set():
+            self._step_stop.set()
         try:
-            hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self.stop_event,
+            hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self._step_stop,
                                     warmup=spec.warmup_seconds, ramp=ramp, rates=rates)
         except EngineError as exc:
             # a ping's read timeout (3 s), and then some
@@ -662,4 +677,4 @@ class Experiment(RunProbes):
             {"engine": self.spec.engine, "target": self.target.name, "server": self.server,
              **({"servers": self.servers} if len(self.servers) > 1 else {}), "tls": self.tls,
              "probes": self.probe_status, "steps": steps_json(self.results), **self._tables(), **self._phases(),
-             "restarts": self.controller.restarts if self.controller else 0})
+             "restarts": self.controller.restarts if self.controller else 0, **self.extras})

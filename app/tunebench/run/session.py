@@ -37,6 +37,7 @@ def session_config(spec: RunSpec, plan: Plan | None) -> dict[str, Any]:
         "workers": spec.workers, "seed": spec.seed,
         "probes": list(spec.probes) if spec.probes is not None else "all",
         "probe_interval": spec.probe_interval,
+        **({"tune": spec.extra["tune"]} if "tune" in spec.extra else {}),  # a knob search's settings (run/tune.py)
         # the spec as written, not its expansion (a big product made this a 482 MB blob); the configurations
         # that ran are in the steps and in the summary's sweep tables
         **({"sweep": {**plan.spec.to_dict(), "restarts_planned": plan.restarts,

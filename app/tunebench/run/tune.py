@@ -1,0 +1,723 @@
+"""A live knob search (`tunebench tune`, the window's Tune panel): better values of dynamic knobs, found on the
+running load in minutes, reported with the A/B verdict's 95 % interval.
+
+One load runs throughout (one step of an Experiment). A trial sets the knobs it is given (live, journaled by the
+run's KnobController, so they go back at the end and after a kill -9), lets the server settle, and measures. The
+baseline, the knobs' original values, is measured again after every trial: a trial is judged against the
+baseline seconds just before and just after it, so the machine's drift does not pass for a knob's effect. A trial
+whose TPS stays under half the baseline's for 3 seconds ends at once, its knobs put back.
+
+Optuna's TPE sampler proposes the values (seeded: the same seed proposes the same first values): a well-kept
+library with ask/tell (the load, not the library, owns the loop), log-scaled ranges, integer and categorical
+knobs, and few trials to work with (its first third are random draws, as its startup trials). The best trial is
+then confirmed by an A/B/A/B run (baseline, best, baseline, best) whose ratio and block-bootstrap interval
+(core.verdict) is the result: an improvement only when that interval is above 1 and the ratio at least
+MIN_GAIN above it; otherwise "no clear improvement", and the originals stay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import mysql.connector
+import numpy as np
+
+from tunebench.core.errors import ConfigError, TunebenchError
+from tunebench.core.interval import Event, Interval
+from tunebench.core.knobs import KnobInfo
+from tunebench.core.verdict import ratio_ci
+
+OBJECTIVES = ("tps", "p99")
+EARLY_FRACTION = 0.5  # a trial whose TPS stays under this share of the baseline's ...
+EARLY_SECONDS = 3  # ... for this many seconds ends at once
+MIN_GAIN = 0.02  # a confirmed ratio below 1 + this is no improvement worth a change, however narrow its interval
+MAX_KNOBS = 8
+MIN_TRIAL_SECONDS = 5
+RESIZE_WAIT = 120.0  # the longest wait for a buffer pool resize to finish before a trial measures
+
+
+@dataclass(frozen=True, slots=True)
+class KnobRange:
+    """One `--knob`: NAME=LO..HI[:log] (a number or size range) or NAME=v1,v2,... (the values to try)."""
+
+    name: str
+    low: str | None = None
+    high: str | None = None
+    log: bool = False
+    choices: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> KnobRange:
+        name, sep, rest = text.partition("=")
+        name, rest = name.strip().lower(), rest.strip()
+        if not sep or not name or not rest:
+            raise ConfigError(f"--knob {text!r}: give NAME=LO..HI (a range, :log for a log scale) or NAME=V1,V2,... "
+                              "(the values to try)")
+        if ".." in rest:
+            body, colon, flag = rest.partition(":")
+            if colon and flag.strip().lower() != "log":
+                raise ConfigError(f"--knob {name}: {flag.strip()!r} after the range; only :log is known")
+            low, _, high = body.partition("..")
+            if not low.strip() or not high.strip():
+                raise ConfigError(f"--knob {name}: a range is LO..HI, got {body!r}")
+            return cls(name, low.strip(), high.strip(), bool(colon))
+        choices = tuple(c.strip() for c in rest.split(",") if c.strip())
+        if len(choices) < 2:
+            raise ConfigError(f"--knob {name}: give a range LO..HI or two values or more (V1,V2,...), got {rest!r}")
+        if len({c.lower() for c in choices}) != len(choices):
+            raise ConfigError(f"--knob {name}: a value is given twice in {rest!r}")
+        return cls(name, choices=choices)
+
+    def text(self) -> str:
+        if self.choices:
+            return f"{self.name}={','.join(self.choices)}"
+        return f"{self.name}={self.low}..{self.high}" + (":log" if self.log else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Dimension:
+    """A knob's search space, checked against the server's catalog: numbers (int or float) or choices."""
+
+    name: str
+    kind: str  # "int", "float" or "choice"
+    low: float = 0.0
+    high: float = 0.0
+    log: bool = False
+    choices: tuple[str, ...] = ()
+
+    def distribution(self) -> Any:
+        from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+        if self.kind == "choice":
+            return CategoricalDistribution(list(self.choices))
+        if self.kind == "int":
+            return IntDistribution(int(self.low), int(self.high), log=self.log)
+        return FloatDistribution(self.low, self.high, log=self.log)
+
+    def text(self) -> str:
+        if self.kind == "choice":
+            return f"{self.name} in {', '.join(self.choices)}"
+        return f"{self.name} {size_text(self.low)}..{size_text(self.high)}" + (" (log scale)" if self.log else "")
+
+
+def size_text(v: float) -> str:
+    """1073741824 -> 1G, 67108864 -> 64M, 200 -> 200."""
+    if float(v).is_integer():
+        n = int(v)
+        for unit, mult in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+            if n >= mult and n % mult == 0:
+                return f"{n // mult}{unit}"
+        return str(n)
+    return f"{v:g}"
+
+
+def resolve(kr: KnobRange, info: KnobInfo) -> Dimension:
+    """The knob's range against what the server says of it: a dynamic knob, values of its type within its bounds;
+    ConfigError naming what is wrong otherwise (before anything runs)."""
+    info.check_settable()
+    if not info.dynamic:
+        raise ConfigError(f"{info.name} is static: a tune changes knobs while the load runs (a static knob needs a "
+                          "restart per value: make it a sweep axis instead)")
+    if kr.choices:
+        return Dimension(info.name, "choice", choices=tuple(str(info.normalize(c)) for c in kr.choices))
+    if info.type not in ("int", "float"):
+        offered = f" ({', '.join(info.choices)})" if info.choices else ""
+        raise ConfigError(f"--knob {info.name}: a {info.type} knob takes a list of values{offered}, not a range")
+    low, high = info.normalize(kr.low), info.normalize(kr.high)
+    assert isinstance(low, int | float) and isinstance(high, int | float)
+    if not low < high:
+        raise ConfigError(f"--knob {info.name}: the range's low end must be below its high end, got "
+                          f"{kr.low}..{kr.high}")
+    if kr.log and low <= 0:
+        raise ConfigError(f"--knob {info.name}: a log-scaled range starts above 0, got {kr.low}")
+    return Dimension(info.name, info.type, float(low), float(high), kr.log)
+
+
+@dataclass(frozen=True, slots=True)
+class TuneSpec:
+    """What the search does; the load is the run's RunSpec (one group, one thread count, one long step)."""
+
+    knobs: tuple[KnobRange, ...]
+    budget_seconds: int = 600
+    trial_seconds: int = 20
+    settle_seconds: int = 5
+    objective: str = "tps"
+    seed: int = 0
+    warmup_seconds: int = 10
+
+    @property
+    def baseline_seconds(self) -> int:
+        """Each baseline between trials: half a trial (a trial is judged on the two around it)."""
+        return max(MIN_TRIAL_SECONDS, self.trial_seconds // 2)
+
+    @property
+    def trial_cost(self) -> int:
+        """A trial and the baseline after it, each after its settle time."""
+        return 2 * self.settle_seconds + self.trial_seconds + self.baseline_seconds
+
+    @property
+    def confirm_seconds(self) -> int:
+        """The A/B/A/B confirmation after the search: four segments of settle + trial seconds."""
+        return 4 * (self.settle_seconds + self.trial_seconds)
+
+    @property
+    def planned_trials(self) -> int:
+        return max(0, (self.budget_seconds - self.settle_seconds - self.baseline_seconds) // self.trial_cost)
+
+    @property
+    def step_seconds(self) -> int:
+        """The run's one step: the search, the confirmation, and room for knob changes and resizes."""
+        return self.warmup_seconds + self.budget_seconds + self.confirm_seconds + 600
+
+    def validate(self) -> None:
+        if not 1 <= len(self.knobs) <= MAX_KNOBS:
+            raise ConfigError(f"a tune searches 1 to {MAX_KNOBS} knobs (--knob NAME=LO..HI), got {len(self.knobs)}")
+        names = [k.name for k in self.knobs]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"--knob {next(n for n in names if names.count(n) > 1)} is given twice")
+        if self.objective not in OBJECTIVES:
+            raise ConfigError(f"--objective is tps or p99, got {self.objective!r}")
+        if not MIN_TRIAL_SECONDS <= self.trial_seconds <= 3600:
+            raise ConfigError(f"--trial-seconds must be from {MIN_TRIAL_SECONDS} to 3600, got {self.trial_seconds}")
+        if not 0 <= self.settle_seconds <= 600:
+            raise ConfigError(f"--settle-seconds must be from 0 to 600, got {self.settle_seconds}")
+        if not 0 <= self.warmup_seconds <= 3600:
+            raise ConfigError(f"--warmup-seconds must be from 0 to 3600, got {self.warmup_seconds}")
+        if not 0 <= self.seed < 2**32:
+            raise ConfigError(f"--seed must be from 0 to {2**32 - 1}, got {self.seed}")
+        if self.budget_seconds > 86_400:
+            raise ConfigError(f"--budget is at most 24h, got {self.budget_seconds} s")
+        if self.planned_trials < 2:
+            least = self.settle_seconds + self.baseline_seconds + 2 * self.trial_cost
+            raise ConfigError(f"--budget {self.budget_seconds} s holds fewer than 2 trials of {self.trial_cost} s "
+                              f"(settle, trial, settle, baseline): give at least {least} s, or shorter trials")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"knobs": [k.text() for k in self.knobs], "budget_seconds": self.budget_seconds,
+                "trial_seconds": self.trial_seconds, "settle_seconds": self.settle_seconds,
+                "baseline_seconds": self.baseline_seconds, "objective": self.objective, "seed": self.seed,
+                "warmup_seconds": self.warmup_seconds, "planned_trials": self.planned_trials,
+                "confirm_seconds": self.confirm_seconds}
+
+    def plan_text(self) -> str:
+        return (f"tune: {self.budget_seconds} s of search, about {self.planned_trials} trials of "
+                f"{self.trial_seconds} s (each after {self.settle_seconds} s to settle, then "
+                f"{self.baseline_seconds} s of baseline), objective {self.objective}, seed {self.seed}; then an "
+                f"A/B/A/B confirmation of the best ({self.confirm_seconds} s)")
+
+
+def parse_duration(text: str) -> int:
+    """`10m`, `90s`, `1h`, `300` (seconds) -> seconds; ConfigError otherwise."""
+    t = text.strip().lower()
+    mult = {"s": 1, "m": 60, "h": 3600}.get(t[-1:], 0)
+    body = t[:-1] if mult else t
+    try:
+        value = float(body)
+    except ValueError:
+        value = -1.0
+    seconds = value * (mult or 1)
+    if not math.isfinite(seconds) or seconds <= 0 or seconds != int(seconds):
+        raise ConfigError(f"--budget takes a duration like 10m, 90s or 1h, got {text!r}")
+    return int(seconds)
+
+
+@dataclass(slots=True)
+class Trial:
+    """One trial: the values set (read back from the server), its seconds, and its objective against the baselines
+    just before and after it (a ratio, higher is better: TPS over the baseline's, or the baseline's p99 over its)."""
+
+    n: int
+    values: dict[str, str | None]
+    asked: dict[str, str]
+    changed_at: float
+    measure_from: float | None = None
+    ended_at: float | None = None
+    tps: float | None = None
+    p99_ms: float | None = None
+    baseline_tps: float | None = None
+    baseline_p99_ms: float | None = None
+    objective: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    seconds: int = 0
+    ended_early: str | None = None  # why it ended early
+    error: str | None = None  # the server refused a value: no measurement
+    best_so_far: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Trial:
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def values_text(self) -> str:
+        return _values(self.values)
+
+    def line(self, objective: str) -> str:
+        what = self.values_text()
+        if self.error:
+            return f"trial {self.n}: {what}: refused ({self.error})"
+        ratio = f"{self.objective:.2f}x" if self.objective is not None else "-"
+        ci = f" (95 % CI {self.ci_low:.2f}-{self.ci_high:.2f})" if self.ci_low is not None else ""
+        tps = f"{self.tps:,.0f} TPS vs {self.baseline_tps:,.0f}" if self.tps is not None and self.baseline_tps else ""
+        if objective == "p99" and self.p99_ms is not None and self.baseline_p99_ms is not None:
+            tps = f"p99 {self.p99_ms:.2f} ms vs {self.baseline_p99_ms:.2f}"
+        early = f", ended early: {self.ended_early}" if self.ended_early else ""
+        return f"trial {self.n}: {what}: {ratio}{ci}, {tps}{early}"
+
+
+def _numeric(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+@dataclass(slots=True)
+class TuneResult:
+    """The search's outcome: the trials, the best, its A/B/A/B confirmation and the verdict in words."""
+
+    spec: dict[str, Any]
+    originals: dict[str, str | None]
+    trials: list[Trial] = field(default_factory=list)
+    best: int | None = None  # the best trial's n
+    confirm: dict[str, Any] | None = None  # ratio, ci_low, ci_high, tps_a, tps_b, seconds, windows
+    verdict: str = "no clear improvement"
+    text: str = ""
+    stopped: bool = False
+    started_at: float | None = None
+    ended_at: float | None = None
+
+    @property
+    def improved(self) -> bool:
+        return self.verdict == "improvement"
+
+    def best_trial(self) -> Trial | None:
+        return next((t for t in self.trials if t.n == self.best), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["trials"] = [t.to_dict() for t in self.trials]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TuneResult:
+        names = set(cls.__dataclass_fields__)
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["trials"] = [Trial.from_dict(t) for t in d.get("trials") or ()]
+        return cls(**kw)
+
+    def table_rows(self) -> list[list[str]]:
+        """The trials table (the CLI, the Markdown report): one row per trial."""
+        rows = []
+        for t in self.trials:
+            ratio = f"{t.objective:.2f}" if t.objective is not None else "-"
+            ci = f"{t.ci_low:.2f}-{t.ci_high:.2f}" if t.ci_low is not None else "-"
+            tps = f"{t.tps:,.0f}" if t.tps is not None else "-"
+            base = f"{t.baseline_tps:,.0f}" if t.baseline_tps is not None else "-"
+            p99 = f"{t.p99_ms:.2f}" if t.p99_ms is not None else "-"
+            note = (t.error and f"refused: {t.error}") or (t.ended_early and f"ended early: {t.ended_early}") or ""
+            best = "best" if t.n == self.best else ""
+            rows.append([str(t.n), t.values_text(), tps, base, p99, ratio, ci, f"{t.seconds}",
+                         ", ".join(x for x in (best, note) if x)])
+        return rows
+
+
+TABLE_HEADER = ["trial", "values", "TPS", "baseline TPS", "p99 ms", "ratio", "95 % CI", "seconds", ""]
+
+
+def result_text(r: TuneResult) -> str:
+    """The search's conclusion in one line."""
+    best = r.best_trial()
+    c = r.confirm
+    if best is None:
+        why = "no trial beat its baseline" if r.trials else "no trial ran"
+        return f"no clear improvement: {why}; the knobs stay at {_values(r.originals)}"
+    ci = f"{c['ratio']:.2f}x (95 % CI {c['ci_low']:.2f}-{c['ci_high']:.2f})" if c else ""
+    if r.improved and c:
+        return f"improvement: {best.values_text()} gives {ci} the baseline's {_objective_word(r)} in an A/B/A/B " \
+               f"confirmation; the knobs are back at {_values(r.originals)}"
+    if c:
+        small = c["ci_low"] > 1 and c["ratio"] < 1 + MIN_GAIN
+        why = f"under the {MIN_GAIN:.0%} worth a change" if small else "the interval holds 1" \
+            if c["ci_low"] <= 1 <= c["ci_high"] else "worse than the baseline"
+        return f"no clear improvement: the best trial ({best.values_text()}) confirmed at {ci}: {why}; the knobs " \
+               f"stay at {_values(r.originals)}"
+    return f"no clear improvement: the confirmation of {best.values_text()} did not finish; the knobs stay at " \
+           f"{_values(r.originals)}"
+
+
+def _objective_word(r: TuneResult) -> str:
+    return "TPS" if r.spec.get("objective", "tps") == "tps" else "p99 (baseline's over the best's)"
+
+
+def _values(values: Mapping[str, str | None]) -> str:
+    return ", ".join(f"{k}={size_text(float(v)) if v is not None and _numeric(v) else v}" for k, v in values.items())
+
+
+class Stopped(Exception):
+    """The run ended (stopped, lost) while the search waited for its seconds."""
+
+
+class Tuner:
+    """Drives the trials on a running Experiment: `feed` gets every Interval of the run, `start` the search in its
+    own thread, which waits for the step to measure, and ends the step when done (the result then sits in the
+    Experiment's extras, "tune", and in a "tune" event)."""
+
+    def __init__(self, exp: Any, spec: TuneSpec, group: str,
+                 on_trial: Callable[[Trial], None] | None = None, on_note: Callable[[str], None] | None = None):
+        spec.validate()
+        self.exp, self.spec, self.group = exp, spec, group
+        self.on_trial = on_trial or (lambda _t: None)
+        self.on_note = on_note or (lambda _m: None)
+        self._seconds: list[tuple[float, float, float | None]] = []  # (t, tps, p99 ms) of the group
+        self._cond = threading.Condition()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.result: TuneResult | None = None
+        self.error: BaseException | None = None
+        self.dims: list[Dimension] = []
+
+    # -- the run's seconds --
+    def feed(self, iv: Interval) -> None:
+        if iv.group != self.group:
+            return
+        with self._cond:
+            self._seconds.append((iv.t, iv.tps, (iv.lat_ms or {}).get("p99")))
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """The run is over: a search still waiting stops."""
+        self._done.set()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _alive(self) -> bool:
+        return not self._done.is_set() and not self.exp.stop_event.is_set()
+
+    def _collect(self, start: float, count: int, floor: float | None = None
+                 ) -> tuple[list[tuple[float, float, float | None]], str | None]:
+        """The `count` seconds starting at `start` (wall clock); with `floor`, every second from `start` on is
+        watched and EARLY_SECONDS in a row under it end the collection early (returns why)."""
+        got: list[tuple[float, float, float | None]] = []
+        low_run = 0
+        seen = 0
+        while True:
+            with self._cond:
+                while seen >= len(self._seconds) and self._alive():
+                    self._cond.wait(0.5)
+                if not self._alive():
+                    raise Stopped()
+                fresh = self._seconds[seen:]
+                seen = len(self._seconds)
+            for s in fresh:
+                if s[0] - 1 < start - 1e-3:
+                    continue
+                got.append(s)
+                low_run = low_run + 1 if floor is not None and s[1] < floor else 0
+                if low_run >= EARLY_SECONDS:
+                    return got, f"{EARLY_SECONDS} s under half the baseline's TPS ({floor:,.0f})"
+                if len(got) >= count:
+                    return got, None
+
+    def _after(self, t: float, seconds: float) -> float:
+        """The start of the first whole second at least `seconds` after `t` (the run's seconds end on whole
+        seconds of its clock)."""
+        with self._cond:
+            last = self._seconds[-1][0] if self._seconds else t
+        frac = last - math.floor(last)
+        edge = math.floor(t + seconds - frac) + frac
+        return edge if edge >= t + seconds - 1e-6 else edge + 1
+
+    # -- the search --
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, name="tunebench-tune", daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        try:
+            self._search()
+        except Stopped:
+            pass
+        except BaseException as exc:  # a bug or a server error: the run stops, the knobs go back
+            self.error = exc
+            self.on_note(f"the tune stopped: {exc}")
+            self.exp.request_stop()
+        finally:
+            if self.result is not None:
+                self._finish()
+            self.exp.end_step()
+
+    def _wait_measuring(self) -> None:
+        while self._alive() and (self.exp.controller is None or self.exp._measured_since is None):
+            self._done.wait(0.2)
+        if not self._alive():
+            raise Stopped()
+
+    def _set(self, values: Mapping[str, Any]) -> dict[str, str | None]:
+        ctl = self.exp.controller
+        got: dict[str, str | None] = {}
+        for name, value in values.items():
+            got[name] = ctl.set_live(name, value)["to"]
+        if "innodb_buffer_pool_size" in values:
+            self._await_resize()
+        return got
+
+    def _await_resize(self) -> None:
+        """A buffer pool resize runs in the background after the SET: the trial measures once it is done."""
+        conn = self.exp.controller.connect()
+        try:
+            deadline = time.monotonic() + RESIZE_WAIT
+            while time.monotonic() < deadline and self._alive():
+                cur = conn.cursor()
+                cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_resize_status%'")
+                status = {str(k).lower(): (v.decode() if isinstance(v, bytes) else str(v)) for k, v in cur.fetchall()}
+                cur.close()
+                code = status.get("innodb_buffer_pool_resize_status_code")
+                text = status.get("innodb_buffer_pool_resize_status", "")
+                if (code is not None and code in ("0", "")) or (code is None and (
+                        not text or text.lower().startswith(("completed", "size did not change")))):
+                    return
+                time.sleep(0.5)
+            self.on_note(f"the buffer pool resize did not finish within {RESIZE_WAIT:.0f} s; measuring anyway")
+        finally:
+            conn.close()
+
+    def _search(self) -> None:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        spec = self.spec
+        self._wait_measuring()
+        ctl = self.exp.controller
+        infos = ctl.describe([k.name for k in spec.knobs])
+        self.dims = [resolve(k, infos[k.name]) for k in spec.knobs]
+        originals = {d.name: infos[d.name].current for d in self.dims}
+        r = self.result = TuneResult(spec.to_dict(), originals, started_at=time.time())
+        startup = max(2, spec.planned_trials // 3)
+        sampler = optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=startup)
+        study = optuna.create_study(direction="maximize", sampler=sampler)
+        dists = {d.name: d.distribution() for d in self.dims}
+        self.on_note(spec.plan_text())
+        # the warm-up, then the first baseline
+        t = self._after(time.time(), spec.warmup_seconds + spec.settle_seconds)
+        base, _ = self._collect(t, spec.baseline_seconds)
+        self._event("trial", f"baseline: {np.mean([s[1] for s in base]):,.0f} TPS", {"n": 0, "baseline": True,
+                    "t0": base[0][0] - 1, "t1": base[-1][0]})
+        deadline = r.started_at + spec.budget_seconds if r.started_at else time.time()
+        n = 0
+        while time.time() + spec.trial_cost <= deadline + 1 and self._alive():
+            n += 1
+            ot = study.ask(dists)
+            asked = {d.name: _param(d, ot.params[d.name]) for d in self.dims}
+            trial = Trial(n, {}, asked, time.time())
+            try:
+                trial.values = self._set(asked)
+            except (ConfigError, TunebenchError, mysql.connector.Error) as exc:
+                trial.error = str(exc).splitlines()[0]
+                study.tell(ot, state=optuna.trial.TrialState.FAIL)
+                self._put_back(originals)
+                self._trial_done(trial)
+                continue
+            floor = EARLY_FRACTION * float(np.mean([s[1] for s in base]))
+            start = self._after(trial.changed_at, spec.settle_seconds)
+            # watched from the change on: a knob that stalls the server ends the trial in its settle time too
+            seen, early = self._trial_seconds(trial.changed_at, start, floor)
+            trial.ended_early = early
+            self._put_back(originals)
+            after, _ = self._collect(self._after(time.time(), spec.settle_seconds), spec.baseline_seconds)
+            self._judge(trial, seen, base + after)
+            base = after
+            study.tell(ot, trial.objective if trial.objective is not None else 0.0)
+            self._trial_done(trial)
+        self._confirm()
+
+    def _trial_seconds(self, changed: float, start: float, floor: float
+                       ) -> tuple[list[tuple[float, float, float | None]], str | None]:
+        """The trial's measured seconds (from `start`), the seconds from the change watched for an early end."""
+        spec = self.spec
+        settle = round(start - self._after(changed, 0))  # the whole seconds between the change and `start`
+        seen, early = self._collect(changed, settle + spec.trial_seconds, floor)
+        measured = [s for s in seen if s[0] - 1 >= start - 1e-3]
+        return (measured or seen), early
+
+    def _put_back(self, originals: Mapping[str, str | None]) -> None:
+        for name, value in originals.items():
+            if value is not None:
+                self.exp.controller.set_live(name, value)
+        if "innodb_buffer_pool_size" in originals:
+            self._await_resize()
+
+    def _judge(self, trial: Trial, seen: Sequence[tuple[float, float, float | None]],
+               base: Sequence[tuple[float, float, float | None]]) -> None:
+        spec = self.spec
+        trial.seconds = len(seen)
+        if seen:
+            trial.measure_from, trial.ended_at = seen[0][0] - 1, seen[-1][0]
+        tps = [s[1] for s in seen]
+        btps = [s[1] for s in base]
+        trial.tps = float(np.mean(tps)) if tps else None
+        trial.baseline_tps = float(np.mean(btps)) if btps else None
+        p99 = [s[2] for s in seen if s[2] is not None]
+        bp99 = [s[2] for s in base if s[2] is not None]
+        trial.p99_ms = float(np.mean(p99)) if p99 else None
+        trial.baseline_p99_ms = float(np.mean(bp99)) if bp99 else None
+        before, after = (btps, tps) if spec.objective == "tps" else (p99, bp99)
+        if len(before) >= 2 and len(after) >= 2 and np.mean(before) > 0:
+            trial.objective, trial.ci_low, trial.ci_high, _b = ratio_ci(before, after)
+        elif trial.tps is not None and trial.baseline_tps:
+            trial.objective = trial.tps / trial.baseline_tps if spec.objective == "tps" else None
+
+    def _trial_done(self, trial: Trial) -> None:
+        r = self.result
+        assert r is not None
+        prior = [t.objective for t in r.trials if t.objective is not None and not t.ended_early]
+        mine = trial.objective if trial.objective is not None and not trial.ended_early else None
+        trial.best_so_far = max([*prior, *([mine] if mine is not None else [])], default=None)
+        r.trials.append(trial)
+        t0 = trial.changed_at
+        t1 = trial.ended_at or time.time()
+        self._event("trial", trial.line(self.spec.objective), {"n": trial.n, "t0": t0, "t1": t1,
+                                                               "trial": trial.to_dict()})
+        self.on_trial(trial)
+
+    def _confirm(self) -> None:
+        """A/B/A/B: the baseline and the best trial's values, twice each, every segment after the settle time."""
+        r = self.result
+        assert r is not None
+        valid = [t for t in r.trials if t.objective is not None and not t.ended_early and not t.error]
+        best = max(valid, key=lambda t: t.objective or 0.0, default=None)
+        if best is None or (best.objective or 0.0) <= 1.0:
+            r.best = None
+            return
+        r.best = best.n
+        spec = self.spec
+        sides: dict[str, list[tuple[float, float, float | None]]] = {"A": [], "B": []}
+        windows: list[tuple[str, float, float]] = []
+        self.on_note(f"confirming the best ({best.values_text()}): A/B/A/B, {spec.confirm_seconds} s")
+        for side in ("A", "B", "A", "B"):
+            changed = time.time()
+            if side == "B":
+                self._set(best.values)
+            else:
+                self._put_back(r.originals)
+            got, _ = self._collect(self._after(changed, spec.settle_seconds), spec.trial_seconds)
+            sides[side] += got
+            windows.append((side, got[0][0] - 1, got[-1][0]))
+            self._event("trial", f"confirm {side}", {"n": best.n, "confirm": side, "t0": changed, "t1": got[-1][0]})
+        self._put_back(r.originals)
+        a, b = [s[1] for s in sides["A"]], [s[1] for s in sides["B"]]
+        pa, pb = [s[2] for s in sides["A"] if s[2] is not None], [s[2] for s in sides["B"] if s[2] is not None]
+        before, after = (a, b) if spec.objective == "tps" else (pb, pa)
+        ratio, low, high, block = ratio_ci(before, after)
+        r.confirm = {"ratio": ratio, "ci_low": low, "ci_high": high, "block": block,
+                     "tps_a": float(np.mean(a)), "tps_b": float(np.mean(b)),
+                     "p99_a": float(np.mean(pa)) if pa else None, "p99_b": float(np.mean(pb)) if pb else None,
+                     "seconds": [len(a), len(b)], "windows": windows, "values": dict(best.values)}
+        r.verdict = "improvement" if low > 1.0 and ratio >= 1.0 + MIN_GAIN else "no clear improvement"
+
+    def _finish(self) -> None:
+        r = self.result
+        assert r is not None
+        r.stopped = not self._alive() or self.error is not None
+        r.ended_at = time.time()
+        r.text = result_text(r) if not r.stopped else "stopped before the search ended: " + result_text(r)
+        self.exp.extras["tune"] = r.to_dict()
+        self._event("tune", r.text, {"tune": r.to_dict()})
+        self.on_note(r.text)
+
+    def _event(self, kind: str, label: str, data: dict[str, Any]) -> None:
+        with contextlib.suppress(TunebenchError):
+            self.exp._record(Event(time.time(), kind, label, data))  # type: ignore[arg-type]
+
+
+def _param(d: Dimension, v: Any) -> str:
+    if d.kind == "int":
+        return str(int(v))
+    if d.kind == "float":
+        return f"{float(v):.6g}"
+    return str(v)
+
+
+# -- a tune as a run ------------------------------------------------------------------------------------------
+def tune_run_spec(spec: Any, tune: TuneSpec) -> Any:
+    """The run a tune rides on: its one group at one thread count, one step as long as the search needs (the
+    search ends it), the tune's settings in the session's config."""
+    from dataclasses import replace
+
+    tune.validate()
+    if len(spec.groups) != 1 or len(spec.groups[0].schedule) != 1:
+        raise ConfigError("a tune runs one workload at one thread count (--threads T): the search compares "
+                          "seconds of one load")
+    return replace(spec, step_seconds=tune.step_seconds, warmup_seconds=0, extra={**spec.extra, "tune": tune.to_dict()})
+
+
+def check_tune(target: Any, spec: Any, tune: TuneSpec) -> list[Dimension]:
+    """Every knob against the server's catalog (known, dynamic, its type and bounds), and a buffer pool range
+    beyond this machine's memory when the server runs here: ConfigError before anything runs or changes."""
+    from tunebench.load.capacity import mem_available_mb
+    from tunebench.mysql.connect import introspect, open_connection
+    from tunebench.mysql.knobs import describe_knobs
+    from tunebench.mysql.target import conn_params
+    from tunebench.run.monitor import server_is_local
+
+    conn = open_connection(conn_params(target, spec.transport), target.name)
+    try:
+        info = introspect(conn)
+        infos = describe_knobs(conn, info, [k.name for k in tune.knobs])
+    finally:
+        conn.close()
+    dims = [resolve(k, infos[k.name]) for k in tune.knobs]
+    for d in dims:
+        if d.name == "innodb_buffer_pool_size" and server_is_local(target, spec.transport):
+            avail = mem_available_mb()
+            if avail is not None and d.high / 2**20 > avail:
+                raise ConfigError(f"--knob innodb_buffer_pool_size up to {size_text(d.high)} is more than the "
+                                  f"{avail:,.0f} MB this machine has available (the server runs here)")
+    return dims
+
+
+def run_tune(store: Any, target: Any, spec: Any, tune: TuneSpec, *, on_interval: Callable[[Interval], None],
+             on_note: Callable[[str], None], on_trial: Callable[[Trial], None] | None = None,
+             on_event: Callable[[Event], None] | None = None,
+             on_samples: Callable[[float, dict[str, float]], None] | None = None,
+             on_step: Callable[[Any], None] | None = None,
+             on_experiment: Callable[[Any], None] | None = None) -> Any:
+    """The tune's run: the Experiment and its Tuner; the RunOutcome, whose details hold "tune" (TuneResult.to_dict)
+    when the search got as far as its first baseline."""
+    from tunebench.run.experiment import Experiment
+
+    spec = tune_run_spec(spec, tune)
+    check_tune(target, spec, tune)
+    tuner: Tuner | None = None
+
+    def interval(iv: Interval) -> None:
+        if tuner is not None:
+            tuner.feed(iv)
+        on_interval(iv)
+
+    exp = Experiment(store, target, spec, on_interval=interval, on_note=on_note, on_event=on_event,
+                     on_samples=on_samples, on_step=on_step)
+    tuner = Tuner(exp, tune, spec.groups[0].name, on_trial=on_trial, on_note=on_note)
+    exp.on_ending.append(tuner.close)
+    if on_experiment is not None:
+        on_experiment(exp)
+    tuner.start()
+    try:
+        outcome = exp.run()
+    finally:
+        tuner.close()
+    if tuner.error is not None and not isinstance(tuner.error, TunebenchError | mysql.connector.Error):
+        raise tuner.error
+    return outcome
