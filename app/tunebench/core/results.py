@@ -14,6 +14,7 @@ from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
 from tunebench.core.schedule import served
 from tunebench.core.step_context import StepKnobs, note_lines, step_notes
 from tunebench.core.sweep import Plan
+from tunebench.core.tune import TABLE_HEADER, TuneResult
 from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
 
@@ -189,6 +190,7 @@ def markdown(session: Mapping[str, Any]) -> str:
              f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}",
              *tls_lines((session.get("config") or {}).get("tls")), ""]
     configs = summary.get("configs")
+    lines += tune_lines(summary.get("tune"))
     if summary.get("phases"):  # a phase plan (the insert benchmark's l.i0, l.x, ...): its table says it all
         steps = summary.get("steps", [])
         return "\n".join(lines + phase_lines(summary["phases"], steps) + open_loop_report(steps)
@@ -260,6 +262,32 @@ def markdown(session: Mapping[str, Any]) -> str:
     return "\n".join(lines + knee_lines(summary) + open_loop_report(summary.get("steps", []))
                      + trx_lines(summary.get("steps", []))
                      + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
+
+
+def tune_lines(tune: Mapping[str, Any] | None) -> list[str]:
+    """A knob search's section (`tunebench tune`): what it searched, its conclusion, the A/B/A/B confirmation and
+    the trials table."""
+    if not tune:
+        return []
+    r = TuneResult.from_dict(tune)
+    spec = r.spec
+    lines = ["## Tune", "", f"**{r.text}**", "",
+             f"- searched: {', '.join(spec.get('knobs') or ())}; objective {spec.get('objective', 'tps')}; seed "
+             f"{spec.get('seed')}; {spec.get('budget_seconds')} s budget, trials of {spec.get('trial_seconds')} s "
+             f"after {spec.get('settle_seconds')} s to settle, a {spec.get('baseline_seconds')} s baseline after "
+             "each (a trial's ratio is against the baselines just before and after it)",
+             f"- originals: {', '.join(f'{k}={v}' for k, v in r.originals.items())} (put back after every trial and "
+             "at the end)"]
+    c = r.confirm
+    if c:
+        a, b = c.get("seconds") or (0, 0)
+        lines.append(f"- A/B/A/B confirmation: {c['ratio']:.3f}x (95 % CI {c['ci_low']:.3f}-{c['ci_high']:.3f}, "
+                     f"block bootstrap), baseline {c['tps_a']:,.1f} TPS over {a} s, best {c['tps_b']:,.1f} TPS over "
+                     f"{b} s")
+    lines += ["", "| " + " | ".join(h or "note" for h in TABLE_HEADER) + " |",
+              "|---:|---|---:|---:|---:|---:|---|---:|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in r.table_rows()]
+    return [*lines, ""]
 
 
 def phase_rows(phases: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
