@@ -241,6 +241,8 @@ class Tuner:
         self.result: TuneResult | None = None
         self.error: BaseException | None = None
         self.dims: list[Dimension] = []
+        self.clock: Callable[[], float] = time.time  # the run's seconds are stamped with this clock
+        self.waiting = threading.Event()  # set while the search waits for the run's next second (tests drive it)
 
     # -- the run's seconds --
     def feed(self, iv: Interval) -> None:
@@ -248,6 +250,7 @@ class Tuner:
             return
         with self._cond:
             self._seconds.append((iv.t, iv.tps, (iv.lat_ms or {}).get("p99")))
+            self.waiting.clear()
             self._cond.notify_all()
 
     def close(self) -> None:
@@ -271,7 +274,9 @@ class Tuner:
         while True:
             with self._cond:
                 while seen >= len(self._seconds) and self._alive():
+                    self.waiting.set()
                     self._cond.wait(0.5)
+                self.waiting.clear()
                 if not self._alive():
                     raise Stopped()
                 fresh = self._seconds[seen:]
@@ -359,24 +364,44 @@ class Tuner:
         infos = ctl.describe([k.name for k in spec.knobs])
         self.dims = [resolve(k, infos[k.name]) for k in spec.knobs]
         originals = {d.name: infos[d.name].current for d in self.dims}
-        r = self.result = TuneResult(spec.to_dict(), originals, started_at=time.time())
+        r = self.result = TuneResult(spec.to_dict(), originals, started_at=self.clock())
         startup = max(2, spec.planned_trials // 3)
         sampler = optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=startup)
         study = optuna.create_study(direction="maximize", sampler=sampler)
         dists = {d.name: d.distribution() for d in self.dims}
         self.on_note(spec.plan_text())
         # the warm-up, then the first baseline
-        t = self._after(time.time(), spec.warmup_seconds + spec.settle_seconds)
+        t = self._after(self.clock(), spec.warmup_seconds + spec.settle_seconds)
         base, _ = self._collect(t, spec.baseline_seconds)
         self._event("trial", f"baseline: {np.mean([s[1] for s in base]):,.0f} TPS", {"n": 0, "baseline": True,
                     "t0": base[0][0] - 1, "t1": base[-1][0]})
-        deadline = r.started_at + spec.budget_seconds if r.started_at else time.time()
-        n = 0
-        while time.time() + spec.trial_cost <= deadline + 1 and self._alive():
-            n += 1
+        deadline = (r.started_at or self.clock()) + spec.warmup_seconds + spec.budget_seconds
+        # A configuration measured once is not measured again: the sampler hears the same ratio. The originals
+        # are known without a trial: the baseline, 1.0 (when the search space holds them).
+        tried: dict[tuple[str, ...], float] = {}
+        home = {d.name: _typed(d, originals[d.name]) for d in self.dims}
+        if all(v is not None for v in home.values()):
+            study.add_trial(optuna.trial.create_trial(params=home, distributions=dists, value=1.0))
+            tried[tuple(_param(d, home[d.name]) for d in self.dims)] = 1.0
+        space = math.prod(len(d.choices) for d in self.dims) if all(d.kind == "choice" for d in self.dims) else None
+        n = repeats = 0
+        while self.clock() + spec.trial_cost <= deadline + 1 and self._alive():
+            if space is not None and len(tried) >= space:
+                self.on_note(f"every one of the {space} combinations has been measured: the search ends")
+                break
             ot = study.ask(dists)
             asked = {d.name: _param(d, ot.params[d.name]) for d in self.dims}
-            trial = Trial(n, {}, asked, time.time())
+            key = tuple(asked.values())
+            if key in tried:
+                study.tell(ot, tried[key])
+                repeats += 1
+                if repeats >= 200:
+                    self.on_note("the sampler proposes only configurations already measured: the search ends")
+                    break
+                continue
+            repeats = 0
+            n += 1
+            trial = Trial(n, {}, asked, self.clock())
             try:
                 trial.values = self._set(asked)
             except (ConfigError, TunebenchError, mysql.connector.Error) as exc:
@@ -391,10 +416,11 @@ class Tuner:
             seen, early = self._trial_seconds(trial.changed_at, start, floor)
             trial.ended_early = early
             self._put_back(originals)
-            after, _ = self._collect(self._after(time.time(), spec.settle_seconds), spec.baseline_seconds)
+            after, _ = self._collect(self._after(self.clock(), spec.settle_seconds), spec.baseline_seconds)
             self._judge(trial, seen, base + after)
             base = after
             study.tell(ot, trial.objective if trial.objective is not None else 0.0)
+            tried[key] = trial.objective if trial.objective is not None else 0.0
             self._trial_done(trial)
         self._confirm()
 
@@ -442,7 +468,7 @@ class Tuner:
         trial.best_so_far = max([*prior, *([mine] if mine is not None else [])], default=None)
         r.trials.append(trial)
         t0 = trial.changed_at
-        t1 = trial.ended_at or time.time()
+        t1 = trial.ended_at or self.clock()
         self._event("trial", trial.line(self.spec.objective), {"n": trial.n, "t0": t0, "t1": t1,
                                                                "trial": trial.to_dict()})
         self.on_trial(trial)
@@ -462,7 +488,7 @@ class Tuner:
         windows: list[tuple[str, float, float]] = []
         self.on_note(f"confirming the best ({best.values_text()}): A/B/A/B, {spec.confirm_seconds} s")
         for side in ("A", "B", "A", "B"):
-            changed = time.time()
+            changed = self.clock()
             if side == "B":
                 self._set(best.values)
             else:
@@ -486,7 +512,7 @@ class Tuner:
         r = self.result
         assert r is not None
         r.stopped = not self._alive() or self.error is not None
-        r.ended_at = time.time()
+        r.ended_at = self.clock()
         r.text = result_text(r) if not r.stopped else "stopped before the search ended: " + result_text(r)
         self.exp.extras["tune"] = r.to_dict()
         self._event("tune", r.text, {"tune": r.to_dict()})
@@ -494,7 +520,22 @@ class Tuner:
 
     def _event(self, kind: str, label: str, data: dict[str, Any]) -> None:
         with contextlib.suppress(TunebenchError):
-            self.exp._record(Event(time.time(), kind, label, data))  # type: ignore[arg-type]
+            self.exp._record(Event(self.clock(), kind, label, data))  # type: ignore[arg-type]
+
+
+def _typed(d: Dimension, original: str | None) -> Any:
+    """An original value as the sampler's parameter, or None when the search space does not hold it."""
+    if original is None:
+        return None
+    if d.kind == "choice":
+        return next((c for c in d.choices if c.lower() == original.strip().lower()), None)
+    try:
+        v = float(original)
+    except ValueError:
+        return None
+    if not d.low <= v <= d.high:
+        return None
+    return int(v) if d.kind == "int" else v
 
 
 def _param(d: Dimension, v: Any) -> str:

@@ -1,0 +1,171 @@
+"""The search loop of `tunebench tune` (run/tune.py Tuner) on a simulated server whose TPS follows the knob: the
+trials, the interleaved baselines, the early end, the A/B/A/B confirmation and the knobs put back, each second
+handed over only when the search waits for it (deterministic: no real clock, no sleeps). The real server's runs
+are in tests/integration/test_tune.py."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from tunebench.core.interval import Interval
+from tunebench.core.knobs import KnobInfo
+from tunebench.run.tune import EARLY_SECONDS, KnobRange, Tuner, TuneSpec
+
+
+class FakeController:
+    def __init__(self, infos: dict[str, KnobInfo]):
+        self.infos = infos
+        self.now = {n: i.current for n, i in infos.items()}
+        self.changes: list[tuple[str, str]] = []
+
+    def describe(self, names):
+        return {n: self.infos[n] for n in names}
+
+    def set_live(self, name, value):
+        before, self.now[name] = self.now[name], str(value)
+        self.changes.append((name, str(value)))
+        return {"name": name, "from": before, "to": str(value)}
+
+
+class FakeRun:
+    """What the Tuner uses of an Experiment."""
+
+    def __init__(self, controller: FakeController):
+        self.controller = controller
+        self._measured_since = 0.0
+        self.stop_event = threading.Event()
+        self.ended = threading.Event()
+        self.events: list = []
+        self.extras: dict = {}
+
+    def end_step(self):
+        self.ended.set()
+
+    def request_stop(self):
+        self.stop_event.set()
+
+    def _record(self, ev):
+        self.events.append(ev)
+
+
+def search(spec: TuneSpec, infos: dict[str, KnobInfo], tps_of: Callable[[dict[str, str]], float],
+           seconds_limit: int = 100_000) -> tuple[Tuner, FakeRun]:
+    ctl = FakeController(infos)
+    run = FakeRun(ctl)
+    tuner = Tuner(run, spec, "main")
+    clock = [1_000_000.0]
+    tuner.clock = lambda: clock[0]
+    rng = np.random.default_rng(3)
+    tuner.start()
+    fed = 0
+    while not run.ended.is_set():
+        if tuner.waiting.wait(0.05):
+            clock[0] += 1.0
+            tps = max(tps_of(ctl.now) * (1 + rng.normal(0, 0.02)), 0.0)
+            tuner.feed(Interval(t=clock[0], group="main", threads=8, tps=tps, qps=tps * 10, reads=0, writes=0,
+                                other=0, lat_ms={"p99": 8000.0 / max(tps, 1.0)}))
+            fed += 1
+            assert fed < seconds_limit
+    tuner.close()
+    assert tuner.error is None, tuner.error
+    return tuner, run
+
+
+IO = KnobInfo("innodb_io_capacity", "int", True, 100, 2**32, current="200")
+SWITCH = KnobInfo("innodb_adaptive_hash_index", "bool", True, choices=(), current="ON")
+
+
+def test_a_knob_that_matters_is_found_confirmed_and_put_back():
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=300, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=1)
+    tuner, run = search(spec, {"innodb_io_capacity": IO},
+                        lambda now: 1000 * (1 + int(now["innodb_io_capacity"]) / 1000))
+    r = tuner.result
+    assert r is not None and not r.stopped
+    assert 2 <= len(r.trials) <= spec.planned_trials
+    best = r.best_trial()
+    assert best is not None and int(best.values["innodb_io_capacity"]) > 500
+    # the A/B/A/B: the model's ratio at that value, within the interval, which is above 1
+    expected = (1 + int(best.values["innodb_io_capacity"]) / 1000) / 1.2
+    assert r.confirm is not None and r.confirm["ci_low"] <= expected <= r.confirm["ci_high"]
+    assert r.confirm["ci_low"] > 1 and r.verdict == "improvement" and r.text.startswith("improvement")
+    # each trial's ratio is against its own baselines: the model's ratio within its interval, for most
+    hits = [t.ci_low <= (1 + int(t.values["innodb_io_capacity"]) / 1000) / 1.2 <= t.ci_high for t in r.trials]
+    assert sum(hits) >= len(hits) - 1
+    assert [t.best_so_far for t in r.trials] == list(np.maximum.accumulate([t.objective for t in r.trials]))
+    # the originals are known (the baseline, 1.0): never a trial of their own
+    assert all(t.values["innodb_io_capacity"] != "200" for t in r.trials)
+    # the original after every trial, and at the end
+    assert run.controller.now["innodb_io_capacity"] == "200"
+    sets = run.controller.changes
+    assert all(sets[i + 1] == ("innodb_io_capacity", "200") for i in range(0, 2 * len(r.trials), 2))
+    assert run.extras["tune"]["verdict"] == "improvement"
+    assert [e.kind for e in run.events].count("trial") == 1 + len(r.trials) + 4  # baseline, trials, A/B/A/B
+    assert run.events[-1].kind == "tune"
+
+
+def test_a_knob_that_does_not_matter_ends_with_no_clear_improvement():
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..20000:log"),), budget_seconds=300, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=4)
+    tuner, run = search(spec, {"innodb_io_capacity": IO}, lambda now: 1000.0)
+    r = tuner.result
+    assert r is not None and r.verdict == "no clear improvement"
+    assert r.text.startswith("no clear improvement")
+    assert run.controller.now["innodb_io_capacity"] == "200"
+
+
+def test_a_trial_that_collapses_the_load_ends_early_and_its_knob_goes_back():
+    spec = TuneSpec((KnobRange.parse("innodb_adaptive_hash_index=ON,OFF"),), budget_seconds=200, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=0)
+    tuner, run = search(spec, {"innodb_adaptive_hash_index": SWITCH},
+                        lambda now: 1000.0 if now["innodb_adaptive_hash_index"] == "ON" else 100.0)
+    r = tuner.result
+    assert r is not None
+    early = [t for t in r.trials if t.values["innodb_adaptive_hash_index"] == "OFF"]
+    assert early, [t.values for t in r.trials]
+    for t in early:
+        assert t.ended_early and "under half the baseline's TPS" in t.ended_early
+        # ended in its settle time: the 3 seconds under the floor and no more
+        assert t.seconds <= EARLY_SECONDS
+    assert all(not t.ended_early for t in r.trials if t not in early)
+    assert r.best is None or r.best_trial() not in early
+    assert run.controller.now["innodb_adaptive_hash_index"] == "ON"
+
+
+def test_a_run_stopped_mid_search_keeps_what_it_measured():
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=300, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3)
+    ctl = FakeController({"innodb_io_capacity": IO})
+    run = FakeRun(ctl)
+    tuner = Tuner(run, spec, "main")
+    clock = [5000.0]
+    tuner.clock = lambda: clock[0]
+    tuner.start()
+    for _ in range(60):
+        assert tuner.waiting.wait(5)
+        clock[0] += 1
+        tuner.feed(Interval(t=clock[0], group="main", threads=8, tps=1000.0, qps=1.0, reads=0, writes=0, other=0))
+    run.request_stop()
+    tuner.close()
+    assert run.ended.is_set()
+    r = tuner.result
+    assert r is not None and r.stopped and r.text.startswith("stopped before the search ended")
+    assert r.trials and run.extras["tune"]["stopped"]
+
+
+@pytest.mark.parametrize("objective", ["p99"])
+def test_the_p99_objective_prefers_lower_latency(objective):
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=300, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=2, objective=objective)
+    tuner, _run = search(spec, {"innodb_io_capacity": IO},
+                         lambda now: 1000 * (1 + int(now["innodb_io_capacity"]) / 1000))
+    r = tuner.result
+    assert r is not None and r.verdict == "improvement"
+    best = r.best_trial()
+    assert best is not None and best.p99_ms is not None and best.baseline_p99_ms is not None
+    assert best.p99_ms < best.baseline_p99_ms
+    assert r.confirm is not None and r.confirm["p99_b"] < r.confirm["p99_a"]
