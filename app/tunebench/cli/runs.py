@@ -199,7 +199,7 @@ def tune_table(result: dict[str, Any]) -> str:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from tunebench.run.tune import KnobRange, Trial, TuneSpec, parse_duration, run_tune
+    from tunebench.run.tune import KnobRange, Trial, TuneSpec, check_tune, parse_duration, run_tune, tune_run_spec
 
     tune = TuneSpec(knobs=tuple(KnobRange.parse(k) for k in args.knob or ()),
                     budget_seconds=parse_duration(args.budget),
@@ -228,8 +228,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     def on_note(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    dims = check_tune(target, tune_run_spec(spec, tune), tune)  # refused here, before anything runs or prints
     if not quiet:
-        print(tune.plan_text(), flush=True)
+        print(f"searching {'; '.join(d.text() for d in dims)}", flush=True)
     outcome = run_tune(store, target, spec, tune, on_interval=on_interval, on_note=on_note, on_trial=on_trial)
     result = outcome.to_dict()
     tuned = result.get("tune")

@@ -385,7 +385,11 @@ class Tuner:
             tried[tuple(_param(d, home[d.name]) for d in self.dims)] = 1.0
         space = math.prod(len(d.choices) for d in self.dims) if all(d.kind == "choice" for d in self.dims) else None
         n = repeats = 0
-        while self.clock() + spec.trial_cost <= deadline + 1 and self._alive():
+        def more() -> bool:  # the planned trials (each segment starts on a whole second: a little late), or room
+            now = self.clock()
+            return now <= deadline if n < spec.planned_trials else now + spec.trial_cost <= deadline + 1
+
+        while more() and self._alive():
             if space is not None and len(tried) >= space:
                 self.on_note(f"every one of the {space} combinations has been measured: the search ends")
                 break

@@ -1,0 +1,128 @@
+"""Issue 33's live knob search on real servers: `tunebench tune` on each server (MariaDB 10.11, MySQL 9, MariaDB
+11.8; TCP with TLS, as users' servers are reached), its trials, the session it records (trial events, the summary's
+"tune", the Markdown report's Tune section) and the knob put back; the bad inputs refused before anything runs;
+a kill -9 mid-search put right by the journal. The search loop itself is tested second by second in
+tests/unit/test_tune_search.py; the must-show figures (a starved buffer pool) are in the README."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from tests.conftest import ROOT
+
+from tunebench.mysql.connect import open_connection
+from tunebench.mysql.target import conn_params
+
+pytestmark = pytest.mark.integration
+
+LOAD = ["--workload", "oltp_point_select", "--table-size", "10000", "--threads", "4"]
+# 2 trials of 1 + 5 s, each with a 1 + 5 s baseline after it, and the A/B/A/B if a trial came out above 1
+FAST = ["--budget", "30s", "--trial-seconds", "5", "--settle-seconds", "1", "--warmup-seconds", "1",
+        "--probes", "status"]
+
+
+def variable(sb, name: str) -> str:
+    conn = open_connection(conn_params(sb.target(), None))
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SELECT @@GLOBAL.{name}")
+        v = cur.fetchone()[0]
+        return v.decode() if isinstance(v, bytes) else str(v)
+    finally:
+        conn.close()
+
+
+def test_a_tune_on_each_server_records_its_trials_and_puts_the_knob_back(each_server, cli):
+    server = each_server
+    before = variable(server.sandbox, "innodb_io_capacity")
+    # the kits over TCP with TLS (the system MariaDB's test sandbox has no certificate: its socket)
+    transport = ["--transport", "tcp+tls"] if server.args else []
+    out = cli("tune", *LOAD, "--knob", "innodb_io_capacity=250..4000:log", *FAST, *transport, "--json",
+              *server.args, timeout=240)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "completed"
+    if transport:
+        assert result["tls"]["version"], result["tls"]
+    tune = result["tune"]
+    assert not tune["stopped"] and tune["originals"] == {"innodb_io_capacity": before}
+    trials = tune["trials"]
+    assert [t["n"] for t in trials] == list(range(1, len(trials) + 1)) and len(trials) >= 2
+    for t in trials:
+        assert 250 <= int(t["values"]["innodb_io_capacity"]) <= 4000, t
+        assert t["tps"] > 0 and t["baseline_tps"] > 0 and t["seconds"] >= 4 and not t["ended_early"], t
+        assert t["ci_low"] <= t["objective"] <= t["ci_high"], t
+    assert tune["verdict"] in ("improvement", "no clear improvement") and tune["text"]
+    if tune["best"] is not None:  # a trial above 1: confirmed A/B/A/B, 4 x 5 s
+        assert tune["confirm"]["seconds"] == [10, 10]
+    assert variable(server.sandbox, "innodb_io_capacity") == before
+    # the session: its trials as events (the timeline's bands), the result in its summary and its report
+    sid = str(result["session_id"])
+    shown = json.loads(cli("sessions", "show", sid, "--json").stdout)
+    kinds = [e["kind"] for e in shown["events"]]
+    assert kinds.count("tune") == 1
+    assert kinds.count("trial") == 1 + len(trials) + (4 if tune["best"] is not None else 0)
+    assert shown["config"]["tune"]["knobs"] == ["innodb_io_capacity=250..4000:log"]
+    md = cli("sessions", "export", sid, "--format", "md")
+    assert md.returncode == 0, md.stderr
+    assert "## Tune" in md.stdout and f"**{tune['text']}**" in md.stdout
+    assert md.stdout.count("| innodb_io_capacity=") == len(trials)
+
+
+def _sessions(cli) -> int:
+    return len(json.loads(cli("sessions", "list", "--json").stdout))
+
+
+@pytest.mark.parametrize(("knob", "says"), [
+    ("performance_schema=ON,OFF", "performance_schema is static"),
+    ("innodb_no_such_knob=1..2", "innodb_no_such_knob"),
+    ("innodb_io_capacity=1..2000", "out of range"),
+    ("innodb_adaptive_hash_index=0..1", "takes a list of values"),
+    ("innodb_buffer_pool_size=64M..512G", "available"),
+    ("innodb_io_capacity", "NAME=LO..HI"),
+])
+def test_bad_knobs_are_refused_before_anything_runs(sandbox, cli, knob, says):
+    before, n = variable(sandbox, "innodb_io_capacity"), _sessions(cli)
+    out = cli("tune", *LOAD, "--knob", knob, *FAST)
+    assert out.returncode == 2, out.stdout + out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and "Traceback" not in out.stderr, out.stderr
+    assert _sessions(cli) == n and variable(sandbox, "innodb_io_capacity") == before
+
+
+def test_a_budget_too_small_or_two_thread_counts_are_refused(sandbox, cli):
+    for args, says in ((["--budget", "20s"], "fewer than 2 trials"), (["--budget", "ten"], "duration"),
+                       (["--threads", "4,8"], "one thread count")):
+        out = cli("tune", *LOAD[:-2], "--threads", "4", "--knob", "innodb_io_capacity=200..400", *FAST, *args)
+        assert out.returncode == 2 and says in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_tune_killed_mid_search_has_its_knob_put_back_by_the_journal(sandbox, cli):
+    before = variable(sandbox, "innodb_io_capacity")
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "tune", *LOAD, "--knob",
+                             "innodb_io_capacity=3000..4000", *FAST], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + 90
+        changed = False
+        while time.monotonic() < deadline and not changed:  # the first trial's value is set: kill it there
+            changed = variable(sandbox, "innodb_io_capacity") != before
+            if not changed:
+                time.sleep(0.2)
+        assert changed, "the first trial never set its value"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert 3000 <= int(variable(sandbox, "innodb_io_capacity")) <= 4000  # left changed by the killed process
+    out = cli("restore")
+    assert out.returncode == 0, out.stderr
+    assert variable(sandbox, "innodb_io_capacity") == before
