@@ -557,6 +557,9 @@ def tune_run_spec(spec: Any, tune: TuneSpec) -> Any:
     from dataclasses import replace
 
     tune.validate()
+    if tune.objective == "p99" and spec.engine != "builtin":
+        raise ConfigError("--objective p99 needs the builtin engine: sysbench reports one percentile per second, "
+                          "the 95th")
     if len(spec.groups) != 1 or len(spec.groups[0].schedule) != 1:
         raise ConfigError("a tune runs one workload at one thread count (--threads T): the search compares "
                           "seconds of one load")
