@@ -44,7 +44,9 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    allow_reuse_address = False  # a port in use is refused, not shared
+    # SO_REUSEADDR: a port that the last run's connections left in TIME_WAIT is taken again at once; one that a
+    # process listens on is still refused (Linux)
+    allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], family: int):
         self.address_family = family
@@ -96,6 +98,7 @@ class MetricsEndpoint:
             raise ConfigError(f"--metrics-listen {listen}: cannot listen there ({why})") from None
         server.metrics = self.metrics  # type: ignore[attr-defined]
         self._server = server
+        self._closed = False
         bound = server.server_address
         self.url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{bound[1]}/metrics"
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
@@ -136,6 +139,9 @@ class MetricsEndpoint:
     def close(self, linger: bool = True) -> None:
         """Stop serving; with `linger`, first give a scraper that has not had the last second a moment for it
         (LINGER_SECONDS at most), so the run's last second reaches Prometheus too."""
+        if self._closed:
+            return
+        self._closed = True
         if linger:
             end = time.monotonic() + LINGER_SECONDS
             while self.metrics.behind() and time.monotonic() < end:
