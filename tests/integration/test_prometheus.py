@@ -119,7 +119,7 @@ def test_prometheus_scrapes_the_runs_seconds(sandbox, tmp_path):
         start, end = round(st[0] + 0.5, 3), round(st[-1] + 0.5, 3)
         ranged = prom.api("query_range", query=f'tunebench_client_tps{{session="{sid}",group="main"}}',
                           start=f"{start:.3f}", end=f"{end:.3f}", step="1s")["result"]
-        got = {round(float(t), 3): float(v) for t, v in (ranged[0]["values"] if ranged else [])}
+        got = {round(float(t), 3): float(np.float32(v)) for t, v in (ranged[0]["values"] if ranged else [])}
         steps = np.round(np.arange(start, end + 1e-6, 1.0), 3)
         rows = [(f"{s:.3f}", got.get(s), as_of(st, sv, s)) for s in steps]
         table = side_by_side(rows)
@@ -127,14 +127,15 @@ def test_prometheus_scrapes_the_runs_seconds(sandbox, tmp_path):
               f"client.main.tps as of the same time\n{table}", flush=True)
         (tmp_path / "comparison.txt").write_text(table + "\n")
 
-        # the same seconds: each Prometheus sample is a stored second (its time to the ms, its value exactly) ...
+        # the same seconds: each Prometheus sample is a stored second (its time to the ms, its value exactly: the
+        # store keeps float32, the endpoint the engine's float64) ...
         def stored_at(t: float) -> int | None:
             i = int(np.argmin(np.abs(st - t)))
             return i if abs(st[i] - t) <= 1.5e-3 else None  # Prometheus keeps ms; the store, µs
 
         matched = [stored_at(t) for t in pt]
         wrong = [(f"{t:.3f}", v, None if i is None else sv[i]) for t, v, i in zip(pt, pv, matched, strict=True)
-                 if i is None or sv[i] != v]
+                 if i is None or sv[i] != np.float32(v)]
         assert not wrong, f"Prometheus samples that are not the store's:\n{side_by_side(wrong)}\n\n{table}"
         # ... and every stored second is in Prometheus, but for one at each edge
         missing = sorted(set(range(len(st))) - set(matched))
