@@ -91,9 +91,10 @@ def test_prometheus_scrapes_the_runs_seconds(sandbox, tmp_path):
         db = tmp_path / "store.sqlite"
         run = subprocess.run(
             [sys.executable, "-m", "tunebench", "--db", str(db), "run", "--workload", "oltp_point_select",
+             "--tables", "1", "--table-size", "10000",
              "--threads", "2", "--step-seconds", str(RUN_SECONDS), "--probes", "status",
              "--metrics-listen", f"127.0.0.1:{metrics_port}", "--json"],
-            capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=180)
+            capture_output=True, text=True, cwd=ROOT, env=dict(os.environ), timeout=300)
         assert run.returncode == 0, run.stderr[-2000:]
         assert f"live metrics: http://127.0.0.1:{metrics_port}/metrics" in run.stderr
         sid = json.loads(run.stdout)["session_id"]
