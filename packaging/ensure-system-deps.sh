@@ -4,7 +4,8 @@
 # openssh-server (SSH runner tests), Qt's runtime libraries (PySide6). python3-venv for `python3 -m venv`.
 # linux-perf: the CPU profile probe. gcc, libmariadb-dev, python3-dev: the builtin engine's compiled loop
 # (app/tunebench/load/_hotloop.c, built by `pip install` and `make hotloop`; `make sanitized-hotloop` uses
-# the libasan and libubsan that Debian's gcc brings).
+# the libasan and libubsan that Debian's gcc brings). prometheus: the --metrics-listen test scrapes a run with
+# Debian's binary (its own config and port; the packaged service is never started, see policy-rc.d below).
 set -eu
 missing=""
 need() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || missing="$missing $2"; }
@@ -24,6 +25,7 @@ need perf linux-perf  # the `profile` probe (Debian's package; Ubuntu's is linux
 need openssl openssl  # the TLS tests make their own CA and server certificates
 need dpkg-deb dpkg    # server kits: `tunebench servers fetch` unpacks Debian packages (apt-get, dpkg -x)
 need gcc gcc
+need prometheus prometheus
 need mariadb_config libmariadb-dev
 python3 -c "import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
   || missing="$missing python3-dev"
@@ -53,5 +55,13 @@ if [ "$(id -u)" != 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# policy-rc.d keeps the package from starting a system server: Tunebench runs its own sandbox.
+# policy-rc.d keeps the packages from starting system servers (a MariaDB, a Prometheus on :9090): Tunebench and its
+# tests run their own. One is put in place for the install when the system has none (a container image has one).
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  policy=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  trap '$SUDO rm -f "$policy"' EXIT
+fi
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -6,6 +6,7 @@ gui); output formats what they print and maps a run's end to the exit status."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from tunebench.cli.journal import auto_restore
 from tunebench.cli.parser import build_parser
@@ -20,7 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.command:
         args = parser.parse_args([*(sys.argv[1:] if argv is None else argv), "gui"])
+    endpoint = None
     try:
+        # before anything runs or changes: an address that cannot be bound is one line
+        endpoint = metrics_endpoint(args)
         # `sandbox start` restores after the server is up (see cmd_sandbox)
         auto_restore(args, knobs=args.command not in ("restore", "doctor", "sandbox"))
         return int(args.func(args) or 0)
@@ -30,3 +34,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tunebench: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if endpoint is not None:
+            endpoint.close()
+
+
+def metrics_endpoint(args: Any) -> Any:
+    """`--metrics-listen`'s endpoint, listening (kept in args for the command), or None when not asked for."""
+    listen = getattr(args, "metrics_listen", None)
+    if not listen or getattr(args, "metrics_endpoint", None) is not None:
+        return None
+    from tunebench.run.metrics_endpoint import MetricsEndpoint
+
+    endpoint = MetricsEndpoint(listen)
+    args.metrics_endpoint = endpoint
+    print(f"live metrics: {endpoint.url}", file=sys.stderr, flush=True)
+    return endpoint

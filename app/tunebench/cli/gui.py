@@ -17,14 +17,18 @@ def cmd_gui(args: argparse.Namespace) -> int:
               file=sys.stderr)
         ns = argparse.Namespace(**{**vars(args), "step_seconds": 5})
         return cmd_demo(ns)
+    endpoint = getattr(args, "metrics_endpoint", None)
     if not in_own_session():
+        if endpoint is not None:  # checked here (a port in use: one line, no window); the window binds it again
+            endpoint.close(linger=False)
+            args.metrics_endpoint = None
         return rerun_in_own_session(sys.argv[1:])  # Qt is loaded there, not here
     try:
         from tunebench.ui.app import run_gui
     except ImportError as exc:
         raise ConfigError(f"the GUI needs PySide6 and pyqtgraph ({exc}); `make run` installs them") from None
     return run_gui(db_path(args), demo=args.demo, screenshot=args.screenshot, full_screen=args.full_screen,
-                   theme=args.theme, replay=args.replay, stage=args.stage)
+                   theme=args.theme, replay=args.replay, stage=args.stage, metrics=endpoint)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -38,6 +42,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         argv = ["run", "--workload", "oltp_point_select", "--threads", "1,4", "--engine", engine,
                 "--step-seconds", str(args.step_seconds), "--target", "sandbox"]
         ns = build_parser().parse_args([*(["--db", args.db] if getattr(args, "db", None) else []), *argv])
+        ns.metrics_endpoint = getattr(args, "metrics_endpoint", None)  # `gui --metrics-listen` without a display
         print(f"\n=== engine: {engine}")
         rc = cmd_run(ns)
         if rc:

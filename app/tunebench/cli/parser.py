@@ -61,6 +61,12 @@ def ssh_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--ssh-key", action="append", metavar="FILE", help="SSH private key (also: agent, ~/.ssh)")
 
 
+def metrics_option(sp: argparse.ArgumentParser, what: str = "the run's") -> None:
+    sp.add_argument("--metrics-listen", metavar="HOST:PORT",
+                    help=f"serve {what} live series for Prometheus at http://HOST:PORT/metrics (OpenMetrics), e.g. "
+                         "127.0.0.1:9464; nothing listens without it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="tunebench", description="MySQL-family tuning workbench (headless CLI)")
     p.add_argument("--version", action="version", version=f"tunebench {__version__}")
@@ -196,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--probe-interval", type=_number, default=1.0, metavar="SECONDS",
                     help="probe sampling interval, 0.25-60 s (default 1)")
     ssh_options(sp)
+    metrics_option(sp)
     common(sp)
     sp.set_defaults(func=cmd_run)
 
@@ -224,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--server-wait", type=_int_in(1, 3600), default=30, metavar="SECONDS",
                     help="how long the run waits for a server that stopped answering before it gives up (30)")
     sp.add_argument("--verbose", action="store_true", help="print every second's line too")
+    metrics_option(sp)
     common(sp)
     sp.set_defaults(func=cmd_tune)
 
@@ -256,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "with a server axis runs on each of its servers' sandboxes instead")
     sp.add_argument("--transport", choices=["socket", "tcp", "tcp+tls"])
     sp.add_argument("--schema")
+    metrics_option(sp)
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("restore", help="put back knobs a crashed or killed run left changed (the journal)")
@@ -299,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --demo or --replay: render the window to FILE and exit")
     sp.add_argument("--full-screen", action="store_true", help="full screen")
     sp.add_argument("--theme", choices=["light", "dark", "stage"])
+    metrics_option(sp, "the window's runs'")
     sp.set_defaults(func=cmd_gui)
 
     sp = sub.add_parser("demo", help="short headless demo on the sandbox")

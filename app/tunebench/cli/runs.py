@@ -83,7 +83,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     def on_note(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, on_samples=on_samples)
+    exp = Experiment(store, target, spec, on_note=on_note, on_samples=on_samples,
+                     **live_hooks(args, on_interval=on_interval))
     result = exp.run().to_dict()
     notes = annotate_steps(store, result)
     text = f"\nsession {result['session_id']} ({result['status']}), engine {result['engine']}, " \
@@ -94,6 +95,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                  "numbers cover the seconds measured")
     emit(args, result, text)
     return exit_code(result["status"])
+
+
+def live_hooks(args: argparse.Namespace, on_interval: Any) -> dict[str, Any]:
+    """The Experiment's callbacks: the command's own, and those of `--metrics-listen`'s endpoint (bound by main)."""
+    endpoint = getattr(args, "metrics_endpoint", None)
+    if endpoint is None:
+        return {"on_interval": on_interval}
+    return dict(endpoint.hooks(on_interval=on_interval))
 
 
 def annotate_steps(store: Any, result: dict[str, Any]) -> list[str]:
@@ -171,8 +180,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     def on_note(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    exp = Experiment(store, target, spec, on_interval=on_interval, on_note=on_note, plan=plan, resume=args.resume,
-                     reset_data=sweep.reset_data, cooldown_seconds=sweep.cooldown_seconds)
+    exp = Experiment(store, target, spec, on_note=on_note, plan=plan, resume=args.resume,
+                     reset_data=sweep.reset_data, cooldown_seconds=sweep.cooldown_seconds,
+                     **live_hooks(args, on_interval=on_interval))
     result = exp.run().to_dict()
     if args.json:
         emit(args, result, "")
@@ -231,7 +241,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
     dims = check_tune(target, tune_run_spec(spec, tune), tune)  # refused here, before anything runs or prints
     if not quiet:
         print(f"searching {'; '.join(d.text() for d in dims)}", flush=True)
-    outcome = run_tune(store, target, spec, tune, on_interval=on_interval, on_note=on_note, on_trial=on_trial)
+    hooks = live_hooks(args, on_interval=on_interval)
+
+    def attach(exp: Any) -> None:  # the endpoint's probe readings and session labels
+        exp.on_reading, exp.on_session = hooks.get("on_reading"), hooks.get("on_session", exp.on_session)
+
+    outcome = run_tune(store, target, spec, tune, on_interval=hooks["on_interval"], on_note=on_note,
+                       on_trial=on_trial, on_event=hooks.get("on_event"), on_experiment=attach)
     result = outcome.to_dict()
     tuned = result.get("tune")
     text = f"\nsession {result['session_id']} ({result['status']}), target {result['target']} " \

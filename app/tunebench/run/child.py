@@ -3,8 +3,9 @@
 The GUI process only draws: the engine, the probes and the SQLite writes run in this child, so they never
 take the GUI's interpreter lock. Up the pipe go typed records (run/records.py): a sweep's Plan first (what the
 window's sweep results view fills in), Interval, Samples, Event, Note, StepResult, then exactly one
-RunOutcome (a failure is an outcome with a RunError, never text to parse). Down come commands: Stop, Mark,
-ChangeKnob, ChangeRate, RestoreKnobs; the last three are answered with a Reply.
+RunOutcome (a failure is an outcome with a RunError, never text to parse); RunSession once the session is open, and
+with `live_metrics` each probe reading as a LiveReading (for the window's --metrics-listen endpoint). Down come
+commands: Stop, Mark, ChangeKnob, ChangeRate, RestoreKnobs; the last three are answered with a Reply.
 If the parent goes away, the run stops (and, as always, puts every knob back).
 """
 
@@ -46,6 +47,7 @@ class RunRequest:
     spec: RunSpec
     sweep: SweepSpec | None = None
     password: str | None = None  # typed in the GUI for this target; travels through the pipe only
+    live_metrics: bool = False  # the window serves --metrics-listen: the probes' readings come up the pipe too
 
     def __repr__(self) -> str:
         return f"RunRequest({self.target.name}, sweep={self.sweep is not None})"
@@ -86,7 +88,8 @@ def child_main(req: RunRequest, conn: Connection) -> None:
                          reset_data=sweep.reset_data if sweep else False,
                          cooldown_seconds=sweep.cooldown_seconds if sweep else 0,
                          on_interval=send, on_note=lambda m: send(Note(m)),
-                         on_samples=lambda t, v: send(Samples(t, v)), on_event=send, on_step=send)
+                         on_samples=lambda t, v: send(Samples(t, v)), on_event=send, on_step=send,
+                         on_reading=send if req.live_metrics else None, on_session=send)
         threading.Thread(target=_commands, args=(conn, exp, send), daemon=True).start()
         outcome = exp.run()
     except TunebenchError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -12,6 +13,7 @@ from typing import Any
 from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.kinds import RunStatus
+from tunebench.core.openmetrics import LiveReading
 from tunebench.core.results import sweep_tables
 from tunebench.core.schedule import MAX_RATE, OpenLoop
 from tunebench.core.stats import summarize
@@ -26,7 +28,7 @@ from tunebench.mysql.knobs import check_set_privilege
 from tunebench.mysql.target import Target, conn_params
 from tunebench.run.drift import DriftGuard
 from tunebench.run.monitor import ProbeSampler, server_is_local
-from tunebench.run.records import RunError, RunOutcome, StepResult
+from tunebench.run.records import RunError, RunOutcome, RunSession, StepResult
 from tunebench.run.run_probes import RunProbes
 from tunebench.run.runlock import RunLock
 from tunebench.run.session import (
@@ -77,7 +79,9 @@ class Experiment(RunProbes):
                  on_note: Callable[[str], None] | None = None,
                  on_samples: Callable[[float, dict[str, float]], None] | None = None,
                  plan: Plan | None = None, resume: int | None = None, reset_data: bool = False,
-                 cooldown_seconds: int = 0, on_event: Callable[[Event], None] | None = None):
+                 cooldown_seconds: int = 0, on_event: Callable[[Event], None] | None = None,
+                 on_reading: Callable[[LiveReading], None] | None = None,
+                 on_session: Callable[[RunSession], None] | None = None):
         spec.validate()
         self.store, self.target, self.spec = store, target, spec
         self.plan = plan
@@ -88,6 +92,9 @@ class Experiment(RunProbes):
         self.on_note = on_note or (lambda _m: None)
         self.on_samples = on_samples or (lambda _t, _v: None)
         self.on_event = on_event or (lambda _e: None)
+        # a live metrics endpoint's: each probe reading with its kinds and counters, and the session's labels
+        self.on_reading = on_reading
+        self.on_session = on_session or (lambda _s: None)
         self.sampler: ProbeSampler | None = None
         self.probe_status: dict[str, dict[str, Any]] = {}
         self.stop_event = threading.Event()
@@ -321,6 +328,8 @@ class Experiment(RunProbes):
                                                                 self.resume, self.tls)
             if self.tls.get("note"):
                 self.on_note(self.tls["note"])
+            self.on_session(RunSession(self.writer.id, "+".join(g.workload.name for g in spec.groups),
+                                       self.target.name, socket.gethostname()))
         else:  # the next server of a server axis: the same session goes on
             self._record(Event(time.time(), "server", f"server {info.flavor} {info.version} ({self.target.name})",
                                {"target": self.target.name, **info.summary()}))

@@ -23,6 +23,7 @@ import mysql.connector
 from tunebench.core.errors import StoreError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.core.kinds import ProbeEventKind
+from tunebench.core.openmetrics import LiveReading
 from tunebench.core.probe import DEFAULT_PROBES, Probe, ProbeUnavailable, RateTracker
 from tunebench.hosts.profile import ProfileProbe, RemotePerf
 from tunebench.hosts.telemetry import (
@@ -173,12 +174,15 @@ class ProbeSampler:
     CLOSE_GRACE = 6.0  # close(): more seconds for a read in progress, then as many to put settings back
 
     def __init__(self, probes: Sequence[Probe], interval: float, sink: Sink, report: Report,
-                 record: Callable[[Event], None] | None = None):
+                 record: Callable[[Event], None] | None = None,
+                 on_reading: Callable[[LiveReading], None] | None = None):
         self.probes = list(probes)
         self.interval = interval
         self.sink = sink
         self.report = report
         self.record = record  # where a reading's events go (the session)
+        # each reading with its kinds and the cumulative counters behind its rates (a live metrics endpoint's)
+        self.on_reading = on_reading
         self.active: list[Probe] = []
         self.statuses: list[ProbeStatus] = []
         self._stop = threading.Event()
@@ -250,6 +254,8 @@ class ProbeSampler:
                     kinds[name] = "rate"
                 if values:
                     self.sink(t, values, kinds)
+                if self.on_reading is not None and (values or r.counters):
+                    self.on_reading(LiveReading(t, values, kinds, dict(r.counters)))
                 if self.record is not None:
                     for ev in r.events:
                         self.record(ev)
@@ -340,7 +346,8 @@ def status_map(statuses: Iterable[ProbeStatus]) -> dict[str, dict[str, Any]]:
 
 def start_sampler(probes: list[Any], interval: float, writer: SessionWriter,
                   on_samples: Callable[[float, dict[str, float]], None], on_store_failed: Callable[[StoreError], None],
-                  note: Callable[[str], None], record: Callable[[Event], None]) -> tuple[ProbeSampler, dict[str, Any]]:
+                  note: Callable[[str], None], record: Callable[[Event], None],
+                  on_reading: Callable[[LiveReading], None] | None = None) -> tuple[ProbeSampler, dict[str, Any]]:
     """A started sampler whose seconds go to the session (flushed about once a second) and to `on_samples`;
     a probe that fails or stops is a note and an event. Returns it with each probe's status."""
     def sink(t: float, values: dict[str, float], kinds: dict[str, str]) -> None:
@@ -361,7 +368,7 @@ def start_sampler(probes: list[Any], interval: float, writer: SessionWriter,
             note(ev.label)
         record(ev)
 
-    sampler = ProbeSampler(probes, interval, sink, report, reading_event)
+    sampler = ProbeSampler(probes, interval, sink, report, reading_event, on_reading)
     status = status_map(sampler.open())
     sampler.start()
     return sampler, status

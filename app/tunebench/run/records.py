@@ -40,6 +40,16 @@ class Samples:
 
 
 @dataclass(frozen=True, slots=True)
+class RunSession:
+    """The session a run records into, once it is opened: what a live metrics endpoint labels its series with."""
+
+    session_id: int
+    workload: str
+    target: str
+    host: str  # the machine the run runs on
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     """A line for the user (a step verdict, a restart, a probe that stopped working)."""
 

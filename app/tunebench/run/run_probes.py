@@ -12,6 +12,7 @@ from typing import Any
 
 from tunebench.core.errors import StoreError
 from tunebench.core.interval import Event
+from tunebench.core.openmetrics import LiveReading
 from tunebench.hosts.profile import ProfileProbe, stripped_note
 from tunebench.hosts.ssh import SshRunner
 from tunebench.load.engine import LoadEngine
@@ -41,6 +42,7 @@ class RunProbes:
     stop_event: threading.Event
     on_note: Callable[[str], None]
     on_samples: Callable[[float, dict[str, float]], None]
+    on_reading: Callable[[LiveReading], None] | None
     _runners: list[SshRunner]
     _watch: list[tuple[str, str, SshRunner]]
     _engine_now: LoadEngine | None
@@ -70,7 +72,8 @@ class RunProbes:
                               journal=self.controller.probe_journal(), schema=self.spec.schema)
 
         self.sampler, self.probe_status = start_sampler(probes, self.spec.probe_interval, writer, self._probe_samples,
-                                                        self._store_failed, self.on_note, self._record)
+                                                        self._store_failed, self.on_note, self._record,
+                                                        self.on_reading)
 
     def _probe_samples(self, t: float, values: dict[str, float]) -> None:
         if any(k.startswith("waits.") for k in values):

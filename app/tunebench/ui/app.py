@@ -75,7 +75,7 @@ def report_slot_errors(window: MainWindow) -> None:
 
 
 def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None, full_screen: bool = False,
-            theme: str | None = None, replay: int | None = None, stage: bool = False) -> int:
+            theme: str | None = None, replay: int | None = None, stage: bool = False, metrics: Any = None) -> int:
     if screenshot and not (demo or replay is not None):
         raise ConfigError("--screenshot needs --demo or --replay SESSION")
     if demo and replay is not None:
@@ -92,6 +92,7 @@ def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None,
         sys.stderr.write("starting the sandbox server ...\n")
         sandbox.start()
     window = MainWindow(store, sandbox)
+    window.controller.metrics = metrics  # `--metrics-listen`: the endpoint main() bound, fed by every run
     report_slot_errors(window)
     if screenshot and not theme and not stage:
         theme = "light"  # a reproducible picture, whatever the last session chose

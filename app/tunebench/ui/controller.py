@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -17,6 +18,7 @@ from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.target import Target
 from tunebench.run import tasks
 from tunebench.run.child import RunRequest
+from tunebench.run.metrics_endpoint import MetricsEndpoint
 from tunebench.run.records import RunOutcome
 from tunebench.store.repo import Store
 from tunebench.ui.replay import load_session
@@ -56,6 +58,7 @@ class WindowController(QObject):
         self.last_outcome: RunOutcome | None = None
         self.server_version: str | None = None
         self.prepare_cancel: threading.Event | None = None
+        self.metrics: MetricsEndpoint | None = None  # `gui --metrics-listen`: every run of the window feeds it
 
     # -- the run --
     def start_run(self, request: RunRequest) -> bool:
@@ -67,7 +70,11 @@ class WindowController(QObject):
         self.timeline.clear()
         self.timeline.headlines = {g.name: h for g in request.spec.groups if (h := g.headline) is not None}
         self.last_outcome = None
+        if self.metrics is not None:
+            request = replace(request, live_metrics=True)
         worker = RunWorker(request, self)
+        if self.metrics is not None:
+            self._feed_metrics(worker, self.metrics)
         worker.interval.connect(self.timeline.add_interval)
         worker.samples.connect(self.timeline.add)
         worker.timeline_event.connect(self._on_event)
@@ -81,6 +88,16 @@ class WindowController(QObject):
         worker.start()
         self.run_started.emit(worker)
         return True
+
+    @staticmethod
+    def _feed_metrics(worker: RunWorker, metrics: MetricsEndpoint) -> None:
+        """The run's records to the endpoint too (a few dict updates a second on this thread; the endpoint serves
+        from its own)."""
+        worker.session.connect(metrics.session)
+        worker.interval.connect(metrics.interval)
+        worker.reading.connect(metrics.reading)
+        worker.timeline_event.connect(metrics.event)
+        worker.finished.connect(lambda _outcome: metrics.run_ended())
 
     def running(self) -> bool:
         return self.worker is not None and self.worker.running() and not self.worker.ended

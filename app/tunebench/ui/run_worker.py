@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QSocketNotifier, Signal
 
 from tunebench.core.interval import Event, Interval
+from tunebench.core.openmetrics import LiveReading
 from tunebench.core.sweep import Plan
 from tunebench.run.child import RunRequest, child_main
 from tunebench.run.records import (
@@ -27,6 +28,7 @@ from tunebench.run.records import (
     RestoreKnobs,
     RunError,
     RunOutcome,
+    RunSession,
     Samples,
     StepResult,
     Stop,
@@ -44,6 +46,8 @@ class RunWorker(QObject):
     plan = Signal(object)  # a sweep's Plan, before its first step
     note = Signal(str)
     finished = Signal(object)  # RunOutcome
+    session = Signal(object)  # RunSession: the session the run records into
+    reading = Signal(object)  # LiveReading (only with RunRequest.live_metrics)
 
     def __init__(self, request: RunRequest, parent: QObject | None = None):
         super().__init__(parent)
@@ -95,6 +99,10 @@ class RunWorker(QObject):
                 self.note.emit(text)
             case Reply():
                 self._reply(record)
+            case RunSession():
+                self.session.emit(record)
+            case LiveReading():
+                self.reading.emit(record)
             case RunOutcome():
                 self._ended = True
                 self.finished.emit(record)
