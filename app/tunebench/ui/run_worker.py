@@ -31,6 +31,7 @@ from tunebench.run.records import (
     StepResult,
     Stop,
 )
+from tunebench.run.tune import Trial
 
 
 class RunWorker(QObject):
@@ -43,6 +44,7 @@ class RunWorker(QObject):
     step = Signal(object)  # StepResult
     plan = Signal(object)  # a sweep's Plan, before its first step
     note = Signal(str)
+    trial = Signal(object)  # a tune's Trial, as it ends (run/tune.py)
     finished = Signal(object)  # RunOutcome
 
     def __init__(self, request: RunRequest, parent: QObject | None = None):
@@ -91,6 +93,8 @@ class RunWorker(QObject):
                 self.step.emit(record)
             case Plan():
                 self.plan.emit(record)
+            case Trial():
+                self.trial.emit(record)
             case Note(text=text):
                 self.note.emit(text)
             case Reply():
