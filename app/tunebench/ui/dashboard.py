@@ -23,7 +23,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tunebench.ui.crosshair import Crosshair, HoverPlot, seconds
@@ -136,7 +136,11 @@ class Dashboard(QWidget):
             label.setText("")
             label.setStyleSheet("")
             return
-        label.setFont(font(0.8 * self._readout_size, bold=True))
+        points = 0.8 * self._readout_size
+        room = self.width() - 16
+        while points > 8 and QFontMetrics(font(points, bold=True)).horizontalAdvance(text) > room:
+            points *= 0.9  # a long list of knobs: smaller, never cut at the window's edge
+        label.setFont(font(points, bold=True))
         label.setStyleSheet(f"color: {self.theme.palette[0] if self.theme.palette else self.theme.plot_foreground};")
         label.setText(text)
         label.show()
@@ -163,8 +167,9 @@ class Dashboard(QWidget):
     def _hover_title(self, x: float) -> str:
         """The hovered second, and in a sweep the configuration it belongs to (in a tune, the trial)."""
         top = self.panels[0]
-        band = next((b for b in reversed([*top.bands, *top.trial_bands]) if b.start <= x <= b.end), None)
-        return f"{seconds(x)} · {band.names[1]}" if band is not None else seconds(x)
+        trial = next((b.names[0] for b in reversed(top.trial_bands) if b.start <= x <= b.end), None)
+        band = next((b.names[1] for b in reversed(top.bands) if b.start <= x <= b.end), trial)
+        return f"{seconds(x)} · {band}" if band is not None else seconds(x)
 
     def _hover_plots(self) -> list[HoverPlot]:
         return [(p.view, p.traces(self.timeline)) for p in self._shown_panels()]

@@ -45,7 +45,7 @@ class ConvergencePlot(pg.PlotWidget):
         self.plotItem.setMenuEnabled(False)
         self.one = pg.InfiniteLine(pos=1.0, angle=0, movable=False,
                                    pen=pg.mkPen("#888888", width=1, style=Qt.PenStyle.DashLine))
-        self.addItem(self.one)
+        self.addItem(self.one, ignoreBounds=True)
         self.errors = pg.ErrorBarItem(x=np.array([]), y=np.array([]), beam=0.15, pen=pg.mkPen(POINT, width=1))
         self.addItem(self.errors)
         self.points = pg.ScatterPlotItem(size=9, pen=pg.mkPen(None), brush=pg.mkBrush(POINT), name="trial")
@@ -60,7 +60,7 @@ class ConvergencePlot(pg.PlotWidget):
         self.confirm = pg.ScatterPlotItem(size=13, symbol="d", pen=pg.mkPen(None), brush=pg.mkBrush(CONFIRM_GOOD))
         self.addItem(self.confirm)
         self.confirm_label = pg.TextItem("", anchor=(0.5, -0.2))  # under its interval: inside the plot
-        self.addItem(self.confirm_label)
+        self.addItem(self.confirm_label, ignoreBounds=True)
         self.apply_theme(theme)
 
     def apply_theme(self, theme: Theme) -> None:
@@ -113,6 +113,31 @@ class ConvergencePlot(pg.PlotWidget):
             self.confirm.setData([], [])
             self.confirm_bar.setData(x=np.array([]), y=np.array([]))
             self.confirm_label.setText("")
+        self._fit(model)
+
+    def _fit(self, model: TuneProgress) -> None:
+        """The range set, not left to auto-range: an empty plot's auto-range (no point yet) went degenerate under a
+        real window system (an x axis of 0 to 4e-306) and stayed so when the points came. Across: every trial
+        planned or shown, and the confirmation. Up: 1.0, every ratio and interval, an interval cut at twice
+        the points' spread beyond them (a 6-second trial's interval can reach 14x: it runs off the edge)."""
+        trials = model.shown()
+        ran = max((t.n for t in trials), default=0)
+        last = ran + 1 if model.shown_result() is not None else max(ran, model.planned() or 1)
+        self.plotItem.setXRange(0.5, last + 0.5, padding=0)
+        points = [1.0] + [float(t.objective) for t in trials if t.objective is not None]
+        result = model.shown_result()
+        c = result.confirm if result is not None else None
+        if c and isinstance(c.get("ratio"), int | float):
+            points.append(float(c["ratio"]))
+        bars = [float(v) for t in trials for v in (t.ci_low, t.ci_high) if v is not None]
+        if c:
+            bars += [float(c[k]) for k in ("ci_low", "ci_high") if isinstance(c.get(k), int | float)]
+        lo, hi = min(points), max(points)
+        room = max(hi - lo, 0.1)
+        lo, hi = min([lo, *bars]) if bars else lo, max([hi, *bars]) if bars else hi
+        lo, hi = max(lo, min(points) - 2 * room), min(hi, max(points) + 2 * room)
+        pad = 0.05 * (hi - lo) or 0.05
+        self.plotItem.setYRange(lo - pad, hi + pad, padding=0)
 
 
 class TuneResultsView(QWidget):

@@ -66,10 +66,10 @@ class WindowTune(_WindowBase):
         """Start the tune the Tune tab describes on the Workload tab's load; refused input in one line, in the
         tab and the Events."""
         try:
-            target = self.targets.current_target()
             tune = self.tune.current_spec()
             spec = self.workload.run_spec(threads=self.tune.threads_text())
             tune_run_spec(spec, tune)  # (run_tune makes it again in the run: here it only refuses early)
+            target = self.targets.current_target()
         except ConfigError as exc:
             line = for_window(str(exc)).splitlines()[0]
             self.tune.show_status(f"⚠ {line}")
