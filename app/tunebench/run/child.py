@@ -5,7 +5,9 @@ take the GUI's interpreter lock. Up the pipe go typed records (run/records.py): 
 window's sweep results view fills in), Interval, Samples, Event, Note, StepResult, then exactly one
 RunOutcome (a failure is an outcome with a RunError, never text to parse); RunSession once the session is open, and
 with `live_metrics` each probe reading as a LiveReading (for the window's --metrics-listen endpoint). Down come
-commands: Stop, Mark, ChangeKnob, ChangeRate, RestoreKnobs; the last three are answered with a Reply.
+commands: Stop, Mark, ChangeKnob, ChangeRate, RestoreKnobs; the last three are answered with a Reply. A tune
+(RunRequest.tune) runs run/tune.py's search on the one load instead of a plain run, and sends each finished Trial
+up the pipe too.
 If the parent goes away, the run stops (and, as always, puts every knob back).
 """
 
@@ -35,6 +37,7 @@ from tunebench.run.records import (
     Stop,
 )
 from tunebench.run.spec import RunSpec, plan_sweep
+from tunebench.run.tune import TuneSpec
 
 if TYPE_CHECKING:
     from tunebench.run.experiment import Experiment
@@ -48,9 +51,10 @@ class RunRequest:
     sweep: SweepSpec | None = None
     password: str | None = None  # typed in the GUI for this target; travels through the pipe only
     live_metrics: bool = False  # the window serves --metrics-listen: the probes' readings come up the pipe too
+    tune: TuneSpec | None = None  # a live knob search on the one load of `spec` (run/tune.py)
 
     def __repr__(self) -> str:
-        return f"RunRequest({self.target.name}, sweep={self.sweep is not None})"
+        return f"RunRequest({self.target.name}, sweep={self.sweep is not None}, tune={self.tune is not None})"
 
 
 def child_main(req: RunRequest, conn: Connection) -> None:
@@ -79,19 +83,34 @@ def child_main(req: RunRequest, conn: Connection) -> None:
         send(RunOutcome("failed", None, error=RunError.from_exception(exc)))
         return
     try:
-        plan = None
-        if req.sweep is not None:
-            plan, _info = plan_sweep(req.sweep, req.target, req.spec.transport, note=lambda m: send(Note(m)))
-            send(plan)
-        sweep = req.sweep
-        exp = Experiment(store, req.target, req.spec, plan=plan,
-                         reset_data=sweep.reset_data if sweep else False,
-                         cooldown_seconds=sweep.cooldown_seconds if sweep else 0,
-                         on_interval=send, on_note=lambda m: send(Note(m)),
-                         on_samples=lambda t, v: send(Samples(t, v)), on_event=send, on_step=send,
-                         on_reading=send if req.live_metrics else None, on_session=send)
-        threading.Thread(target=_commands, args=(conn, exp, send), daemon=True).start()
-        outcome = exp.run()
+        if req.tune is not None:
+            from tunebench.run.tune import run_tune
+
+            def started(e: Experiment) -> None:
+                nonlocal exp
+                exp = e
+                e.on_reading = send if req.live_metrics else None
+                e.on_session = send
+                threading.Thread(target=_commands, args=(conn, e, send), daemon=True).start()
+
+            # a knob the server refuses (check_tune) raises ConfigError before anything runs: handled below
+            outcome = run_tune(store, req.target, req.spec, req.tune, on_interval=send,
+                               on_note=lambda m: send(Note(m)), on_trial=send, on_event=send,
+                               on_samples=lambda t, v: send(Samples(t, v)), on_step=send, on_experiment=started)
+        else:
+            plan = None
+            if req.sweep is not None:
+                plan, _info = plan_sweep(req.sweep, req.target, req.spec.transport, note=lambda m: send(Note(m)))
+                send(plan)
+            sweep = req.sweep
+            exp = Experiment(store, req.target, req.spec, plan=plan,
+                             reset_data=sweep.reset_data if sweep else False,
+                             cooldown_seconds=sweep.cooldown_seconds if sweep else 0,
+                             on_interval=send, on_note=lambda m: send(Note(m)),
+                             on_samples=lambda t, v: send(Samples(t, v)), on_event=send, on_step=send,
+                             on_reading=send if req.live_metrics else None, on_session=send)
+            threading.Thread(target=_commands, args=(conn, exp, send), daemon=True).start()
+            outcome = exp.run()
     except TunebenchError as exc:
         error = RunError.from_exception(exc)
         send(exp.outcome("failed", error) if exp is not None else RunOutcome("failed", None, error=error))

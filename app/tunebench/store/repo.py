@@ -394,7 +394,7 @@ class Store:
 
 # The events the timeline draws (markers, bands, the step table's verdicts): always read in full
 TIMELINE_EVENT_KINDS = ("step_start", "step_end", "knob", "mark", "restart", "config", "verdict", "drift", "ramp",
-                        "restore", "engine", "server", "gap", "outage", "statement", "rate")
+                        "restore", "engine", "server", "gap", "outage", "statement", "rate", "trial", "tune")
 
 
 def _target(r: TargetRow) -> Target:

@@ -36,6 +36,7 @@ class WindowController(QObject):
     run_finished = Signal(object)  # RunOutcome
     timeline_event = Signal(object)  # Event: the run's (`event` is QObject's)
     step = Signal(object)  # StepResult
+    trial = Signal(object)  # a tune's Trial, as it ends
     sweep_planned = Signal(object)  # the running sweep's Plan
     host_key_unknown = Signal(str)  # ssh://user@host:port, from a run's RunError
     facts = Signal(str, object)  # target name, ServerFacts
@@ -80,6 +81,7 @@ class WindowController(QObject):
         worker.timeline_event.connect(self._on_event)
         worker.note.connect(self.message)
         worker.step.connect(self.step)
+        worker.trial.connect(self.trial)
         worker.plan.connect(self.sweep_planned)
         worker.finished.connect(self._on_finished)
         self.worker = worker

@@ -23,11 +23,11 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtGui import QFontMetrics, QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tunebench.ui.crosshair import Crosshair, HoverPlot, seconds
-from tunebench.ui.plot_panel import PALETTE, SHOWN_PREFIXES, TOP_WAITS, Panel, TopWaits, panel_specs
+from tunebench.ui.plot_panel import PALETTE, SHOWN_PREFIXES, TOP_WAITS, Panel, TopWaits, font, panel_specs
 from tunebench.ui.readouts import ReadoutBar
 from tunebench.ui.theme import Theme
 from tunebench.ui.timeline import Timeline
@@ -64,6 +64,12 @@ class Dashboard(QWidget):
         self.tps_label, self.qps_label, self.p95_label = bar.tps_label, bar.qps_label, bar.p95_label
         self.state_label, self.badge, self.follow_box = bar.state_label, bar.badge, bar.follow_box
         layout.addWidget(bar)
+        # stage mode during a tune: the best so far, large, under the readouts (hidden everywhere else)
+        self.tune_readout = QLabel("")
+        self.tune_readout.setObjectName("tune-readout")
+        self.tune_readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.tune_readout.hide()
+        layout.addWidget(self.tune_readout)
         self.graphics = PlotStack()
         layout.addWidget(self.graphics, 1)
         self.panels: list[Panel] = []
@@ -94,7 +100,7 @@ class Dashboard(QWidget):
             plot = self.graphics.ci.addPlot(row=i, col=0)
             # marker labels, configuration names and verdicts on the first plot, and the knob's on the latency
             # plot too
-            labels = ("config", "step", "knob", "mark", "restart", "verdict", "drift", "ramp") if i == 0 else \
+            labels = ("config", "trial", "step", "knob", "mark", "restart", "verdict", "drift", "ramp") if i == 0 else \
                 ("knob",) if title == "latency ms" else ()
             panel = Panel(title, unit, plot, select, self.theme, labels)
             if first is None:
@@ -122,6 +128,23 @@ class Dashboard(QWidget):
         self._fit_legends(force=True)
         self.crosshair.set_appearance(theme, scale)
 
+    def show_tune_readout(self, text: str | None) -> None:
+        """The stage's tune line ("best so far: 1.31x (innodb_io_capacity=4000)"), or none (None)."""
+        label = self.tune_readout
+        if text is None:
+            label.hide()
+            label.setText("")
+            label.setStyleSheet("")
+            return
+        points = 0.8 * self._readout_size
+        room = self.width() - 16
+        while points > 8 and QFontMetrics(font(points, bold=True)).horizontalAdvance(text) > room:
+            points *= 0.9  # a long list of knobs: smaller, never cut at the window's edge
+        label.setFont(font(points, bold=True))
+        label.setStyleSheet(f"color: {self.theme.palette[0] if self.theme.palette else self.theme.plot_foreground};")
+        label.setText(text)
+        label.show()
+
     # -- legends and the hover readout --
     def _shown_panels(self) -> list[Panel]:
         return [p for p in self.panels if p.plot.isVisible() and p.plot.scene() is not None]
@@ -142,9 +165,11 @@ class Dashboard(QWidget):
         self._fit_legends()
 
     def _hover_title(self, x: float) -> str:
-        """The hovered second, and in a sweep the configuration it belongs to."""
-        band = next((b for b in reversed(self.panels[0].bands) if b.start <= x <= b.end), None)
-        return f"{seconds(x)} · {band.names[1]}" if band is not None else seconds(x)
+        """The hovered second, and in a sweep the configuration it belongs to (in a tune, the trial)."""
+        top = self.panels[0]
+        trial = next((b.names[0] for b in reversed(top.trial_bands) if b.start <= x <= b.end), None)
+        band = next((b.names[1] for b in reversed(top.bands) if b.start <= x <= b.end), trial)
+        return f"{seconds(x)} · {band}" if band is not None else seconds(x)
 
     def _hover_plots(self) -> list[HoverPlot]:
         return [(p.view, p.traces(self.timeline)) for p in self._shown_panels()]

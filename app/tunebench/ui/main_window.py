@@ -33,6 +33,7 @@ from tunebench.run.records import RunOutcome
 from tunebench.run.spec import sweep_run_spec
 from tunebench.run.sweep_progress import SweepProgress
 from tunebench.run.tasks import data_request
+from tunebench.run.tune_progress import TuneProgress
 from tunebench.store.repo import Store
 from tunebench.ui.compare import CompareView
 from tunebench.ui.controller import WindowController
@@ -52,15 +53,18 @@ from tunebench.ui.target_facts import TargetFacts
 from tunebench.ui.targets_panel import TargetsPanel
 from tunebench.ui.timeline import Timeline
 from tunebench.ui.timeline_view import TimelineView
+from tunebench.ui.tune_panel import TunePanel
+from tunebench.ui.tune_results import TuneResultsView
 from tunebench.ui.window_actions import build_actions
 from tunebench.ui.window_appearance import WindowAppearance
 from tunebench.ui.window_dialogs import WindowDialogs
 from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
+from tunebench.ui.window_tune import WindowTune
 from tunebench.ui.wording import for_window
 from tunebench.ui.workload_panel import WorkloadPanel
 
 
-class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
+class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
     # made by window_actions.build_actions
     run_action: QAction
     stop_action: QAction
@@ -105,10 +109,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.targets = TargetsPanel(store, self.sandbox, self.controller.tasks)
         self.workload = WorkloadPanel()
         self.sweep = SweepPanel()
+        self.tune = TunePanel()
         self.knobs = KnobPanel()
         self.log = QListWidget()
         self.builders = QTabWidget()
-        for page, title in ((self.workload, "Workload"), (self.sweep, "Sweep")):
+        for page, title in ((self.workload, "Workload"), (self.sweep, "Sweep"), (self.tune, "Tune")):
             # the form scrolls when the window is short: its rows never set the window's minimum height (a
             # 1600x1000 window grew to 1019 once the form had one row more)
             scroll = QScrollArea()
@@ -133,6 +138,9 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         # under the plots too (a statement's text wants the width), shown once statements are on screen
         self.statements = StatementsPanel(self.dashboard)
         self.statements_dock = self._dock("Statements", self.statements, Qt.DockWidgetArea.BottomDockWidgetArea)
+        # a tune's trials and convergence, under the plots (their trial bands) like a sweep's results
+        self.tune_results = TuneResultsView(TuneProgress(), TuneProgress())
+        self.tune_dock = self._dock("Tune results", self.tune_results, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         build_actions(self)
@@ -140,13 +148,15 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self._set_running(False)
         self.status = StatusLine(self.statusBar(), self.targets.current_name, self.workload.engine.currentText,
                                  self.controller.elapsed)
-        self.facts = TargetFacts(self.controller, self.targets, self.knobs, self.sweep, self)
+        self.facts = TargetFacts(self.controller, self.targets, self.knobs, self.sweep, self, self.tune)
         self.hosts_for = self.targets.current_name()  # client hosts belong to a target: kept per target
         self._connect_panels()
         self._connect_controller()
+        self._connect_tune()
         restore_window(self)
         self.sweep_dock.hide()  # until a sweep runs or is replayed: a plain run keeps the whole height for plots
         self.statements_dock.hide()  # until a run or a replay has statements (the statements probe)
+        self.tune_dock.hide()  # until a tune runs or is replayed
         self.statements.found.connect(self._show_statements)
         self.set_appearance(self.theme, self.font_scale)
         self.facts.reload()
@@ -217,6 +227,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         c.running_changed.connect(self._set_running)
         c.timeline_event.connect(self._on_event)
         c.run_started.connect(self._on_run_started)
+        c.run_started.connect(self._on_tune_run_started)
         c.run_started.connect(self._feed_sweep_results)
         c.sweep_planned.connect(self.sweep_results.start)
         c.sweep_planned.connect(self._show_sweep_results)
@@ -258,6 +269,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self._update_mark_action()
         self.knobs.set_running(running)
         self.sweep.run_button.setEnabled(not running)
+        self.tune.set_running(running)
         self.dashboard.state_label.setText("running" if running else "idle")
 
     # -- runs --
@@ -301,7 +313,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
             self.controller.trust_host_key(url)
 
     def _on_event(self, ev: Event) -> None:
-        if ev.kind in ("step_start", "knob", "config", "mark", "verdict", "rate"):  # the others come as notes too
+        if ev.kind in ("step_start", "knob", "config", "mark", "verdict", "rate", "trial"):  # the others: as notes
             self.log.addItem(f"{time.strftime('%H:%M:%S', time.localtime(ev.t))}  {ev.label}")
             self.log.scrollToBottom()
         if ev.kind == "knob":
@@ -387,6 +399,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         """The play head moved: the sweep view shows the steps ended by then, and at the replay's end every step
         (the last one ends a moment after the timeline's last second: its profile window, its verdict)."""
         self.sweep_results.replay_to(float("inf") if x >= self.replay_timeline.end else x)
+        self._tune_replay_moved(float("inf") if x >= self.replay_timeline.end else x)
 
     def open_replay(self, session_id: int) -> float:
         """Open a recorded session in the dashboard, whole (Play replays it from the start, following the
@@ -403,6 +416,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
         self.knobs.new_session()
         if self.sweep_results.show_session(s):
             self._show_sweep_results()
+        self._show_replayed_tune(s, tl.t0 or 0.0)
         self.central.setCurrentIndex(0)
         took = time.perf_counter() - t
         left_out = int(s.get("events_left_out") or 0)
@@ -417,6 +431,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance):
             self.view.show_live()
             self.controller.close_replay()
             self.sweep_results.show_live()
+            self._show_live_tune()
             self._update_mark_action()
 
     def compare_sessions(self, ids: list[int]) -> None:

@@ -183,6 +183,14 @@ class _Tick:
         return self.t
 
 
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """A tune's trial marker: its band is its item on the plot (no line)."""
+
+    band: ConfigBand
+    kind: str = "trial"
+
+
 class Panel:
     """One plot and the series it shows: `select(timeline)` -> [(series, legend label)], values in `unit`."""
 
@@ -208,6 +216,7 @@ class Panel:
         self._labels_dirty = False
         self.labelled: list[tuple[pg.InfiniteLine, str]] = []  # markers with a label, and their kind
         self.bands: list[ConfigBand] = []  # one per configuration marker
+        self.trial_bands: list[ConfigBand] = []  # one per trial marker (a tune's trials, baselines, confirmations)
         self.version = -1  # the timeline version this panel last brought its items (curves, markers) up to
         self.data_version = -1  # the timeline version its curves' data are cut at
         plot.setLabel("left", title)
@@ -244,7 +253,8 @@ class Panel:
         self._update_labels()
 
     def _on_x_range_changed(self) -> None:
-        if self.labelled or (self.bands and "config" in self.labels):  # what overlaps depends on the scale
+        if self.labelled or (self.bands and "config" in self.labels) or (self.trial_bands and "trial" in self.labels):
+            # what overlaps depends on the scale
             self._update_labels()
 
     def _update_labels(self) -> None:
@@ -252,9 +262,9 @@ class Panel:
         that the curves keep clear of (MAX_SHARE of the plot): on a short plot, the rows that do not fit hide."""
         label_font = font(9 * self.font_scale, bold=True)
         limit = MAX_SHARE * self.view.height()
-        top = max([b.place_label(label_font) for b in self.bands] + [0.0])
+        top = max([b.place_label(label_font) for b in (*self.bands, *self.trial_bands)] + [0.0])
         if top > limit:  # not even the band names fit: the configurations are told by their tints and tooltips
-            for b in self.bands:
+            for b in (*self.bands, *self.trial_bands):
                 b.hide_label()
             top = 0.0
         bottom = place_marker_labels(self.view, self.labelled, top + 2 if top else 2.0, limit)
@@ -305,9 +315,9 @@ class Panel:
             taken.add(color)
             curve.setPen(self.pen(i, color))
         for line in self.markers:
-            if not isinstance(line, _Tick):
+            if not isinstance(line, _Tick | _Span):
                 self._style_marker(line)
-        for band in self.bands:
+        for band in (*self.bands, *self.trial_bands):
             band.set_appearance(theme)
         self._update_labels()
 
@@ -337,12 +347,13 @@ class Panel:
         for c in self.curves.values():
             self.plot.removeItem(c)
         for m in self.markers:
-            if not isinstance(m, _Tick):
+            if not isinstance(m, _Tick | _Span):
                 self.plot.removeItem(m)
         self.tick_x.clear()
         self.ticks.setXVals([])
-        for b in self.bands:
+        for b in (*self.bands, *self.trial_bands):
             b.remove()
+        self.trial_bands.clear()
         self.curves.clear()
         self.markers.clear()
         self.labelled.clear()
@@ -413,6 +424,11 @@ class Panel:
                 self.tick_x.pop()
                 self._ticks_dirty = True
                 continue
+            if isinstance(line, _Span):
+                line.band.remove()
+                self.trial_bands.remove(line.band)
+                self._labels_dirty = True
+                continue
             gone.add(id(line))
             self.plot.removeItem(line)
             knob = getattr(line, "merged_into", None)
@@ -430,7 +446,7 @@ class Panel:
         while len(self.markers) < len(tl.markers):
             m = tl.markers[len(self.markers)]
             if (m.kind == "knob" and dense) or (
-                    m.kind != "config" and len(self.markers) - len(self.tick_x) >= MAX_MARKER_LINES):
+                    m.kind not in ("config", "trial") and len(self.markers) - len(self.tick_x) >= MAX_MARKER_LINES):
                 self.markers.append(_Tick(m.t, m.kind))  # (costs nothing: no budget)
                 self.tick_x.append(m.t)
                 self._ticks_dirty = True
@@ -474,6 +490,9 @@ class Panel:
     def _add_marker(self, m: Marker) -> None:
         if m.kind == "config":
             self._add_band(m)
+            return
+        if m.kind == "trial":
+            self._add_trial_band(m)
             return
         color = MARKER_COLORS.get(m.kind, "#888888")
         style = {"step": Qt.PenStyle.DashLine, "ramp": Qt.PenStyle.DotLine}.get(m.kind, Qt.PenStyle.SolidLine)
@@ -523,6 +542,19 @@ class Panel:
         names = band_names([b.name.replace("innodb_", "") for b in self.bands])  # (as knob labels drop it)
         for b, n in zip(self.bands, names, strict=True):
             b.names = n
+
+    def _add_trial_band(self, m: Marker) -> None:
+        """A tune's trial, baseline or confirmation segment: its band over its own seconds, the baselines and
+        confirmation A in one tint, the trials and confirmation B in the other; named on a labelled plot."""
+        short = m.short or m.label
+        tone = 1 if short.startswith("trial") or short == "confirm B" else 0
+        band = ConfigBand(self.plot, m.t, m.label, tone, self.theme, "trial" in self.labels)
+        band.set_end(m.end if m.end is not None else m.t)
+        band.names = (short, short.removeprefix("trial ").removeprefix("confirm ").replace("baseline", "base"))
+        band.set_appearance(self.theme)
+        self.trial_bands.append(band)
+        self.markers.append(_Span(band))
+        self._labels_dirty = True
 
     def _add_band(self, m: Marker) -> None:
         """A configuration: its band from here on (the one before ends here), its name on a labelled plot,

@@ -33,6 +33,7 @@ from tunebench.run.records import (
     StepResult,
     Stop,
 )
+from tunebench.run.tune import Trial
 
 
 class RunWorker(QObject):
@@ -45,6 +46,7 @@ class RunWorker(QObject):
     step = Signal(object)  # StepResult
     plan = Signal(object)  # a sweep's Plan, before its first step
     note = Signal(str)
+    trial = Signal(object)  # a tune's Trial, as it ends (run/tune.py)
     finished = Signal(object)  # RunOutcome
     session = Signal(object)  # RunSession: the session the run records into
     reading = Signal(object)  # LiveReading (only with RunRequest.live_metrics)
@@ -95,6 +97,8 @@ class RunWorker(QObject):
                 self.step.emit(record)
             case Plan():
                 self.plan.emit(record)
+            case Trial():
+                self.trial.emit(record)
             case Note(text=text):
                 self.note.emit(text)
             case Reply():

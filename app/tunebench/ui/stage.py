@@ -212,6 +212,7 @@ class Stage(QObject):
             w.central.setCurrentIndex(0)
             w.dashboard.show_only(self.plots, LINE_SCALE)
             w.set_appearance(THEMES["stage"], FONT_SCALE)
+            w.update_tune_readout()  # during a tune: the best so far, large
             if full_screen:
                 w.showFullScreen()
             keys = ("stage mode: " + ", ".join(f"F{i + 1} {n}={v}" for i, (n, v) in enumerate(self.presets))
@@ -223,6 +224,7 @@ class Stage(QObject):
             return
         self.help.hide()
         self.knee.hide()
+        w.dashboard.show_tune_readout(None)
         saved = self._saved
         for a in self.actions:
             a.setEnabled(False)

@@ -1,7 +1,7 @@
-"""Keeps the knob panel and the sweep builder on the current target's facts: its version, the present values
-of the favourite knobs, what each knob in the sweep grid is (dynamic or restart), and the sweep's plan
-against this server. Every answer comes from the controller's task runner; one about another target (the
-user switched while it was on its way) is dropped."""
+"""Keeps the knob panel and the sweep and tune builders on the current target's facts: its version, the present
+values of the favourite knobs, the variables the sweep's axes and the tune's knobs complete from, what each knob
+in the sweep grid is (dynamic or restart), and the sweep's plan against this server. Every answer comes from the
+controller's task runner; one about another target (the user switched while it was on its way) is dropped."""
 
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ from tunebench.ui.controller import WindowController
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.sweep_panel import SweepPanel
 from tunebench.ui.targets_panel import TargetsPanel
+from tunebench.ui.tune_panel import TunePanel
 
 
 class TargetFacts(QObject):
     def __init__(self, controller: WindowController, targets: TargetsPanel, knobs: KnobPanel, sweep: SweepPanel,
-                 parent: QObject | None = None):
+                 parent: QObject | None = None, tune: TunePanel | None = None):
         super().__init__(parent)
-        self.controller, self.targets, self.knobs, self.sweep = controller, targets, knobs, sweep
+        self.controller, self.targets, self.knobs, self.sweep, self.tune = controller, targets, knobs, sweep, tune
         targets.target_changed.connect(lambda _n: self.reload())
         targets.target_ready.connect(lambda _n: self.reload())
         sweep.wants_facts.connect(self._on_wants_facts)
@@ -50,6 +51,8 @@ class TargetFacts(QObject):
         if self.targets.current_name() != name:
             return
         self.sweep.set_server(facts.variables, dict(facts.knobs))
+        if self.tune is not None:  # the tune's knob names complete from the server's variables
+            self.tune.set_variables(facts.variables)
         self.knobs.show_values(facts.values(FAVOURITES))
         self.knobs.show_facts(facts.label)
 

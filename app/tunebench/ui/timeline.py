@@ -5,6 +5,7 @@ Data arrive as they come (signals from the run); the plots read these buffers on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,9 +48,12 @@ class SeriesBuffer:
 class Marker:
     t: float
     kind: str  # step | knob | mark | restart | verdict | drift | ramp (measured from here) | config (a sweep
-    # configuration: a band until the next)
+    # configuration: a band until the next) | trial (a tune's trial, baseline or confirmation segment: a band
+    # from `t` to `end`)
     label: str
     known: float | None = None  # when it became known, if later than `t` (a verdict: its step's end)
+    end: float | None = None  # a span's end (a tune's trial: a band from `t` to here)
+    short: str = ""  # a span's name on its band ("trial 3", "baseline", "confirm A")
 
     @property
     def shown_at(self) -> float:
@@ -59,7 +63,8 @@ class Marker:
 
 MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config",
                 "verdict": "verdict", "drift": "drift", "ramp": "ramp",
-                "rate": "knob"}  # an open-loop rate changed live: a change on the timeline like a knob's
+                "rate": "knob",  # an open-loop rate changed live: a change on the timeline like a knob's
+                "trial": "trial"}
 
 
 def is_marker(ev: Event) -> bool:
@@ -85,7 +90,36 @@ def marker_of(ev: Event, t0: float) -> Marker:
     if ev.kind == "drift":  # the names on the plot; the values are in the Events line
         names = [str(d.get("name")) for d in data.get("drift") or ()]
         return Marker(ev.t - t0, "drift", "changed outside Tunebench: " + ", ".join(names))
+    if ev.kind == "trial":
+        return trial_marker(ev, t0)
     return Marker(ev.t - t0, MARKER_KINDS[ev.kind], ev.label)
+
+
+def trial_name(data: Mapping[str, Any]) -> str:
+    """A tune's "trial" event's band name: "baseline", "confirm A"/"confirm B", or "trial N"."""
+    if data.get("baseline"):
+        return "baseline"
+    if data.get("confirm") in ("A", "B"):
+        return f"confirm {data['confirm']}"
+    return f"trial {_number(data.get('n'), 0):.0f}"
+
+
+def _number(v: Any, default: float) -> float:
+    """A number the run wrote, or `default` when the stored value is none (a damaged or hand-edited row)."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return default
+    return x if math.isfinite(x) else default
+
+
+def trial_marker(ev: Event, t0: float) -> Marker:
+    """A tune's trial (or baseline, or confirmation segment): a band over its seconds [t0, t1], shown once its
+    event came (the trial's end, after the baseline that judges it), its full line as the tooltip."""
+    data: Mapping[str, Any] = ev.data
+    start = _number(data.get("t0"), ev.t)
+    end = max(start, _number(data.get("t1"), start))
+    return Marker(start - t0, "trial", ev.label, ev.t - t0, end - t0, trial_name(data))
 
 
 class Timeline:

@@ -27,6 +27,7 @@ class WindowAppearance(_WindowBase):
     dashboard: Any
     compare: Any
     sweep_results: Any
+    tune_results: Any
 
     def show_message(self, text: str) -> None: ...  # (MainWindow's)
 
@@ -53,6 +54,7 @@ class WindowAppearance(_WindowBase):
         self.dashboard.set_appearance(theme, self.font_scale)
         self.compare.apply_theme(theme)
         self.sweep_results.knee.apply_theme(theme)
+        self.tune_results.apply_theme(theme)
 
     def set_theme(self, name: str) -> None:
         self.set_appearance(THEMES[name], self.font_scale)

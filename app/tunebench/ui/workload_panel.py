@@ -299,15 +299,17 @@ class WorkloadPanel(QWidget):
                       if box.isChecked())
         return (*DEFAULT_PROBES, *extra) if extra else None
 
-    def run_spec(self) -> RunSpec:
-        """The run this panel describes, built and validated as `tunebench run` builds it (run/tasks.py)."""
+    def run_spec(self, threads: str | None = None) -> RunSpec:
+        """The run this panel describes, built and validated as `tunebench run` builds it (run/tasks.py);
+        `threads` instead of the panel's own (a tune's one thread count)."""
         main, second = self.workload.currentText(), self.second_workload.currentText()
         extra: tuple[GroupRequest, ...] = ()
         if self.second.isChecked():
             name = second if second != main else "second"
             extra = (GroupRequest(name, second, parse_threads(self.second_threads.text())),)
         lua = self.lua.text().strip() or None
-        return build_run_spec(None if lua else main, self.option_values(), parse_threads(self.threads.text()),
+        return build_run_spec(None if lua else main, self.option_values(),
+                              parse_threads(self.threads.text() if threads is None else threads),
                               groups=extra, rate=self.rate.text().replace(" ", "") or None,
                               lua_script=lua, engine=self.engine.currentText(),
                               step_seconds=self.step_seconds.value(), warmup_seconds=self.warmup_seconds.value(),
