@@ -46,7 +46,7 @@ class PostgresStore:
         if not PG_BIN:
             raise RuntimeError("PostgreSQL is not installed (packaging/ensure-system-deps.sh installs postgresql)")
         self.bin = Path(PG_BIN[-1])
-        self.root = Path(tempfile.mkdtemp(prefix="tb-test-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix="tbstore-pg-"))
         self.user, self.password = "tb", secrets.token_urlsafe(12)
         nobody = pwd.getpwnam(RUN_AS)
         os.chown(self.root, nobody.pw_uid, nobody.pw_gid)

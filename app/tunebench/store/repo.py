@@ -258,13 +258,15 @@ class Store:
 
     def mark_interrupted(self, session_id: int) -> bool:
         """A session whose process died mid-run (kill -9, crash) is 'interrupted', not 'running'."""
-        with OrmSession(self.engine) as s:
-            r = s.get(SessionRow, session_id)
-            if r is None or r.status != "running":
-                return False
-            r.status = "interrupted"
-            s.commit()
-            return True
+        def write() -> bool:
+            with OrmSession(self.engine) as s:
+                r = s.get(SessionRow, session_id)
+                if r is None or r.status != "running":
+                    return False
+                r.status = "interrupted"
+                s.commit()
+                return True
+        return self._guard(write)
 
     def mark_orphans(self) -> list[int]:
         """Sessions of this machine still 'running' whose writing process is gone (kill -9, crash, power cut)
@@ -296,32 +298,40 @@ class Store:
 
     # ---- targets -------------------------------------------------------------------------------
     def save_target(self, t: Target) -> None:
-        with OrmSession(self.engine) as s:
-            s.merge(TargetRow(name=t.name, socket=t.socket, host=t.host, port=t.port, user=t.user,
-                              schema=t.schema, password_file=t.password_file, db_host=t.db_host,
-                              ssh_key=t.ssh_key, option_file=t.option_file, restart_command=t.restart_command,
-                              ssl_mode=t.ssl_mode, ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert, ssl_key=t.ssl_key,
-                              get_server_public_key=int(t.get_server_public_key)))
-            s.commit()
+        def run() -> None:
+            with OrmSession(self.engine) as s:
+                s.merge(TargetRow(name=t.name, socket=t.socket, host=t.host, port=t.port, user=t.user,
+                                  schema=t.schema, password_file=t.password_file, db_host=t.db_host,
+                                  ssh_key=t.ssh_key, option_file=t.option_file, restart_command=t.restart_command,
+                                  ssl_mode=t.ssl_mode, ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert, ssl_key=t.ssl_key,
+                                  get_server_public_key=int(t.get_server_public_key)))
+                s.commit()
+        return self._guard(run)
 
     def get_target(self, name: str) -> Target | None:
-        with OrmSession(self.engine) as s:
-            r = s.get(TargetRow, name)
-            if r is None:
-                return None
-            return _target(r)
+        def run() -> Target | None:
+            with OrmSession(self.engine) as s:
+                r = s.get(TargetRow, name)
+                if r is None:
+                    return None
+                return _target(r)
+        return self._guard(run)
 
     def list_targets(self) -> list[Target]:
-        with OrmSession(self.engine) as s:
-            return [_target(r)
-                    for r in s.scalars(select(TargetRow).order_by(TargetRow.name))]
+        def run() -> list[Target]:
+            with OrmSession(self.engine) as s:
+                return [_target(r)
+                        for r in s.scalars(select(TargetRow).order_by(TargetRow.name))]
+        return self._guard(run)
 
     def delete_target(self, name: str) -> bool:
-        with OrmSession(self.engine) as s:
-            # a DELETE's result is a CursorResult (it has rowcount); Session.execute is typed for any statement
-            n = cast("CursorResult[Any]", s.execute(delete(TargetRow).where(TargetRow.name == name))).rowcount
-            s.commit()
-            return bool(n)
+        def run() -> bool:
+            with OrmSession(self.engine) as s:
+                # a DELETE's result is a CursorResult (it has rowcount); Session.execute is typed for any statement
+                n = cast("CursorResult[Any]", s.execute(delete(TargetRow).where(TargetRow.name == name))).rowcount
+                s.commit()
+                return bool(n)
+        return self._guard(run)
 
     # ---- reading sessions ---------------------------------------------------------------------
     def list_sessions(self, host: str | None = None) -> list[dict[str, Any]]:
@@ -424,9 +434,11 @@ class Store:
 
     def series_names(self, session_id: int) -> dict[str, str]:
         """name -> kind of every series of a session, without reading a sample."""
-        with OrmSession(self.engine) as s:
-            return dict(s.execute(select(SeriesRow.name, SeriesRow.kind)
-                                  .where(SeriesRow.session_id == session_id)).tuples().all())
+        def read() -> dict[str, str]:
+            with OrmSession(self.engine) as s:
+                return dict(s.execute(select(SeriesRow.name, SeriesRow.kind)
+                                      .where(SeriesRow.session_id == session_id)).tuples().all())
+        return self._guard(read)
 
     def update_session(self, session_id: int, *, name: str | None = None, tags: str | None = None,
                        notes: str | None = None) -> None:

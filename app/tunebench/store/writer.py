@@ -7,8 +7,8 @@ import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from sqlalchemy import select
@@ -32,6 +32,8 @@ from tunebench.store.sqlite_file import LOCK_PATIENCE, StoreLocked
 
 if TYPE_CHECKING:
     from tunebench.store.repo import Store
+
+_T = TypeVar("_T")
 
 COMPACT_EVERY = 60  # merge one-second chunks into one chunk per series every minute
 # Variables whose values are secrets, never copied into the store.
@@ -72,6 +74,7 @@ class SessionWriter:
         self._locked_since: float | None = None
         self._gone_since: float | None = None  # the server store went away (its outage, for the retries)
         self._tried = 0.0
+        self._given_up = ""  # the bound was reached (what was said then): no more waiting, even to close it
         self._held = 0  # samples pending (a flush's worth, or all since the store went away)
         self._hold = hold_bound()
         self.on_locked: Any = lambda _msg: None  # told once when the store is found locked (or gone), and when back
@@ -103,6 +106,13 @@ class SessionWriter:
             s.commit()
             return row.id
 
+    def _patient(self, fn: Callable[[], _T]) -> _T:
+        """The store's patience with a locked or departed store, unless this session already gave up waiting
+        for it (the bound reached: the run is stopping, and must not wait at each of its last writes)."""
+        if self._given_up:
+            raise StoreError(self._given_up)
+        return self.store._patient(fn)
+
     def snapshot_variables(self, variables: Mapping[str, str]) -> None:
         def write() -> None:
             with OrmSession(self.store.engine) as s:
@@ -111,7 +121,7 @@ class SessionWriter:
                         continue
                     s.add(VariableRow(session_id=self.id, name=name, value=value))
                 s.commit()
-        self.store._patient(write)
+        self._patient(write)
 
     def add_interval(self, iv: Interval) -> None:
         with self._lock:
@@ -146,7 +156,7 @@ class SessionWriter:
                 s.add(row)
                 s.commit()
                 return row.id
-        return self.store._patient(write)
+        return self._patient(write)
 
     def end_step(self, step_id: int, ended_at: float, summary: Mapping[str, Any],
                  measure_from: float | None = None) -> None:
@@ -162,7 +172,7 @@ class SessionWriter:
                     row.measure_from = measure_from
                 row.summary = json.dumps(summary)
                 s.commit()
-        self.store._patient(write)
+        self._patient(write)
 
     def flush(self) -> None:
         with self._lock:
@@ -193,9 +203,10 @@ class SessionWriter:
                 self.on_locked(f"{exc}: keeping the samples in memory until it is back (up to {self._hold:,} "
                                f"samples, ${HOLD_ENV})")
             elif self._held >= self._hold:
-                raise StoreError(f"session store {self.store.where} unreachable for {now - self._locked_since:.0f} s: "
-                                 f"{self._held:,} samples held in memory, the bound (${HOLD_ENV}={self._hold}); "
-                                 "the samples since it went away are lost") from None
+                self._given_up = (f"session store {self.store.where} unreachable for {now - self._locked_since:.0f} s: "
+                                  f"{self._held:,} samples held in memory, the bound (${HOLD_ENV}={self._hold}); "
+                                  "the samples since it went away are lost")
+                raise StoreError(self._given_up) from None
             return
         if self._locked_since is not None:
             back = "free again" if self.store.path is not None else "back"
@@ -270,7 +281,7 @@ class SessionWriter:
     def finish(self, status: RunStatus, summary: Mapping[str, Any] | None = None,
                ended_at: float | None = None) -> None:
         with self._lock:
-            self.store._patient(self._flush_locked)
+            self._patient(self._flush_locked)
         self.compact()
 
         def write() -> None:
@@ -282,4 +293,4 @@ class SessionWriter:
                 if summary is not None:
                     row.summary = json.dumps(summary)
                 s.commit()
-        self.store._patient(write)
+        self._patient(write)
