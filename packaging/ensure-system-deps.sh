@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the system packages Tunebench needs when they are missing (Debian/Ubuntu, apt-get).
 # Server + load: mariadb-server (mariadbd, mariadb-install-db), sysbench. Later issues: xvfb (GUI tests),
-# openssh-server (SSH runner tests), Qt's runtime libraries (PySide6). python3-venv for `python3 -m venv`.
+# openssh-server (SSH runner tests), Qt's runtime libraries (PySide6), postgresql (the shared-store tests).
+# python3-venv for `python3 -m venv`.
 # linux-perf: the CPU profile probe. gcc, libmariadb-dev, python3-dev: the builtin engine's compiled loop
 # (app/tunebench/load/_hotloop.c, built by `pip install` and `make hotloop`; `make sanitized-hotloop` uses
 # the libasan and libubsan that Debian's gcc brings). prometheus: the --metrics-listen test scrapes a run with
@@ -26,6 +27,8 @@ need openssl openssl  # the TLS tests make their own CA and server certificates
 need dpkg-deb dpkg    # server kits: `tunebench servers fetch` unpacks Debian packages (apt-get, dpkg -x)
 need gcc gcc
 need prometheus prometheus
+# a PostgreSQL the tests start as a shared session store (Debian 12's 15; initdb and postgres are not on PATH)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing="$missing postgresql"
 need mariadb_config libmariadb-dev
 python3 -c "import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
   || missing="$missing python3-dev"

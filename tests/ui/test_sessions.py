@@ -275,3 +275,31 @@ def test_importing_a_file_again_asks_skip_or_copy(win, qtbot, tmp_path):
     assert len(seen) == 2 and copy != sid
     assert sorted(r["id"] for r in win.sessions.rows) == [sid, copy]
     assert messages[-1].startswith(f"imported 1 session(s) from {out}: {copy}")
+
+
+def test_the_machine_column_and_filter(win, qtbot, monkeypatch):
+    """A shared store holds sessions of several machines: the table says each one's, the filter shows one's."""
+    from tunebench.ui.sessions_panel import ALL_HOSTS, COLUMNS
+
+    monkeypatch.setenv("TUNEBENCH_HOSTNAME", "lab-a")
+    a = record(Store(win.store.location), 5, 20)
+    monkeypatch.setenv("TUNEBENCH_HOSTNAME", "lab-b")
+    b = record(Store(win.store.location), 5, 20)
+    win.sessions.refresh()
+    panel = win.sessions
+    col = [key for key, _ in COLUMNS].index("host")
+    shown = {panel.table.item(r, 0).data(0x0100): panel.table.item(r, col).text()
+             for r in range(panel.table.rowCount())}
+    assert shown == {a: "lab-a", b: "lab-b"}
+    assert [panel.host.itemText(i) for i in range(panel.host.count())] == [ALL_HOSTS, "lab-a", "lab-b"]
+
+    def visible() -> set[int]:
+        return {panel.table.item(r, 0).data(0x0100) for r in range(panel.table.rowCount())
+                if not panel.table.isRowHidden(r)}
+
+    panel.host.setCurrentText("lab-b")
+    assert visible() == {b}
+    panel.refresh()  # the choice stays across a refresh
+    assert panel.host.currentText() == "lab-b" and visible() == {b}
+    panel.host.setCurrentText(ALL_HOSTS)
+    assert visible() == {a, b}

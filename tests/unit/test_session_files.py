@@ -13,6 +13,7 @@ import pytest
 
 from tunebench.cli import main
 from tunebench.core.errors import StoreError
+from tunebench.store.models import SCHEMA_VERSION
 from tunebench.store.repo import Store
 from tunebench.store.synthetic import record
 
@@ -282,7 +283,7 @@ def test_a_schema_8_store_gains_ids_that_are_never_reused(tmp_path):
     w = store.new_session(target="t", engine="builtin", workload="w")
     assert w.id > ids[2]
     with sqlite3.connect(path) as c:
-        assert c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "9"
+        assert c.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
         assert c.execute("PRAGMA foreign_key_check").fetchall() == []
         cols = [r[1] for r in c.execute("PRAGMA table_info(targets)")]
     c.close()

@@ -40,7 +40,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         "keyring": keyring_backend_name(),
         "sandbox": {"running": sb.running, "initialized": sb.initialized, "base_dir": sb.base_dir,
                     "port": sb.port, "socket": sb.socket, "flavor": sb.flavor, "version": sb.version},
-        "store": str(db_path(args)),
+        "store": db_path(args),
     }
     problems = []
     if not servers:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tunebench.cli.output import emit
 from tunebench.cli.resolve import db_path, open_store
@@ -30,7 +31,7 @@ def auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
     """At every start: sessions whose process died are marked interrupted, and (unless `knobs` is off) knobs
     and probe settings a crashed or killed run left changed are put back; each said in one line."""
     path = db_path(args)
-    if not path.exists():
+    if "://" not in path and not Path(path).exists():
         return
     from tunebench.run.tuning import restore_pending, restored_lines
     from tunebench.store.repo import Store

@@ -70,7 +70,10 @@ def metrics_option(sp: argparse.ArgumentParser, what: str = "the run's") -> None
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="tunebench", description="MySQL-family tuning workbench (headless CLI)")
     p.add_argument("--version", action="version", version=f"tunebench {__version__}")
-    p.add_argument("--db", help="session store file (default: under the user data dir)")
+    p.add_argument("--db", help="session store: a file (default: under the user data dir; also $TUNEBENCH_DB), or a "
+                                "server database shared by a team, postgresql+psycopg://USER@HOST:PORT/DB or "
+                                "mysql+mysqlconnector://USER@HOST:PORT/DB (its password from "
+                                "$TUNEBENCH_DB_PASSWORD or the keyring, never in the URL)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(sp: argparse.ArgumentParser, target: bool = True) -> None:
@@ -273,9 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_restore)
 
     sp = sub.add_parser("sessions", help="recorded sessions: list, show, export, import, rename, tag, note, delete, "
-                                         "diff, profile")
+                                         "diff, profile, push, pull")
     sp.add_argument("action", choices=["list", "show", "export", "import", "rename", "tag", "note", "delete", "diff",
-                                       "profile"])
+                                       "profile", "push", "pull"])
     sp.add_argument("id", nargs="?", help="session ID (import: the session file)")
     sp.add_argument("text", nargs="?", help="rename/tag/note: the new name, comma-separated tags, or note; "
                                             "diff: the second session's ID")
@@ -292,6 +295,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "md: result tables (steps, sweep curves, best-to-best, ratios) as Markdown; "
                          "sqlite: the session as a file another Tunebench imports (needs --output)")
     sp.add_argument("--output", "-O", help="export to this file instead of stdout")
+    sp.add_argument("--host", help="list: only the sessions recorded on this machine ('-': those recorded before "
+                                   "Tunebench kept the machine's name)")
+    sp.add_argument("--to", metavar="STORE", help="push: the store the session is copied into (a file, or a server "
+                                                  "database's URL as --db takes it)")
+    sp.add_argument("--from", dest="from_", metavar="STORE",
+                    help="pull: the store the session is copied from (a shared server store's URL, or a file)")
     sp.add_argument("--again", action="store_true",
                     help="import: also the sessions already here (same recording), as copies; without it they are "
                          "skipped with one line each")

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from tunebench import paths
 from tunebench.core.errors import ConfigError
 
+DB_ENV = "TUNEBENCH_DB"
 
-def db_path(args: argparse.Namespace) -> Path:
-    return Path(args.db) if args.db else paths.default_db_path()
+
+def db_path(args: argparse.Namespace) -> str:
+    """The session store --db names (else $TUNEBENCH_DB, else the file under the user data dir): a file path, or
+    a server database's URL (store/location.py)."""
+    return getattr(args, "db", None) or os.environ.get(DB_ENV) or str(paths.default_db_path())
 
 
 def open_store(args: argparse.Namespace) -> Any:

@@ -1,4 +1,5 @@
-"""`tunebench sessions`: list, show, export, import, rename, tag, note and delete recorded sessions."""
+"""`tunebench sessions`: list, show, export, import, rename, tag, note and delete recorded sessions, and push or
+pull one between this store and another (a shared server store)."""
 
 from __future__ import annotations
 
@@ -20,20 +21,29 @@ MAX_ID = 2**63 - 1  # SQLite's INTEGER
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    if getattr(args, "host", None) is not None and args.action != "list":
+        raise ConfigError("--host filters `sessions list`")
+    if args.action in ("push", "pull"):
+        return _transfer(args)
     store = open_store(args)
     if args.action == "list":
-        sessions = store.list_sessions()
+        host = getattr(args, "host", None)
+        if host is not None and not host.strip():
+            raise ConfigError("--host needs a machine's name ('-': sessions recorded before names were kept)")
+        sessions = store.list_sessions(host=host)
         for s in sessions:
             s["best_tps"] = best_tps(s)
-        lines = [f"{'id':>4}  {'started':19}  {'status':9}  {'engine':8}  {'workload':22}  {'target':10}  "
-                 f"{'server':18}  best tps"]
+        lines = [f"{'id':>4}  {'started':19}  {'status':9}  {'host':12}  {'engine':8}  {'workload':22}  "
+                 f"{'target':10}  {'server':18}  best tps"]
         for s in sessions:
             started = local_time(s["started_at"])
             best = "-" if s["best_tps"] is None else f"{s['best_tps']:.1f}"
             # each field escaped on its own: a line break in a name would otherwise fake a row
-            f = {k: inert_line(s[k] or "") for k in ("status", "engine", "workload", "target", "flavor", "version")}
-            lines.append(f"{s['id']:>4}  {started:19}  {f['status']:9}  {f['engine']:8}  {f['workload'][:22]:22}  "
-                         f"{f['target'][:10]:10}  {f['flavor']} {f['version']:10}  {best}")
+            f = {k: inert_line(s[k] or "") for k in ("status", "engine", "workload", "target", "flavor", "version",
+                                                     "host")}
+            lines.append(f"{s['id']:>4}  {started:19}  {f['status']:9}  {(f['host'] or '-')[:12]:12}  "
+                         f"{f['engine']:8}  {f['workload'][:22]:22}  {f['target'][:10]:10}  "
+                         f"{f['flavor']} {f['version']:10}  {best}")
         emit(args, sessions, "\n".join(lines))
         return 0
     if args.id is None:
@@ -114,6 +124,40 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(out)
+    return 0
+
+
+def _transfer(args: argparse.Namespace) -> int:
+    """`sessions push ID --to STORE` / `sessions pull ID --from STORE`: one session copied whole between this
+    store (--db) and another, a shared server store as a rule; one already there is said and skipped."""
+    from tunebench.store.repo import Store
+    from tunebench.store.session_transfer import transfer_session
+
+    other = args.to if args.action == "push" else args.from_
+    flag = "--to" if args.action == "push" else "--from"
+    if not other:
+        raise ConfigError(f"sessions {args.action} ID needs {flag} STORE (a file, or a server database's URL)")
+    if (args.to if args.action == "pull" else args.from_):
+        raise ConfigError(f"sessions {args.action} takes {flag}, not {'--from' if flag == '--to' else '--to'}")
+    if args.id is None:
+        raise ConfigError(f"sessions {args.action} needs a session ID")
+    try:
+        sid = int(args.id)
+    except ValueError:
+        raise ConfigError(f"a session ID is a number, not {args.id!r}") from None
+    if not 1 <= sid <= MAX_ID:
+        raise ConfigError(f"no session {args.id} (IDs are from 1 to {MAX_ID})")
+    here = open_store(args)
+    there = Store(other)
+    src, dst = (here, there) if args.action == "push" else (there, here)
+    try:
+        done = transfer_session(src, dst, sid)
+    finally:
+        there.close()
+    lines = [f"session {sid} is already in {dst.where} as {h}: skipped" for _t, h in done.skipped]
+    lines += [f"session {sid} of {src.where} copied into {dst.where} as session {i}" for i in done.ids]
+    emit(args, {"from": src.where, "to": dst.where, "session": sid, "copied": done.ids,
+                "skipped": [h for _t, h in done.skipped]}, "\n".join(lines))
     return 0
 
 

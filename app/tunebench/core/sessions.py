@@ -47,6 +47,7 @@ def browse_row(session: Mapping[str, Any]) -> dict[str, Any]:
         "workload": session["workload"], "engine": session["engine"], "knobs": ", ".join(knobs_of(session)),
         "best_tps": best_tps(session), "duration": seconds_between(session["started_at"], ended),
         "status": session["status"], "tags": session.get("tags") or "", "notes": session.get("notes") or "",
+        "host": session.get("host") or "-",
     }
 
 

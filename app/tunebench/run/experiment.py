@@ -225,6 +225,7 @@ class Experiment(RunProbes):
             self._store_error = exc
             self.on_note(f"{exc}: stopping the run")
         self.stop_event.set()
+        self._step_stop.set()  # now, not when the step's time is up: each second more is a second not kept
 
     def _note(self, message: str) -> None:
         self.on_note(message)

@@ -95,6 +95,7 @@ class KnobController:
                        if self.sandbox is None and target.restart_command else None)
         self._written: str | None = None  # the option file's content as this run last wrote it
         self.owner = (os.getpid(), proc_start(os.getpid()))
+        self._journaled: list[dict[str, Any]] = []  # the journal rows this run wrote, as journal_pending reads them
         self.knobs: dict[str, KnobInfo] = {}
         self.touched: set[str] = set()  # every setting this run changed (the drift guard leaves them out)
         self.expected: dict[str, str | None] = {}  # each knob's value as this run set it (the drift guard checks it)
@@ -131,11 +132,18 @@ class KnobController:
 
     # -- journal --
     def journal(self, name: str, kind: JournalKind, original: str | None) -> int | None:
-        """A journal row for a setting about to change (its original, kind dynamic, static or probe)."""
+        """A journal row for a setting about to change (its original, kind dynamic, static or probe); kept in
+        memory too, so that the run puts it back even when its (server) store went away."""
         self.touched.add(name)
-        return self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
-                                      original=to_journal(original), owner_pid=self.owner[0],
-                                      owner_start=self.owner[1])
+        row_id = self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
+                                        original=to_journal(original), owner_pid=self.owner[0],
+                                        owner_start=self.owner[1])
+        if row_id is not None:
+            self._journaled.append({"id": row_id, "session_id": self.session_id, "target": self.target.to_dict(),
+                                    "target_name": self.target.name, "name": name, "kind": kind,
+                                    "original": to_journal(original), "owner_pid": self.owner[0],
+                                    "owner_start": self.owner[1], "created_at": time.time()})
+        return row_id
 
     def probe_journal(self) -> ProbeJournal:
         return ProbeJournal(self)
@@ -282,11 +290,17 @@ class KnobController:
     # -- restoring --
     def restore(self) -> list[dict[str, Any]]:
         """Put back every knob this process journaled (static first, then dynamic)."""
-        rows = [r for r in self.store.journal_pending() if (r["owner_pid"], r["owner_start"]) == self.owner]
+        store: Store | None = self.store
+        try:
+            rows = [r for r in self.store.journal_pending() if (r["owner_pid"], r["owner_start"]) == self.owner]
+        except StoreError as exc:  # gone (a server store down): what this run journaled, from memory
+            store, rows = None, list(self._journaled)
+            self.note(f"{exc}: the knobs this run changed are put back from its memory (the journal there keeps "
+                      "them pending; putting an original back twice is harmless)")
         self.expected.clear()  # from here on the originals are what the server should read
         self.around_restart[0]()
         try:
-            done = restore_rows(self.store, rows, self.note)
+            done = restore_rows(store, rows, self.note)
         finally:
             self.around_restart[1]()
         self.restarts += sum(1 for d in done if d["name"] in (OVERLAY, OPTION_FILE) and d.get("restarted"))
@@ -303,9 +317,11 @@ class KnobController:
         return done
 
 
-def _mark(store: Store, row_id: int, state: JournalState, message: str | None = None) -> None:
-    """Journal bookkeeping never stops a restore: a store that cannot be written (disk full) leaves the row
-    pending, and putting back an original twice is harmless."""
+def _mark(store: Store | None, row_id: int, state: JournalState, message: str | None = None) -> None:
+    """Journal bookkeeping never stops a restore: a store that cannot be written (disk full), or is gone (None),
+    leaves the row pending, and putting back an original twice is harmless."""
+    if store is None:
+        return
     with contextlib.suppress(StoreError):
         store.journal_mark(row_id, state, message)
 
@@ -324,7 +340,7 @@ def restore_line(d: Mapping[str, Any]) -> str:
     return f"{d['name']} restored to {d['original']}"
 
 
-def restore_rows(store: Store, rows: list[dict[str, Any]], note: Callable[[str], None],
+def restore_rows(store: Store | None, rows: list[dict[str, Any]], note: Callable[[str], None],
                  lock: bool = False) -> list[dict[str, Any]]:
     """Put back journaled settings, per target. `lock`: take the server's run lock first (a restore from outside
     a run); a server another run holds is left alone, its rows pending, and said in one line naming the holder
@@ -371,7 +387,7 @@ def _lock_for_restore(target: Target) -> RunLock | None:
     return held
 
 
-def _restore_target(store: Store, target: Target, target_rows: list[dict[str, Any]], note: Callable[[str], None]
+def _restore_target(store: Store | None, target: Target, target_rows: list[dict[str, Any]], note: Callable[[str], None]
                     ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     statics = [r for r in target_rows if r["kind"] == "static"]
@@ -426,7 +442,8 @@ def _restore_target(store: Store, target: Target, target_rows: list[dict[str, An
     return out
 
 
-def _restore_dynamic(store: Store, conn: Any, target: Target, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _restore_dynamic(store: Store | None, conn: Any, target: Target,
+                     rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not rows:
         return []
     out = []

@@ -1,10 +1,11 @@
-"""Schema migrations of the session store: one step per version, columns added where an older store lacks them."""
+"""Schema migrations of the session store: one step per version, columns added where an older store lacks them
+(on SQLite and on the server databases alike; a server store begins at schema 10, the first one they had)."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from sqlalchemy import Table, text
+from sqlalchemy import Table, inspect, text
 from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.schema import CreateTable
 
@@ -33,15 +34,21 @@ def migrate(s: OrmSession, version: int) -> None:
             _add_column(s, "targets", column, "TEXT")
     if version < 8:  # 7 -> 8: caching_sha2_password through the server's RSA key
         _add_column(s, "targets", "get_server_public_key", "INTEGER")
-    if version < 9:  # 8 -> 9: session IDs never given twice
-        s.commit()
+    if version < 9 and s.get_bind().dialect.name == "sqlite":  # 8 -> 9: session IDs never given twice
+        s.commit()  # (a server's sequence or AUTO_INCREMENT never gives one twice)
         _autoincrement(s, SessionRow.__table__)  # type: ignore[arg-type]
+    if version < 10:  # 9 -> 10: the machine a session ran on, and the one whose process owns a journal row
+        _add_column(s, "sessions", "host", "VARCHAR(255)")
+        _add_column(s, "knob_journal", "host", "VARCHAR(255)")
     s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
     s.commit()
 
 
 def _add_column(s: OrmSession, table: str, column: str, sql_type: str) -> None:
-    have = {row[1] for row in s.execute(text(f"PRAGMA table_info({table})"))}
+    """`table` gains `column` unless it has it (made by create_all just now, or added before the version was
+    written). The names are ours, never a user's."""
+    conn = s.connection()
+    have = {c["name"] for c in inspect(conn).get_columns(table)}
     if column not in have:
         s.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
 

@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import CursorResult, create_engine, delete, event, func, select
-from sqlalchemy.exc import DatabaseError, IntegrityError, OperationalError
+from sqlalchemy import CursorResult, create_engine, delete, event, func, inspect, or_, select, text
+from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
 from tunebench.core.errors import StoreError
 from tunebench.core.kinds import JournalKind, JournalState
 from tunebench.core.target import Target
 from tunebench.store.json_fields import lenient_object, session_summary
+from tunebench.store.location import parse_location, server_engine, this_host
 from tunebench.store.migrations import migrate
 from tunebench.store.models import (
     SCHEMA_VERSION,
@@ -35,6 +36,7 @@ from tunebench.store.models import (
 )
 from tunebench.store.owner import owner_alive
 from tunebench.store.samples import SeriesData, decode_chunk
+from tunebench.store.server_errors import StoreUnavailable, server_failure
 from tunebench.store.sqlite_file import (
     LOCK_PATIENCE,
     StoreLocked,
@@ -51,64 +53,155 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 VACUUM_SHARE = 0.25  # sessions delete shrinks the file when this share of it is free pages
+# A server store's patience with a server that went away, for the writes that cannot wait in memory (a step's start
+# and end, the knob journal, the session's end): a restart of the database server is survived.
+OUTAGE_PATIENCE = 120.0
+SCHEMA_LOCK = 0x7475_6E65  # "tune": the advisory lock under which one process makes or migrates a server's schema
 
 
 class Store:
+    """The session store: a SQLite file (`path`), or a server database named by URL (`path` None). `where` names it
+    in messages, `location` is what opens it again (another process: the run's child)."""
+
+    path: Path | None
+
     def __init__(self, path: Path | str, readonly: bool = False):
-        self.path = Path(path)
+        loc = parse_location(path)
+        self.location = self.where = loc.text
+        self.host = this_host()
+        if loc.url is not None:
+            if readonly:
+                raise StoreError(f"{self.where}: only a session file is read this way")
+            self.path = None
+            self.engine = server_engine(loc.url)
+            self._guard(self._init_server_schema)
+            return
+        self.path = file = Path(path)
         if readonly:  # a file to read from (import): never created, migrated or switched to WAL
             self.engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(
-                _readonly_uri(self.path), uri=True, check_same_thread=False))
+                _readonly_uri(file), uri=True, check_same_thread=False))
             return
-        if self.path.is_dir():
-            raise StoreError(f"session store {self.path} is a directory; give a file with --db")
-        if self.path.exists() and not self.path.is_file():
+        if file.is_dir():
+            raise StoreError(f"session store {file} is a directory; give a file with --db")
+        if file.exists() and not file.is_file():
             # a device, a FIFO, a socket: SQLite would put its -journal or -wal beside it (/dev/null-journal)
-            raise StoreError(f"session store {self.path} is not a regular file; give a file with --db")
-        if self.path.is_file():
-            found = sqlite_tables(self.path, in_use_ok=True)
+            raise StoreError(f"session store {file} is not a regular file; give a file with --db")
+        if file.is_file():
+            found = sqlite_tables(file, in_use_ok=True)
             if found is None:
-                raise StoreError(f"session store {self.path} is not a valid SQLite file; "
+                raise StoreError(f"session store {file} is not a valid SQLite file; "
                                  "move it aside or use --db PATH")
             tables, version = found
             if tables and "meta" not in tables:  # someone else's database: not a byte is written to it
-                raise StoreError(f"{self.path} is a SQLite file of another application (tables: "
+                raise StoreError(f"{file} is a SQLite file of another application (tables: "
                                  f"{', '.join(sorted(tables)[:5])}); not a Tunebench session store")
             if version is not None and version > SCHEMA_VERSION:  # before create_all or the WAL switch
-                raise StoreError(f"session store {self.path} was written by a newer Tunebench "
+                raise StoreError(f"session store {file} was written by a newer Tunebench "
                                  f"(schema {version} > {SCHEMA_VERSION})")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            file.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"cannot create the store directory {self.path.parent}: {exc.strerror}") from None
-        self.engine = create_engine(f"sqlite:///{self.path}", connect_args={"timeout": 5})
+            raise StoreError(f"cannot create the store directory {file.parent}: {exc.strerror}") from None
+        self.engine = create_engine(f"sqlite:///{file}", connect_args={"timeout": 5})
         event.listen(self.engine, "connect", _sqlite_pragmas)
         self._guard(self._init_schema)
 
+    @property
+    def is_server(self) -> bool:
+        return self.path is None
+
     def _guard(self, fn: Callable[..., _T], *args: Any) -> _T:
+        if self.path is None:
+            try:
+                return fn(*args)
+            except DBAPIError as exc:
+                raise server_failure(self.where, exc) from None
+        file = self.path
         try:
             return fn(*args)
         except OperationalError as exc:
             if "locked" in str(exc.orig):
-                raise StoreLocked(f"session store {self.path} is locked by another process; try again") from None
-            raise StoreError(f"session store {self.path}: {_plain(exc.orig, self.path)}") from None
+                raise StoreLocked(f"session store {self.where} is locked by another process; try again") from None
+            raise StoreError(f"session store {self.where}: {_plain(exc.orig, file)}") from None
         except IntegrityError as exc:  # a constraint of ours, not a damaged file
             hint = " (the session it writes to was deleted)" if "FOREIGN KEY" in str(exc.orig) else ""
-            raise StoreError(f"session store {self.path}: {exc.orig}{hint}") from None
+            raise StoreError(f"session store {self.where}: {exc.orig}{hint}") from None
         except DatabaseError as exc:
-            raise StoreError(f"session store {self.path} is not a valid SQLite file ({exc.orig}); "
+            raise StoreError(f"session store {self.where} is not a valid SQLite file ({exc.orig}); "
                              "move it aside or use --db PATH") from None
 
     def _patient(self, fn: Callable[..., _T], *args: Any) -> _T:
-        """`_guard`, but a store locked by another process is waited for (up to LOCK_PATIENCE s)."""
-        deadline = time.monotonic() + LOCK_PATIENCE
+        """`_guard`, but a store locked by another process is waited for (up to LOCK_PATIENCE s), and a server
+        store that went away for up to OUTAGE_PATIENCE s."""
+        start = time.monotonic()
         while True:
             try:
                 return self._guard(fn, *args)
             except StoreLocked:
-                if time.monotonic() > deadline:
+                if time.monotonic() - start > LOCK_PATIENCE:
                     raise
                 time.sleep(0.5)
+            except StoreUnavailable as exc:
+                waited = time.monotonic() - start
+                if waited > OUTAGE_PATIENCE:
+                    raise StoreUnavailable(f"{exc} (for {waited:.0f} s, the bound)") from None
+                time.sleep(1.0)
+
+    def _init_server_schema(self) -> None:
+        """A server store's tables made, or migrated, by one process at a time (an advisory lock: several
+        machines may start at once). A newer schema, or a database holding another application's tables, is
+        refused before anything is written."""
+        with self.engine.connect() as c:
+            version = self._server_version(c)
+            if version == SCHEMA_VERSION:
+                return
+            postgres = c.dialect.name == "postgresql"
+            if postgres:
+                c.execute(text("SELECT pg_advisory_lock(:k)"), {"k": SCHEMA_LOCK})
+            else:
+                got = c.execute(text("SELECT GET_LOCK(:k, 60)"), {"k": f"tunebench.schema.{SCHEMA_LOCK}"}).scalar()
+                if got != 1:
+                    raise StoreError(f"session store {self.where}: another Tunebench has been making its tables "
+                                     "for 60 s; try again")
+            c.commit()
+            try:
+                self._server_version(c)  # again: another process may have done it while we waited
+                Base.metadata.create_all(c)
+                c.commit()
+                with OrmSession(bind=c) as s:
+                    row = s.get(Meta, "schema_version")
+                    if row is None:
+                        s.add(Meta(key="schema_version", value=str(SCHEMA_VERSION)))
+                        s.commit()
+                    elif int(row.value) < SCHEMA_VERSION:
+                        migrate(s, int(row.value))
+            finally:
+                c.rollback()
+                if postgres:
+                    c.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": SCHEMA_LOCK})
+                else:
+                    c.execute(text("SELECT RELEASE_LOCK(:k)"), {"k": f"tunebench.schema.{SCHEMA_LOCK}"})
+                c.commit()
+
+    def _server_version(self, c: Any) -> int | None:
+        """The schema version of a server store (None: an empty database), refusing what is not ours or newer."""
+        tables = set(inspect(c).get_table_names())
+        c.rollback()
+        if not tables:
+            return None
+        if "meta" not in tables:
+            raise StoreError(f"{self.where} holds tables of another application ({', '.join(sorted(tables)[:5])}); "
+                             "not a Tunebench session store: give it a database of its own")
+        value = c.execute(select(Meta.value).where(Meta.key == "schema_version")).scalar()
+        c.rollback()
+        if value is None:
+            return None
+        if not str(value).isdigit():
+            raise StoreError(f"session store {self.where}: schema version {value!r} is not a number")
+        if int(value) > SCHEMA_VERSION:
+            raise StoreError(f"session store {self.where} was written by a newer Tunebench "
+                             f"(schema {value} > {SCHEMA_VERSION})")
+        return int(value)
 
     def _init_schema(self) -> None:
         Base.metadata.create_all(self.engine)
@@ -118,7 +211,7 @@ class Store:
                 s.add(Meta(key="schema_version", value=str(SCHEMA_VERSION)))
                 s.commit()
             elif int(row.value) > SCHEMA_VERSION:
-                raise StoreError(f"session store {self.path} was written by a newer Tunebench "
+                raise StoreError(f"session store {self.where} was written by a newer Tunebench "
                                  f"(schema {row.value} > {SCHEMA_VERSION})")
             elif int(row.value) < SCHEMA_VERSION:
                 migrate(s, int(row.value))
@@ -138,40 +231,51 @@ class Store:
                 row = KnobJournalRow(session_id=session_id, target=json.dumps(target.to_dict()),
                                      target_name=target.name, name=name, kind=kind, original=original,
                                      state="pending", owner_pid=owner_pid, owner_start=owner_start,
-                                     created_at=time.time())
+                                     created_at=time.time(), host=self.host)
                 s.add(row)
                 s.commit()
                 return row.id
         return self._patient(write)
 
+    def _mine(self, column: Any) -> Any:
+        """Rows of this machine: a pid means something only here (a shared store holds other machines' rows,
+        whose processes this one can neither see nor restore for). NULL: written before hosts were recorded."""
+        return or_(column == self.host, column.is_(None))
+
     def journal_pending(self) -> list[dict[str, Any]]:
+        """The pending rows of this machine's runs."""
         def read() -> list[dict[str, Any]]:
             with OrmSession(self.engine) as s:
                 return [
                     {"id": r.id, "session_id": r.session_id, "target": json.loads(r.target),
                      "target_name": r.target_name, "name": r.name, "kind": r.kind, "original": r.original,
                      "owner_pid": r.owner_pid, "owner_start": r.owner_start, "created_at": r.created_at}
-                    for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state == "pending")
+                    for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state == "pending",
+                                                                    self._mine(KnobJournalRow.host))
                                        .order_by(KnobJournalRow.id))
                 ]
         return self._guard(read)
 
     def mark_interrupted(self, session_id: int) -> bool:
         """A session whose process died mid-run (kill -9, crash) is 'interrupted', not 'running'."""
-        with OrmSession(self.engine) as s:
-            r = s.get(SessionRow, session_id)
-            if r is None or r.status != "running":
-                return False
-            r.status = "interrupted"
-            s.commit()
-            return True
+        def write() -> bool:
+            with OrmSession(self.engine) as s:
+                r = s.get(SessionRow, session_id)
+                if r is None or r.status != "running":
+                    return False
+                r.status = "interrupted"
+                s.commit()
+                return True
+        return self._guard(write)
 
     def mark_orphans(self) -> list[int]:
-        """Sessions still 'running' whose writing process is gone (kill -9, crash, power cut) become
-        'interrupted'; returns their IDs. Sessions of a live process are left alone."""
+        """Sessions of this machine still 'running' whose writing process is gone (kill -9, crash, power cut)
+        become 'interrupted'; returns their IDs. Sessions of a live process (or of another machine) are left
+        alone."""
         def write() -> list[int]:
             with OrmSession(self.engine) as s:
-                gone = [r for r in s.scalars(select(SessionRow).where(SessionRow.status == "running"))
+                gone = [r for r in s.scalars(select(SessionRow).where(SessionRow.status == "running",
+                                                                      self._mine(SessionRow.host)))
                         if r.owner_pid is not None and not owner_alive(r.owner_pid, r.owner_start)]
                 for r in gone:
                     r.status = "interrupted"
@@ -194,38 +298,50 @@ class Store:
 
     # ---- targets -------------------------------------------------------------------------------
     def save_target(self, t: Target) -> None:
-        with OrmSession(self.engine) as s:
-            s.merge(TargetRow(name=t.name, socket=t.socket, host=t.host, port=t.port, user=t.user,
-                              schema=t.schema, password_file=t.password_file, db_host=t.db_host,
-                              ssh_key=t.ssh_key, option_file=t.option_file, restart_command=t.restart_command,
-                              ssl_mode=t.ssl_mode, ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert, ssl_key=t.ssl_key,
-                              get_server_public_key=int(t.get_server_public_key)))
-            s.commit()
+        def run() -> None:
+            with OrmSession(self.engine) as s:
+                s.merge(TargetRow(name=t.name, socket=t.socket, host=t.host, port=t.port, user=t.user,
+                                  schema=t.schema, password_file=t.password_file, db_host=t.db_host,
+                                  ssh_key=t.ssh_key, option_file=t.option_file, restart_command=t.restart_command,
+                                  ssl_mode=t.ssl_mode, ssl_ca=t.ssl_ca, ssl_cert=t.ssl_cert, ssl_key=t.ssl_key,
+                                  get_server_public_key=int(t.get_server_public_key)))
+                s.commit()
+        return self._guard(run)
 
     def get_target(self, name: str) -> Target | None:
-        with OrmSession(self.engine) as s:
-            r = s.get(TargetRow, name)
-            if r is None:
-                return None
-            return _target(r)
+        def run() -> Target | None:
+            with OrmSession(self.engine) as s:
+                r = s.get(TargetRow, name)
+                if r is None:
+                    return None
+                return _target(r)
+        return self._guard(run)
 
     def list_targets(self) -> list[Target]:
-        with OrmSession(self.engine) as s:
-            return [_target(r)
-                    for r in s.scalars(select(TargetRow).order_by(TargetRow.name))]
+        def run() -> list[Target]:
+            with OrmSession(self.engine) as s:
+                return [_target(r)
+                        for r in s.scalars(select(TargetRow).order_by(TargetRow.name))]
+        return self._guard(run)
 
     def delete_target(self, name: str) -> bool:
-        with OrmSession(self.engine) as s:
-            # a DELETE's result is a CursorResult (it has rowcount); Session.execute is typed for any statement
-            n = cast("CursorResult[Any]", s.execute(delete(TargetRow).where(TargetRow.name == name))).rowcount
-            s.commit()
-            return bool(n)
+        def run() -> bool:
+            with OrmSession(self.engine) as s:
+                # a DELETE's result is a CursorResult (it has rowcount); Session.execute is typed for any statement
+                n = cast("CursorResult[Any]", s.execute(delete(TargetRow).where(TargetRow.name == name))).rowcount
+                s.commit()
+                return bool(n)
+        return self._guard(run)
 
     # ---- reading sessions ---------------------------------------------------------------------
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self, host: str | None = None) -> list[dict[str, Any]]:
+        """Every session, or those recorded on machine `host` ('-': those of before hosts were recorded)."""
         def read() -> list[dict[str, Any]]:
+            q = select(SessionRow).order_by(SessionRow.id)
+            if host is not None:
+                q = q.where(SessionRow.host.is_(None) if host == "-" else SessionRow.host == host)
             with OrmSession(self.engine) as s:
-                return [_session_dict(r) for r in s.scalars(select(SessionRow).order_by(SessionRow.id))]
+                return [_session_dict(r) for r in s.scalars(q)]
         return self._guard(read)
 
     def browse(self) -> list[dict[str, Any]]:
@@ -257,7 +373,7 @@ class Store:
             with OrmSession(self.engine) as s:
                 r = s.get(SessionRow, session_id)
                 if r is None:
-                    raise StoreError(f"no session {session_id} in {self.path}")
+                    raise StoreError(f"no session {session_id} in {self.where}")
                 out = _session_dict(r)
                 out["steps"] = [
                     {"idx": st.idx, "started_at": st.started_at, "measure_from": st.measure_from,
@@ -318,9 +434,11 @@ class Store:
 
     def series_names(self, session_id: int) -> dict[str, str]:
         """name -> kind of every series of a session, without reading a sample."""
-        with OrmSession(self.engine) as s:
-            return dict(s.execute(select(SeriesRow.name, SeriesRow.kind)
-                                  .where(SeriesRow.session_id == session_id)).tuples().all())
+        def read() -> dict[str, str]:
+            with OrmSession(self.engine) as s:
+                return dict(s.execute(select(SeriesRow.name, SeriesRow.kind)
+                                      .where(SeriesRow.session_id == session_id)).tuples().all())
+        return self._guard(read)
 
     def update_session(self, session_id: int, *, name: str | None = None, tags: str | None = None,
                        notes: str | None = None) -> None:
@@ -329,7 +447,7 @@ class Store:
             with OrmSession(self.engine) as s:
                 r = s.get(SessionRow, session_id)
                 if r is None:
-                    raise StoreError(f"no session {session_id} in {self.path}")
+                    raise StoreError(f"no session {session_id} in {self.where}")
                 for field, value in (("name", name), ("tags", tags), ("notes", notes)):
                     if value is not None:
                         setattr(r, field, value.strip() or None)
@@ -359,6 +477,9 @@ class Store:
         def write() -> None:
             with OrmSession(self.engine) as s:
                 r = s.get(SessionRow, session_id)
+                if r is not None and r.status == "running" and r.host not in (None, self.host):
+                    raise StoreError(f"session {session_id} is running on {r.host} (or its run there was killed: a "
+                                     f"Tunebench started on {r.host} marks it interrupted); not deleted from here")
                 if r is not None and r.status == "running" and owner_alive(r.owner_pid, r.owner_start):
                     raise StoreError(f"session {session_id} is running (recorded by process {r.owner_pid}); "
                                      "stop its run first")
@@ -368,7 +489,10 @@ class Store:
 
     def shrink(self) -> bool:
         """VACUUM when deleted sessions left more than VACUUM_SHARE of the file as free pages, and no
-        run is writing (a session 'running', or the file busy). Returns whether the file shrank."""
+        run is writing (a session 'running', or the file busy). Returns whether the file shrank. A server
+        database reclaims space on its own."""
+        if self.is_server:
+            return False
         try:
             with self.engine.connect() as c:
                 pages = int(c.exec_driver_sql("PRAGMA page_count").scalar() or 0)
@@ -411,7 +535,7 @@ def _session_dict(r: SessionRow) -> dict[str, Any]:
         "target": _text(r.target) or "", "transport": _text(r.transport) or "", "flavor": _text(r.flavor),
         "version": _text(r.version), "engine": _text(r.engine) or "", "workload": _text(r.workload) or "",
         "config": lenient_object(r.config), "summary": session_summary(r.summary), "name": _text(r.name),
-        "tags": _text(r.tags), "notes": _text(r.notes),
+        "tags": _text(r.tags), "notes": _text(r.notes), "host": _text(r.host),
     }
 
 

@@ -44,6 +44,21 @@ def export_session(store: Store, session_id: int, path: Path | str) -> Path:
         Path(str(tmp) + suffix).unlink(missing_ok=True)
     return dest
 
+
+def transfer_session(src: Store, dst: Store, session_id: int) -> Imported:
+    """`sessions push`/`pull`: one session of `src` copied into `dst` whole (steps, events, variables, samples,
+    summary, the machine it ran on), through an exported file: what `dst` gets is what an import of that file
+    gives (checked value by value, all or none, skipped if already there)."""
+    if src.location == dst.location:
+        raise StoreError(f"{src.where} is both ends of the copy")
+    session = src.get_session(session_id, events=False)
+    if session["status"] == "running":
+        raise StoreError(f"session {session_id} is still running; copy it once its run has ended")
+    with tempfile.TemporaryDirectory(prefix="tunebench-transfer-") as tmp:
+        path = export_session(src, session_id, Path(tmp) / f"session-{session_id}.tbsession")
+        return import_sessions(dst, path)
+
+
 @dataclass(frozen=True)
 class Imported:
     """What an import did: the new IDs, and the sessions of the file it left out as already here."""
@@ -68,7 +83,7 @@ def import_sessions(store: Store, path: Path | str, again: bool = False,
         raise StoreError(f"cannot import {src_path}: not a regular file")
     if not src_path.is_file():
         raise StoreError(f"no such file: {src_path}")
-    if src_path.resolve() == store.path.resolve():
+    if store.path is not None and src_path.resolve() == store.path.resolve():
         raise StoreError(f"cannot import {src_path}: it is the session store itself")
     what = f"cannot import {src_path}: not a Tunebench session file"
     try:

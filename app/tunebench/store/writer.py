@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from sqlalchemy import select
@@ -26,22 +27,38 @@ from tunebench.store.models import (
 )
 from tunebench.store.owner import me as owner_me
 from tunebench.store.samples import CODEC, MAX_CHUNK_SAMPLES, decode_chunk, encode_chunk, series_kind
+from tunebench.store.server_errors import StoreUnavailable
 from tunebench.store.sqlite_file import LOCK_PATIENCE, StoreLocked
 
 if TYPE_CHECKING:
     from tunebench.store.repo import Store
 
+_T = TypeVar("_T")
+
 COMPACT_EVERY = 60  # merge one-second chunks into one chunk per series every minute
 # Variables whose values are secrets, never copied into the store.
 SECRET_VARIABLE_WORDS = ("password", "secret", "key_id")
+# Samples a run keeps in memory while its server store is unreachable (about 100 bytes each: 2 million is
+# 200 series for almost three hours); $TUNEBENCH_STORE_HOLD sets another bound.
+HOLD_SAMPLES = 2_000_000
+HOLD_ENV = "TUNEBENCH_STORE_HOLD"
+RETRY_GONE = 2.0  # seconds between two tries of a server store that went away (each may wait to connect)
+
+
+def hold_bound() -> int:
+    try:
+        return max(1, int(os.environ.get(HOLD_ENV) or HOLD_SAMPLES))
+    except ValueError:
+        return HOLD_SAMPLES
 
 
 class SessionWriter:
     """Writes one session as it happens: every flush commits, so a kill loses at most ~1 s.
 
     A store locked by another process does not stop the run: samples and events stay in memory and go in
-    with the next flush (`LOCK_PATIENCE` at most). Any other store failure (disk full, read-only) raises
-    StoreError; what was committed before stays intact.
+    with the next flush (`LOCK_PATIENCE` at most). Nor does a server store that went away (restarted, network):
+    they stay in memory until it is back, up to `hold_bound()` samples. Any other store failure (disk full,
+    read-only, the bound reached) raises StoreError; what was committed before stays intact.
     """
 
     def __init__(self, store: Store, *, target: str = "", transport: str = "", engine: str = "", workload: str = "",
@@ -55,7 +72,12 @@ class SessionWriter:
         self._last_compact = time.monotonic()
         self._last_flush = time.monotonic()
         self._locked_since: float | None = None
-        self.on_locked: Any = lambda _msg: None  # told once when the store is found locked, and when it is free
+        self._gone_since: float | None = None  # the server store went away (its outage, for the retries)
+        self._tried = 0.0
+        self._given_up = ""  # the bound was reached (what was said then): no more waiting, even to close it
+        self._held = 0  # samples pending (a flush's worth, or all since the store went away)
+        self._hold = hold_bound()
+        self.on_locked: Any = lambda _msg: None  # told once when the store is found locked (or gone), and when back
         # The engine's sink and the probe threads write concurrently; one lock orders them.
         self._lock = threading.RLock()
         self.id = store._patient(self._open, target, transport, engine, workload, config, flavor, version, resume,
@@ -67,9 +89,10 @@ class SessionWriter:
             if resume is not None:
                 old = s.get(SessionRow, resume)
                 if old is None:
-                    raise StoreError(f"no session {resume} in {self.store.path}")
+                    raise StoreError(f"no session {resume} in {self.store.where}")
                 old.status, old.ended_at = "running", None
                 old.owner_pid, old.owner_start = owner_me()
+                old.host = self.store.host
                 for sr in s.scalars(select(SeriesRow).where(SeriesRow.session_id == resume)):
                     self._series_ids[sr.name] = sr.id
                 s.commit()
@@ -78,10 +101,17 @@ class SessionWriter:
             pid, start = owner_me()
             row = SessionRow(started_at=started, status="running", target=target, transport=transport,
                              engine=engine, workload=workload, config=json.dumps(config or {}), flavor=flavor,
-                             version=version, owner_pid=pid, owner_start=start)
+                             version=version, owner_pid=pid, owner_start=start, host=self.store.host)
             s.add(row)
             s.commit()
             return row.id
+
+    def _patient(self, fn: Callable[[], _T]) -> _T:
+        """The store's patience with a locked or departed store, unless this session already gave up waiting
+        for it (the bound reached: the run is stopping, and must not wait at each of its last writes)."""
+        if self._given_up:
+            raise StoreError(self._given_up)
+        return self.store._patient(fn)
 
     def snapshot_variables(self, variables: Mapping[str, str]) -> None:
         def write() -> None:
@@ -91,12 +121,13 @@ class SessionWriter:
                         continue
                     s.add(VariableRow(session_id=self.id, name=name, value=value))
                 s.commit()
-        self.store._patient(write)
+        self._patient(write)
 
     def add_interval(self, iv: Interval) -> None:
         with self._lock:
             for name, value in iv.series().items():
                 self._pending[name].append((iv.t, value))
+                self._held += 1
 
     def add_samples(self, t: float, values: Mapping[str, float], kinds: Mapping[str, str] | None = None) -> None:
         """Probe samples; `kinds` says 'rate' or 'gauge' per name (default: guessed from the name)."""
@@ -105,6 +136,7 @@ class SessionWriter:
                 self._kinds.update(kinds)
             for name, value in values.items():
                 self._pending[name].append((t, value))
+                self._held += 1
 
     def maybe_flush(self, max_age: float = 1.0) -> None:
         if time.monotonic() - self._last_flush >= max_age:
@@ -124,7 +156,7 @@ class SessionWriter:
                 s.add(row)
                 s.commit()
                 return row.id
-        return self.store._patient(write)
+        return self._patient(write)
 
     def end_step(self, step_id: int, ended_at: float, summary: Mapping[str, Any],
                  measure_from: float | None = None) -> None:
@@ -140,13 +172,16 @@ class SessionWriter:
                     row.measure_from = measure_from
                 row.summary = json.dumps(summary)
                 s.commit()
-        self.store._patient(write)
+        self._patient(write)
 
     def flush(self) -> None:
         with self._lock:
-            self._last_flush = time.monotonic()
+            now = time.monotonic()
+            self._last_flush = now
             if not self._pending and not self._events:
                 return
+            if self._gone_since is not None and now - self._tried < RETRY_GONE:
+                return  # a server store that went away: asked again every few seconds, not at every sample
             self._write_pending()
 
     def _write_pending(self) -> None:
@@ -160,10 +195,24 @@ class SessionWriter:
             elif now - self._locked_since > LOCK_PATIENCE:
                 raise StoreLocked(f"{exc} (for {now - self._locked_since:.0f} s)") from None
             return
+        except StoreUnavailable as exc:
+            now = self._tried = time.monotonic()
+            self._gone_since = self._gone_since or now
+            if self._locked_since is None:
+                self._locked_since = now
+                self.on_locked(f"{exc}: keeping the samples in memory until it is back (up to {self._hold:,} "
+                               f"samples, ${HOLD_ENV})")
+            elif self._held >= self._hold:
+                self._given_up = (f"session store {self.store.where} unreachable for {now - self._locked_since:.0f} s: "
+                                  f"{self._held:,} samples held in memory, the bound (${HOLD_ENV}={self._hold}); "
+                                  "the samples since it went away are lost")
+                raise StoreError(self._given_up) from None
+            return
         if self._locked_since is not None:
-            self.on_locked(f"session store free again after {time.monotonic() - self._locked_since:.0f} s: "
+            back = "free again" if self.store.path is not None else "back"
+            self.on_locked(f"session store {back} after {time.monotonic() - self._locked_since:.0f} s: "
                            "nothing was lost")
-            self._locked_since = None
+            self._locked_since = self._gone_since = None
 
     def _flush_locked(self) -> None:
         """One transaction: the pending samples and events go in together, or stay pending together."""
@@ -183,6 +232,7 @@ class SessionWriter:
         self._series_ids.update(new_ids)  # only once committed: a rolled-back series row is no series
         self._pending = defaultdict(list)
         self._events = []
+        self._held = 0
         if time.monotonic() - self._last_compact >= COMPACT_EVERY:
             self.compact()
 
@@ -201,7 +251,7 @@ class SessionWriter:
             self._last_compact = time.monotonic()
             try:
                 self.store._guard(self._compact)
-            except StoreLocked:
+            except (StoreLocked, StoreUnavailable):
                 pass  # the next flush tries again a minute later; small chunks are only slower to read
 
     def _compact(self) -> None:
@@ -231,7 +281,7 @@ class SessionWriter:
     def finish(self, status: RunStatus, summary: Mapping[str, Any] | None = None,
                ended_at: float | None = None) -> None:
         with self._lock:
-            self.store._patient(self._flush_locked)
+            self._patient(self._flush_locked)
         self.compact()
 
         def write() -> None:
@@ -243,4 +293,4 @@ class SessionWriter:
                 if summary is not None:
                     row.summary = json.dumps(summary)
                 s.commit()
-        self.store._patient(write)
+        self._patient(write)

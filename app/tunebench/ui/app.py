@@ -74,7 +74,7 @@ def report_slot_errors(window: MainWindow) -> None:
     sys.excepthook = hook
 
 
-def run_gui(store_path: Path, demo: bool = False, screenshot: str | None = None, full_screen: bool = False,
+def run_gui(store_path: Path | str, demo: bool = False, screenshot: str | None = None, full_screen: bool = False,
             theme: str | None = None, replay: int | None = None, stage: bool = False, metrics: Any = None) -> int:
     if screenshot and not (demo or replay is not None):
         raise ConfigError("--screenshot needs --demo or --replay SESSION")

@@ -280,7 +280,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         except ConfigError as exc:
             self.show_message(str(exc))
             return
-        self._start(RunRequest(str(self.store.path), target, spec, password=typed_password(target)))
+        self._start(RunRequest(self.store.location, target, spec, password=typed_password(target)))
 
     def run_sweep(self) -> None:
         try:
@@ -291,7 +291,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         except ConfigError as exc:
             self.show_message(str(exc))
             return
-        self._start(RunRequest(str(self.store.path), target, spec, sweep=sweep, password=typed_password(target)))
+        self._start(RunRequest(self.store.location, target, spec, sweep=sweep, password=typed_password(target)))
 
     def _start(self, request: RunRequest) -> None:
         if self.controller.running():

@@ -11,8 +11,10 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QFileDialog,
     QGridLayout,
+    QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLineEdit,
@@ -35,7 +37,9 @@ from tunebench.core.step_context import StepKnobs, step_knobs, step_seconds
 from tunebench.core.sweep import human
 from tunebench.store.repo import Store
 
-COLUMNS = [("id", "ID"), ("started_at", "date"), ("name", "name"), ("target", "target"), ("server", "server"),
+ALL_HOSTS = "all machines"
+COLUMNS = [("id", "ID"), ("started_at", "date"), ("name", "name"), ("host", "machine"), ("target", "target"),
+           ("server", "server"),
            ("workload", "workload"), ("knobs", "knobs"), ("best_tps", "best TPS"), ("duration", "duration"),
            ("status", "status"), ("tags", "tags"), ("notes", "notes")]
 
@@ -99,6 +103,10 @@ class SessionsPanel(QWidget):
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("filter: words in any column, tag:NAME")
         self.filter.textChanged.connect(self._apply_filter)
+        self.host = QComboBox()  # the machine the sessions ran on (a shared server store holds several)
+        self.host.setToolTip("only the sessions recorded on this machine ('-': recorded before machines were named)")
+        self.host.addItem(ALL_HOSTS)
+        self.host.currentTextChanged.connect(self._apply_filter)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels([title for _, title in COLUMNS])
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -136,7 +144,10 @@ class SessionsPanel(QWidget):
         top = QWidget()
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
-        tl.addWidget(self.filter)
+        filters = QHBoxLayout()
+        filters.addWidget(self.filter, 1)
+        filters.addWidget(self.host)
+        tl.addLayout(filters)
         tl.addWidget(self.table, 1)
         tl.addLayout(buttons)
         split = QSplitter(Qt.Orientation.Vertical)
@@ -169,18 +180,31 @@ class SessionsPanel(QWidget):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         self.table.sortItems(0, Qt.SortOrder.DescendingOrder)
+        self._update_hosts()
         self.table.resizeColumnsToContents()
         for c in range(self.table.columnCount()):  # a long target or notes cell never hides the others
             self.table.setColumnWidth(c, min(self.table.columnWidth(c), 240))
         self._apply_filter()
 
+    def _update_hosts(self) -> None:
+        """The machine filter's choices: every machine of the store's sessions (the choice kept when it still is)."""
+        chosen = self.host.currentText()
+        hosts = sorted({row["host"] for row in self.rows})
+        self.host.blockSignals(True)
+        self.host.clear()
+        self.host.addItems([ALL_HOSTS, *hosts])
+        self.host.setCurrentText(chosen if chosen in hosts else ALL_HOSTS)
+        self.host.blockSignals(False)
+
     def _apply_filter(self) -> None:
         query = self.filter.text()
+        host = self.host.currentText()
         by_id = {row["id"]: row for row in self.rows}
         for r in range(self.table.rowCount()):
             item = self.table.item(r, 0)
             sid = item.data(Qt.ItemDataRole.UserRole) if item else None
-            self.table.setRowHidden(r, not (sid in by_id and matches(by_id[sid], query)))
+            shown = sid in by_id and matches(by_id[sid], query) and host in (ALL_HOSTS, by_id[sid]["host"])
+            self.table.setRowHidden(r, not shown)
 
     def selected_ids(self) -> list[int]:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
