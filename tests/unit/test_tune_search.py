@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,15 +21,20 @@ from tunebench.run.tune import EARLY_SECONDS, KnobRange, Tuner, TuneSpec
 class FakeController:
     def __init__(self, infos: dict[str, KnobInfo]):
         self.infos = infos
+        self.info = SimpleNamespace(variables=dict.fromkeys(infos))  # the server's variables
         self.now = {n: i.current for n, i in infos.items()}
         self.changes: list[tuple[str, str]] = []
 
     def describe(self, names):
-        return {n: self.infos[n] for n in names}
+        return {n: replace(self.infos[n], current=self.now[n]) for n in names}
 
     def set_live(self, name, value):
         before, self.now[name] = self.now[name], str(value)
         self.changes.append((name, str(value)))
+        # as MariaDB: innodb_io_capacity above innodb_io_capacity_max raises the max to twice the capacity
+        if name == "innodb_io_capacity" and "innodb_io_capacity_max" in self.now \
+                and int(value) > int(self.now["innodb_io_capacity_max"]):
+            self.now["innodb_io_capacity_max"] = str(2 * int(value))
         return {"name": name, "from": before, "to": str(value)}
 
 
@@ -169,3 +176,22 @@ def test_the_p99_objective_prefers_lower_latency(objective):
     assert best is not None and best.p99_ms is not None and best.baseline_p99_ms is not None
     assert best.p99_ms < best.baseline_p99_ms
     assert r.confirm is not None and r.confirm["p99_b"] < r.confirm["p99_a"]
+
+
+IO_MAX = KnobInfo("innodb_io_capacity_max", "int", True, 100, 2**32, current="2000")
+
+
+def test_a_variable_the_server_moves_with_the_knob_is_put_back_before_every_baseline():
+    """innodb_io_capacity above innodb_io_capacity_max: MariaDB raises the max (a real tune left it at 33,692 and the
+    drift guard called it a change from outside). Every baseline runs with both originals, and the end leaves both."""
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=3000..4000"),), budget_seconds=120, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=1)
+    states: list[tuple[str, str]] = []
+    tuner, run = search(spec, {"innodb_io_capacity": IO, "innodb_io_capacity_max": IO_MAX},
+                        lambda now: states.append((now["innodb_io_capacity"], now["innodb_io_capacity_max"])) or 1000.0)
+    r = tuner.result
+    assert r is not None and len(r.trials) >= 2
+    assert run.controller.now == {"innodb_io_capacity": "200", "innodb_io_capacity_max": "2000"}
+    # each second ran with both originals, or with a trial's capacity and the max the server gave it
+    assert set(states) - {("200", "2000")} == {(v, str(2 * int(v))) for v, _m in set(states) - {("200", "2000")}}
+    assert ("200", "2000") in states and ("200", str(2 * int(r.trials[0].values["innodb_io_capacity"]))) not in states

@@ -32,6 +32,8 @@ TYPES = ("bool", "int", "float", "enum", "set", "string")
 # innodb_thread_concurrency > 0 and innodb_adaptive_max_sleep_delay > 0; the thread-concurrency sweep left 0).
 COMPANIONS: dict[str, tuple[str, ...]] = {
     "innodb_thread_concurrency": ("innodb_thread_sleep_delay",),
+    # MariaDB raises innodb_io_capacity_max to twice innodb_io_capacity when that goes above it
+    "innodb_io_capacity": ("innodb_io_capacity_max",),
 }
 
 NEW_SESSIONS_ONLY = frozenset({
