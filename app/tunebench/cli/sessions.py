@@ -20,6 +20,17 @@ from tunebench.core.sessions import best_tps
 MAX_ID = 2**63 - 1  # SQLite's INTEGER
 
 
+
+def session_id(text: str) -> int:
+    """A session ID as typed: ConfigError for anything but a number in range."""
+    try:
+        sid = int(text)
+    except ValueError:
+        raise ConfigError(f"a session ID is a number, not {text!r}") from None
+    if not 1 <= sid <= MAX_ID:
+        raise ConfigError(f"no session {text} (IDs are from 1 to {MAX_ID})")
+    return sid
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     if getattr(args, "host", None) is not None and args.action != "list":
         raise ConfigError("--host filters `sessions list`")
@@ -57,12 +68,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         emit(args, {"imported": done.ids, "skipped": [{"file": f, "here": h} for f, h in done.skipped]},
              "\n".join(lines))
         return 0
-    try:
-        sid = int(args.id)
-    except ValueError:
-        raise ConfigError(f"a session ID is a number, not {args.id!r}") from None
-    if not 1 <= sid <= MAX_ID:
-        raise ConfigError(f"no session {args.id} (IDs are from 1 to {MAX_ID})")
+    sid = session_id(args.id)
     if args.action == "diff":
         return _diff(args, store, sid)
     if args.action == "profile":
@@ -141,12 +147,7 @@ def _transfer(args: argparse.Namespace) -> int:
         raise ConfigError(f"sessions {args.action} takes {flag}, not {'--from' if flag == '--to' else '--to'}")
     if args.id is None:
         raise ConfigError(f"sessions {args.action} needs a session ID")
-    try:
-        sid = int(args.id)
-    except ValueError:
-        raise ConfigError(f"a session ID is a number, not {args.id!r}") from None
-    if not 1 <= sid <= MAX_ID:
-        raise ConfigError(f"no session {args.id} (IDs are from 1 to {MAX_ID})")
+    sid = session_id(args.id)
     here = open_store(args)
     there = Store(other)
     src, dst = (here, there) if args.action == "push" else (there, here)
