@@ -9,6 +9,7 @@ import json
 import math
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -453,6 +454,52 @@ def test_a_statement_program_that_indexes_out_of_its_arrays_is_refused_and_the_p
         conn.stop()
         t.join(10)
         assert conn.reg(v.n) == 5
+    finally:
+        conn.close()
+
+
+def test_a_statement_sent_ahead_overlaps_the_programs_own_work_and_counts_when_read(table):
+    """send() then recv(): the program goes on while the server runs the statement (iiBench builds its next
+    INSERT meanwhile), its rows and its count come with recv(); a statement sent while another's result is unread,
+    or a recv() with none sent, is a clear error and the connection stays usable."""
+    from tunebench.load.program import Asm
+
+    a = Asm(types=1)
+    n, x, got = a.regs(3)
+    a.event()
+    a.send("read", "SELECT SLEEP(0.2), %d", 5)
+    a.mov(x, 0)
+    busy = a.label()
+    a.here(busy)  # the client's work while the server sleeps
+    a.add(x, x, 1)
+    a.lt(n, x, 1000)
+    a.jnz(n, busy)
+    a.recv()
+    a.nrows(n)
+    a.row([got], 0)
+    a.end()
+    conn = _vm_conn(table, a.program())
+    try:
+        t = threading.Thread(target=conn.run, args=(30.0,))
+        t0 = time.monotonic()
+        t.start()
+        wait_until(lambda: conn.take()[0] >= 1, 10, "an event")
+        conn.stop()
+        t.join(10)
+        assert time.monotonic() - t0 >= 0.2
+        assert conn.reg(x.n) == 1000 and conn.reg(n.n) == 1 and conn.reg(got.n) == b"0"
+        for bad, says in ((lambda b: (b.send("read", "SELECT 1"), b.exec("read", "SELECT 2")), "not read"),
+                          (lambda b: (b.send("read", "SELECT 1"), b.send("read", "SELECT 2")), "not read"),
+                          (lambda b: b.recv(), "no statement sent")):
+            b = Asm(types=1)
+            b.event()
+            bad(b)
+            b.end()
+            conn.vm(b.program().as_args(), [])
+            with pytest.raises(ValueError, match=says):
+                conn.run(5.0)
+            # an event that failed with a statement in flight: its result is read and dropped at the next one
+            conn.query(b"SELECT 1")
     finally:
         conn.close()
 

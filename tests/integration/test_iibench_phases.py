@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from tests.conftest import ROOT
 
+from tunebench.core.results import phase_cells
 from tunebench.mysql.connect import open_connection, query_all
 from tunebench.mysql.target import conn_params
+from tunebench.run.sweep_progress import SweepProgress
 
 pytestmark = pytest.mark.integration
 SCHEMA = "tb_iib_phases"
@@ -70,6 +72,12 @@ def test_the_phases_run_as_steps_with_their_summaries(sandbox, cli, phases: Path
 
     sessions_md = cli("sessions", "export", str(result["session_id"]), "--format", "md")
     assert "## Phases" in sessions_md.stdout and "| l.x | create_indexes |" in sessions_md.stdout
+    # the window's results dock, replaying it: the same per-phase table as the report, from the steps as stored
+    replayed = SweepProgress()
+    assert replayed.show_session(show) and replayed.phased
+    table = [line for line in sessions_md.stdout.split("## Phases")[1].splitlines()
+             if line.startswith(("| l", "| q"))]
+    assert ["| " + " | ".join(phase_cells(r)) + " |" for r in replayed.phases()] == table and len(table) == 7
 
     conn = open_connection(conn_params(sandbox.target(), None, database=SCHEMA))
     try:

@@ -22,8 +22,8 @@ from tunebench.mysql.target import conn_params
 pytestmark = pytest.mark.integration
 
 LOAD = ["--workload", "oltp_point_select", "--table-size", "10000", "--threads", "4"]
-# 2 trials of 1 + 5 s, each with a 1 + 5 s baseline after it, and the A/B/A/B if a trial came out above 1
-FAST = ["--budget", "30s", "--trial-seconds", "5", "--settle-seconds", "1", "--warmup-seconds", "1",
+# 2 trials of 5 s (the shortest), each with a 5 s baseline after it, and the A/B/A/B if a trial came out above 1
+FAST = ["--budget", "25s", "--trial-seconds", "5", "--settle-seconds", "0", "--warmup-seconds", "1",
         "--probes", "status"]
 
 
@@ -97,7 +97,7 @@ def test_bad_knobs_are_refused_before_anything_runs(sandbox, cli, knob, says):
 
 
 def test_a_budget_too_small_or_two_thread_counts_are_refused(sandbox, cli):
-    for args, says in ((["--budget", "20s"], "fewer than 2 trials"), (["--budget", "ten"], "duration"),
+    for args, says in ((["--budget", "24s"], "fewer than 2 trials"), (["--budget", "ten"], "duration"),
                        (["--threads", "4,8"], "one thread count"),
                        (["--engine", "sysbench", "--objective", "p99"], "needs the builtin engine")):
         out = cli("tune", *LOAD[:-2], "--threads", "4", "--knob", "innodb_io_capacity=200..400", *FAST, *args)

@@ -3,9 +3,10 @@ report of the session (`sessions export --format md`), the time left, the noise 
 
 import json
 import re
+from typing import Any
 
 import pytest
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 from tunebench.core.interval import Event
 from tunebench.core.knobs import KnobInfo
@@ -325,3 +326,71 @@ def test_a_sweep_over_rates_shows_p99_against_rate_with_each_knee(win, qtbot):
     md = markdown(win.store.get_session(sid))
     assert "## Latency against rate" in md and "| 500/s |" in md
     assert "## Best-to-best" not in md  # the most TPS of a rate sweep is its highest rate: no result
+
+
+def record_phases(store) -> tuple[int, Any]:
+    """A finished iiBench phase plan (workloads/recipes/iibench-phases.toml) as the run writes one: each phase a
+    step with its groups' summaries, the index build an action step with how long it took."""
+    from dataclasses import replace
+
+    from tunebench.run.session import phases_json, session_config
+    from tunebench.run.spec import sweep_run_spec
+
+    spec = parse_spec((ROOT / "workloads/recipes/iibench-phases.toml").read_text())
+    plan = make_plan(spec, {}, {})
+
+    def s(group: str, threads: int, tps: float, rows: bool) -> StepSummary:
+        base = summary(threads, tps, 0.02)
+        return replace(base, group=group, headline=tps * 1000 if rows else None,
+                       headline_label="rows/s" if rows else "")
+
+    build = {"phase": "l.x", "action": "create_indexes", "group": "load", "seconds": 4.5, "done": True,
+             "what": "3 secondary index(es) on 1 table(s) in 4.5 s"}
+    results = [StepResult(0, (s("load", 1, 300.0, True),), 0, phase="l.i0"),
+               StepResult(1, (), 0, phase="l.x", action=build),
+               StepResult(2, (s("ins", 1, 20.0, True),), 0, phase="l.i1"),
+               StepResult(3, (s("bg", 1, 10.0, True), s("qr", 1, 20000.0, False)), 0, phase="qr100"),
+               StepResult(4, (s("bg", 1, 10.0, True), s("qp", 1, 18000.0, False)), 0, phase="qp100")]
+    w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="iibench",
+                          config=session_config(sweep_run_spec(spec), plan), flavor="mariadb", version="10.11",
+                          started_at=1_790_000_000.0)
+    t = 1_790_000_000.0
+    for r in results:
+        threads = {g.name: g.threads[r.idx] for g in spec.groups}
+        sid = w.start_step(r.idx, t, t, {"threads": threads, "config": 0, "step": r.idx, "knobs": {},
+                                         "phase": r.phase})
+        w.add_event(Event(t, "step_start", f"step {r.idx + 1}: {r.phase}",
+                          {"config": 0, "threads": threads, "step": r.idx + 1, "phase": r.phase}))
+        w.add_samples(t + 1, {"client.qr.tps": 1.0})
+        t += 12
+        w.add_samples(t, {"client.qr.tps": 1.0})
+        body = {x.group: x.to_dict() for x in r.summaries}
+        w.end_step(sid, t, {**body, "_phase": r.phase, **({"_action": r.action} if r.action else {})})
+        w.add_event(Event(t, "step_end", f"step {r.idx + 1} done"))
+    w.finish("completed", {"steps": steps_json(results), "phases": phases_json(results)}, ended_at=t)
+    return w.id, plan
+
+
+def test_a_replayed_phase_plan_shows_its_phases_as_the_report_does(win, qtbot):
+    """A phase plan (the insert benchmark's l.i0, l.x, l.i1, qr100, qp100) replayed: the results dock shows the
+    per-phase table the Markdown report prints, as far as the play head (the configuration x threads tables say
+    nothing of it). A phase session was not shown at all: the view took only sessions with configuration tables."""
+    sid, _plan = record_phases(win.store)
+    win.open_replay(sid)
+    view = win.sweep_results
+    assert view.model.phased and view.tables.isTabVisible(view.phase_tab)
+    assert not any(view.tables.isTabVisible(i) for i in (0, 1, 2))
+    assert view.tables.currentIndex() == view.phase_tab
+    assert view.bar.format() == "5/5 steps"
+    md = md_tables(markdown(win.store.get_session(sid)))["Phases"]
+    assert shown(view.phase_table, strip=False) == md
+    assert md[1][:2] == ["l.x", "create_indexes"] and md[1][-1].startswith("4.5 s: 3 secondary")
+    assert [r[1] for r in md] == ["load", "create_indexes", "ins", "bg", "qr", "bg", "qp"]
+    win.replay_bar.seek(30.0)  # the head in step 3 (l.i1): two phases ended, l.i1 measuring, the rest planned
+    rows = shown(view.phase_table, strip=False)
+    assert rows[:2] == md[:2]
+    assert [r[0] for r in rows[2:]] == ["l.i1", "qr100", "qp100"]
+    assert rows[2][-1] == "measuring…" and rows[3][1:] == [""] * 6
+    assert view.bar.format() == "2/5 steps"
+    win.replay_bar.seek(1e9)
+    assert shown(view.phase_table, strip=False) == md

@@ -221,8 +221,8 @@ def test_a_real_short_tune_through_the_window(window, qtbot, sandbox):
     line = window.tune.status.text()
     assert line.startswith("⚠ ") and "innodb_no_such_knob" in line and "\n" not in line, line
     assert not window.tune_dock.isVisible()
-    # the real one: 40 s of search, two trials of 5 s
-    _fill(window.tune, [("innodb_io_capacity", "200..2000", False)], budget="40s", trial=5, settle=1, warmup=2)
+    # the real one: 25 s of search, two trials of 5 s
+    _fill(window.tune, [("innodb_io_capacity", "200..2000", False)], budget="25s", trial=5, settle=0, warmup=1)
     trials = []
     window.controller.trial.connect(trials.append)
     with qtbot.waitSignal(window.run_finished, timeout=150000) as finished:

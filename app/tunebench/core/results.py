@@ -320,19 +320,23 @@ def phase_rows(phases: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str,
     return out
 
 
+PHASE_HEADER = ["phase", "group", "threads", "rows/s", "queries/s", "p99 ms", "seconds"]
+
+
+def phase_cells(r: Mapping[str, Any]) -> list[str]:
+    """One row of the per-phase table (phase_rows) as text: the Markdown report's and the window's."""
+    flag = " (incomplete)" if r["incomplete"] else ""
+    if "what" in r:
+        return [r["phase"], r["group"], "-", "-", "-", "-", f"{_f(r['seconds'], 1)} s: {r['what']}{flag}"]
+    rate = f" @ {_f(r['rate'], 0)}/s asked" if r.get("rate") is not None else ""
+    seconds = f"{_f(r['seconds'], 1)} s (max_rows reached)" if r["finished"] else f"{_f(r['seconds'], 0)} s"
+    return [r["phase"], r["group"], f"{r['threads']}{rate}", _f(r["rows_per_s"], 0), _f(r["queries_per_s"]),
+            _f(r["lat_p99_ms"], 3), f"{seconds}{flag}"]
+
+
 def phase_lines(phases: Sequence[Mapping[str, Any]], steps: Sequence[Mapping[str, Any]]) -> list[str]:
-    lines = ["## Phases", "", "| phase | group | threads | rows/s | queries/s | p99 ms | seconds |",
-             "|---|---|---:|---:|---:|---:|---|"]
-    for r in phase_rows(phases, steps):
-        flag = " (incomplete)" if r["incomplete"] else ""
-        if "what" in r:
-            lines.append(f"| {r['phase']} | {r['group']} | - | - | - | - | {_f(r['seconds'], 1)} s: "
-                         f"{r['what']}{flag} |")
-            continue
-        rate = f" @ {_f(r['rate'], 0)}/s asked" if r.get("rate") is not None else ""
-        seconds = f"{_f(r['seconds'], 1)} s (max_rows reached)" if r["finished"] else f"{_f(r['seconds'], 0)} s"
-        lines.append(f"| {r['phase']} | {r['group']} | {r['threads']}{rate} | {_f(r['rows_per_s'], 0)} | "
-                     f"{_f(r['queries_per_s'])} | {_f(r['lat_p99_ms'], 3)} | {seconds}{flag} |")
+    lines = ["## Phases", "", "| " + " | ".join(PHASE_HEADER) + " |", "|---|---|---:|---:|---:|---:|---|"]
+    lines += ["| " + " | ".join(phase_cells(r)) + " |" for r in phase_rows(phases, steps)]
     return [*lines, ""]
 
 

@@ -230,6 +230,9 @@ typedef struct {
     MYSQL_RES *res;        /* the last statement's rows, kept for the instructions that read them */
     int64_t nrows;
     buf_t sqlb, tmpb;      /* a statement's text; a format's */
+    buf_t sendb;           /* the text of a statement sent and not read yet (I_SEND) */
+    int inflight;          /* I_SEND sent a statement whose result I_RECV has not read yet */
+    int inflight_class;    /* and its statement class */
     unsigned long long errors;  /* deadlocks and lock waits the program retried, and its error marks (under mu) */
     unsigned long long *typed;  /* per type: events, errors, rollbacks, retries (under mu) */
     int current;           /* the type under way (__atomic: current() reads it from another thread) */
@@ -438,6 +441,7 @@ static void vm_free(struct vm *vm);
 static void regs_free(val_t *regs, int n);
 
 static void close_all(Conn *c) {
+    c->inflight = 0; /* a statement sent is gone with its connection */
     if (c->res) {
         mysql_free_result(c->res);
         c->res = NULL;
@@ -475,6 +479,7 @@ static void Conn_dealloc(Conn *c) {
     vm_free(c->vm);
     PyMem_RawFree(c->typed);
     PyMem_RawFree(c->sqlb.p);
+    PyMem_RawFree(c->sendb.p);
     PyMem_RawFree(c->tmpb.p);
     PyMem_RawFree(c->lat);
     PyMem_RawFree(c->svc);
@@ -888,7 +893,7 @@ enum {
     I_END = 0, I_MOV, I_UNIF, I_NURAND, I_ADD, I_SUB, I_MUL, I_DIV, I_IDIV, I_MOD, I_BOR, I_MIN, I_MAX,
     I_EQ, I_NE, I_LT, I_LE, I_GT, I_GE, I_NOT, I_TRUNC, I_ROUND, I_JMP, I_JZ, I_JNZ, I_EXEC, I_ROW, I_FMT,
     I_APPEND, I_SUBSTR, I_PICK, I_MOVI, I_TYPE, I_ROLLMARK, I_ERRMARK, I_RETRY, I_TIME, I_RSTR, I_PACE,
-    I_COALESCE, I_NROWS, I_FINISH, N_INS
+    I_COALESCE, I_NROWS, I_FINISH, I_SEND, I_RECV, N_INS
 };
 /* each instruction's operands a..f: R a register, r a register or -1, X a ref, L an instruction, F a format,
    K a constant, N a count >= 0, C a statement class (0..3: read, write, other, not counted), T a type */
@@ -896,7 +901,7 @@ static const char *const I_SHAPE[N_INS] = {
     "", "RX", "RXX", "RXXXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RXX",
     "RXX", "RXX", "RXX", "RXX", "RXX", "RXX", "RX", "RX", "RXX", "L", "XL", "XL", "FCrrN", "RNX", "RF",
     "RF", "RXX", "RKNX", "RRNX", "T", "", "", "", "R", "RKX", "XX",
-    "RXX", "R", "",
+    "RXX", "R", "", "FC", "",
 };
 #define VM_STEPS 50000000L
 #define C_NONE 3
@@ -1118,8 +1123,28 @@ static int server_fail(Conn *c) {
 
 static inline int retryable(unsigned int e) { return e == 1213 || e == 1205 || e == 1020; }
 
+/* a statement I_SEND sent whose result was not read (the event failed in between): read and dropped, so the
+   connection can take the next statement; 0, or -1 when the server failed meanwhile */
+static int drain_inflight(Conn *c) {
+    if (!c->inflight || !c->m) return 0;
+    c->inflight = 0;
+    if (mysql_read_query_result(c->m)) return -1;
+    MYSQL_RES *r = mysql_store_result(c->m);
+    if (r) mysql_free_result(r);
+    return 0;
+}
+
+static int vm_exec(Conn *c, int pc, ev_t *ev);
+
 /* run the program from `pc` to I_END (the GIL released); what it did goes to *ev */
 static int vm_run(Conn *c, int pc, ev_t *ev) {
+    if (drain_inflight(c)) return server_fail(c);
+    int rc = vm_exec(c, pc, ev);
+    if (rc != VM_OK && c->inflight) drain_inflight(c); /* the error said is the event's, not the drain's */
+    return rc;
+}
+
+static int vm_exec(Conn *c, int pc, ev_t *ev) {
     vm_t *vm = c->vm;
     int retry_pc = -1, retries = 0;
     long steps = 0;
@@ -1224,6 +1249,7 @@ static int vm_run(Conn *c, int pc, ev_t *ev) {
             break;
         }
         case I_EXEC: {
+            if (c->inflight) return vm_fail(c, "a statement sent while another one's result is not read (I_RECV)");
             c->sqlb.len = 0;
             if (render(c, &vm->fmts[in->a], &c->sqlb)) return VM_OOM;
             if (c->res) {
@@ -1248,6 +1274,38 @@ static int vm_run(Conn *c, int pc, ev_t *ev) {
             if (in->b < C_NONE) ev->counts[in->b]++;
             if (in->c >= 0) val_set_int(&c->regs[in->c], c->nrows);
             if (in->d >= 0 && fetch_row_into(c, in->d, in->e, 0)) return VM_OOM;
+            break;
+        }
+        case I_SEND: /* sent without waiting: the program goes on (building the next statement) meanwhile */
+            if (c->inflight) return vm_fail(c, "a statement sent while another one's result is not read (I_RECV)");
+            c->sendb.len = 0;
+            if (render(c, &vm->fmts[in->a], &c->sendb)) return VM_OOM;
+            if (c->res) {
+                mysql_free_result(c->res);
+                c->res = NULL;
+            }
+            if (mysql_send_query(c->m, c->sendb.p, (unsigned long)c->sendb.len)) return server_fail(c);
+            c->inflight = 1;
+            c->inflight_class = in->b;
+            break;
+        case I_RECV: { /* the result of the statement I_SEND sent, as I_EXEC reads one (a deadlock: retried) */
+            if (!c->inflight) return vm_fail(c, "a result read (I_RECV) with no statement sent (I_SEND)");
+            c->inflight = 0;
+            if (mysql_read_query_result(c->m) ||
+                (!(c->res = mysql_store_result(c->m)) && mysql_field_count(c->m))) {
+                unsigned int e = mysql_errno(c->m);
+                if (!retryable(e) || retry_pc < 0 || retries >= vm->max_retries) return server_fail(c);
+                retries++;
+                ev->retries++;
+                if (mysql_real_query(c->m, "ROLLBACK", 8)) return server_fail(c);
+                MYSQL_RES *r = mysql_store_result(c->m);
+                if (r) mysql_free_result(r);
+                ev->counts[C_OTHER]++;
+                pc = retry_pc;
+                break;
+            }
+            c->nrows = c->res ? (int64_t)mysql_num_rows(c->res) : 0;
+            if (c->inflight_class < C_NONE) ev->counts[c->inflight_class]++;
             break;
         }
         case I_ROW:
@@ -1876,7 +1934,7 @@ static PyObject *Conn_query(Conn *c, PyObject *args) {
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = mysql_real_query(c->m, sql, (unsigned long)len);
+    rc = drain_inflight(c) || mysql_real_query(c->m, sql, (unsigned long)len);
     if (!rc) {
         MYSQL_RES *res = mysql_store_result(c->m);
         if (res) mysql_free_result(res);

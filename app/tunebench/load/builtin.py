@@ -126,6 +126,9 @@ class BuiltinEngine:
         # (from the workers themselves: a step's first seconds are not all in its ticks)
         self.finished_work: dict[str, tuple[int, float]] = {}
         self._rates_live: dict[str, OpenLoop] = {}  # the step's open-loop groups, their rates now (set_rate)
+        # per group, every transaction its connections ended since open(), by type (the group's family order),
+        # measured or not: the ticks of a step's edges too, which Intervals leave out (for exact counts)
+        self.ended_by_type: dict[str, list[int]] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -313,6 +316,13 @@ class BuiltinEngine:
                         hist.add_sparse(t_idx, t_counts, t_max)
         return merged
 
+    def _tally(self, merged: Mapping[str, list[Any]]) -> None:
+        for name, m in merged.items():
+            if m[3] is not None:
+                acc = self.ended_by_type.setdefault(name, [0] * len(m[3]))
+                for i, (tot, _hist) in enumerate(m[3]):
+                    acc[i] += tot[0]
+
     def _trx(self, group: ClientGroup, per_type: list[Any] | None) -> dict[str, dict[str, float | None]]:
         """Interval.trx of one group: per transaction type, its rates and latency percentiles."""
         if per_type is None:
@@ -410,6 +420,7 @@ class BuiltinEngine:
                 continue
             if tick < 0 or self._fatal:
                 raise EngineError(f"builtin engine stopped: {self._fatal}")
+            self._tally(merged)
             # a finished connection (max_rows) opened and is done: it counts as open
             running = {g.name: merged[g.name][2] + merged[g.name][5][0] if g.name in merged else 0
                        for g in self.groups}

@@ -30,7 +30,8 @@ from typing import Any
 # instruction numbers, as _hotloop.c's enum
 (I_END, I_MOV, I_UNIF, I_NURAND, I_ADD, I_SUB, I_MUL, I_DIV, I_IDIV, I_MOD, I_BOR, I_MIN, I_MAX, I_EQ, I_NE, I_LT,
  I_LE, I_GT, I_GE, I_NOT, I_TRUNC, I_ROUND, I_JMP, I_JZ, I_JNZ, I_EXEC, I_ROW, I_FMT, I_APPEND, I_SUBSTR, I_PICK,
- I_MOVI, I_TYPE, I_ROLLMARK, I_ERRMARK, I_RETRY, I_TIME, I_RSTR, I_PACE, I_COALESCE, I_NROWS, I_FINISH) = range(42)
+ I_MOVI, I_TYPE, I_ROLLMARK, I_ERRMARK, I_RETRY, I_TIME, I_RSTR, I_PACE, I_COALESCE, I_NROWS, I_FINISH, I_SEND,
+ I_RECV) = range(44)
 CLASSES = {"read": 0, "write": 1, "other": 2, "none": 3}
 F_SQL, F_INT, F_FLT, F_STR = range(4)
 MARK = re.compile(r"\?|%(-?\d*)(?:\.(\d+))?([dfs])")
@@ -244,6 +245,16 @@ class Asm:
         (consecutive registers) the first row's first columns (NULLs without a row)."""
         self._emit(I_EXEC, self.fmt(template, args), CLASSES[cls], rows.n if rows else -1,
                    _consecutive(into), len(into))
+
+    def send(self, cls: str, template: str, *args: Value) -> None:
+        """Send a statement without waiting for its result: the program goes on (builds the next statement) while
+        the server runs it, and recv() reads the result, as exec() does (its rows, its count as `cls`, a deadlock
+        retried). Nothing else reaches the server in between (exec() or send() there is refused at run time). What
+        the server receives is the same; only the client's time overlaps with the server's."""
+        self._emit(I_SEND, self.fmt(template, args), CLASSES[cls])
+
+    def recv(self) -> None:
+        self._emit(I_RECV)
 
     def row(self, into: Sequence[Reg], index: Value) -> None:
         """Row `index` (0-based) of the last statement's rows into `into` (NULLs past the last)."""

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tunebench.core.interval import Event, Interval
-from tunebench.core.results import sweep_tables
+from tunebench.core.results import phase_rows, sweep_tables
 from tunebench.core.stats import StepSummary
 from tunebench.core.sweep import RESTART_SECONDS, ConfigPlan, GroupSpec, PhaseSpec, Plan, SweepSpec
 from tunebench.run.records import StepResult
-from tunebench.run.session import steps_json
+from tunebench.run.session import phases_json, steps_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +142,19 @@ class SweepProgress:
         self.clear()
         summary = session.get("summary") or {}
         sweep = (session.get("config") or {}).get("sweep")
-        if not sweep or not summary.get("configs"):
+        if not sweep or not (summary.get("configs") or summary.get("phases")):
             return False
         # The plan as far as the session keeps it: the spec as written and the configurations that ran (the
-        # summary's), so the tables come from sweep_tables over the steps as they did live.
-        configs = tuple(ConfigPlan(c["idx"], c["knobs"], {}, c["transport"], c["engine"], c["cpus"], c["repeat"],
-                                   server=c.get("server")) for c in summary["configs"])
+        # summary's), so the tables come from sweep_tables over the steps as they did live. A phase plan's
+        # summary has its phases instead (no configuration x threads tables): its configurations from its steps.
+        if summary.get("configs"):
+            configs = tuple(ConfigPlan(c["idx"], c["knobs"], {}, c["transport"], c["engine"], c["cpus"],
+                                       c["repeat"], server=c.get("server")) for c in summary["configs"])
+        else:
+            ran = {int(st["config"].get("config", 0)): st["config"].get("knobs") or {}
+                   for st in session.get("steps", [])}
+            configs = tuple(ConfigPlan(i, ran[i], {}, sweep.get("transport"), sweep.get("engine", "builtin"), None)
+                            for i in sorted(ran))
         plan = Plan(spec_of(sweep), configs, int(sweep.get("restarts_planned", 0)),
                     float(sweep.get("estimated_seconds", 0)), int(summary.get("baseline", 0)))
         self.t0 = float(session["started_at"])
@@ -155,10 +162,14 @@ class SweepProgress:
         for st in session.get("steps", []):
             if st.get("summary") is None or st.get("ended_at") is None:
                 continue
-            summaries = tuple(StepSummary.from_dict(v) for k, v in st["summary"].items() if not k.startswith("_"))
+            summary_of = st["summary"]
+            summaries = tuple(StepSummary.from_dict(v) for k, v in summary_of.items() if not k.startswith("_"))
             timeline.append((float(st["ended_at"]), StepResult(st["idx"], summaries, st["config"].get("config", 0),
-                                                                incomplete="_incomplete" in st["summary"],
-                                                                efficiency=st["summary"].get("_efficiency") or {})))
+                                                                incomplete="_incomplete" in summary_of,
+                                                                efficiency=summary_of.get("_efficiency") or {},
+                                                                phase=summary_of.get("_phase"),
+                                                                action=summary_of.get("_action"),
+                                                                finished=summary_of.get("_ended"))))
         for e in session.get("events", []):
             if e["kind"] in ("config", "step_start", "step_end"):
                 timeline.append((float(e["t"]), Event(e["t"], e["kind"], e["label"], e["data"])))
@@ -251,6 +262,29 @@ class SweepProgress:
                 measuring = rates[min(done, len(rates) - 1)]
             rows.append(Row(idx, label, idx == tables["baseline"], cells, best, measuring))
         return rows
+
+    @property
+    def phased(self) -> bool:
+        """A phase plan (iiBench's l.i0, l.x, l.i1, qr100 ...): its steps are phases, shown as a per-phase table."""
+        return self.plan is not None and bool(self.plan.spec.phases)
+
+    def phases(self) -> list[dict[str, Any]]:
+        """The per-phase table (core/results.phase_rows, what the Markdown report prints) for the phases ended so
+        far, then a row per phase not ended yet: {"phase", "step", "config", "state": "running" or "planned"}."""
+        if not self.phased or self.plan is None:
+            return []
+        spec = self.plan.spec
+        done = phase_rows(phases_json(self.results), steps_json(self.results))
+        ended = {r.idx for r in self.results}
+        running = (int(self._step_number) - 1 if self._step_number is not None else None)
+        for cfg in self.plan.configs:
+            for i, ph in enumerate(spec.phases):
+                idx = cfg.idx * spec.steps + i
+                if idx not in ended:
+                    done.append({"phase": ph.name, "step": idx + 1, "config": cfg.idx,
+                                 "state": "running" if idx == running else "planned"})
+        done.sort(key=lambda r: r["step"])
+        return done
 
     def efficiency(self) -> list[tuple[str, int, float, dict[str, Any]]]:
         """(configuration, threads, TPS, per-operation costs) of the main group's steps ended so far, in the order

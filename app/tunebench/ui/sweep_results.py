@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.efficiency import LABELS, METRICS, OPTIONAL, fmt
 from tunebench.core.interval import Event, Interval
-from tunebench.core.results import ci_text, number
+from tunebench.core.results import PHASE_HEADER, ci_text, number, phase_cells
 from tunebench.core.sweep import Plan, duration_text
 from tunebench.core.verdict import event_verdict
 from tunebench.run.records import RunOutcome, StepResult
@@ -108,6 +108,13 @@ class SweepResultsView(QWidget):
                                                  "rate, against the rate it achieved; a star at its knee under the "
                                                  "SLO (--slo-p99), hollow points where the rate was not served")
         self.tables.setTabVisible(self.knee_tab, False)
+        # a phase plan (iiBench's l.i0, l.x, l.i1, qr100 ...): its steps are phases, not a concurrency curve
+        self.phase_table = self._table()
+        self.phase_tab = self.tables.addTab(self.phase_table, "Phases")
+        self.tables.setTabToolTip(self.phase_tab, "Each phase as a step with its own summary: rows/s of an insert "
+                                                  "group, queries/s of a query group, p99 and seconds; an action "
+                                                  "phase (the index build) with how long it took")
+        self.tables.setTabVisible(self.phase_tab, False)
         self.leader = QLabel()  # the best-to-best's first line, in sight whatever the tab
         self.leader.setObjectName("sweep-leader")
         self.legend = QLabel(f"★ best point of a configuration   {NOISE_HELP}")
@@ -172,6 +179,7 @@ class SweepResultsView(QWidget):
         if ev.kind in ("step_start", "step_end") and self.model is self.live:
             self._update_progress()
             self._update_grid()  # the cell being measured
+            self._update_phases()  # the phase being measured
 
     def run_finished(self, outcome: RunOutcome) -> None:
         self.clock.stop()
@@ -215,6 +223,42 @@ class SweepResultsView(QWidget):
         self._update_ratios()
         self._update_costs()
         self._update_knee()
+        self._update_phases()
+
+    def _update_phases(self) -> None:
+        phased = self.model.phased
+        was = self.tables.isTabVisible(self.phase_tab)
+        self.tables.setTabVisible(self.phase_tab, phased)
+        for tab in (0, 1, 2):  # the configuration x threads tables say nothing of a phase plan
+            self.tables.setTabVisible(tab, not phased)
+        self.legend.setVisible(not phased)
+        if phased != was:  # the first tab of what is shown now (hiding the current one picked another)
+            self.tables.setCurrentIndex(self.phase_tab if phased else 0)
+        if not phased:
+            return
+        rows = self.model.phases()
+        several = len({r.get("config", 0) for r in rows}) > 1 or (self.model.plan is not None
+                                                                     and len(self.model.plan.configs) > 1)
+        labels = {c.idx: c.label() for c in self.model.plan.configs} if self.model.plan is not None else {}
+        t = self.phase_table
+        t.clear()
+        heads = [*(["configuration"] if several else []), *PHASE_HEADER]
+        t.setColumnCount(len(heads))
+        t.setHorizontalHeaderLabels(heads)
+        t.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            if "state" in r:  # not ended yet
+                cells = [r["phase"], "", "", "", "", "", "measuring…" if r["state"] == "running" else ""]
+            else:
+                cells = phase_cells(r)
+            if several:
+                step_cfg = next((res.config for res in self.model.results if res.idx + 1 == r["step"]),
+                                r.get("config", 0))
+                cells = [stacked(labels.get(step_cfg, f"configuration {step_cfg + 1}")), *cells]
+            for j, text in enumerate(cells):
+                right = heads[j] in ("threads", "rows/s", "queries/s", "p99 ms")
+                t.setItem(i, j, self._number_item(text, right, False))
+        t.resizeRowsToContents()
 
     def _update_knee(self) -> None:
         knee = self.model.tables().get("knee")
