@@ -300,3 +300,34 @@ def test_the_build_form_scrolls_instead_of_growing_the_window(win):
     win.resize(1600, 1000)
     assert win.minimumSizeHint().height() < 800
     assert win.size().height() == 1000
+
+
+@pytest.mark.parametrize("bigger", [0, 2])
+def test_the_plots_axis_titles_fit_along_their_axes(win, qtbot, bigger):
+    """Seen under Xvfb with A+ twice: the left axes' titles ("latency ms", "waits ms/s", "threads") were longer than
+    their plots were tall and ran into each other. Each title now fits along its axis (smaller, or elided, when
+    the plot is short), and is whole again when there is room."""
+    from PySide6.QtGui import QFontMetricsF
+
+    from tunebench.store.synthetic import record
+
+    win.resize(1600, 900)
+    for _ in range(bigger):
+        win.bigger_action.trigger()
+    try:
+        sid = record(win.store, 60, 40, knob_at=30)
+        win.open_replay(sid)
+        win.sweep_dock.show()  # as while a sweep runs: the plots share the height with its results
+        settle(win.dashboard)
+        shortened = []
+        for p in win.dashboard.panels:
+            ax = p.plot.getAxis("left")
+            if not ax.isVisible():
+                continue
+            width = QFontMetricsF(ax.label.font()).horizontalAdvance(ax.labelText)
+            assert width <= ax.geometry().height(), (p.title, width, ax.geometry().height())
+            shortened += [p.title] if ax.labelText != p.title else []
+        assert len(shortened) < len(win.dashboard.panels)  # TPS, QPS: whole at every size
+    finally:
+        for _ in range(bigger):
+            win.smaller_action.trigger()

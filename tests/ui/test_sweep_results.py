@@ -379,7 +379,8 @@ def test_a_replayed_phase_plan_shows_its_phases_as_the_report_does(win, qtbot):
     win.open_replay(sid)
     view = win.sweep_results
     assert view.model.phased and view.tables.isTabVisible(view.phase_tab)
-    assert not any(view.tables.isTabVisible(i) for i in (0, 1, 2))
+    assert not any(view.tables.isTabVisible(view.tables.indexOf(t)) for t in (view.grid, view.best, view.ratios))
+    assert view.phase_tab == 0  # first
     assert view.tables.currentIndex() == view.phase_tab
     assert view.bar.format() == "5/5 steps"
     md = md_tables(markdown(win.store.get_session(sid)))["Phases"]

@@ -220,6 +220,9 @@ class Panel:
         self.version = -1  # the timeline version this panel last brought its items (curves, markers) up to
         self.data_version = -1  # the timeline version its curves' data are cut at
         plot.setLabel("left", title)
+        # the title runs along the axis: on a short plot (a bigger font, many plots) it is shrunk to fit, and
+        # never runs into its neighbours' titles
+        plot.getAxis("left").geometryChanged.connect(self.fit_title)
         plot.showGrid(x=False, y=False)
         self.legend = add_legend(plot)
         plot.setDownsampling(auto=True, mode="peak")
@@ -283,6 +286,28 @@ class Panel:
             out.append(Trace(curve.name() or name, curve.opts["pen"].color(), x, y, unit))
         return out
 
+    def fit_title(self) -> None:
+        """The left axis's title at the tick font's size when it fits along the axis, else smaller (down to 6
+        pt), and elided past that."""
+        from PySide6.QtGui import QFontMetricsF
+
+        ax = self.plot.getAxis("left")
+        room = ax.geometry().height() - 4
+        if room <= 0:
+            return
+        want = 9 * self.font_scale
+        size = want
+        text = self.title
+        while size > 6 and QFontMetricsF(font(size)).horizontalAdvance(text) > room:
+            size -= 0.5
+        f = font(size)
+        metrics = QFontMetricsF(f)
+        if metrics.horizontalAdvance(text) > room:
+            text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+        if ax.label.font().pointSizeF() != f.pointSizeF() or ax.labelText != text:
+            ax.label.setFont(f)
+            ax.setLabel(text, color=self.theme.plot_foreground)
+
     def pen(self, i: int, color: object) -> object:
         return pg.mkPen(color, width=(3 if i == 0 else 2) * self.line_scale)
 
@@ -299,6 +324,7 @@ class Panel:
             ax.label.setFont(tick_font)
             ax.setLabel(ax.labelText, color=theme.plot_foreground)
         self.plot.getAxis("left").setWidth(int(70 * scale))  # room for "25000" at the bigger size
+        self.fit_title()
         legend = self.legend
         legend.points = 9 * scale
         size = f"{legend.points:.4g}pt"

@@ -99,22 +99,25 @@ class SweepResultsView(QWidget):
         self.tables.addTab(self.best, "Best-to-best")
         self.tables.addTab(self.ratios, "Ratio to baseline")
         self.tables.addTab(self.costs, "Efficiency")
-        self.tables.setTabToolTip(3, "What one transaction or query cost, per step: server CPU, context switches, "
-                                     "disk, rows read, fsyncs and redo per commit (needs the proc/cpu/status probes)")
+        self.tables.setTabToolTip(self.tables.indexOf(self.costs),
+                                  "What one transaction or query cost, per step: server CPU, context switches, "
+                                  "disk, rows read, fsyncs and redo per commit (needs the proc/cpu/status probes)")
         # a sweep over rates (open loop): each configuration's p99 against the rate, and its knee under the SLO
         self.knee = KneePlot(THEMES["light"])
-        self.knee_tab = self.tables.addTab(self.knee, "p99 vs rate")
+        self.tables.addTab(self.knee, "p99 vs rate")
         self.tables.setTabToolTip(self.knee_tab, "Open loop: each configuration's p99 from the intended start at each "
                                                  "rate, against the rate it achieved; a star at its knee under the "
                                                  "SLO (--slo-p99), hollow points where the rate was not served")
         self.tables.setTabVisible(self.knee_tab, False)
         # a phase plan (iiBench's l.i0, l.x, l.i1, qr100 ...): its steps are phases, not a concurrency curve
         self.phase_table = self._table()
-        self.phase_tab = self.tables.addTab(self.phase_table, "Phases")
+        # first: what a phase plan shows first (the configuration x threads tabs are hidden for one)
+        self.tables.insertTab(0, self.phase_table, "Phases")
         self.tables.setTabToolTip(self.phase_tab, "Each phase as a step with its own summary: rows/s of an insert "
                                                   "group, queries/s of a query group, p99 and seconds; an action "
                                                   "phase (the index build) with how long it took")
         self.tables.setTabVisible(self.phase_tab, False)
+        self.tables.setCurrentIndex(self.tables.indexOf(self.grid))
         self.leader = QLabel()  # the best-to-best's first line, in sight whatever the tab
         self.leader.setObjectName("sweep-leader")
         self.legend = QLabel(f"★ best point of a configuration   {NOISE_HELP}")
@@ -133,6 +136,14 @@ class SweepResultsView(QWidget):
         self.clock.setInterval(1000)
         self.clock.timeout.connect(self._update_progress)
         self._update_all()
+
+    @property
+    def phase_tab(self) -> int:
+        return self.tables.indexOf(self.phase_table)
+
+    @property
+    def knee_tab(self) -> int:
+        return self.tables.indexOf(self.knee)
 
     def sizeHint(self) -> QSize:
         # room for the head, about five two-line configurations and the legend: the plots keep the rest
@@ -229,11 +240,11 @@ class SweepResultsView(QWidget):
         phased = self.model.phased
         was = self.tables.isTabVisible(self.phase_tab)
         self.tables.setTabVisible(self.phase_tab, phased)
-        for tab in (0, 1, 2):  # the configuration x threads tables say nothing of a phase plan
-            self.tables.setTabVisible(tab, not phased)
+        for table in (self.grid, self.best, self.ratios):  # the configuration x threads tables say nothing of one
+            self.tables.setTabVisible(self.tables.indexOf(table), not phased)
         self.legend.setVisible(not phased)
         if phased != was:  # the first tab of what is shown now (hiding the current one picked another)
-            self.tables.setCurrentIndex(self.phase_tab if phased else 0)
+            self.tables.setCurrentIndex(self.phase_tab if phased else self.tables.indexOf(self.grid))
         if not phased:
             return
         rows = self.model.phases()
@@ -294,7 +305,8 @@ class SweepResultsView(QWidget):
         g.clear()
         g.setColumnCount(len(threads) + 2)
         heads = [f"{t:,.0f}/s\nTPS · p95 ms" if self.model.by_rate else f"{t} thr\nTPS · p95 ms" for t in threads]
-        self.tables.setTabText(0, "TPS · p95 by rate" if self.model.by_rate else "TPS · p95 by threads")
+        self.tables.setTabText(self.tables.indexOf(self.grid),
+                               "TPS · p95 by rate" if self.model.by_rate else "TPS · p95 by threads")
         g.setHorizontalHeaderLabels(["configuration", *heads, "knee" if self.model.by_rate else "best"])
         g.setRowCount(len(rows))
         for i, r in enumerate(rows):
