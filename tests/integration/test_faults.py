@@ -141,8 +141,9 @@ def bring_back(sandbox, overrides, cpus):
 def test_server_killed_mid_step_is_a_failed_run_not_a_completed_zero(sandbox, engine):
     """The run ended 'completed', exit 0, step 1 '0.00 TPS' although it ran 6 s at ~1,400 TPS."""
     st = sandbox.status()
+    # --server-wait 10 (30 by default): how long a run waits for a lost server before it gives up
     proc = start_run("--workload", "oltp_point_select", "--threads", "2,2", "--step-seconds", "10",
-                     "--engine", engine, "--probes", "status")
+                     "--engine", engine, "--probes", "status", "--server-wait", "10")
     try:
         wait_for_load(proc, lines=4)
         kill_server(sandbox)
