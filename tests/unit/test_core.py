@@ -45,3 +45,23 @@ def test_a_step_that_ran_fewer_connections_says_so_in_its_table():
     assert rows[0]["threads_running"] == 2 and "threads_running" not in rows[1]
     table = steps_table(rows).splitlines()
     assert table[2].split()[2] == "2/4" and table[3].split()[2] == "4"
+
+
+def test_a_step_done_before_a_whole_second_shows_its_work_not_zero():
+    """iiBench with a small max_rows: 100,000 rows in 0.7 s, and the table said 0.00 TPS, 0 rows/s. The step's
+    figures come from the connections' own counts over the time they took, marked and said under the table."""
+    from tunebench.cli.output import steps_table
+
+    step = {"step": 1, "group": "main", "threads": 2, "tps": 0.0, "qps": 0.0, "lat_p95_ms": None, "lat_p99_ms": None,
+            "cv": None, "errors": 0.0, "seconds": 0, "headline": 0.0, "headline_label": "rows/s",
+            "finished": {"transactions": 100, "headline": 100_000.0, "seconds": 0.732}}
+    lines = steps_table([step]).splitlines()
+    cells = lines[2].split()
+    assert cells[3] == f"{100 / 0.732:.2f}" and cells[4] == "-" and cells[5] == f"{100_000 / 0.732:.0f}"
+    assert cells[-1] == "0.7†"
+    assert lines[3].startswith("† step 1 main: every connection reached its max_rows after 0.7 s")
+    # a step measured over whole seconds keeps its own figures, even when it also ended by max_rows
+    measured = dict(step, tps=120.0, qps=120.0, headline=120_000.0, seconds=3,
+                    finished={"transactions": 400, "headline": 400_000.0, "seconds": 3.4})
+    row = steps_table([measured]).splitlines()[2].split()
+    assert row[3] == "120.00" and row[5] == "120000" and row[-1] == "3"

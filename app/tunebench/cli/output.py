@@ -54,22 +54,38 @@ def steps_table(steps: list[dict[str, Any]]) -> str:
     head = f"{'step':>4} {'group':10} {'threads':>7} {'tps':>11} {'qps':>11} " + (f"{label:>10} " if label else "") \
         + f"{'p95 ms':>8} {'p99 ms':>8} {'cv':>6} {'errors':>7} {'seconds':>7}"
     rows = [head, "-" * len(head)]
+    done_early = []
     for s in steps:
         p95 = "-" if s["lat_p95_ms"] is None else f"{s['lat_p95_ms']:.3f}"
         p99 = "-" if s["lat_p99_ms"] is None else f"{s['lat_p99_ms']:.3f}"
         cv = "-" if s["cv"] is None else f"{s['cv']:.3f}"
-        extra = ""
-        if label:
-            extra = f"{s['headline']:>10.0f} " if s.get("headline") is not None else f"{'-':>10} "
-        # a step whose connections did not all open ran with fewer: "2/4"
-        ran = s.get("threads_running")
-        threads = f"{ran:g}/{s['threads']}" if ran is not None else str(s["threads"])
+        tps, qps = f"{s['tps']:>11.2f}", f"{s['qps']:>11.2f}"
+        headline = s.get("headline")
         # seconds left out of the figures (ramp-up, no server): "23/30*", the reasons in the notes under the table
         seconds = f"{s['seconds']}/{s['seconds_window']}*" if "left out" in s.get("seconds_text", "") \
             else str(s["seconds"])
-        rows.append(f"{s['step']:>4} {s['group']:10} {threads:>7} {s['tps']:>11.2f} {s['qps']:>11.2f} "
+        done = s.get("finished") or {}
+        if not s["seconds"] and done.get("seconds"):
+            # its work (max_rows) was done before a whole second was measured: the connections' own counts over
+            # the time they took, not 0 TPS
+            took = float(done["seconds"])
+            tps, qps = f"{done.get('transactions', 0) / took:>11.2f}", f"{'-':>11}"
+            headline = done["headline"] / took if done.get("headline") is not None else None
+            seconds = f"{took:.1f}†"
+            done_early.append(f"† step {s['step']} {s['group']}: every connection reached its max_rows after "
+                              f"{took:.1f} s, before a whole second was measured: tps"
+                              + (f" and {label}" if label and headline is not None else "")
+                              + " from the connections' own counts over that time")
+        extra = ""
+        if label:
+            extra = f"{headline:>10.0f} " if headline is not None else f"{'-':>10} "
+        # a step whose connections did not all open ran with fewer: "2/4"
+        ran = s.get("threads_running")
+        threads = f"{ran:g}/{s['threads']}" if ran is not None else str(s["threads"])
+        rows.append(f"{s['step']:>4} {s['group']:10} {threads:>7} {tps} {qps} "
                     f"{extra}{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {seconds:>7}"
                     + ("  INCOMPLETE" if s.get("incomplete") else ""))
+    rows += done_early
     rows += open_loop_lines(steps)
     mixes = [s for s in steps if s.get("trx")]
     if mixes:
