@@ -57,6 +57,31 @@ def test_editing_a_field_keeps_every_other_field(panel, tmp_path):
     assert panel.error is None and panel.current_spec() == want
 
 
+def test_a_phase_plan_edited_in_the_panel_keeps_its_phases(panel, tmp_path):
+    """The insert benchmark's phases loaded, then any field edited: the panel said "concurrency steps must be
+    integers >= 1" (the first group is idle, 0, in four of the five phases) and nothing could run."""
+    load_recipe(panel, "iibench-phases")
+    cli_spec = load_spec("iibench-phases")
+    panel.step_seconds.setValue(20)
+    want = dataclasses.replace(cli_spec, step_seconds=20)
+    assert panel.error is None and panel.current_spec() == want
+    assert [p.name for p in want.phases] == ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
+    panel.threads.setText("2,0,0,0,0")
+    want = dataclasses.replace(want, groups=(dataclasses.replace(cli_spec.groups[0], threads=(2, 0, 0, 0, 0)),
+                                             *cli_spec.groups[1:]))
+    assert panel.error is None and panel.current_spec() == want
+    out = tmp_path / "phases.toml"
+    panel.save(str(out))
+    assert parse_spec(out.read_text(), cli_spec.source) == want
+    # what the phases do not allow is still refused: the load phase with nobody loading
+    panel.threads.setText("0,0,0,0,0")
+    assert panel.error and "l.i0" in panel.error
+    # and outside a phase plan a 0 is refused as before
+    load_recipe(panel, "spin-delay-concurrency")
+    panel.threads.setText("0,4")
+    assert panel.error and "integers >= 1" in panel.error
+
+
 def test_removing_an_axis_takes_it_out_of_the_baseline(panel):
     load_recipe(panel, "spin-delay-concurrency")
     row = next(r for r in range(panel.grid.rowCount()) if panel.grid.item(r, 0).text() == "innodb_spin_wait_delay")

@@ -253,8 +253,10 @@ class SweepPanel(QWidget):
         first = old.groups[0]
         options = first.options if self.options.text() == show_pairs(first.options) else \
             parse_pairs(self.options.text(), "options")
+        # a phase plan's groups are idle (0) in the phases that are not theirs
         group = dataclasses.replace(first, workload=self.workload.text().strip(),
-                                    threads=parse_threads(self.threads.text()), options=options)
+                                    threads=parse_threads(self.threads.text(), idle=bool(old.phases)),
+                                    options=options)
         axes: dict[str, tuple[Any, ...]] = {}
         optional = []
         for r in range(self.grid.rowCount()):

@@ -33,13 +33,14 @@ from tunebench.run.tasks import GroupRequest, build_run_spec, parse_option_items
 DOUBLING = "1,2,4,8,16,32,64,128,256,512,1024"
 
 
-def parse_threads(text: str) -> tuple[int, ...]:
+def parse_threads(text: str, idle: bool = False) -> tuple[int, ...]:
+    """Concurrency steps; with `idle` (a phase plan: a group idle in a phase) 0 is one too."""
     try:
         out = tuple(int(x) for x in text.replace(" ", "").split(",") if x)
     except ValueError:
         raise ConfigError(f"concurrency steps must be integers separated by commas, got {text!r}") from None
-    if not out or any(n < 1 for n in out):
-        raise ConfigError("concurrency steps must be integers >= 1")
+    if not out or any(n < (0 if idle else 1) for n in out):
+        raise ConfigError(f"concurrency steps must be integers >= {0 if idle else 1}")
     return out
 
 
