@@ -115,3 +115,12 @@ def test_the_sampler_is_seeded():
 
     assert draws(7) == draws(7) != draws(8)
     assert all(64 * 2**20 <= v <= 2**30 for v in draws(7))
+
+
+def test_a_size_on_a_marker_reads_as_my_cnf_writes_it():
+    """A tune of the buffer pool put `innodb_buffer_pool_size = 67108864` on every plot's markers and said
+    "asked for 555745280, the server reads back 671088640": sizes read as people write them now."""
+    from tunebench.run.tuning import sized
+
+    assert [sized(v) for v in ("67108864", 671088640, 555745280, "200", "ON", None, "-1", 1048577)] == \
+        ["64M", "640M", "530M", "200", "ON", "None", "-1", "1048577"]

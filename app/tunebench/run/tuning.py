@@ -26,6 +26,7 @@ from tunebench.core.interval import Event
 from tunebench.core.kinds import JournalKind, JournalState
 from tunebench.core.knobs import COMPANIONS, KnobInfo, cnf_entry
 from tunebench.core.sweep import ConfigPlan
+from tunebench.core.sweep.plan import human
 from tunebench.hosts.remote_restart import OPTION_FILE, RemoteRestart, overlay_text, wait_for_server
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.connect import ServerInfo, introspect, open_connection
@@ -206,9 +207,10 @@ class KnobController:
             raise
         self.expected[info.name] = got
         if not info.same(got, value):
-            self.note(f"{info.name}: asked for {value}, the server reads back {got}")
+            self.note(f"{info.name}: asked for {sized(value)}, the server reads back {sized(got)}")
         if not info.same(got, current):
-            self.event(Event(time.time(), "knob", f"{info.name} = {got}",
+            # the marker's label the way people write sizes (innodb_buffer_pool_size = 640M); the values as read
+            self.event(Event(time.time(), "knob", f"{info.name} = {sized(got)}",
                              {"name": info.name, "from": current, "to": got, "asked": value}))
         return got
 
@@ -315,6 +317,13 @@ class KnobController:
             else:
                 self.event(Event(time.time(), "error", f"could not restore {d['name']}: {d['message']}", d))
         return done
+
+
+def sized(value: Any) -> str:
+    """A value as a label says it: a size in bytes the way my.cnf writes it (67108864 -> 64M, 671088640 -> 640M),
+    anything else as it is."""
+    text = str(value)
+    return human(int(text)) if text.isdigit() else text
 
 
 def _mark(store: Store | None, row_id: int, state: JournalState, message: str | None = None) -> None:
