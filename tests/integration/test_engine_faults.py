@@ -128,7 +128,7 @@ def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
     """SIGSTOP of the server 2-3 s into a 6 s step, and not resumed: the run used to hang until the server
     resumed and workers printed `double free or corruption`. Now the watch calls the outage, the step is
     incomplete, the run waits its --server-wait (8 s here, 30 by default) for the server and stops with one line
-    while it is still frozen."""
+    while it is still frozen, without waiting out timeouts on the server it has called lost."""
     pid = sandbox.status().pid
     proc = subprocess.Popen([sys.executable, "-m", "tunebench", "run", "--workload", "oltp_point_select",
                              "--threads", "4,4", "--step-seconds", "6", "--workers", "2",
@@ -154,7 +154,9 @@ def test_a_server_frozen_across_a_step_end_does_not_hold_the_run(sandbox):
     out = rest + err
     assert "double free" not in out and "corruption" not in out and "Fatal Python error" not in out, out[-3000:]
     assert proc.returncode == 2, err[-2000:]
-    assert ended_after < 68, ended_after
+    # the step's end (~4 s), the watch's call (~4 s), the 8 s wait, short graces for what still waits on the
+    # server (the drift check and the probes' close waited ~10 s each on a server already called lost: 44 s)
+    assert ended_after < 35, ended_after
     errors = [ln for ln in err.splitlines() if ln.startswith("tunebench: error:")]
     assert len(errors) == 1 and re.search(r"the server has not answered for \d+ s", errors[0]), err[-2000:]
     assert "step 1 incomplete: the server did not answer" in err

@@ -383,6 +383,8 @@ class Experiment(RunProbes):
             self._record(Event(time.time(), "error", str(exc)))
             raise
         finally:
+            # a server the watch calls lost now: what still waits on it is given short graces, not a slow one's
+            lost = self.server_watch is not None and self.server_watch.down is not None
             if self.server_watch is not None:
                 self.server_watch.stop()
                 # gone for good: restoring the knobs below pauses and resumes the probes around a restart, and a
@@ -392,7 +394,7 @@ class Experiment(RunProbes):
                 with contextlib.suppress(Exception):
                     engine.close()
             if self.sampler is not None:
-                self.sampler.close()  # puts the probes' own settings back first
+                self.sampler.close(lost)  # puts the probes' own settings back first
                 self.sampler = None
             for _label, _role, runner in self._watch:
                 runner.close()

@@ -172,6 +172,7 @@ class ProbeSampler:
 
     STOP_GRACE = 3.0  # seconds stop() waits for the sampling threads, in all
     CLOSE_GRACE = 6.0  # close(): more seconds for a read in progress, then as many to put settings back
+    LOST_GRACE = 1.0  # each of those when the server is known lost (the watch called it, the run ends for it)
 
     def __init__(self, probes: Sequence[Probe], interval: float, sink: Sink, report: Report,
                  record: Callable[[Event], None] | None = None,
@@ -290,11 +291,11 @@ class ProbeSampler:
                         "(SIGSTOP, a suspended machine, or no CPU for it), not slow reads: the series have no samples "
                         "for that time")
 
-    def stop(self) -> list[Probe]:
-        """Stop sampling within STOP_GRACE seconds; returns the probes whose thread is still inside a read
-        (a server that does not answer), left behind."""
+    def stop(self, grace: float | None = None) -> list[Probe]:
+        """Stop sampling within STOP_GRACE seconds (or `grace`); returns the probes whose thread is still inside
+        a read (a server that does not answer), left behind."""
         self._stop.set()
-        return self._join(self.STOP_GRACE)
+        return self._join(self.STOP_GRACE if grace is None else grace)
 
     def _join(self, grace: float) -> list[Probe]:
         """Wait up to `grace` seconds in all for the sampling threads; the probes still inside a read."""
@@ -306,16 +307,18 @@ class ProbeSampler:
         with self._lock:
             return [p for p in self.active if id(p) in self._threads]
 
-    def close(self) -> None:
+    def close(self, lost: bool = False) -> None:
         """Stop sampling and put back whatever the probes changed on the server, within bounded time: a
         slow read (a loaded server) gets CLOSE_GRACE seconds to end; a probe still inside one after that
-        (a server that does not answer) is left as it is."""
-        self.stop()
-        end = time.monotonic() + self.CLOSE_GRACE
-        stuck = self._join(self.CLOSE_GRACE)
+        (a server that does not answer) is left as it is. `lost`: the server watch has called the server lost
+        (the run ends for it), so a read in progress gets LOST_GRACE seconds, not the graces a slow one gets."""
+        stop_grace, close_grace = (self.LOST_GRACE, self.LOST_GRACE) if lost else (self.STOP_GRACE, self.CLOSE_GRACE)
+        self.stop(stop_grace)
+        end = time.monotonic() + close_grace
+        stuck = self._join(close_grace)
         for p in stuck:
             self.report("probe_error", p.name, f"probe {p.name}: the server did not answer within "
-                        f"{self.STOP_GRACE + self.CLOSE_GRACE:.0f} s; its connection is left as it is "
+                        f"{stop_grace + close_grace:.0f} s; its connection is left as it is "
                         "(settings not put back)")
         closing = [p for p in self.active if p not in stuck]
         failures: list[tuple[Probe, str]] = []
@@ -330,9 +333,9 @@ class ProbeSampler:
         # close() speaks to the server; a frozen one must not hold the run's end forever
         closer = threading.Thread(target=close_all, name="probe-close", daemon=True)
         closer.start()
-        closer.join(max(self.CLOSE_GRACE, end - time.monotonic()))
+        closer.join(max(close_grace, end - time.monotonic()))
         if closer.is_alive():
-            self.report("probe_error", "all", f"probes: the server did not answer within {self.CLOSE_GRACE:.0f} s "
+            self.report("probe_error", "all", f"probes: the server did not answer within {close_grace:.0f} s "
                         "while they put their settings back; given up")
         for p, msg in list(failures):
             self.report("probe_error", p.name, f"probe {p.name} could not put its settings back: {msg}")

@@ -113,7 +113,9 @@ class RunProbes:
         """What a step's summary adds to the load's numbers: the drift guard's flag (variables changed outside
         Tunebench during it), the CPU profile's folded stacks (`_profile` the server's, `_profile_client` the load
         generator's), and each group's per-operation efficiency."""
-        if self.drift and (drift := self.drift.check(f"during step {idx + 1}")):
+        # (not against a server the watch calls lost: the check's connect would wait out its timeout, ~10 s)
+        lost = self.server_watch is not None and self.server_watch.down is not None
+        if self.drift and not lost and (drift := self.drift.check(f"during step {idx + 1}")):
             summary["_drift"] = [d.text() for d in drift]
         for probe in (self.sampler.probes if self.sampler else []):
             if isinstance(probe, ProfileProbe):
