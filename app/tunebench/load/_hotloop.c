@@ -1134,6 +1134,21 @@ static int drain_inflight(Conn *c) {
     return 0;
 }
 
+/* a statement failed: a deadlock or lock wait is rolled back and the transaction runs again with the same inputs
+   from the retry point (VM_OK, *pc there, counted as a retry); anything else fails the event */
+static int statement_failed(Conn *c, ev_t *ev, int retry_pc, int *retries, int *pc) {
+    unsigned int e = mysql_errno(c->m);
+    if (!retryable(e) || retry_pc < 0 || *retries >= c->vm->max_retries) return server_fail(c);
+    (*retries)++;
+    ev->retries++;
+    if (mysql_real_query(c->m, "ROLLBACK", 8)) return server_fail(c);
+    MYSQL_RES *r = mysql_store_result(c->m);
+    if (r) mysql_free_result(r);
+    ev->counts[C_OTHER]++;
+    *pc = retry_pc;
+    return VM_OK;
+}
+
 static int vm_exec(Conn *c, int pc, ev_t *ev);
 
 /* run the program from `pc` to I_END (the GIL released); what it did goes to *ev */
@@ -1258,16 +1273,8 @@ static int vm_exec(Conn *c, int pc, ev_t *ev) {
             }
             if (mysql_real_query(c->m, c->sqlb.p, (unsigned long)c->sqlb.len) ||
                 (!(c->res = mysql_store_result(c->m)) && mysql_field_count(c->m))) {
-                unsigned int e = mysql_errno(c->m);
-                if (!retryable(e) || retry_pc < 0 || retries >= vm->max_retries) return server_fail(c);
-                /* a deadlock or lock wait: roll back, run the transaction again with the same inputs */
-                retries++;
-                ev->retries++;
-                if (mysql_real_query(c->m, "ROLLBACK", 8)) return server_fail(c);
-                MYSQL_RES *r = mysql_store_result(c->m);
-                if (r) mysql_free_result(r);
-                ev->counts[C_OTHER]++;
-                pc = retry_pc;
+                int rc = statement_failed(c, ev, retry_pc, &retries, &pc);
+                if (rc != VM_OK) return rc;
                 break;
             }
             c->nrows = c->res ? (int64_t)mysql_num_rows(c->res) : 0;
@@ -1293,15 +1300,8 @@ static int vm_exec(Conn *c, int pc, ev_t *ev) {
             c->inflight = 0;
             if (mysql_read_query_result(c->m) ||
                 (!(c->res = mysql_store_result(c->m)) && mysql_field_count(c->m))) {
-                unsigned int e = mysql_errno(c->m);
-                if (!retryable(e) || retry_pc < 0 || retries >= vm->max_retries) return server_fail(c);
-                retries++;
-                ev->retries++;
-                if (mysql_real_query(c->m, "ROLLBACK", 8)) return server_fail(c);
-                MYSQL_RES *r = mysql_store_result(c->m);
-                if (r) mysql_free_result(r);
-                ev->counts[C_OTHER]++;
-                pc = retry_pc;
+                int rc = statement_failed(c, ev, retry_pc, &retries, &pc);
+                if (rc != VM_OK) return rc;
                 break;
             }
             c->nrows = c->res ? (int64_t)mysql_num_rows(c->res) : 0;
