@@ -247,10 +247,11 @@ class SweepResultsView(QWidget):
             self.tables.setCurrentIndex(self.phase_tab if phased else self.tables.indexOf(self.grid))
         if not phased:
             return
+        plan = self.model.plan
+        assert plan is not None
         rows = self.model.phases()
-        several = len({r.get("config", 0) for r in rows}) > 1 or (self.model.plan is not None
-                                                                     and len(self.model.plan.configs) > 1)
-        labels = {c.idx: c.label() for c in self.model.plan.configs} if self.model.plan is not None else {}
+        several = len(plan.configs) > 1  # then each row says its configuration (a phase plan with axes)
+        labels = {c.idx: c.label() for c in plan.configs}
         t = self.phase_table
         t.clear()
         heads = [*(["configuration"] if several else []), *PHASE_HEADER]
@@ -263,9 +264,8 @@ class SweepResultsView(QWidget):
             else:
                 cells = phase_cells(r)
             if several:
-                step_cfg = next((res.config for res in self.model.results if res.idx + 1 == r["step"]),
-                                r.get("config", 0))
-                cells = [stacked(labels.get(step_cfg, f"configuration {step_cfg + 1}")), *cells]
+                config = (r["step"] - 1) // plan.spec.steps  # steps are numbered configuration by configuration
+                cells = [stacked(labels.get(config, f"configuration {config + 1}")), *cells]
             for j, text in enumerate(cells):
                 right = heads[j] in ("threads", "rows/s", "queries/s", "p99 ms")
                 t.setItem(i, j, self._number_item(text, right, False))
