@@ -42,3 +42,44 @@ def kill_all(pids: Iterable[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def not_of_another_session(pids: Iterable[int]) -> list[int]:
+    """Those of `pids` not started by another test session: tests run side by side (pytest-xdist workers, or a
+    second suite) and each counts its own processes. A process inherits its session's TUNEBENCH_TEST_HOME; one
+    with another session's is left out, one without any (its environment cleared, or unreadable) is kept, so a
+    leak of this session's is never missed."""
+    mine = os.environ.get("TUNEBENCH_TEST_HOME", "").encode()
+    out = []
+    for pid in pids:
+        homes = [v.partition(b"=")[2] for v in _environ(pid).split(b"\0") if v.startswith(b"TUNEBENCH_TEST_HOME=")]
+        if not homes or homes[0] == mine:
+            out.append(pid)
+    return out
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process below `root` (children, their children, ...), e.g. what a test's sshd started."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found

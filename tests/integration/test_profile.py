@@ -11,12 +11,17 @@ import subprocess
 
 import pytest
 
+from server_leaks import not_of_another_session
+
 pytestmark = pytest.mark.integration
 
 
 def perf_processes() -> list[str]:
+    """perf processes this test session started (a neighbouring xdist worker may be profiling its own server)."""
     out = subprocess.run(["pgrep", "-a", "-x", "perf"], capture_output=True, text=True).stdout
-    return [ln for ln in out.splitlines() if "tb-perf-" in ln]
+    lines = [ln for ln in out.splitlines() if "tb-perf-" in ln]
+    mine = set(not_of_another_session(int(ln.split()[0]) for ln in lines))
+    return [ln for ln in lines if int(ln.split()[0]) in mine]
 
 
 def test_a_step_yields_a_profile(each_server, cli, tmp_path):

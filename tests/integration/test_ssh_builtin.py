@@ -11,6 +11,8 @@ import threading
 import pytest
 from tests.conftest import ROOT, wait_for_load, wait_until
 
+from server_clock import ServerCounters
+from server_leaks import descendants
 from tunebench import paths
 from tunebench.core.probe import name_part
 from tunebench.core.schedule import OpenLoop
@@ -19,7 +21,6 @@ from tunebench.load.engine import ClientGroup
 from tunebench.load.prepare import prepare
 from tunebench.load.remote_builtin import RemoteBuiltinEngine
 from tunebench.load.workload import load_workload
-from tunebench.mysql.connect import global_status, open_connection
 from tunebench.mysql.target import conn_params
 from tunebench.store.repo import Store
 
@@ -44,21 +45,11 @@ def _runner(sshd, host="127.0.0.1"):
     return SshRunner(parse_ssh_url(sshd.url(host)), key_files=[sshd.key])
 
 
-def _remote_workers_left():
+def _remote_workers_left(sshd):
+    """The remote workers this session's sshd started (an xdist neighbour's sshd may be running its own)."""
     out = subprocess.run(["pgrep", "-f", "tunebench.load.remote_workers"], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
-
-
-class CommitClock:
-    """Com_commit read as each merged second arrives (the engine's own clock)."""
-
-    def __init__(self, params):
-        self.conn = open_connection(params)
-        self.samples, self.intervals = [], []
-
-    def sink(self, iv):
-        self.samples.append(global_status(self.conn, ("Com_commit",))["Com_commit"])
-        self.intervals.append(iv)
+    below = descendants(sshd.proc.pid)
+    return [int(p) for p in out.stdout.split() if int(p) in below]
 
 
 def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted):
@@ -73,18 +64,18 @@ def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted)
     engine.open()
     try:
         # the server's password reached the hosts on the channel: on no command line, in no environment
-        pids = _remote_workers_left()
+        pids = _remote_workers_left(trusted)
         assert len(pids) >= 2 and params.password
         for pid in pids:
             for part in ("cmdline", "environ"):
                 with open(f"/proc/{pid}/{part}", "rb") as f:
                     assert params.password.encode() not in f.read(), (pid, part)
         for threads in (3, 4):
-            clock = CommitClock(params)
-            hists = engine.run_step({"main": threads}, 5, clock.sink, threading.Event())
-            clock.conn.close()
-            server = clock.samples[-1] - clock.samples[0]
-            client = sum(iv.tps for iv in clock.intervals[1:])
+            # Com_commit at the engine's own second edges (tests/server_clock.py): the hosts count on its clock
+            with ServerCounters(params) as clock:
+                hists = engine.run_step({"main": threads}, 5, clock.sink, threading.Event())
+            server = clock.over(1, len(clock.intervals) - 1)
+            client = clock.client(1, len(clock.intervals) - 1)
             assert len(clock.intervals) >= 4 and server > 50, (threads, len(clock.intervals), server)
             assert abs(client - server) / server < 0.03, (threads, client, server)
             assert {iv.threads for iv in clock.intervals} == {threads}
@@ -96,7 +87,7 @@ def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted)
     last = host_samples[-1][1]
     assert last[f"{a}.threads"] == 2 and last[f"{b}.threads"] == 2
     assert last[f"{a}.tps"] > 0 and last[f"{b}.tps"] > 0
-    wait_until(lambda: not _remote_workers_left(), 15, "the remote workers to be gone")
+    wait_until(lambda: not _remote_workers_left(trusted), 15, "the remote workers to be gone")
 
 
 def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trusted):
@@ -107,13 +98,12 @@ def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trus
                                  workers=1)
     engine.open()
     try:
-        clock = CommitClock(params)
-        engine.run_step({"main": 4}, 6, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0)})
-        clock.conn.close()
+        with ServerCounters(params) as clock:
+            engine.run_step({"main": 4}, 6, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0)})
     finally:
         engine.close()
     seconds = len(clock.intervals) - 1
-    rate = (clock.samples[-1] - clock.samples[0]) / seconds
+    rate = clock.over(1, seconds) / seconds
     assert abs(rate - 150) / 150 < 0.15, rate
     assert all(iv.rate == 150.0 for iv in clock.intervals)
 
@@ -136,7 +126,7 @@ def test_cli_run_with_the_builtin_engine_on_a_client_host(sandbox, cli, trusted)
     series = Store(paths.default_db_path()).series(result["session_id"])
     host = f"client.main@{name_part(f'127.0.0.1:{trusted.port}')}"
     assert series[f"{host}.threads"].v.max() == 3 and series[f"{host}.tps"].v.mean() > 0
-    wait_until(lambda: not _remote_workers_left(), 15, "the remote workers to be gone")
+    wait_until(lambda: not _remote_workers_left(trusted), 15, "the remote workers to be gone")
 
 
 @pytest.mark.parametrize(("python", "said"), [
@@ -176,4 +166,4 @@ def test_a_lost_client_host_is_a_gap_then_the_next_step_runs_there_again(sandbox
     steps = session["summary"]["steps"]
     assert steps[0].get("incomplete") is True
     assert steps[1]["tps"] > 0 and not steps[1].get("incomplete")  # started again there for step 2
-    wait_until(lambda: not _remote_workers_left(), 30, "the remote workers to be gone after the run")
+    wait_until(lambda: not _remote_workers_left(trusted), 30, "the remote workers to be gone after the run")

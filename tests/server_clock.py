@@ -1,0 +1,105 @@
+"""The server's own counters read at the engine's second edges, for the truth tests (TPS vs Com_commit, a rate vs
+Com_select): both sides count over the same instants, however late a report line or a status query runs.
+
+Reading the counter when an interval reaches the test (the old way) put each edge at that interval's arrival plus
+a SHOW GLOBAL STATUS: two independent delays, at the window's two ends. On a busy machine they are tens of ms, and
+at 2,000 TPS that moved a 6 s window's server count by ~2 % (client 1,971.7 vs server 2,015). Here a thread polls
+the counters every few ms, each reading stamped with the midpoint of its query, and the counter's value at an edge
+is interpolated between the readings around it.
+
+Where an engine's seconds end:
+- the builtin engines (local and over SSH) count each event in the second of its end on one clock started at
+  `t0_wall`: `Interval.t` is the edge itself (`exact=True`);
+- sysbench reports `--report-interval=1` lines from its own timer, at nominal seconds from its start (a late
+  report thread makes its interval longer, and it prints the rate over the real length, so the nominal second is
+  the right one for `tps`). `Interval.t` is our launch time + N, not sysbench's start: the edges are `Interval.t`
+  plus one offset per process, taken as the smallest (arrival - t) over the step's lines; a delay is never
+  negative, so the least delayed line is the closest to the edge. An error in that offset shifts both ends of
+  the window alike, which a steady load does not feel.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+
+from tunebench.core.interval import Interval
+from tunebench.mysql.connect import open_connection, query_all
+
+POLL_SECONDS = 0.005
+
+
+class ServerCounters:
+    """Polls global status counters (`names`) from a thread until `close()`; collects an engine's intervals via
+    `sink`. Use as a context manager or call `close()`."""
+
+    def __init__(self, params, names: tuple[str, ...] = ("Com_commit",), exact: bool = True):
+        self.names, self.exact = names, exact
+        self.conn = open_connection(params)
+        # SHOW (never SELECT): the poll must not move Com_select, which the open-loop test counts
+        self._sql = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(", ".join(f"'{n}'" for n in names))
+        self.times: list[float] = []
+        self.values: list[dict[str, int]] = []
+        self.intervals: list[Interval] = []
+        self.arrivals: list[float] = []
+        self._stop = threading.Event()
+        self._read()  # a reading before any interval can arrive
+        self._thread = threading.Thread(target=self._poll, name="server-counters", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        before = time.time()
+        rows = query_all(self.conn, self._sql)
+        after = time.time()
+        got = {(k.decode() if isinstance(k, bytes) else k): int(v) for k, v in rows}
+        assert set(got) == set(self.names), (got, self.names)
+        self.times.append((before + after) / 2)
+        self.values.append(got)
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            self._read()
+            self._stop.wait(POLL_SECONDS)
+
+    def sink(self, iv: Interval) -> None:
+        self.arrivals.append(time.time())
+        self.intervals.append(iv)
+
+    def close(self) -> None:
+        """Stops polling after one more reading (so the last edge is bracketed) and closes the connection."""
+        if not self._stop.is_set():
+            self._stop.set()
+            self._thread.join(10)
+            assert not self._thread.is_alive(), "the status poll did not stop"
+            self._read()
+            self.conn.close()
+
+    def __enter__(self) -> ServerCounters:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def edges(self) -> list[float]:
+        """Each interval's end, on the wall clock."""
+        if self.exact:
+            return [iv.t for iv in self.intervals]
+        offset = min(a - iv.t for a, iv in zip(self.arrivals, self.intervals, strict=True))
+        return [iv.t + offset for iv in self.intervals]
+
+    def at(self, t: float, name: str) -> float:
+        """The counter at wall time `t`, interpolated between the readings on either side of it."""
+        i = bisect.bisect_left(self.times, t)
+        assert 0 < i < len(self.times), f"no reading on both sides of {t} ({self.times[0]}..{self.times[-1]})"
+        t0, t1 = self.times[i - 1], self.times[i]
+        v0, v1 = self.values[i - 1][name], self.values[i][name]
+        return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else float(v1)
+
+    def over(self, first: int, last: int, name: str = "Com_commit") -> float:
+        """The server's count from the start of interval `first` to the end of interval `last` (inclusive)."""
+        edges = self.edges()
+        return self.at(edges[last], name) - self.at(edges[first] - 1.0, name)
+
+    def client(self, first: int, last: int) -> float:
+        return sum(iv.tps for iv in self.intervals[first:last + 1])
