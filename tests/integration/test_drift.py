@@ -119,8 +119,11 @@ def test_restore_waits_for_a_live_sweep_and_its_knob_changed_outside_is_drift(sa
 
     def meddle():
         wait_until(lambda: len(seconds) >= 1, 120, "1 s of step 1")
-        refused.append(cli("restore"))
+        # the outside change first, in step 1's 4 s; then the restore, which only has to come while the run holds
+        # the server (a CLI's start-up took longer than step 1's last 3 s on a loaded machine, and the change
+        # landed in step 2)
         _set_global(sandbox, "innodb_flush_log_at_trx_commit", "1")
+        refused.append(cli("restore"))
 
     out = _run_beside(exp, meddle)
     assert out.status == "completed", out.error

@@ -88,7 +88,7 @@ def test_tps_agrees_with_com_commit_within_2_percent(each_server, rw, engine_cls
     engine.open()
     try:
         for threads in (2, 4):
-            with ServerCounters(params, exact=engine_cls is BuiltinEngine) as clock:
+            with ServerCounters(params, engine=engine if engine_cls is BuiltinEngine else None) as clock:
                 engine.run_step({"main": threads}, 6, clock.sink, threading.Event())
             last = len(clock.intervals) - 1
             server = clock.over(0, last)

@@ -72,7 +72,7 @@ def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted)
                     assert params.password.encode() not in f.read(), (pid, part)
         for threads in (3, 4):
             # Com_commit at the engine's own second edges (tests/server_clock.py): the hosts count on its clock
-            with ServerCounters(params) as clock:
+            with ServerCounters(params, engine=engine) as clock:
                 hists = engine.run_step({"main": threads}, 5, clock.sink, threading.Event())
             server = clock.over(1, len(clock.intervals) - 1)
             client = clock.client(1, len(clock.intervals) - 1)
@@ -98,7 +98,7 @@ def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trus
                                  workers=1)
     engine.open()
     try:
-        with ServerCounters(params) as clock:
+        with ServerCounters(params, engine=engine) as clock:
             engine.run_step({"main": 4}, 6, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0)})
     finally:
         engine.close()

@@ -95,7 +95,7 @@ def test_what_a_client_host_lacks_is_one_line(rc, out, said):
 
 
 def test_a_client_host_with_all_of_it_passes_and_the_check_has_no_secret():
-    host = FakeHost(0, f"@tb-python {MINOR}\n@tb-python tunebench {__version__}\n@tb-python protocol 1\n")
+    host = FakeHost(0, f"@tb-python {MINOR}\n@tb-python tunebench {__version__}\n@tb-python protocol 2\n")
     check_client_python(host, "PYTHONPATH=/opt/tb python3.11")
     assert host.commands[0].startswith("env PYTHONPATH=/opt/tb python3.11 -c ")
 

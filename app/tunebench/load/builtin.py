@@ -66,6 +66,9 @@ class NoteThrottle:
         self._since[what] = (now, 0, set())
 
 
+EDGES_KEPT = 3600  # seconds of BuiltinEngine.edges
+
+
 def default_workers(max_threads: int, compiled: bool = False) -> int:
     """The Python loop: few connections per process keep GIL hand-offs cheap (bench: 2 per process is 1.5x
     faster at 16 threads than 8 per process); capped at 8 processes per CPU so 1024 users stay affordable.
@@ -129,6 +132,12 @@ class BuiltinEngine:
         # per group, every transaction its connections ended since open(), by type (the group's family order),
         # measured or not: the ticks of a step's edges too, which Intervals leave out (for exact counts)
         self.ended_by_type: dict[str, list[int]] = {}
+        # Where each merged second really ended (wall clock): a worker takes its counters when it wakes after the
+        # second's deadline, late on a busy machine, so a tick counts [its take, the next take), not the nominal
+        # second. Per tick, the reporters' take instants weighted by their events (exact for one reporter); the
+        # truth tests read the server's counters there (tests/server_clock.py). The last EDGES_KEPT ticks.
+        self.edges: dict[int, float] = {}
+        self._taken: dict[int, dict[int, float]] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
@@ -259,7 +268,8 @@ class BuiltinEngine:
                     continue
                 kind = msg[0]
                 if kind == "tick":
-                    _, widx, tick, report = msg
+                    _, widx, tick, report, taken_at = msg
+                    self._taken.setdefault(tick, {})[widx] = taken_at
                     with self._lock:
                         # a worker joins (at start, or started again) from the first second not merged yet
                         self._since.setdefault(widx, max(tick, self._last_tick + 1))
@@ -281,8 +291,21 @@ class BuiltinEngine:
             need = {w for w, first in since.items() if first <= tick}
             if not need <= pending[tick].keys():
                 break
-            self._ticks.put((tick, self._merged(tick, pending.pop(tick))))
+            reports = pending.pop(tick)
+            self._note_edge(tick, reports)
+            self._ticks.put((tick, self._merged(tick, reports)))
             self._last_tick = tick
+
+    def _note_edge(self, tick: int, reports: Mapping[int, Mapping[str, Any]]) -> None:
+        taken = self._taken.pop(tick, {})
+        weights = {w: sum(r[0][0] for r in report.values()) for w, report in reports.items() if w in taken}
+        if weights:
+            total = sum(weights.values())
+            self.edges[tick] = (sum(taken[w] * n for w, n in weights.items()) / total if total
+                                else sum(taken[w] for w in weights) / len(weights))
+        self.edges.pop(tick - EDGES_KEPT, None)
+        for old in [t for t in self._taken if t <= tick - EDGES_KEPT]:
+            del self._taken[old]
 
     def _merged(self, tick: int, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
         """One second merged over the workers that reported it (a hook: the client hosts' engine also records

@@ -30,7 +30,7 @@ from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 
 DEFAULT_PYTHON = "python3.11"
 ENTRY = "tunebench.load.remote_workers"
-PROTOCOL = 1  # load/remote_workers.PROTOCOL (not imported: this side needs no worker machinery)
+PROTOCOL = 2  # load/remote_workers.PROTOCOL (not imported: this side needs no worker machinery)
 READY_SECONDS = 60  # a host's workers are ready within this (their connections open later, in the step)
 CHECK_MARK = "@tb-python"
 
@@ -239,7 +239,7 @@ class RemoteBuiltinEngine(BuiltinEngine):
                 continue
             kind = msg[0]
             if kind == "tick":
-                self._on_tick(h, int(msg[1]), msg[2])
+                self._on_tick(h, int(msg[1]), msg[2], msg[3])
             elif kind == "ready":
                 link.info = dict(msg[1])
                 link.ready.set()
@@ -265,8 +265,10 @@ class RemoteBuiltinEngine(BuiltinEngine):
         with self._merge_lock:
             self._emit_ready(self._pending)
 
-    def _on_tick(self, h: int, tick: int, report: Mapping[str, Any]) -> None:
+    def _on_tick(self, h: int, tick: int, report: Mapping[str, Any], taken_at: float | None) -> None:
         with self._merge_lock:
+            if taken_at is not None:  # where the host's second ended, on its clock
+                self._taken.setdefault(tick, {})[h] = float(taken_at)
             with self._lock:
                 # a host joins (at start, or started again) from the first second not merged yet
                 self._since.setdefault(h, max(tick, self._last_tick + 1))

@@ -25,7 +25,7 @@ from tunebench.load import wire
 from tunebench.load.builtin import BuiltinEngine, default_workers
 from tunebench.load.worker import GroupPlan, _hot_program
 
-PROTOCOL = 1  # what the lines mean; both ends must agree (checked with the package version before a run)
+PROTOCOL = 2  # what the lines mean; both ends must agree (checked with the package version before a run)
 STOP_LIMIT = 20.0  # seconds from the end of stdin to this process's exit, whatever is stuck
 
 
@@ -141,7 +141,7 @@ def serve(send: Callable[[tuple[Any, ...]], None]) -> int:
                 if tick < 0:
                     send(("fatal", pool._fatal or "stopped"))
                     continue
-                send(("tick", tick, report_of(merged)))
+                send(("tick", tick, report_of(merged), pool.edges.get(tick)))
     finally:
         # whatever is stuck (a worker on a frozen server), this process is gone within STOP_LIMIT seconds
         threading.Timer(STOP_LIMIT, os._exit, args=(3,)).start()

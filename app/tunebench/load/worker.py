@@ -574,6 +574,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
             hot_taken: dict[int, Any] = {}
             hot_open: dict[int, Any] = {}
             snaps: dict[int, list[list[int]]] = {}
+            taken_at = time.time()  # this second really ends here (late when the machine is busy)
             for ss in slots.values():
                 for s in ss:
                     taken[id(s)] = t = s.take()
@@ -640,7 +641,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 fatal_sent = True
             while notes:
                 conn.send(("note", spec.index, notes.pop(0)))
-            conn.send(("tick", spec.index, tick, report))
+            conn.send(("tick", spec.index, tick, report, taken_at))
             tick += 1
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return
