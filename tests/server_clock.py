@@ -4,20 +4,21 @@ Com_select): both sides count over the same instants, however late a report line
 Reading the counter when an interval reaches the test (the old way) put each edge at that interval's arrival plus
 a SHOW GLOBAL STATUS: two independent delays, at the window's two ends. On a busy machine they are tens of ms, and
 at 2,000 TPS that moved a 6 s window's server count by ~2 % (client 1,971.7 vs server 2,015). Here a thread polls
-the counters every few ms, each reading stamped with the midpoint of its query, and the counter's value at an edge
-is interpolated between the readings around it.
+the counters every few ms, each reading stamped with when its query was sent and when its answer was read; the
+counter's value at an edge lies between the last reading answered before it and the first one sent after it, and
+is interpolated there (a reading whose thread waited for the CPU has a wide stamp and is not used near an edge).
 
 Where an engine's seconds end:
 - the builtin engines (local and over SSH): a worker takes its counters when it wakes after each second's deadline,
   late on a busy machine (a tick then counts more than a second, the next one less), and says when; the engine
   keeps that instant per tick (`BuiltinEngine.edges`, weighted over its workers or hosts by their events). The
   nominal second (`Interval.t`) was 0.3 s off there under the suite's own load (5.6 % at 600 TPS);
-- sysbench reports `--report-interval=1` lines from its own timer, at nominal seconds from its start (a late
-  report thread makes its interval longer, and it prints the rate over the real length, so the nominal second is
-  the right one for `tps`). `Interval.t` is our launch time + N, not sysbench's start: the edges are `Interval.t`
-  plus one offset per process, taken as the smallest (arrival - t) over the step's lines; a delay is never
-  negative, so the least delayed line is the closest to the edge. An error in that offset shifts both ends of
-  the window alike, which a steady load does not feel.
+- sysbench reports `--report-interval=1` lines from its own timer thread, which takes its counters when it wakes
+  (late on a busy machine) and prints the rate over the real length of that interval, not a count: a late wake
+  makes one interval 1.3 s long at the same rate. Summed as counts, those rates miss or add events wherever the
+  load changed between intervals (3.2 % at 2 threads beside the suite's other workers). So for sysbench each
+  line's rate is integrated over the time it covers, measured by the lines' arrivals here, and compared with the
+  server's count between the first and the last arrival: a delay at either end moves both sides alike.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class ServerCounters:
         self.conn = open_connection(params)
         # SHOW (never SELECT): the poll must not move Com_select, which the open-loop test counts
         self._sql = "SHOW GLOBAL STATUS WHERE Variable_name IN ({})".format(", ".join(f"'{n}'" for n in names))
-        self.times: list[float] = []
+        self.sent: list[float] = []  # when each reading's query was sent
+        self.read: list[float] = []  # when its answer was read (the value is of some instant in between)
         self.values: list[dict[str, int]] = []
         self.intervals: list[Interval] = []
         self.arrivals: list[float] = []
@@ -57,7 +59,8 @@ class ServerCounters:
         after = time.time()
         got = {(k.decode() if isinstance(k, bytes) else k): int(v) for k, v in rows}
         assert set(got) == set(self.names), (got, self.names)
-        self.times.append((before + after) / 2)
+        self.sent.append(before)
+        self.read.append(after)
         self.values.append(got)
 
     def _poll(self) -> None:
@@ -85,20 +88,23 @@ class ServerCounters:
         self.close()
 
     def edges(self, first: int, last: int) -> tuple[float, float]:
-        """Where interval `first` began and interval `last` ended, on the wall clock."""
+        """Where interval `first` began and interval `last` ended, on the wall clock: a builtin engine's own
+        edges; for sysbench, the arrivals of the lines before `first` and of `last` (`first` >= 1)."""
         if self.engine is not None:
             tick = round(self.intervals[first].t - self.engine.t0_wall) - 1
             end = round(self.intervals[last].t - self.engine.t0_wall) - 1
             return self.engine.edges[tick - 1], self.engine.edges[end]
-        offset = min(a - iv.t for a, iv in zip(self.arrivals, self.intervals, strict=True))
-        return self.intervals[first].t + offset - 1.0, self.intervals[last].t + offset
+        assert first >= 1, "sysbench's first interval has no arrival before it"
+        return self.arrivals[first - 1], self.arrivals[last]
 
     def at(self, t: float, name: str) -> float:
-        """The counter at wall time `t`, interpolated between the readings on either side of it."""
-        i = bisect.bisect_left(self.times, t)
-        assert 0 < i < len(self.times), f"no reading on both sides of {t} ({self.times[0]}..{self.times[-1]})"
-        t0, t1 = self.times[i - 1], self.times[i]
-        v0, v1 = self.values[i - 1][name], self.values[i][name]
+        """The counter at wall time `t`: at least the value of the last reading answered by `t`, at most that of
+        the first one sent after `t`; interpolated between the two instants."""
+        lo = bisect.bisect_right(self.read, t) - 1  # read is increasing: the readings are one after another
+        hi = bisect.bisect_left(self.sent, t)
+        assert lo >= 0 and hi < len(self.sent), f"no reading on both sides of {t} ({self.sent[0]}..{self.read[-1]})"
+        t0, t1 = self.read[lo], self.sent[hi]
+        v0, v1 = self.values[lo][name], self.values[hi][name]
         return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else float(v1)
 
     def over(self, first: int, last: int, name: str = "Com_commit") -> float:
@@ -107,4 +113,9 @@ class ServerCounters:
         return self.at(end, name) - self.at(start, name)
 
     def client(self, first: int, last: int) -> float:
-        return sum(iv.tps for iv in self.intervals[first:last + 1])
+        """The client's count over the same span: a builtin engine's counts; sysbench's rates times the time each
+        covered (see the module's docstring)."""
+        if self.engine is not None:
+            return sum(iv.tps for iv in self.intervals[first:last + 1])
+        assert first >= 1, "sysbench's first interval has no arrival before it"
+        return sum(self.intervals[k].tps * (self.arrivals[k] - self.arrivals[k - 1]) for k in range(first, last + 1))

@@ -51,7 +51,7 @@ def test_a_rate_is_kept_by_the_client_and_the_server(sandbox_params, point_selec
         eng.close()
     ivs = clock.intervals[1:]  # the seconds this test always compared: all but the step's first
     assert len(ivs) >= 5
-    client = sum(iv.tps for iv in ivs) / len(ivs)
+    client = sum(iv.tps for iv in ivs) / len(ivs)  # the rate the engine says it kept
     server = clock.over(1, len(clock.intervals) - 1, "Com_select") / len(ivs)
     assert abs(client - RATE) / RATE < 0.03, (engine, client)
     assert abs(server - RATE) / RATE < 0.03, (engine, server)
