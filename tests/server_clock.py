@@ -13,12 +13,12 @@ Where an engine's seconds end:
   late on a busy machine (a tick then counts more than a second, the next one less), and says when; the engine
   keeps that instant per tick (`BuiltinEngine.edges`, weighted over its workers or hosts by their events). The
   nominal second (`Interval.t`) was 0.3 s off there under the suite's own load (5.6 % at 600 TPS);
-- sysbench reports `--report-interval=1` lines from its own timer thread, which takes its counters when it wakes
-  (late on a busy machine) and prints the rate over the real length of that interval, not a count: a late wake
-  makes one interval 1.3 s long at the same rate. Summed as counts, those rates miss or add events wherever the
-  load changed between intervals (3.2 % at 2 threads beside the suite's other workers). So for sysbench each
-  line's rate is integrated over the time it covers, measured by the lines' arrivals here, and compared with the
-  server's count between the first and the last arrival: a delay at either end moves both sides alike.
+- sysbench reports `--report-interval=1` lines from its own timer, at nominal seconds from its start. `Interval.t`
+  is our launch time + N, not sysbench's start: the edges are `Interval.t` plus one offset per process, taken as
+  the smallest (arrival - t) over the step's lines; a delay is never negative, so the least delayed line is the
+  closest to the edge. An error in that offset shifts both ends of the window alike. (Integrating each line's
+  rate over the time between arrivals instead was worse: lines that a busy reader takes late arrive together,
+  13.8 % apart beside the suite's other workers.)
 """
 
 from __future__ import annotations
@@ -88,14 +88,13 @@ class ServerCounters:
         self.close()
 
     def edges(self, first: int, last: int) -> tuple[float, float]:
-        """Where interval `first` began and interval `last` ended, on the wall clock: a builtin engine's own
-        edges; for sysbench, the arrivals of the lines before `first` and of `last` (`first` >= 1)."""
+        """Where interval `first` began and interval `last` ended, on the wall clock."""
         if self.engine is not None:
             tick = round(self.intervals[first].t - self.engine.t0_wall) - 1
             end = round(self.intervals[last].t - self.engine.t0_wall) - 1
             return self.engine.edges[tick - 1], self.engine.edges[end]
-        assert first >= 1, "sysbench's first interval has no arrival before it"
-        return self.arrivals[first - 1], self.arrivals[last]
+        offset = min(a - iv.t for a, iv in zip(self.arrivals, self.intervals, strict=True))
+        return self.intervals[first].t + offset - 1.0, self.intervals[last].t + offset
 
     def at(self, t: float, name: str) -> float:
         """The counter at wall time `t`: at least the value of the last reading answered by `t`, at most that of
@@ -113,9 +112,5 @@ class ServerCounters:
         return self.at(end, name) - self.at(start, name)
 
     def client(self, first: int, last: int) -> float:
-        """The client's count over the same span: a builtin engine's counts; sysbench's rates times the time each
-        covered (see the module's docstring)."""
-        if self.engine is not None:
-            return sum(iv.tps for iv in self.intervals[first:last + 1])
-        assert first >= 1, "sysbench's first interval has no arrival before it"
-        return sum(self.intervals[k].tps * (self.arrivals[k] - self.arrivals[k - 1]) for k in range(first, last + 1))
+        """The client's count over the same seconds (sysbench's rates are per nominal second)."""
+        return sum(iv.tps for iv in self.intervals[first:last + 1])

@@ -90,7 +90,7 @@ def test_tps_agrees_with_com_commit_within_2_percent(each_server, rw, engine_cls
         for threads in (2, 4):
             with ServerCounters(params, engine=engine if engine_cls is BuiltinEngine else None) as clock:
                 engine.run_step({"main": threads}, 6, clock.sink, threading.Event())
-            # every second but the first, as always (sysbench's first has no line before it to start from)
+            # every second but the step's first, as this test always compared
             last = len(clock.intervals) - 1
             server = clock.over(1, last)
             client = clock.client(1, last)

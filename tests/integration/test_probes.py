@@ -114,10 +114,6 @@ def test_rw16_records_waits_cpu_processes_and_server_counters(rw16, cli):
     assert not [e for e in show["events"] if e["kind"] in ("probe_unavailable", "probe_error")]
 
 
-# Alone, after the rest of the suite (Makefile): it compares the stored series, the status probe's seconds with the
-# engine's, and the probe samples on its own clock, not at the engine's edges (beside the suite's other workers the
-# totals were 2.03 % apart). Until the probe reads at the engine's edges, it runs on a machine not shared with them.
-@pytest.mark.solo
 def test_server_questions_agree_with_engine_qps(rw16):
     store = Store(Path(os.environ["TUNEBENCH_HOME"]) / "sessions.sqlite")
     series = store.series(rw16["sid"])
