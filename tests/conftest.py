@@ -124,11 +124,69 @@ def sandbox_params(sandbox):
     return conn_params(sandbox.target(), "socket", database="tunebench")
 
 
+# Commands that only read a store and print: run in this process (a `tunebench` process costs ~0.7 s of CPU to start
+# and import, ~80 of them a suite). Their output, exit status and store reads are the same; what a process does
+# (signals, a run's child processes, knobs, exit on a dead parent) is never what such a test is about. Anything
+# else, or with an environment of its own, runs as the user runs it: `python -m tunebench` in a new process.
+IN_PROCESS = frozenset({("sessions", "show"), ("sessions", "export"), ("sessions", "list"), ("sessions", "profile"),
+                        ("sessions", "diff"), ("workloads",), ("target", "list"), ("target", "add"),
+                        ("target", "remove"), ("servers", "list")})
+
+
+def _command(args: tuple[str, ...]) -> tuple[str, ...]:
+    rest = list(args)
+    while rest[:1] == ["--db"]:
+        rest = rest[2:]
+    if rest[:1] == ["workloads"]:
+        return ("workloads",)
+    return tuple(rest[:2])
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    db = args[1] if args[:1] == ("--db",) and len(args) > 1 else ""
+    if not env and _command(args) in IN_PROCESS and "://" not in db:  # (a server's store: its connections)
+        return _run_in_process(args)
     full_env = dict(os.environ)
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "tunebench", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=ROOT)
+
+
+def _run_in_process(args: tuple[str, ...]) -> subprocess.CompletedProcess:
+    """`tunebench ARGS` as main() runs it, its stdout and stderr captured (argparse's exit 2 included)."""
+    import contextlib
+    import io
+
+    from tunebench.cli import main
+    from tunebench.store.repo import Store
+
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    opened: list[Store] = []
+    init = Store.__init__
+
+    def tracked(self, *a, **kw):  # the command's stores, closed after it as its process exit would
+        opened.append(self)
+        init(self, *a, **kw)
+
+    try:
+        Store.__init__ = tracked  # type: ignore[method-assign]
+        os.chdir(ROOT)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main(list(args))
+            except SystemExit as exc:
+                rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if isinstance(exc.code, str):
+                    print(exc.code, file=sys.stderr)
+    finally:
+        Store.__init__ = init  # type: ignore[method-assign]
+        os.chdir(cwd)
+        for store in opened:
+            with contextlib.suppress(Exception):
+                store.close()
+    return subprocess.CompletedProcess([sys.executable, "-m", "tunebench", *args], rc, out.getvalue(),
+                                       err.getvalue())
 
 
 def wait_for_load(proc: subprocess.Popen, seconds: float = 120, lines: int = 2, marker: str = " main thds:") -> None:

@@ -13,12 +13,14 @@ Where an engine's seconds end:
   late on a busy machine (a tick then counts more than a second, the next one less), and says when; the engine
   keeps that instant per tick (`BuiltinEngine.edges`, weighted over its workers or hosts by their events). The
   nominal second (`Interval.t`) was 0.3 s off there under the suite's own load (5.6 % at 600 TPS);
-- sysbench reports `--report-interval=1` lines from its own timer, at nominal seconds from its start. `Interval.t`
-  is our launch time + N, not sysbench's start: the edges are `Interval.t` plus one offset per process, taken as
-  the smallest (arrival - t) over the step's lines; a delay is never negative, so the least delayed line is the
-  closest to the edge. An error in that offset shifts both ends of the window alike. (Integrating each line's
-  rate over the time between arrivals instead was worse: lines that a busy reader takes late arrive together,
-  13.8 % apart beside the suite's other workers.)
+- sysbench reports each `--report-interval=1` second through Tunebench's hook (load/sysbench.py REPORT_LUA), which
+  also prints the wall clock when it runs, just after sysbench took the second's counters (`Interval.edge`). Its
+  rates are over the interval's real length (events / time_interval) and `Interval.t` is our launch time plus
+  sysbench's elapsed time, so an interval runs from the previous line's `t` to its own and counts its rate times
+  that length. Before the hook said the wall clock, the edges were `Interval.t` plus one offset per process, the
+  smallest (arrival - t) over the step's lines: beside the suite's other workers every line of a step could reach
+  the reader late (all six at once, 5 s after the first was taken), the offset came out 0.15 s too late and the
+  server's window lost 3 % (client 4,890 vs server 4,749).
 """
 
 from __future__ import annotations
@@ -93,8 +95,19 @@ class ServerCounters:
             tick = round(self.intervals[first].t - self.engine.t0_wall) - 1
             end = round(self.intervals[last].t - self.engine.t0_wall) - 1
             return self.engine.edges[tick - 1], self.engine.edges[end]
-        offset = min(a - iv.t for a, iv in zip(self.arrivals, self.intervals, strict=True))
-        return self.intervals[first].t + offset - 1.0, self.intervals[last].t + offset
+        ivs = self.intervals
+        assert all(iv.edge is not None for iv in ivs), "sysbench's lines carry no wall clock"
+        start = ivs[first - 1].edge if first > 0 else ivs[first].edge - (ivs[first].t - self._start(first))
+        return start, ivs[last].edge
+
+    def _start(self, i: int) -> float:
+        """sysbench: where interval `i` began, on its own clock (the previous line's end; the first: a second)."""
+        return self.intervals[i - 1].t if i > 0 else self.intervals[i].t - 1.0
+
+    def seconds(self, first: int, last: int) -> float:
+        """How long intervals `first`..`last` lasted, edge to edge."""
+        start, end = self.edges(first, last)
+        return end - start
 
     def at(self, t: float, name: str) -> float:
         """The counter at wall time `t`: at least the value of the last reading answered by `t`, at most that of
@@ -112,5 +125,20 @@ class ServerCounters:
         return self.at(end, name) - self.at(start, name)
 
     def client(self, first: int, last: int) -> float:
-        """The client's count over the same seconds (sysbench's rates are per nominal second)."""
-        return sum(iv.tps for iv in self.intervals[first:last + 1])
+        """The client's count over the same seconds: a builtin engine's tick counts its events (whatever its length);
+        a sysbench line's rate is over its interval's real length."""
+        if self.engine is not None:
+            return sum(iv.tps for iv in self.intervals[first:last + 1])
+        return sum(self.intervals[i].tps * (self.intervals[i].t - self._start(i)) for i in range(first, last + 1))
+
+    def describe(self) -> str:
+        """The intervals as the comparison saw them (for a failure's message): per interval its end on the engine's
+        clock and its edge relative to the first, its threads and count, and the poll's readings."""
+        ivs = self.intervals
+        if not ivs:
+            return "no intervals"
+        t0 = ivs[0].t
+        rows = [f"({iv.t - t0:.3f}, edge {'-' if iv.edge is None else f'{iv.edge - t0:.3f}'}, thds {iv.threads}, "
+                f"tps {iv.tps:.0f})" for iv in ivs]
+        return f"{len(self.sent)} readings {self.sent[0] - t0:.3f}..{self.read[-1] - t0:.3f}; " + " ".join(rows)
+

@@ -12,6 +12,8 @@ from pathlib import Path
 from tunebench.hosts.server_binary import program_of
 
 SERVER_NAMES = ("mariadbd", "mysqld")
+# what the kernel calls such a process: the server's own binary, or the kit's loader (ld-linux-x86-64.so.2 runs it)
+COMMS = frozenset(n.encode() for n in SERVER_NAMES)
 
 
 def servers_under(roots: Iterable[str]) -> dict[int, str]:
@@ -20,6 +22,12 @@ def servers_under(roots: Iterable[str]) -> dict[int, str]:
     found: dict[int, str] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
+            continue
+        try:  # the name first (one short read): most processes are not a server nor a loader running one
+            comm = (entry / "comm").read_bytes().strip()
+        except OSError:
+            continue
+        if comm not in COMMS and not comm.startswith(b"ld-"):
             continue
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")

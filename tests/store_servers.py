@@ -60,10 +60,14 @@ class PostgresStore:
         pwfile.unlink()
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
-        self.start()
-        subprocess.run(["runuser", "-u", RUN_AS, "--", str(self.bin / "psql"), "-h", str(self.root), "-p",
-                        str(self.port), "-U", self.user, "-d", "postgres", "-qc", "CREATE DATABASE tunebench"],
-                       check=True, capture_output=True, timeout=30)
+        try:
+            self.start()
+            subprocess.run(["runuser", "-u", RUN_AS, "--", str(self.bin / "psql"), "-h", str(self.root), "-p",
+                            str(self.port), "-U", self.user, "-d", "postgres", "-qc", "CREATE DATABASE tunebench"],
+                           check=True, capture_output=True, timeout=30)
+        except BaseException:  # never a postgres left running behind a failed fixture
+            self.close()
+            raise
 
     def url(self, database: str = "tunebench") -> str:
         return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{database}"
@@ -78,6 +82,14 @@ class PostgresStore:
              "max_connections=50"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         _wait_port(self.port, self.proc, self.log)
+        # listening is not accepting: until its start-up ends, postgres answers "the database system is starting
+        # up" (psql exit 2, seen on a loaded machine); pg_isready says when it accepts (bounded)
+        deadline = time.monotonic() + 60
+        while subprocess.run([str(self.bin / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port)],
+                             capture_output=True, timeout=30).returncode != 0:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"postgres did not accept connections: {self.log.read_text()[-800:]}")
+            time.sleep(0.1)
 
     def stop(self) -> None:
         """Fast shutdown: the clients' connections are cut, as when a server goes away."""

@@ -96,7 +96,7 @@ def test_tps_agrees_with_com_commit_within_2_percent(each_server, rw, engine_cls
             client = clock.client(1, last)
             assert len(clock.intervals) >= 3 and server > 0, (threads, len(clock.intervals), server)
             assert client > 0
-            assert abs(client - server) / server < 0.02, (threads, client, server)
+            assert abs(client - server) / server < 0.02, (threads, client, server, clock.describe())
     finally:
         engine.close()
 

@@ -48,12 +48,18 @@ def probe_settings(params):
     }
 
 
-def _amount(series, name, t_from, t_to):
+def _amount(series, name, t_from, t_to, edges: str | None = None):
     """How many (queries, ...) a per-second rate series counts in [t_from, t_to]: each sample is the rate over
     the time since the one before it, weighted by how much of that time lies in the span. Two series sampled
-    at different offsets (the engine's seconds, the probe's seconds) are compared over exactly one span."""
+    at different offsets (the engine's seconds, the probe's seconds) are compared over exactly one span.
+    `edges`: the series of where each of the engine's seconds really ended (client.<g>.edge_ms, ms after its
+    nominal end: late on a busy machine, and a tick counts from one take to the next)."""
     d = series[name]
     t, v = np.asarray(d.t, float), np.asarray(d.v, float)
+    if edges is not None:
+        e = series[edges]
+        assert np.array_equal(np.asarray(e.t, float), t), (len(e.t), len(t))
+        t = t + np.asarray(e.v, float) / 1000.0
     start = np.concatenate(([t[0] - 1.0], t[:-1]))
     overlap = np.clip(np.minimum(t, t_to) - np.maximum(start, t_from), 0, None)
     return float(np.sum(v * overlap))
@@ -98,8 +104,11 @@ def test_rw16_records_waits_cpu_processes_and_server_counters(rw16, cli):
     for state in ("user", "system", "iowait", "steal", "idle"):
         assert f"host.local.cpu.{state}" in series
     assert series["host.local.cpu.busy"]["mean"] > 20
-    assert series["proc.local.server.cpu"]["mean"] > 5  # mariadbd
-    assert series["proc.local.client.cpu"]["mean"] > 5  # the builtin engine's worker processes
+    # mariadbd, and the builtin engine's worker processes: each found and measured. Their shares of the machine
+    # follow what else runs (a busy suite gave the client 3.7 %); the client's work per statement does not: the
+    # engine uses a sizeable fraction of the server's CPU, never next to nothing (a probe that lost the workers)
+    assert series["proc.local.server.cpu"]["mean"] > 1
+    assert series["proc.local.client.cpu"]["mean"] > 0.1 * series["proc.local.server.cpu"]["mean"]
     assert series["server.threads_running"]["max"] >= 2
     assert series["server.threads_connected"]["max"] >= 16
     for name in ("server.questions", "server.com_commit", "server.handler_read_key", "server.history_list_length",
@@ -126,7 +135,8 @@ def test_server_questions_agree_with_engine_qps(rw16):
     questions = _steady(series, "server.questions", lo, hi)
     assert len(qps) >= 5 and len(questions) >= 5
     # totals over one span, not means of differently offset seconds (those drifted 3-5 % under machine load)
-    ratio = _amount(series, "server.questions", lo, hi) / _amount(series, "client.main.qps", lo, hi)
+    ratio = (_amount(series, "server.questions", lo, hi)
+             / _amount(series, "client.main.qps", lo, hi, edges="client.main.edge_ms"))
     assert abs(ratio - 1) < 0.02, ratio
     # and per second on the shared clock, not just on average
     assert np.median(np.abs(questions[: len(qps)] / qps[: len(questions)] - 1)) < 0.1

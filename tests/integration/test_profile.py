@@ -158,14 +158,16 @@ def server_cpu_seconds(sid, cli) -> list[float]:
     out = []
     for s in data["steps"]:
         end = s["ended_at"] if s.get("ended_at") is not None else float("inf")
-        out.append(sum(x for ti, x in zip(t, v) if s["started_at"] <= ti <= end) * ncpu / 100.0)
+        out.append(sum(x for ti, x in zip(t, v, strict=True) if s["started_at"] <= ti <= end) * ncpu / 100.0)
     return out
 
 
 def assert_samples_cover(samples: int, cpu_seconds: float) -> None:
-    """perf samples the server at 99 Hz of its own CPU time: a step's stacks hold at least half of the samples the
-    server's CPU time in the step gives (the profile covers the step, whatever CPU the machine let the server have:
-    on a quiet machine a 4 s read-only step gives ~400 of them; beside a busy suite 25 were seen, with the server
-    getting its share), and some (a step of load is never without the server's stacks)."""
+    """perf samples every CPU at 99 Hz, so the server gets ~99 samples per second of its own CPU time while perf
+    records: a step's stacks hold at least a fifth of what the server's CPU time in the step gives, and some (a
+    step of load is never without the server's stacks). Whatever CPU the machine let the server have: a fixed
+    count (> 50) failed where the server got little (25 samples, CI). perf records in 5 s windows and runs
+    `perf script` between them, so a loaded machine widens the gaps: 99-101/s quiet, 76-97/s beside three CPU
+    hogs, 38/s beside the suite's four workers (load average ~10)."""
     print(f"profile: {samples} samples for {cpu_seconds:.2f} server CPU s ({samples / max(cpu_seconds, 1e-9):.0f}/s)")
-    assert samples > 0 and samples >= 0.5 * 99 * cpu_seconds, (samples, cpu_seconds)
+    assert samples > 0 and samples >= 0.2 * 99 * cpu_seconds, (samples, cpu_seconds)

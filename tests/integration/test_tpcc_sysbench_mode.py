@@ -30,7 +30,8 @@ SCHEMA, SCALE, THREADS = "tb_tpcc_sb", 2, 8
 # Transactions per tool: enough that 2 % is ~4 standard deviations of the difference of two runs' statements per
 # transaction at the nominal mix (the spread of NewOrder's 5-15 lines is what is left).
 TRANSACTIONS = 10_000
-COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Com_rollback", "Com_stmt_reprepare", "Com_stmt_execute", "Com_stmt_prepare", "Aborted_clients", "Questions")
+COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Com_rollback",
+       "Com_stmt_reprepare", "Aborted_clients")  # the last two: said when the counts disagree
 WEIGHTS = {"new_order": 10, "payment": 10, "order_status": 1, "delivery": 1, "stock_level": 1}
 # A fragment of each statement's digest text (lower case, no backquotes) -> its transaction; every statement must
 # match fragments of one transaction only. The last-name count is both Payment's and OrderStatus's.

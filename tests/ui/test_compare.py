@@ -84,7 +84,8 @@ def test_the_why_tab_is_the_sessions_diff_of_two(qtbot, tmp_path):
     view = CompareView(store, THEMES["light"])
     qtbot.addWidget(view)
     view.set_sessions([a, b])
-    qtbot.waitUntil(lambda: view.why.table.rowCount() > 0, timeout=10000)
+    # 0.3 s here alone; a bound on the wait, not a speed: beside the suite's other workers 10 s passed once
+    qtbot.waitUntil(lambda: view.why.table.rowCount() > 0, timeout=60000)
     want = diff(diff_side(store, a), diff_side(store, b))
     shown = [view.why.table.item(r, 0).text() for r in range(view.why.table.rowCount())]
     assert shown[0] == "waits per transaction"

@@ -93,7 +93,11 @@ def play_and_sample(win, qtbot, heads: list[float], check) -> list[str]:
             pass
         head = float(blocker.args[0])
         sampled.append(head)
+        # paused while checking: the bar's clock is the wall's (a late tick does not slow it), so a check that
+        # took a busy machine a second would otherwise jump the head 10 s, past the end before the next head
+        bar.play(False)
         check(head, problems)
+        bar.play(True)
     bar.play(False)
     assert len(sampled) == len(heads)
     return problems

@@ -9,8 +9,10 @@ from server_leaks import kill_all, servers_under
 
 
 def test_a_server_under_a_session_directory_is_found_and_killed(tmp_path):
-    # a process that looks like a server of this directory: argv[0] .../mariadbd
-    proc = subprocess.Popen([str(tmp_path / "mariadbd"), "60"], executable="/bin/sleep")
+    # a process that looks like a server of this directory: a program named mariadbd (the name the kernel gives the
+    # process, which the guard reads first), run as .../mariadbd
+    (tmp_path / "mariadbd").symlink_to("/bin/sleep")
+    proc = subprocess.Popen([str(tmp_path / "mariadbd"), "60"])
     try:
         found = wait_until(lambda: servers_under([str(tmp_path)]), 5, "the fake server to show in /proc")
         assert list(found) == [proc.pid]

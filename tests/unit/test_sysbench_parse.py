@@ -71,3 +71,18 @@ def test_command_never_carries_the_password(tmp_path):
     assert not any(a.startswith(("--mode", "--tables", "--rand-type")) for a in largv)
     tcp = build_command(g, ConnParams("u", "pw", host="127.0.0.1", port=3307), 8, 30)
     assert "--mysql-host=127.0.0.1" in tcp and "--mysql-port=3307" in tcp
+
+
+def test_the_report_hooks_line_carries_where_the_second_ended():
+    """Tunebench's hook (REPORT_LUA) prints sysbench's elapsed time, its counters as rates, the queue and the wall
+    clock when it took them (Interval.edge for a local sysbench); older lines without the clock still parse."""
+    from tunebench.load.sysbench import REPORT_LUA, parse_report_line
+
+    line = "@tb-report abc 3.001 4 1000.0000 20000.0000 14000.0000 4000.0000 2000.0000 5.280000 0.0000 0.0000 -1 " \
+           "1795838419.604526"
+    p = parse_report_line(line, "abc")
+    assert p is not None and (p.sec, p.threads, p.tps, p.queue, p.wall) == (3.001, 4, 1000.0, None, 1795838419.604526)
+    assert parse_report_line(line.rsplit(" ", 1)[0], "abc").wall is None
+    assert parse_report_line(line.rsplit(" ", 1)[0] + " -1.000000", "abc").wall is None  # the clock unreadable
+    assert parse_report_line(line, "other-token") is None
+    assert "clock_gettime" in REPORT_LUA and "%.6f\\n" in REPORT_LUA

@@ -43,6 +43,11 @@ class Interval:
     lag_ms: float | None = None
     late: float = 0.0
     skipped: float = 0.0
+    # Where the engine really took this second's counts (epoch seconds), when it knows and it is on this machine's
+    # clock (the builtin engine here): a worker takes them when it wakes after the second's deadline, late when
+    # the machine is busy, and a tick counts from the last take to this one. Kept as `edge_ms`, how late after `t`:
+    # a starved load generator shows there, and a count over a span uses the seconds' real edges.
+    edge: float | None = None
 
     def series(self) -> dict[str, float]:
         """The interval as named series values (DESIGN.md naming), skipping unknown latencies."""
@@ -73,6 +78,8 @@ class Interval:
                 value = self.svc_lat_ms.get(key)
                 if value is not None:
                     out[f"{prefix}svc.lat.{key}"] = value
+        if self.edge is not None:
+            out[prefix + "edge_ms"] = (self.edge - self.t) * 1000.0
         for name, values in self.trx.items():
             for key, value in values.items():
                 if value is not None:

@@ -95,6 +95,7 @@ class BuiltinEngine:
     started again for the next step."""
 
     name = "builtin"
+    EDGES_ON_OUR_CLOCK = True  # the workers' take instants are this machine's (Interval.edge)
 
     def __init__(self, params: ConnParams, groups: list[ClientGroup], workers: int | None = None,
                  seed: int | None = None, notes: NoteSink | None = None, on_gap: GapSink | None = None):
@@ -498,7 +499,7 @@ class BuiltinEngine:
                 out(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
                              qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
                              lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type),
-                             **extra))
+                             edge=self.edges.get(tick) if self.EDGES_ON_OUR_CLOCK else None, **extra))
             # silence counts the connections asked for: a lost server's are reconnecting, not connected
             silence_reported = self._watch_silence(asked, statements, silence_reported)
             if asked and all(finished.get(g, 0) >= n for g, n in threads.items() if n):

@@ -127,6 +127,8 @@ class RemoteBuiltinEngine(BuiltinEngine):
     group runs on host n % hosts, so a step's threads split over the hosts as sysbench's split_threads does; each
     host's seconds are also recorded as `client.GROUP@HOST.*`."""
 
+    EDGES_ON_OUR_CLOCK = False  # a client host's take instants are on its own clock
+
     def __init__(self, params: ConnParams, groups: list[ClientGroup], runners: Sequence[Any],
                  python: str = DEFAULT_PYTHON, workers: int | None = None, seed: int | None = None,
                  notes: NoteSink | None = None, on_gap: GapSink | None = None,

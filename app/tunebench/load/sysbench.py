@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import secrets
@@ -64,6 +65,7 @@ class SysbenchLine:
     errors: float
     reconnects: float
     queue: int | None = None  # --rate: events generated and not started yet (sysbench's queue length)
+    wall: float | None = None  # the wall clock (epoch s, on sysbench's host) when it took the second's counters
 
 
 def parse_interval_line(line: str) -> SysbenchLine | None:
@@ -88,12 +90,21 @@ if not script:find("/") then
   script = assert(package.searchpath(script, package.path), "sysbench has no script " .. script)
 end
 dofile(script)
+-- the wall clock when the hook runs, just after sysbench took the second's counters: where the second really ended
+-- (the reader of these lines may get them late; sysbench's own elapsed time is not on the wall clock)
+local ffi = require("ffi")
+pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } tb_timespec; int clock_gettime(int, tb_timespec *);")
+local ts = ffi.new("tb_timespec")
+local function wall()
+  if ffi.C.clock_gettime(0, ts) ~= 0 then return -1 end
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
 sysbench.hooks.report_intermediate = function(stat)
   local s = stat.time_interval
-  io.stdout:write(string.format("@tb-report %s %.3f %u %.4f %.4f %.4f %.4f %.4f %.6f %.4f %.4f %d\\n", token,
+  io.stdout:write(string.format("@tb-report %s %.3f %u %.4f %.4f %.4f %.4f %.4f %.6f %.4f %.4f %d %.6f\\n", token,
     stat.time_total, stat.threads_running, stat.events / s, (stat.reads + stat.writes + stat.other) / s,
     stat.reads / s, stat.writes / s, stat.other / s, stat.latency_pct * 1000, stat.errors / s, stat.reconnects / s,
-    stat.queue_length or -1))
+    stat.queue_length or -1, wall()))
   io.stdout:flush()
 end
 """
@@ -102,15 +113,17 @@ end
 def parse_report_line(line: str, token: str, percentile: float = 95.0) -> SysbenchLine | None:
     """A second of sysbench's own report through Tunebench's hook (REPORT_LUA), carrying the run's token."""
     parts = line.split()
-    if len(parts) not in (12, 13) or parts[0] != REPORT_MARK or parts[1] != token:
+    if len(parts) not in (12, 13, 14) or parts[0] != REPORT_MARK or parts[1] != token:
         return None
     try:
         sec, thds = float(parts[2]), int(parts[3])
         tps, qps, r, w, o, lat, err, rc = (float(x) for x in parts[4:12])
-        queue = int(parts[12]) if len(parts) == 13 else -1
+        queue = int(parts[12]) if len(parts) >= 13 else -1
+        wall = float(parts[13]) if len(parts) == 14 else -1.0
     except ValueError:
         return None
-    return SysbenchLine(sec, thds, tps, qps, r, w, o, percentile, lat, err, rc, queue if queue >= 0 else None)
+    return SysbenchLine(sec, thds, tps, qps, r, w, o, percentile, lat, err, rc, queue if queue >= 0 else None,
+                        wall if math.isfinite(wall) and wall > 0 else None)
 
 
 def parse_summary(text: str) -> dict[str, float]:
@@ -430,7 +443,8 @@ class SysbenchEngine:
                 "rate": load.rate, "backlog": None if parsed.queue is None else float(parsed.queue)}
             iv = Interval(t=t0 + parsed.sec, group=group.name, threads=parsed.threads, tps=parsed.tps,
                           qps=parsed.qps, reads=parsed.reads, writes=parsed.writes, other=parsed.other,
-                          lat_ms=lat, errors=parsed.errors, reconnects=parsed.reconnects, **open_loop)
+                          lat_ms=lat, errors=parsed.errors, reconnects=parsed.reconnects,
+                          edge=None if self.remote else parsed.wall, **open_loop)
             if merge is None:
                 sink(iv)
                 continue
