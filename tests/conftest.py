@@ -124,21 +124,22 @@ def sandbox_params(sandbox):
     return conn_params(sandbox.target(), "socket", database="tunebench")
 
 
-# Commands that only read a store and print: run in this process (a `tunebench` process costs ~0.7 s of CPU to start
-# and import, ~80 of them a suite). Their output, exit status and store reads are the same; what a process does
-# (signals, a run's child processes, knobs, exit on a dead parent) is never what such a test is about. Anything
-# else, or with an environment of its own, runs as the user runs it: `python -m tunebench` in a new process.
+# Commands that read or write a store and print, and the data commands (prepare, check, cleanup: statements on the
+# server): run in this process (a `tunebench` process costs ~0.7 s of CPU to start and import, ~120 of these a
+# suite). Their output, exit status, store and server effects are the same; what a process does (signals, a run's
+# child processes, knobs, exit on a dead parent) is never what such a test is about. Anything else, or with an
+# environment of its own, runs as the user runs it: `python -m tunebench` in a new process.
 IN_PROCESS = frozenset({("sessions", "show"), ("sessions", "export"), ("sessions", "list"), ("sessions", "profile"),
                         ("sessions", "diff"), ("workloads",), ("target", "list"), ("target", "add"),
-                        ("target", "remove"), ("servers", "list")})
+                        ("target", "remove"), ("servers", "list"), ("prepare",), ("cleanup",), ("check",)})
 
 
 def _command(args: tuple[str, ...]) -> tuple[str, ...]:
     rest = list(args)
     while rest[:1] == ["--db"]:
         rest = rest[2:]
-    if rest[:1] == ["workloads"]:
-        return ("workloads",)
+    if rest[:1] in (["workloads"], ["prepare"], ["cleanup"], ["check"]):
+        return (rest[0],)
     return tuple(rest[:2])
 
 
@@ -231,7 +232,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="only check that every test using a server fixture is marked integration (at collection)")
 
 
+# How long each test file took on one of four xdist workers here (its tests' setup, call and teardown, summed;
+# `pytest -n 4 --durations=0`): the files start longest first (`make test` passes --no-loadscope-reorder), so the
+# run does not end on one worker still in a long file the others finished theirs beside. Unknown files: a minute.
+FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
+
+
+def _longest_files_first(items: list[pytest.Item]) -> None:
+    import json
+
+    seconds = json.loads(FILE_SECONDS.read_text())
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::")[0], i)
+    items.sort(key=lambda it: (-seconds.get(it.nodeid.split("::")[0], 60), first[it.nodeid.split("::")[0]]))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the same order on every worker: xdist hands out files in it
+        _longest_files_first(items)
     if config.getoption("--check-markers"):
         bad = [f"{item.nodeid} uses {', '.join(sorted(missing))}" for item in items
                if (missing := server_fixtures_without_marker(item))]
