@@ -65,10 +65,9 @@ sanitized-hotloop: venv
 # Every part runs whatever an earlier one did; the make fails if any failed.
 # The first part runs on four pytest-xdist workers (~18 min instead of ~41: most of the suite waits on the clock).
 # Each worker is a test session of its own (TUNEBENCH_HOME, sandboxes, sshd, stores; tests/conftest.py), a module's
-# tests on one worker (--dist loadfile), the longest files first (tests/file_seconds.json). TEST_WORKERS=0 runs it
-# in one process.
+# tests on one worker (--dist loadfile). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 4
-XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 TEST_START := $(shell date +%s)
 test: hotloop kits
 	@mkdir -p build; rc=0; \

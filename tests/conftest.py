@@ -232,25 +232,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="only check that every test using a server fixture is marked integration (at collection)")
 
 
-# How long each test file took on one of four xdist workers here (its tests' setup, call and teardown, summed;
-# `pytest -n 4 --durations=0`): the files start longest first (`make test` passes --no-loadscope-reorder), so the
-# run does not end on one worker still in a long file the others finished theirs beside. Unknown files: a minute.
-FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
-
-
-def _longest_files_first(items: list[pytest.Item]) -> None:
-    import json
-
-    seconds = json.loads(FILE_SECONDS.read_text())
-    first: dict[str, int] = {}
-    for i, item in enumerate(items):
-        first.setdefault(item.nodeid.split("::")[0], i)
-    items.sort(key=lambda it: (-seconds.get(it.nodeid.split("::")[0], 60), first[it.nodeid.split("::")[0]]))
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # the same order on every worker: xdist hands out files in it
-        _longest_files_first(items)
     if config.getoption("--check-markers"):
         bad = [f"{item.nodeid} uses {', '.join(sorted(missing))}" for item in items
                if (missing := server_fixtures_without_marker(item))]

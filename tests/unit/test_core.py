@@ -22,6 +22,9 @@ def test_interval_series_names():
     s = iv.series()
     assert s["client.main.tps"] == 10 and s["client.main.lat.p95"] == 1.5
     assert "client.main.lat.p99" not in s
+    assert "client.main.edge_ms" not in s  # an engine that does not know where its second ended says nothing
+    late = Interval(t=1.0, group="main", threads=4, tps=10, qps=200, reads=140, writes=40, other=20, edge=1.25)
+    assert late.series()["client.main.edge_ms"] == 250.0
 
 
 def test_summary_cv_and_means():
