@@ -44,9 +44,10 @@ class Interval:
     late: float = 0.0
     skipped: float = 0.0
     # Where the engine really took this second's counts (epoch seconds), when it knows and it is on this machine's
-    # clock (the builtin engine here): a worker takes them when it wakes after the second's deadline, late when
-    # the machine is busy, and a tick counts from the last take to this one. Kept as `edge_ms`, how late after `t`:
-    # a starved load generator shows there, and a count over a span uses the seconds' real edges.
+    # clock (the builtin engine and sysbench run here; None from client hosts): a builtin worker takes them when it
+    # wakes after the second's deadline, late when the machine is busy, and a tick counts from the last take to
+    # this one; sysbench's report hook reads the clock as it takes them. Kept as `edge_ms`, how late after `t`: a
+    # starved load generator shows there, and a count over a span uses the seconds' real edges.
     edge: float | None = None
 
     def series(self) -> dict[str, float]:
