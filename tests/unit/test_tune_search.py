@@ -143,6 +143,49 @@ def test_a_trial_that_collapses_the_load_ends_early_and_its_knob_goes_back():
     assert run.controller.now["innodb_adaptive_hash_index"] == "ON"
 
 
+def test_a_burst_of_foreign_load_in_a_trial_is_the_machines_not_the_knobs():
+    """Another process takes the CPU for 6 s from the first trial's change on: the TPS drops under half the
+    baseline whatever the knob. With the knob put back it stays low: the trial is not blamed, it runs again."""
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=120, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=1)
+    burst: list[int] = []
+
+    def tps_of(now: dict[str, str]) -> float:
+        if now["innodb_io_capacity"] == "200" and not burst:
+            return 1000.0
+        burst.append(1)
+        return 300.0 if len(burst) <= 6 else 1000.0
+
+    tuner, run = search(spec, {"innodb_io_capacity": IO}, tps_of)
+    r = tuner.result
+    assert r is not None and r.trials
+    assert not any(t.ended_early for t in r.trials), [(t.n, t.ended_early) for t in r.trials]
+    assert r.trials[0].seconds == spec.trial_seconds  # the second attempt, measured in full
+    again = [e for e in run.events if e.kind == "note" and "runs again" in e.label]
+    assert len(again) == 1 and again[0].data["n"] == 1
+    assert run.controller.now["innodb_io_capacity"] == "200"
+
+
+def test_a_knob_that_collapses_the_load_twice_ends_early_even_when_the_machine_is_busy_too():
+    """The knob halves the load and the machine is busy throughout: the check after the first collapse sees the
+    TPS low with the knob put back, the trial runs again, and its second collapse ends it (once is enough)."""
+    spec = TuneSpec((KnobRange.parse("innodb_adaptive_hash_index=ON,OFF"),), budget_seconds=200, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=0)
+    seconds: list[int] = []
+
+    def tps_of(now: dict[str, str]) -> float:
+        seconds.append(1)
+        busy = len(seconds) > 12  # from the first trial on (warm-up 3 + settle 2 + baseline 5 + ...)
+        return (100.0 if now["innodb_adaptive_hash_index"] == "OFF" else 1000.0) * (0.4 if busy else 1.0)
+
+    tuner, run = search(spec, {"innodb_adaptive_hash_index": SWITCH}, tps_of)
+    r = tuner.result
+    assert r is not None
+    early = [t for t in r.trials if t.values["innodb_adaptive_hash_index"] == "OFF"]
+    assert early and all(t.ended_early for t in early)
+    assert run.controller.now["innodb_adaptive_hash_index"] == "ON"
+
+
 def test_a_run_stopped_mid_search_keeps_what_it_measured():
     spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=300, trial_seconds=10,
                     settle_seconds=2, warmup_seconds=3)

@@ -5,7 +5,10 @@ One load runs throughout (one step of an Experiment). A trial sets the knobs it 
 run's KnobController, so they go back at the end and after a kill -9), lets the server settle, and measures. The
 baseline, the knobs' original values, is measured again after every trial: a trial is judged against the
 baseline seconds just before and just after it, so the machine's drift does not pass for a knob's effect. A trial
-whose TPS stays under half the baseline's for 3 seconds ends at once, its knobs put back.
+whose TPS stays under half the baseline's for 3 seconds ends at once, its knobs put back -- when the load comes
+back with them: a machine busy with something else (another process's burst) also halves TPS, and a trial is not
+blamed for it. If the TPS stays under half the baseline for 2 seconds with the knobs put back, the machine, not
+the knobs, is noted and the trial runs again (once: a second collapse ends it, whatever the machine did).
 
 Optuna's TPE sampler proposes the values (seeded: the same seed proposes the same first values): a well-kept
 library with ask/tell (the load, not the library, owns the loop), log-scaled ranges, integer and categorical
@@ -40,6 +43,7 @@ from tunebench.core.verdict import ratio_ci
 OBJECTIVES = ("tps", "p99")
 EARLY_FRACTION = 0.5  # a trial whose TPS stays under this share of the baseline's ...
 EARLY_SECONDS = 3  # ... for this many seconds ends at once
+CHECK_SECONDS = 2  # ... if the TPS comes back over the floor in these seconds with the knobs put back
 MAX_KNOBS = 8
 MIN_TRIAL_SECONDS = 5
 RESIZE_WAIT = 120.0  # the longest wait for a buffer pool resize to finish before a trial measures
@@ -411,21 +415,30 @@ class Tuner:
                 continue
             repeats = 0
             n += 1
-            trial = Trial(n, {}, asked, self.clock())
-            try:
-                trial.values = self._set(asked)
-            except (ConfigError, TunebenchError, mysql.connector.Error) as exc:
-                trial.error = str(exc).splitlines()[0]
+            floor = EARLY_FRACTION * float(np.mean([s[1] for s in base]))
+            for attempt in (1, 2):
+                trial = Trial(n, {}, asked, self.clock())
+                try:
+                    trial.values = self._set(asked)
+                except (ConfigError, TunebenchError, mysql.connector.Error) as exc:
+                    trial.error = str(exc).splitlines()[0]
+                    break
+                start = self._after(trial.changed_at, spec.settle_seconds)
+                # watched from the change on: a knob that stalls the server ends the trial in its settle time too
+                seen, early = self._trial_seconds(trial.changed_at, start, floor)
+                trial.ended_early = early
+                self._put_back(originals)
+                if early is None or attempt == 2 or self._came_back(floor):
+                    break
+                self.on_note(f"trial {n}: the TPS stayed under half the baseline's ({floor:,.0f}) with the knobs "
+                             "put back: the machine, not the knobs; the trial runs again")
+                self._event("note", f"trial {n} runs again: the TPS stayed low with its knobs put back",
+                            {"n": n, "floor": floor})
+            if trial.error is not None:
                 study.tell(ot, state=optuna.trial.TrialState.FAIL)
                 self._put_back(originals)
                 self._trial_done(trial)
                 continue
-            floor = EARLY_FRACTION * float(np.mean([s[1] for s in base]))
-            start = self._after(trial.changed_at, spec.settle_seconds)
-            # watched from the change on: a knob that stalls the server ends the trial in its settle time too
-            seen, early = self._trial_seconds(trial.changed_at, start, floor)
-            trial.ended_early = early
-            self._put_back(originals)
             after, _ = self._collect(self._after(self.clock(), spec.settle_seconds), spec.baseline_seconds)
             self._judge(trial, seen, base + after)
             base = after
@@ -433,6 +446,12 @@ class Tuner:
             tried[key] = trial.objective if trial.objective is not None else 0.0
             self._trial_done(trial)
         self._confirm()
+
+    def _came_back(self, floor: float) -> bool:
+        """After an early end, with the knobs put back: does the TPS come back over the floor (the knobs' fault),
+        or stay under it (the machine's: something else took it)?"""
+        check, _ = self._collect(self._after(self.clock(), 0), CHECK_SECONDS)
+        return float(np.mean([s[1] for s in check])) >= floor
 
     def _trial_seconds(self, changed: float, start: float, floor: float
                        ) -> tuple[list[tuple[float, float, float | None]], str | None]:
