@@ -14,33 +14,9 @@ import time
 import pytest
 from tests.conftest import ROOT, wait_for_load, wait_until
 
+from connect_storm import connect_storm
+
 pytestmark = pytest.mark.integration
-
-
-def _connect_storm(params, nthreads: int) -> None:
-    """A fresh process whose first connections all open at once, the way new Slot threads do."""
-    from tunebench.load.driver import DriverError, open_session
-
-    barrier = threading.Barrier(nthreads)
-    errors: list[str] = []
-
-    def one() -> None:
-        barrier.wait()
-        try:
-            s = open_session(params)
-            s.query(b"SELECT 1")
-            s.close()
-        except DriverError as exc:
-            errors.append(str(exc))
-
-    threads = [threading.Thread(target=one) for _ in range(nthreads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        print(errors[0], file=sys.stderr, flush=True)
-        os._exit(3)
 
 
 def test_first_connections_of_fresh_processes_open_at_once(sandbox, sandbox_params):
@@ -52,10 +28,10 @@ def test_first_connections_of_fresh_processes_open_at_once(sandbox, sandbox_para
     # forkserver: each child is a fresh fork of a clean, thread-free process that has imported the
     # driver but never initialised the client library (spawn would take minutes for 400 of them)
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["tunebench.load.driver", _connect_storm.__module__])
+    ctx.set_forkserver_preload(["tunebench.load.driver", "connect_storm"])
     outcomes: dict[int | None, int] = {}
     for _batch in range(40):
-        procs = [ctx.Process(target=_connect_storm, args=(params, 32)) for _ in range(10)]
+        procs = [ctx.Process(target=connect_storm, args=(params, 32)) for _ in range(10)]
         for p in procs:
             p.start()
         for p in procs:

@@ -24,7 +24,7 @@ from tunebench.core.schedule import OpenLoop, served
 from tunebench.core.target import ConnParams
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 from tunebench.load.postmortem import examine, read_tail
-from tunebench.load.worker import GroupPlan, WorkerSpec, worker_main
+from tunebench.load.worker import STOP_GRACE, GroupPlan, WorkerSpec, worker_main
 
 # Seconds in a row without one statement completed on any connection before it is said (a note, not a gap:
 # a server that stalls on its redo log still answers, and that stall is the measurement; a server that does
@@ -211,9 +211,11 @@ class BuiltinEngine:
         self._closing = True
         if self._silent >= SILENCE_SECONDS:
             self._notes(f"no statement completed for the last {self._silent} s")
+        # a transaction under way may end (worker.STOP_GRACE), unless the server has stopped answering
+        grace = 2.0 if self._silent >= SILENCE_SECONDS else STOP_GRACE
         for c in self._conns:
             try:
-                c.send(("stop",))
+                c.send(("stop", grace))
             except (BrokenPipeError, OSError, AttributeError):
                 pass
         deadline = time.monotonic() + 8

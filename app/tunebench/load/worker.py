@@ -468,8 +468,13 @@ def _capture_stderr(path: str) -> None:
     faulthandler.enable(all_threads=True)
 
 
-def _stop_slots(slots: dict[str, list[Slot]], grace: float = 2.0) -> bool:
-    """Tell every Slot to stop and close the sessions of those that did within `grace` seconds in all.
+STOP_GRACE = 5.0  # the engine kills a worker not gone 8 s after its stop (BuiltinEngine.close)
+
+
+def _stop_slots(slots: dict[str, list[Slot]], grace: float = STOP_GRACE) -> bool:
+    """Tell every Slot to stop and close the sessions of those that did within `grace` seconds in all. A Slot
+    ends the transaction it is in first: on a machine short of CPU one took more than the 2 s this once was, and
+    was cut between two statements (the server had counted a TPC-C name count without the read it goes with).
     A Slot still inside the driver (a frozen server) keeps its session: freeing a connection another
     thread is using corrupts the heap. True when every Slot stopped."""
     every = [s for ss in slots.values() for s in ss]
@@ -510,6 +515,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     last_open = {id(s): (0, 0) for ss in slots.values() for s in ss}
     steps = 0
     fatal_sent = False
+    grace = STOP_GRACE
     conn.send(("ready", spec.index))
     tick = max(0, int(time.monotonic() - spec.t0_mono))
     try:
@@ -522,6 +528,8 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 if conn.poll(timeout):
                     msg = conn.recv()
                     if msg[0] == "stop":
+                        if len(msg) > 1:  # the engine's grace: short when no statement completes (frozen)
+                            grace = float(msg[1])
                         return
                     if msg[0] == "drop_backlog":  # the warm-up ended: its backlog is not carried over
                         at = time.monotonic_ns()
@@ -646,7 +654,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         return
     finally:
-        if not _stop_slots(slots):
+        if not _stop_slots(slots, grace):
             # Connection threads blocked on a server that does not answer: leave now, before the
             # interpreter's shutdown frees objects they still use. The kernel closes their sockets.
             conn.close()
