@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -256,6 +257,38 @@ def _session_roots(config: pytest.Config) -> list[str]:
     if factory is not None:
         roots.append(str(factory.getbasetemp()))
     return [r.rstrip("/") + "/" for r in roots if r]
+
+
+def _error_logs() -> dict[Path, int]:
+    """The session's sandboxes' error logs and their sizes."""
+    sizes = {}
+    for log in [*_HOME.glob("sandbox/error.log"), *_HOME.glob("sandboxes/*/error.log")]:
+        with contextlib.suppress(OSError):
+            sizes[log] = log.stat().st_size
+    return sizes
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failed test's report holds what its servers wrote to their error logs meanwhile and the machine's load: a
+    stall that fails a test beside other work says there why (InnoDB's own warnings, a crash, a restart)."""
+    report = yield
+    if call.when == "setup":
+        item.stash[_LOG_SIZES] = _error_logs()
+    elif report.failed:
+        before = item.stash.get(_LOG_SIZES, {})
+        for log, size in _error_logs().items():
+            with contextlib.suppress(OSError), log.open("rb") as f:
+                f.seek(before.get(log, 0) if before.get(log, 0) <= size else 0)
+                lines = f.read().decode(errors="replace").splitlines()[-40:]
+            if lines:
+                report.sections.append((f"{log.parent.name} error log during the test", "\n".join(lines)))
+        with contextlib.suppress(OSError):
+            report.sections.append(("machine", f"load average {Path('/proc/loadavg').read_text().strip()}"))
+    return report
+
+
+_LOG_SIZES = pytest.StashKey[dict]()
 
 
 @pytest.fixture(autouse=True)
