@@ -134,9 +134,13 @@ def test_server_questions_agree_with_engine_qps(rw16):
     qps = _steady(series, "client.main.qps", lo, hi)
     questions = _steady(series, "server.questions", lo, hi)
     assert len(qps) >= 5 and len(questions) >= 5
-    # totals over one span, not means of differently offset seconds (those drifted 3-5 % under machine load)
-    ratio = (_amount(series, "server.questions", lo, hi)
-             / _amount(series, "client.main.qps", lo, hi, edges="client.main.edge_ms"))
+    # totals over one span, not means of differently offset seconds (those drifted 3-5 % under machine load). The
+    # server's Questions counts the statements that failed too (a deadlock, MariaDB 11.8's snapshot-isolation
+    # conflicts: 1.4 % of the statements beside a CPU hog); the engine's QPS, as sysbench's, only those that completed,
+    # and each failure is one of its errors
+    client = sum(_amount(series, name, lo, hi, edges="client.main.edge_ms")
+                 for name in ("client.main.qps", "client.main.errors"))
+    ratio = _amount(series, "server.questions", lo, hi) / client
     assert abs(ratio - 1) < 0.02, ratio
     # and per second on the shared clock, not just on average
     assert np.median(np.abs(questions[: len(qps)] / qps[: len(questions)] - 1)) < 0.1
