@@ -5,8 +5,9 @@ ones, and nothing here touches the engine's hot path). Counters become per-secon
 go to `sink(t, values, kinds)` stamped with the wall-clock midpoint of the read, the same clock as the
 engine's Interval.t -- or, for a probe that reads the server's clock in the statement that reads its counters
 (status), that instant mapped onto this clock (core.probe.ServerClock): on a machine short of CPU a request or
-its answer can wait long enough on the way to move a midpoint by a few hundred ms. A probe that cannot work says so once (`report`) and the others keep going; a probe
-that fails mid-run reports the first failure and its recovery, not every second of it.
+its answer can wait long enough on the way to move a midpoint by a few hundred ms. A probe that cannot work says
+so once (`report`) and the others keep going; a probe that fails mid-run reports the first failure and its
+recovery, not every second of it.
 """
 
 from __future__ import annotations
