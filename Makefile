@@ -63,11 +63,10 @@ sanitized-hotloop: venv
 # The suite, then the tests marked `solo` (pyproject.toml) alone: statistics that need the transactions or the CPU of
 # a machine not shared with the rest of the suite. The compiled loop's sanitizer run goes beside the first part.
 # Every part runs whatever an earlier one did; the make fails if any failed.
-# TEST_WORKERS=4 runs the first part on four pytest-xdist workers (~21 min instead of ~41: most of the suite waits on
-# the clock). Each worker is a test session of its own (TUNEBENCH_HOME, sandboxes, sshd, stores; tests/conftest.py),
-# a module's tests on one worker (--dist loadfile). Not the default: of four clean-clone runs here one passed, the
-# others failed 1-4 different timing-bound tests each (README, "How make test runs").
-TEST_WORKERS ?= 0
+# The first part runs on four pytest-xdist workers (most of the suite waits on the clock: ~19 min instead of ~41).
+# Each worker is a test session of its own (TUNEBENCH_HOME, sandboxes, sshd, stores; tests/conftest.py), a module's
+# tests on one worker (--dist loadfile). TEST_WORKERS=0 runs it in this one process.
+TEST_WORKERS ?= 4
 XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 TEST_START := $(shell date +%s)
 test: hotloop kits
