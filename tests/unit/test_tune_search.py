@@ -143,9 +143,11 @@ def test_a_trial_that_collapses_the_load_ends_early_and_its_knob_goes_back():
     assert run.controller.now["innodb_adaptive_hash_index"] == "ON"
 
 
-def test_a_burst_of_foreign_load_in_a_trial_is_the_machines_not_the_knobs():
-    """Another process takes the CPU for 6 s from the first trial's change on: the TPS drops under half the
-    baseline whatever the knob. With the knob put back it stays low: the trial is not blamed, it runs again."""
+@pytest.mark.parametrize("burst_seconds", [3, 6])
+def test_a_burst_of_foreign_load_in_a_trial_is_the_machines_not_the_knobs(burst_seconds):
+    """Another process takes the CPU from the first trial's change on: the TPS drops under half the baseline
+    whatever the knob. 3 s: it ends as the knob goes back (the load comes back then: the knob looks guilty); 6 s:
+    it stays low with the knob put back. Either way the trial runs again and is measured in full."""
     spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=120, trial_seconds=10,
                     settle_seconds=2, warmup_seconds=3, seed=1)
     burst: list[int] = []
@@ -154,7 +156,7 @@ def test_a_burst_of_foreign_load_in_a_trial_is_the_machines_not_the_knobs():
         if now["innodb_io_capacity"] == "200" and not burst:
             return 1000.0
         burst.append(1)
-        return 300.0 if len(burst) <= 6 else 1000.0
+        return 300.0 if len(burst) <= burst_seconds else 1000.0
 
     tuner, run = search(spec, {"innodb_io_capacity": IO}, tps_of)
     r = tuner.result
@@ -162,7 +164,7 @@ def test_a_burst_of_foreign_load_in_a_trial_is_the_machines_not_the_knobs():
     assert not any(t.ended_early for t in r.trials), [(t.n, t.ended_early) for t in r.trials]
     assert r.trials[0].seconds == spec.trial_seconds  # the second attempt, measured in full
     again = [e for e in run.events if e.kind == "note" and "runs again" in e.label]
-    assert len(again) == 1 and again[0].data["n"] == 1
+    assert len(again) == 1 and again[0].data["n"] == 1 and again[0].data["came_back"] == (burst_seconds == 3)
     assert run.controller.now["innodb_io_capacity"] == "200"
 
 
@@ -184,6 +186,56 @@ def test_a_knob_that_collapses_the_load_twice_ends_early_even_when_the_machine_i
     early = [t for t in r.trials if t.values["innodb_adaptive_hash_index"] == "OFF"]
     assert early and all(t.ended_early for t in early)
     assert run.controller.now["innodb_adaptive_hash_index"] == "ON"
+
+
+class Bursts:
+    """A busy machine: each second, with odds `rate`, another process takes the CPU for 2-8 s and the load gets
+    15-45 % of its TPS meanwhile (as a shared lab box or a suite on four workers does)."""
+
+    def __init__(self, seed: int, rate: float = 0.08):
+        self.rng = np.random.default_rng(seed)
+        self.rate, self.left, self.factor = rate, 0, 1.0
+
+    def __call__(self) -> float:
+        if self.left == 0 and self.rng.random() < self.rate:
+            self.left, self.factor = int(self.rng.integers(2, 9)), float(self.rng.uniform(0.15, 0.45))
+        if self.left:
+            self.left -= 1
+            return self.factor
+        return 1.0
+
+
+def test_bursts_of_foreign_load_rarely_end_a_harmless_trial_and_never_hide_a_collapse():
+    """The early end's false-claim rate and power on a machine with bursts of other work (16 s of them a minute):
+    a knob that changes nothing, and one that takes the load to a tenth."""
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=120, trial_seconds=5,
+                    settle_seconds=0, warmup_seconds=1, seed=2)
+    harmless = ended = 0
+    for seed in range(20):
+        bursts = Bursts(seed)
+        tuner, _run = search(spec, {"innodb_io_capacity": IO}, lambda now, b=bursts: 1000.0 * b())
+        r = tuner.result
+        assert r is not None
+        harmless += len(r.trials)
+        ended += sum(1 for t in r.trials if t.ended_early)
+    # 60 searches of this: one collapse ended 19 % of the harmless trials, one that stayed low with the knob put
+    # back 11 %, two in a row 2 s apart (now) 5.4 %
+    assert harmless >= 100 and ended / harmless < 0.1, (ended, harmless)
+    spec = replace(spec, knobs=(KnobRange.parse("innodb_adaptive_hash_index=ON,OFF"),))
+    collapsing = early = 0
+    for seed in range(10):
+        bursts = Bursts(100 + seed)
+        tuner, _run = search(spec, {"innodb_adaptive_hash_index": SWITCH},
+                             lambda now, b=bursts: (1000.0 if now["innodb_adaptive_hash_index"] == "ON" else 100.0)
+                             * b())
+        r = tuner.result
+        assert r is not None
+        off = [t for t in r.trials if t.values["innodb_adaptive_hash_index"] == "OFF"]
+        collapsing += len(off)
+        early += sum(1 for t in off if t.ended_early)
+    # not all: a burst in the baseline can put its floor under the collapsed TPS (39 of 40 in 40 searches); such a
+    # trial is measured in full and judged against its baselines
+    assert collapsing >= 10 and early >= 0.9 * collapsing, (early, collapsing)
 
 
 def test_a_run_stopped_mid_search_keeps_what_it_measured():
