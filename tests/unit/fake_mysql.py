@@ -32,7 +32,6 @@ class FakeMySQL80:
         self.process = process_privilege
         self.super = super_privilege
         self.log: list[str] = []
-        self.clock = lambda: 1_800_000_000.25  # the server's SYSDATE(6)
         # information_schema.INNODB_TABLESPACES (8.0): NAME is schema/table, FILE_SIZE bytes
         self.tablespaces = [("tb/purchases_index1", 98566144), ("tb/purchases_index2", 12582912),
                             ("tb/t#p#p0", 1048576), ("tb/t#p#p1", 2097152), ("other/x", 65536),
@@ -77,10 +76,6 @@ class FakeCursor:
         self.with_rows, self.rows = True, []
         if sql1 == "SHOW GLOBAL STATUS":
             self.rows = list(s.status.items())
-            return
-        if sql1 == ("SELECT VARIABLE_NAME, VARIABLE_VALUE, UNIX_TIMESTAMP(SYSDATE(6)) FROM "
-                    "information_schema.GLOBAL_STATUS"):  # MariaDB's: the names in upper case
-            self.rows = [(k.upper(), v, f"{s.clock():.6f}") for k, v in s.status.items()]
             return
         if ("INNODB_METRICS" in sql1 or sql1 == "SHOW ENGINE INNODB MUTEX") and not s.process:
             raise _denied("PROCESS")

@@ -1,12 +1,9 @@
 """Probe parsing and arithmetic, and the MySQL 8.0 branches against manual-shaped fixtures."""
 
-import dataclasses
-
-import numpy as np
 import pytest
 
 from tunebench.core.errors import ConfigError
-from tunebench.core.probe import ProbeUnavailable, RateTracker, ServerClock, TopN, check_interval, parse_probe_list
+from tunebench.core.probe import ProbeUnavailable, RateTracker, TopN, check_interval, parse_probe_list
 from tunebench.hosts.telemetry import (
     HostCpuProbe,
     ProcessCpuProbe,
@@ -196,50 +193,6 @@ def test_status_without_process_privilege_still_works():
     probe = StatusProbe(fake.connect, mysql_info())
     assert "history list length/checkpoint age unavailable (the account lacks the PROCESS privilege)" in probe.open()
     assert probe.read().gauges["server.checkpoint_age"] > 0
-
-
-def test_mariadb_status_is_read_with_the_servers_clock_in_the_same_statement():
-    fake = FakeMySQL80()
-    probe = StatusProbe(fake.connect, dataclasses.replace(mysql_info(), flavor="mariadb"))
-    assert probe.open().startswith("information_schema.GLOBAL_STATUS with the server's clock, ")
-    r = probe.read()
-    assert r.server_time == 1_800_000_000.25 and r.counters["server.questions"] > 0
-    assert r.counters == status_reading(parse_status(fake.status.items())).counters
-
-
-def test_mysql_status_is_show_global_status_at_the_reads_midpoint():
-    """MySQL's performance_schema.global_status has no Com_* counters: SHOW GLOBAL STATUS, no server time."""
-    probe = StatusProbe(FakeMySQL80().connect, mysql_info())
-    assert probe.open().startswith("SHOW GLOBAL STATUS, ")
-    r = probe.read()
-    assert r.server_time is None and r.counters["server.com_commit"] >= 0
-
-
-def test_a_servers_clock_maps_readings_to_their_instant_when_the_way_there_or_back_waits():
-    """A server 7.3 s ahead; each request and each answer waits 0-400 ms for CPU on the way (a busy machine),
-    independently: the read's midpoint is off by up to ~200 ms, the server's instant mapped through the fastest
-    round trip's offset by a few ms."""
-    rng = np.random.default_rng(5)
-    clock = ServerClock()
-    mid_err, mapped_err = [], []
-    for i in range(200):
-        sent = 1000.0 + i
-        there, back = rng.uniform(0, 0.4, size=2) * (rng.random(2) < 0.5)
-        true = sent + there
-        answered = true + back
-        t = clock.instant(true + 7.3, sent, answered)
-        assert sent <= t <= answered
-        if i >= 20:
-            mid_err.append(abs((sent + answered) / 2 - true))
-            mapped_err.append(abs(t - true))
-    assert np.mean(mid_err) > 0.05 and max(mapped_err) < 0.01, (np.mean(mid_err), max(mapped_err))
-
-
-def test_a_servers_instant_is_kept_inside_the_read():
-    clock = ServerClock()
-    clock.instant(100.0, 0.0, 0.002)  # offset ~100 s
-    assert clock.instant(500.0, 10.0, 10.5) == 10.5  # a clock stepped forward: not after the answer
-    assert clock.instant(50.0, 20.0, 20.5) == 20.0  # nor before the request
 
 
 # ---- MySQL waits branches --------------------------------------------------------------------------

@@ -38,28 +38,6 @@ class Reading:
     rates: dict[str, float] = field(default_factory=dict)
     gauges: dict[str, float] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
-    # The server's own clock when it took the values (epoch seconds), where the probe reads both in one statement:
-    # the sampler maps it onto this machine's clock (ServerClock), a better instant than the read's midpoint when
-    # the request or its answer waited for CPU on the way
-    server_time: float | None = None
-
-
-class ServerClock:
-    """Maps a server's clock onto this machine's: the offset (server minus here) of the fastest round trip of the
-    last WINDOW reads, whose midpoint is the least uncertain (NTP's rule). An instant mapped that way is kept
-    inside the read's own [sent, answered] span: it cannot have been taken outside it."""
-
-    WINDOW = 64
-
-    def __init__(self) -> None:
-        self._samples: list[tuple[float, float]] = []  # (round trip, offset)
-
-    def instant(self, server_time: float, sent: float, answered: float) -> float:
-        rtt = max(0.0, answered - sent)
-        self._samples.append((rtt, server_time - (sent + answered) / 2))
-        del self._samples[:-self.WINDOW]
-        offset = min(self._samples)[1]
-        return min(max(server_time - offset, sent), answered)
 
 
 class Probe(Protocol):

@@ -3,11 +3,8 @@
 Each probe samples every `interval` seconds on its own thread (a slow SQL probe never delays the /proc
 ones, and nothing here touches the engine's hot path). Counters become per-second rates here; samples
 go to `sink(t, values, kinds)` stamped with the wall-clock midpoint of the read, the same clock as the
-engine's Interval.t -- or, for a probe that reads the server's clock in the statement that reads its counters
-(status), that instant mapped onto this clock (core.probe.ServerClock): on a machine short of CPU a request or
-its answer can wait long enough on the way to move a midpoint by a few hundred ms. A probe that cannot work says
-so once (`report`) and the others keep going; a probe that fails mid-run reports the first failure and its
-recovery, not every second of it.
+engine's Interval.t. A probe that cannot work says so once (`report`) and the others keep going; a probe
+that fails mid-run reports the first failure and its recovery, not every second of it.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ from tunebench.core.errors import StoreError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.core.kinds import ProbeEventKind
 from tunebench.core.openmetrics import LiveReading
-from tunebench.core.probe import DEFAULT_PROBES, Probe, ProbeUnavailable, RateTracker, ServerClock
+from tunebench.core.probe import DEFAULT_PROBES, Probe, ProbeUnavailable, RateTracker
 from tunebench.hosts.profile import ProfileProbe, RemotePerf
 from tunebench.hosts.telemetry import (
     HostCpuProbe,
@@ -229,7 +226,6 @@ class ProbeSampler:
 
     def _loop(self, probe: Probe) -> None:
         rates = RateTracker()
-        clock = ServerClock()
         failing: str | None = None
         behind_said = False
         first = True  # the first read also sets up (an SSH probe's connection): not a sign of falling behind
@@ -246,8 +242,7 @@ class ProbeSampler:
                 failing = msg
                 rates.reset()  # a restarted server starts its counters again
             else:
-                t_end = time.time()
-                t = (t_start + t_end) / 2 if r.server_time is None else clock.instant(r.server_time, t_start, t_end)
+                t = (t_start + time.time()) / 2
                 if self._stop.is_set():
                     continue  # a read that outlived stop(): the session may be closed already
                 if failing is not None:

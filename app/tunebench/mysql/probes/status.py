@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -92,26 +91,12 @@ class StatusProbe(SqlProbe):
         super().__init__(connect, info)
         self._fallback: tuple[str, ...] = ()
         self._metrics_cols: MetricsColumns | None = None
-        self._timed: str | None = None  # the status and the server's clock in one statement, where it can
-        self._names: dict[str, str] = {}  # that table's names (MariaDB's are upper case) -> SHOW's
 
     def open(self) -> str:
         try:
             status = parse_status(self.query("SHOW GLOBAL STATUS"))
         except mysql.connector.Error as exc:
             raise ProbeUnavailable(f"SHOW GLOBAL STATUS failed: {_why(exc, 'PROCESS')}") from None
-        self._names = {k.upper(): k for k in status}
-        # MariaDB's information_schema.GLOBAL_STATUS is SHOW GLOBAL STATUS as a table: read with SYSDATE(6), not
-        # NOW(6) (the instant the row is made, after the table was filled; NOW is the statement's start). MySQL 8+
-        # keeps its 175 Com_* counters out of performance_schema.global_status: SHOW GLOBAL STATUS there, stamped at
-        # the read's midpoint.
-        if self.info.flavor == "mariadb":
-            timed = ("SELECT VARIABLE_NAME, VARIABLE_VALUE, UNIX_TIMESTAMP(SYSDATE(6)) "
-                     "FROM information_schema.GLOBAL_STATUS")
-            with contextlib.suppress(mysql.connector.Error):
-                used = status.keys() & {*STATUS_COUNTERS, *STATUS_GAUGES, HLL_STATUS, CKPT_STATUS_MARIADB}
-                if self._timed_status(timed)[0].keys() >= used:
-                    self._timed = timed
         wanted = []
         if HLL_STATUS not in status:
             wanted.append(HLL_METRIC)
@@ -126,21 +111,11 @@ class StatusProbe(SqlProbe):
                 note = f"; history list length/checkpoint age unavailable ({_why(exc, 'PROCESS')})"
         first = status_reading(status)
         found = len(first.counters) + len(first.gauges)
-        how = f"{self._timed.rsplit(' ', 1)[-1]} with the server's clock" if self._timed else "SHOW GLOBAL STATUS"
-        return f"{how}, {found} series" + (
+        return f"SHOW GLOBAL STATUS, {found} series" + (
             f" (+{', '.join(self._fallback)} from INNODB_METRICS)" if self._fallback else "") + note
 
-    def _timed_status(self, sql: str) -> tuple[dict[str, float], float | None]:
-        rows = self.query(sql)
-        status = parse_status((self._names.get(_text(k).upper(), _text(k)), v) for k, v, _ in rows)
-        stamps = [x for *_, ts in rows if (x := _num(ts)) is not None]
-        return status, (min(stamps) if stamps else None)
-
     def read(self) -> Reading:
-        if self._timed is not None:
-            status, server_time = self._timed_status(self._timed)
-        else:
-            status, server_time = parse_status(self.query("SHOW GLOBAL STATUS")), None
+        status = parse_status(self.query("SHOW GLOBAL STATUS"))
         metrics: dict[str, float] = {}
         if self._fallback and self._metrics_cols:
             marks = ",".join(["%s"] * len(self._fallback))
@@ -149,6 +124,4 @@ class StatusProbe(SqlProbe):
                     f"WHERE NAME IN ({marks})", self._fallback):
                 if MetricsColumns.is_enabled(enabled) and (v := _num(count)) is not None:
                     metrics[_text(name)] = v
-        r = status_reading(status, metrics)
-        r.server_time = server_time
-        return r
+        return status_reading(status, metrics)
