@@ -418,6 +418,7 @@ class Tuner:
             repeats = 0
             n += 1
             floor: float | None = EARLY_FRACTION * float(np.mean([s[1] for s in base]))
+            again_from: float | None = None  # when a trial that fell under the floor started again
             for attempt in (1, 2):
                 trial = Trial(n, {}, asked, self.clock())
                 try:
@@ -433,6 +434,7 @@ class Tuner:
                 if early is None or attempt == 2:
                     break
                 assert floor is not None
+                again_from = self.clock()
                 back = self._came_back(floor)
                 why = ("the load came back with the knobs put back; once more, to tell them from a burst of other "
                        "work on the machine" if back else "the TPS stayed low with the knobs put back: the machine, "
@@ -441,6 +443,9 @@ class Tuner:
                 self._event("note", f"trial {n} runs again: {why}", {"n": n, "floor": floor, "came_back": back})
                 if not back:  # no sign against the knobs: nothing to end early for, the baselines judge it
                     floor = None
+            if again_from is not None:  # the machine's burst is not the search's budget: its end moves as late
+                deadline += self.clock() - again_from
+                again_from = None
             if trial.error is not None:
                 study.tell(ot, state=optuna.trial.TrialState.FAIL)
                 self._put_back(originals)
