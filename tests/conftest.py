@@ -259,6 +259,9 @@ def _session_roots(config: pytest.Config) -> list[str]:
     return [r.rstrip("/") + "/" for r in roots if r]
 
 
+_LOG_SIZES = pytest.StashKey[dict]()
+
+
 def _error_logs() -> dict[Path, int]:
     """The session's sandboxes' error logs and their sizes."""
     sizes = {}
@@ -286,9 +289,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         with contextlib.suppress(OSError):
             report.sections.append(("machine", f"load average {Path('/proc/loadavg').read_text().strip()}"))
     return report
-
-
-_LOG_SIZES = pytest.StashKey[dict]()
 
 
 @pytest.fixture(autouse=True)
