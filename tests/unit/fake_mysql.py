@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mysql"
 
@@ -23,6 +26,57 @@ class FakeError(Exception):
     pass
 
 
+SERVER_CLOCK = "SELECT UNIX_TIMESTAMP(SYSDATE(6))"
+
+
+class MultiStatements:
+    """What a cursor of mysql-connector does with 'a; b; c' (the probes' timed reads): each statement in turn, its
+    %s marks taking their share of the arguments, one result set each for nextset(); SYSDATE from `clock()`."""
+
+    rows: list[tuple]
+    with_rows: bool
+    _sets: list[tuple[bool, list[tuple]]]
+
+    def execute(self, sql: str, args: tuple = ()) -> None:
+        parts = sql.split("; ")
+        if len(parts) == 1:
+            self.one(sql, args)
+            return
+        if not getattr(self.s, "multi", True):
+            import mysql.connector
+
+            raise mysql.connector.ProgrammingError(msg="You have an error in your SQL syntax", errno=1064)
+        sets = []
+        rest = list(args)
+        for part in parts:
+            n = part.replace("%%", "").count("%s")
+            mine, rest = tuple(rest[:n]), rest[n:]
+            one = part.replace("%%", "%") if args else part
+            if one == SERVER_CLOCK:
+                self.s.log.append(one)
+                self.rows, self.with_rows = [(f"{self.server_clock():.6f}",)], True
+            else:
+                self.rows, self.with_rows = [], True
+                self.one(one, mine)
+            sets.append((self.with_rows, list(self.rows)))
+        assert not rest, rest
+        (self.with_rows, self.rows), *self._sets = sets
+
+    def nextset(self) -> bool | None:
+        if not getattr(self, "_sets", None):
+            return None
+        (self.with_rows, self.rows), *self._sets = self._sets
+        return True
+
+    s: Any  # the fake server: its log, whether it takes several statements in one packet (`multi`)
+
+    def server_clock(self) -> float:
+        raise NotImplementedError
+
+    def one(self, sql: str, args: tuple) -> None:
+        raise NotImplementedError
+
+
 class FakeMySQL80:
     def __init__(self, process_privilege: bool = True, super_privilege: bool = True):
         self.metrics = {r[0]: {"subsystem": r[1], "count": int(r[2]), "type": r[3], "status": r[4]}
@@ -32,6 +86,8 @@ class FakeMySQL80:
         self.process = process_privilege
         self.super = super_privilege
         self.log: list[str] = []
+        self.clock: Callable[[], float] = time.time  # the server's SYSDATE(6)
+        self.multi = True  # several statements in one packet (a proxy may refuse them)
         # information_schema.INNODB_TABLESPACES (8.0): NAME is schema/table, FILE_SIZE bytes
         self.tablespaces = [("tb/purchases_index1", 98566144), ("tb/purchases_index2", 12582912),
                             ("tb/t#p#p0", 1048576), ("tb/t#p#p1", 2097152), ("other/x", 65536),
@@ -62,14 +118,17 @@ def _denied(what: str) -> Exception:
                                  errno=1227)
 
 
-class FakeCursor:
+class FakeCursor(MultiStatements):
     def __init__(self, server: FakeMySQL80):
         self.s = server
         self.rows: list[tuple] = []
         self.description: list[tuple] = []
         self.with_rows = False
 
-    def execute(self, sql: str, args: tuple = ()) -> None:
+    def server_clock(self) -> float:
+        return self.s.clock()
+
+    def one(self, sql: str, args: tuple = ()) -> None:
         s = self.s
         s.log.append(sql)
         sql1 = " ".join(sql.split())

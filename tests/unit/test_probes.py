@@ -1,9 +1,12 @@
 """Probe parsing and arithmetic, and the MySQL 8.0 branches against manual-shaped fixtures."""
 
+import time
+
+import numpy as np
 import pytest
 
 from tunebench.core.errors import ConfigError
-from tunebench.core.probe import ProbeUnavailable, RateTracker, TopN, check_interval, parse_probe_list
+from tunebench.core.probe import ProbeUnavailable, RateTracker, ServerClock, TopN, check_interval, parse_probe_list
 from tunebench.hosts.telemetry import (
     HostCpuProbe,
     ProcessCpuProbe,
@@ -195,6 +198,62 @@ def test_status_without_process_privilege_still_works():
     assert probe.read().gauges["server.checkpoint_age"] > 0
 
 
+def test_status_is_read_between_two_readings_of_the_servers_clock_in_one_round_trip():
+    fake = FakeMySQL80()
+    probe = StatusProbe(fake.connect, mysql_info())
+    assert probe.open().startswith("SHOW GLOBAL STATUS between readings of the server's clock, ")
+    fake.log.clear()
+    sent = time.time()
+    r = probe.read()
+    assert sent <= r.at <= time.time()
+    # the status and the history list length (INNODB_METRICS on 8.0) in the same trip, between the two clocks
+    clock = "SELECT UNIX_TIMESTAMP(SYSDATE(6))"
+    assert fake.log[0] == clock and fake.log[1] == "SHOW GLOBAL STATUS" and fake.log[-1] == clock
+    assert len(fake.log) == 4 and "INNODB_METRICS" in fake.log[2]
+    assert r.counters == status_reading(parse_status(fake.status.items())).counters
+
+
+def test_a_server_that_refuses_multi_statements_is_read_one_by_one_at_the_reads_midpoint():
+    """A proxy may refuse several statements in one packet: the status is read as before, said so, no `at`."""
+    fake = FakeMySQL80()
+    fake.multi = False
+    probe = StatusProbe(fake.connect, mysql_info())
+    assert probe.open().startswith("SHOW GLOBAL STATUS, ")
+    r = probe.read()
+    assert r.at is None and r.counters["server.com_commit"] >= 0
+    assert fake.log[-2] == "SHOW GLOBAL STATUS" and "INNODB_METRICS" in fake.log[-1]
+    assert not any("SYSDATE" in sql for sql in fake.log)
+
+
+def test_a_servers_clock_maps_reads_to_their_instant_when_the_way_there_or_back_waits():
+    """A server 7.3 s ahead; each request and each answer waits 0-400 ms for CPU on the way half the time (a busy
+    machine), the server takes 1-30 ms: the read's midpoint is off by ~100 ms on average, the server's instant mapped
+    through the offset of the read with the least time outside the server by a few ms at most."""
+    rng = np.random.default_rng(5)
+    clock = ServerClock()
+    mid_err, mapped_err = [], []
+    for i in range(200):
+        sent = 1000.0 + i
+        there, back = rng.uniform(0, 0.4, size=2) * (rng.random(2) < 0.5)
+        took = rng.uniform(0.001, 0.03)
+        true = sent + there + took / 2  # the middle of the server's work
+        answered = sent + there + took + back
+        t = clock.instant(true - took / 2 + 7.3, true + took / 2 + 7.3, sent, answered)
+        assert sent <= t <= answered
+        if i >= 20:
+            mid_err.append(abs((sent + answered) / 2 - true))
+            mapped_err.append(abs(t - true))
+    assert np.mean(mid_err) > 0.05 and max(mapped_err) < 0.005, (np.mean(mid_err), max(mapped_err))
+
+
+def test_a_servers_instant_is_kept_inside_the_read():
+    """A wrong offset (the server's clock stepped) never puts a read's instant outside its own round trip."""
+    clock = ServerClock()
+    assert clock.instant(5000.1, 5000.1, 100.0, 100.2) == pytest.approx(100.1)  # 4,900 s ahead
+    assert clock.instant(5010.1, 5010.1, 101.0, 101.2) == pytest.approx(101.2)  # its clock jumped 9 s ahead
+    assert clock.instant(4990.0, 4990.0, 102.0, 102.5) == pytest.approx(102.0)  # and 21 s back
+
+
 # ---- MySQL waits branches --------------------------------------------------------------------------
 def test_metrics_columns_by_flavor():
     assert MetricsColumns.detect(["NAME", "COUNT", "STATUS"]).enabled_col == "STATUS"
@@ -224,9 +283,10 @@ def test_parse_rwlock_metrics_fixture():
 
 def test_mysql_without_pfs_uses_innodb_metrics_rwlocks():
     fake = FakeMySQL80()
+    fake.clock = lambda: 1000.0
     probe = WaitsProbe(fake.connect, mysql_info(pfs=False))
     assert probe.open().startswith("INNODB_METRICS innodb_rwlock")
-    probe.clock = lambda: probe._prev_t + 1.0  # the base was read by open(); one second later
+    fake.clock = lambda: 1001.0  # the base was read by open(); one second later on the server's clock
     fake.metrics["innodb_rwlock_s_spin_waits"]["count"] += 500
     r = probe.read()
     assert r.rates["waits.rwlock_s.spin_waits"] == 500.0
@@ -240,11 +300,12 @@ def test_mysql_show_engine_mutex_enables_latch_monitor_and_puts_it_back():
         if name.startswith("innodb_rwlock"):
             del fake.metrics[name]  # a build without them: the third source is used
     before = fake.monitor_state()
+    fake.clock = lambda: 1000.0
     probe = WaitsProbe(fake.connect, mysql_info(pfs=False))
     assert "SHOW ENGINE INNODB MUTEX ('latch' monitor enabled" in probe.open()
     assert fake.metrics["latch"]["status"] == "enabled"
     fake.mutex_rows = load_rows("show_engine_innodb_mutex_8.0_later.txt")
-    probe.clock = lambda: probe._prev_t + 1.0
+    fake.clock = lambda: 1001.0
     r = probe.read()
     assert r.rates["waits.mutex/LOG_SYS.count"] == 100.0 and r.rates["waits.mutex/LOG_SYS.spins"] == 10.0
     assert r.rates["waits.total.count"] == 100 + 1 + 3 + 20

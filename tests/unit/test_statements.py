@@ -5,6 +5,8 @@ what a span of its series says per statement (the panel's and the diff's numbers
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from tunebench.core.statements import digest_id, statements, texts_of
 from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.probes.settings import undo_probe_setting
 from tunebench.mysql.probes.statements import StatementsProbe
+from unit.fake_mysql import MultiStatements
 
 PS = 1_000_000  # picoseconds in a µs
 
@@ -35,6 +38,7 @@ class Digests:
                             "statement/com/Execute": ("YES", "NO"), "wait/io/file/x": ("NO", "NO")}
         self.log: list[str] = []
         self.fail_on: str | None = None
+        self.clock: Callable[[], float] = time.time  # SYSDATE(6)
 
     def run(self, digest: str | None, calls: int, us_per_call: float, rows_per_call: float = 1.0,
             schema: str | None = "tb", first_seen: str = "2025-01-01 00:00:00", text: str = "") -> None:
@@ -61,13 +65,16 @@ class Conn:
         pass
 
 
-class Cursor:
+class Cursor(MultiStatements):
     def __init__(self, server: Digests):
         self.s = server
         self.rows: list[tuple] = []
         self.with_rows = True
 
-    def execute(self, sql: str, args: tuple = ()) -> None:
+    def server_clock(self) -> float:
+        return self.s.clock()
+
+    def one(self, sql: str, args: tuple = ()) -> None:
         s = self.s
         s.log.append(sql)
         if s.fail_on and s.fail_on in sql:
@@ -118,7 +125,7 @@ class Clock:
 def opened(server: Digests, top: int = 2, flavor: str = "mysql") -> tuple[StatementsProbe, Clock]:
     probe = StatementsProbe(server.connect, info(flavor), top=top)
     clock = Clock()
-    probe.clock = clock
+    probe.clock = server.clock = clock  # the reads' time here, their server's instants there
     probe.open()
     assert not probe.read().rates  # the first read is the base
     return probe, clock

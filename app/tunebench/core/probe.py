@@ -38,6 +38,33 @@ class Reading:
     rates: dict[str, float] = field(default_factory=dict)
     gauges: dict[str, float] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    # The instant (this machine's clock) the values were taken, where the probe knows it better than the sampler's
+    # midpoint of the read: a SQL probe reads the server's clock in the same round trip (SqlProbe.query_timed)
+    at: float | None = None
+
+
+class ServerClock:
+    """Maps instants of a server's clock onto this machine's.
+
+    A timed read brackets its statements between two readings of the server's clock, [s1, s2], inside one round
+    trip [sent, answered] here. The offset (server minus here) is taken from the read of the last WINDOW whose time
+    outside the server (the round trip less s2 - s1) was the least: the least uncertain (NTP's rule). On a machine
+    short of CPU a request or its answer can wait a few hundred ms on the way and move a read's midpoint by half of
+    that; the server's own instant moves by the time its statements took. An instant mapped that way is kept inside
+    the read's own [sent, answered]: it cannot have been taken outside it."""
+
+    WINDOW = 64
+
+    def __init__(self) -> None:
+        self._samples: list[tuple[float, float]] = []  # (time outside the server, offset)
+
+    def instant(self, s1: float, s2: float, sent: float, answered: float) -> float:
+        inside = max(0.0, s2 - s1)
+        outside = max(0.0, (answered - sent) - inside)
+        self._samples.append((outside, (s1 + s2) / 2 - (sent + answered) / 2))
+        del self._samples[:-self.WINDOW]
+        offset = min(self._samples)[1]
+        return min(max((s1 + s2) / 2 - offset, sent), answered)
 
 
 class Probe(Protocol):

@@ -466,6 +466,9 @@ class BuiltinEngine:
                     most, stalled = (now, 0) if now > most else (most, stalled + 1)
                     if stalled >= RAMP_STALL_SECONDS or tick - first + 1 >= RAMP_LIMIT_SECONDS:
                         measured = tick + 1  # with the connections open (the ramp's sink says how many)
+                        # and only those: one that opens later (a slot of the account freed) would change the
+                        # concurrency in the middle of the measured seconds
+                        self._tell(live, ("ramp_over",))
                 opened = all(running.get(g, 0) >= n for g, n in threads.items())
             out = sink if measured is not None and tick >= measured else ramp
             assert out is not None

@@ -2,9 +2,10 @@
 by load/remote_builtin.py.
 
 It reads JSON lines (load/wire.py) on stdin: first the run (connection parameters with the password, the groups'
-plans, which host of how many this is), then the steps' orders ("active", "rate", "drop_backlog", "stop"). It runs
-the builtin engine's worker processes on this host's share of the connections and writes each second, merged over
-them, as one JSON line on stdout, in the shape of one worker's report, so the run merges hosts as it merges workers.
+plans, which host of how many this is), then the steps' orders ("active", "rate", "ramp_over", "drop_backlog",
+"stop"). It runs the builtin engine's worker processes on this host's share of the connections and writes each
+second, merged over them, as one JSON line on stdout, in the shape of one worker's report, so the run merges hosts as
+it merges workers.
 The end of stdin (a stop, a dropped connection, a dead Tunebench) stops everything here.
 """
 

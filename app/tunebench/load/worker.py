@@ -112,6 +112,9 @@ class Slot(threading.Thread):
         self.trx_lat: list[list[int]] = [[] for _ in range(self.ntrx)]
         self.current = 0
         self.idle_until = 0.0  # a paced family's next start (iiBench inserts_per_second)
+        # a connection that had not opened when the step's measured seconds began (a connection limit): it does not
+        # try again until the next step, so the step is measured at the concurrency it said (the ramp's note)
+        self.left_out = False
         self.finished = False  # the family has no more work for it (iiBench max_rows): parked for the run
         self.finished_at = 0.0  # when (wall clock)
         self.step_events = 0  # `events` when the step started: what it did this step is the difference
@@ -164,8 +167,15 @@ class Slot(threading.Thread):
 
     def _ensure_connected(self) -> bool:
         while self.session is None and not self.shutdown:
+            if self.left_out:
+                time.sleep(0.1)
+                return False
             try:
                 self._connect()
+                if self.left_out:  # it opened after the measured seconds began: out of this step all the same
+                    self.session.close()
+                    self.session = None
+                    return False
                 return True
             except DriverError as exc:
                 self.errors += 1
@@ -531,6 +541,12 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                         if len(msg) > 1:  # the engine's grace: short when no statement completes (frozen)
                             grace = float(msg[1])
                         return
+                    if msg[0] == "ramp_over":  # measured from here with the connections open now
+                        for ss in slots.values():
+                            for s in ss:
+                                if s.active and s.session is None:
+                                    s.left_out = True
+                        continue
                     if msg[0] == "drop_backlog":  # the warm-up ended: its backlog is not carried over
                         at = time.monotonic_ns()
                         for name, running in schedules.items():
@@ -565,6 +581,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                         for name, n in active.items():
                             for s in slots[name]:
                                 s.step_events = s.total_events()
+                                s.left_out = False
                                 want = s.number < n
                                 if want and not s.is_alive() and not s.shutdown:
                                     s.active = True

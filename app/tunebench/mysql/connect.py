@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +147,29 @@ def query_all(conn: Any, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any
     try:
         cur.execute(sql, args)
         return list(cur.fetchall()) if cur.with_rows else []
+    finally:
+        cur.close()
+
+
+def query_sets(conn: Any, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> list[list[tuple[Any, ...]]]:
+    """Several statements in one round trip (a multi-statement): each one's rows, in order ([] for one without)."""
+    sqls: list[str] = []
+    args: list[Any] = []
+    many = any(a for _, a in statements)
+    for sql, a in statements:
+        sqls.append(sql if a or not many else sql.replace("%", "%%"))  # the marks of one string: escape the others'
+        args.extend(a)
+    cur = conn.cursor()
+    try:
+        cur.execute("; ".join(sqls), tuple(args))
+        out = []
+        while True:
+            out.append(list(cur.fetchall()) if cur.with_rows else [])
+            if not cur.nextset():
+                break
+        if len(out) != len(statements):
+            raise mysql.connector.InterfaceError(msg=f"{len(out)} results to {len(statements)} statements")
+        return out
     finally:
         cur.close()
 

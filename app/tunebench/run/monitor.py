@@ -3,8 +3,11 @@
 Each probe samples every `interval` seconds on its own thread (a slow SQL probe never delays the /proc
 ones, and nothing here touches the engine's hot path). Counters become per-second rates here; samples
 go to `sink(t, values, kinds)` stamped with the wall-clock midpoint of the read, the same clock as the
-engine's Interval.t. A probe that cannot work says so once (`report`) and the others keep going; a probe
-that fails mid-run reports the first failure and its recovery, not every second of it.
+engine's Interval.t -- or, for a SQL probe that reads the server's clock before and after its statements in the same
+round trip, that instant mapped onto this clock (core.probe.ServerClock): on a machine short of CPU a request or its
+answer can wait long enough on the way to move a midpoint by a hundred ms and more. A probe that cannot work says
+so once (`report`) and the others keep going; a probe that fails mid-run reports the first failure and its recovery,
+not every second of it.
 """
 
 from __future__ import annotations
@@ -242,7 +245,7 @@ class ProbeSampler:
                 failing = msg
                 rates.reset()  # a restarted server starts its counters again
             else:
-                t = (t_start + time.time()) / 2
+                t = r.at if r.at is not None else (t_start + time.time()) / 2
                 if self._stop.is_set():
                     continue  # a read that outlived stop(): the session may be closed already
                 if failing is not None:

@@ -122,9 +122,9 @@ class MetricsProbe(SqlProbe):
     def read(self) -> Reading:
         assert self.cols is not None, "open() first"
         marks = ",".join(["%s"] * len(self.names))
-        rows = self.query(f"SELECT NAME, COUNT, {self.cols.enabled_col} FROM information_schema.INNODB_METRICS "
-                          f"WHERE NAME IN ({marks})", self.names)
-        r = Reading()
+        rows = self.read_sets((f"SELECT NAME, COUNT, {self.cols.enabled_col} FROM information_schema.INNODB_METRICS "
+                               f"WHERE NAME IN ({marks})", self.names))[0]
+        r = Reading(at=self.at)
         off = []
         for name, count, enabled in rows:
             v = _num(count)

@@ -4,14 +4,15 @@ of server settings a probe changes, and why a probe cannot work, in the user's w
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 import mysql.connector
 
 from tunebench.core.kinds import JournalState
-from tunebench.core.probe import ProbeUnavailable
-from tunebench.mysql.connect import ServerInfo, query_all
+from tunebench.core.probe import ProbeUnavailable, ServerClock
+from tunebench.mysql.connect import ServerInfo, query_all, query_sets
 
 Connector = Callable[[], Any]
 
@@ -19,8 +20,10 @@ Connector = Callable[[], Any]
 ER_ACCESS_DENIED = (1044, 1142, 1143, 1227, 1370)  # db access, table access, column, privilege, routine
 ER_NO_TABLE = (1109, 1146)
 LOST_CONNECTION = (None, -1, 2006, 2013, 2055)  # gone away, lost, "connection not available" (no errno)
-
-
+# The server's clock, read before and after a timed read's statements in the same round trip. SYSDATE, not NOW (the
+# instant it runs, not the statement's start); each is its own statement, so even with sysdate_is_now it is right.
+SERVER_CLOCK = ("SELECT UNIX_TIMESTAMP(SYSDATE(6))", ())
+TIMED = " between readings of the server's clock"  # how a probe's description says its reads are timed
 
 
 class SettingsJournal(Protocol):
@@ -62,6 +65,11 @@ class SqlProbe:
         self.info = info
         self.journal: SettingsJournal = journal or NoJournal()
         self._conn: Any = None
+        self._clock = ServerClock()
+        # where the last query_timed's values were taken (this machine's clock), and the server's [s1, s2] of it
+        self.at: float | None = None
+        self.server_span: tuple[float, float] | None = None
+        self.timed: bool | None = None  # whether this server answers a timed read (None: not tried yet)
 
     def conn(self) -> Any:
         if self._conn is None:
@@ -69,9 +77,39 @@ class SqlProbe:
         return self._conn
 
     def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return self._run(lambda conn: query_all(conn, sql, args))
+
+    def query_timed(self, *statements: tuple[str, tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+        """The statements' rows, read in one round trip between two readings of the server's clock: `at` is then
+        the instant they were taken on this machine's clock (ServerClock), `server_span` the server's [s1, s2]."""
+        sent = time.time()
+        sets = self._run(lambda conn: query_sets(conn, (SERVER_CLOCK, *statements, SERVER_CLOCK)))
+        answered = time.time()
+        s1, s2 = float(sets[0][0][0]), float(sets[-1][0][0])
+        self.server_span = (s1, s2)
+        self.at = self._clock.instant(s1, s2, sent, answered)
+        return sets[1:-1]
+
+    def read_sets(self, *statements: tuple[str, tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+        """The statements' rows: timed (query_timed) where the server answers multi-statements (a proxy may not: then
+        one by one, `at` None, the sampler's midpoint of the read is the instant, as for every probe before)."""
+        if self.timed is not False:
+            try:
+                sets = self.query_timed(*statements)
+                self.timed = True
+                return sets
+            except mysql.connector.Error:
+                if self.timed:
+                    raise
+        self.at = self.server_span = None
+        sets = [self.query(sql, args) for sql, args in statements]
+        self.timed = False
+        return sets
+
+    def _run(self, call: Callable[[Any], Any]) -> Any:
         fresh = self._conn is None
         try:
-            return query_all(self.conn(), sql, args)
+            return call(self.conn())
         except (mysql.connector.InterfaceError, mysql.connector.OperationalError) as exc:
             self.drop()
             if fresh or getattr(exc, "errno", None) not in LOST_CONNECTION:
@@ -79,7 +117,7 @@ class SqlProbe:
             # the server restarted since (a static knob): what this probe set on it is gone with the old server,
             # set it again, then once more, reconnected
             self.reapply()
-            return query_all(self.conn(), sql, args)
+            return call(self.conn())
         except mysql.connector.Error:
             self.drop()
             raise

@@ -33,7 +33,7 @@ from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
 from tunebench.mysql.probes.settings import PfsSwitches
-from tunebench.mysql.probes.sql_probe import Connector, SettingsJournal, SqlProbe, _why
+from tunebench.mysql.probes.sql_probe import TIMED, Connector, SettingsJournal, SqlProbe, _why
 
 CONSUMERS = ("global_instrumentation", "statements_digest")
 INSTRUMENT_PATTERN = "statement/%"
@@ -99,7 +99,7 @@ class StatementsProbe(SqlProbe):
                                    "by this account")
         size = self.info.variables.get("performance_schema_digests_size", "?")
         rows = self._read_rows()  # (its time would be the base of a first rate over milliseconds: read() starts)
-        return (f"{TABLE} ({len(rows)} digests now, room for {size})"
+        return (f"{TABLE}{TIMED if self.timed else ''} ({len(rows)} digests now, room for {size})"
                 + (f"; {len(self.pfs.instruments)} statement instruments enabled for the session"
                    if self.pfs.instruments else "")
                 + ("; prepared statements (no digest on MariaDB) as stmt.prepared" if self.prepared_bucket else "")
@@ -108,7 +108,12 @@ class StatementsProbe(SqlProbe):
     # -- reading --
     def _read_rows(self) -> list[DigestRow]:
         out = []
-        for schema, digest, count, timer, rows_ex, first in self.query(f"SELECT {COLUMNS} FROM {TABLE}"):
+        statements: list[tuple[str, tuple[str, ...]]] = [(f"SELECT {COLUMNS} FROM {TABLE}", ())]
+        if self.prepared_bucket:
+            statements.append(("SELECT COUNT_STAR, SUM_TIMER_WAIT, SUM_ROWS_EXAMINED FROM performance_schema."
+                               "events_statements_summary_global_by_event_name WHERE EVENT_NAME = %s", (EXECUTE,)))
+        digests, *prepared = self.read_sets(*statements)
+        for schema, digest, count, timer, rows_ex, first in digests:
             full = _text(digest)
             # DIGEST NULL: the statements of new digests once the table is full (performance_schema_digests_size)
             d = digest_id(full) if full else OTHER
@@ -118,11 +123,8 @@ class StatementsProbe(SqlProbe):
                 self._said_full = True
             out.append(DigestRow(f"{_text(schema)}\0{full}", d, _num(count) or 0.0, _num(timer) or 0.0,
                                  _num(rows_ex) or 0.0, _text(first)))
-        if self.prepared_bucket:
-            for count, timer, rows_ex in self.query(
-                    "SELECT COUNT_STAR, SUM_TIMER_WAIT, SUM_ROWS_EXAMINED FROM "
-                    "performance_schema.events_statements_summary_global_by_event_name WHERE EVENT_NAME = %s",
-                    (EXECUTE,)):
+        if prepared:
+            for count, timer, rows_ex in prepared[0]:
                 out.append(DigestRow(PREPARED, PREPARED, _num(count) or 0.0, _num(timer) or 0.0,
                                      _num(rows_ex) or 0.0, ""))
         return out
@@ -136,6 +138,9 @@ class StatementsProbe(SqlProbe):
         t = self.clock()
         rows = self._read_rows()
         self._took = [*self._took[-2:], self.clock() - t]
+        r.at = self.at
+        if self.server_span is not None:  # the rates span the server's instants of the reads, not this machine's
+            t = sum(self.server_span) / 2
         took = sorted(self._took)[len(self._took) // 2]  # the median of the last three: one slow read is no trend
         prev, prev_t = self._prev, self._prev_t
         self._prev, self._prev_t = {r.key: r for r in rows}, t

@@ -12,7 +12,7 @@ from tunebench.mysql.connect import ServerInfo
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
 from tunebench.mysql.probes.metrics import MetricsColumns, metrics_columns
-from tunebench.mysql.probes.sql_probe import Connector, SqlProbe, _why
+from tunebench.mysql.probes.sql_probe import TIMED, Connector, SqlProbe, _why
 
 STATUS_COUNTERS = (
     "Questions", "Queries", "Com_select", "Com_insert", "Com_update", "Com_delete", "Com_replace", "Com_begin",
@@ -94,7 +94,7 @@ class StatusProbe(SqlProbe):
 
     def open(self) -> str:
         try:
-            status = parse_status(self.query("SHOW GLOBAL STATUS"))
+            status = parse_status(self.read_sets(("SHOW GLOBAL STATUS", ()))[0])
         except mysql.connector.Error as exc:
             raise ProbeUnavailable(f"SHOW GLOBAL STATUS failed: {_why(exc, 'PROCESS')}") from None
         wanted = []
@@ -111,17 +111,20 @@ class StatusProbe(SqlProbe):
                 note = f"; history list length/checkpoint age unavailable ({_why(exc, 'PROCESS')})"
         first = status_reading(status)
         found = len(first.counters) + len(first.gauges)
-        return f"SHOW GLOBAL STATUS, {found} series" + (
+        return f"SHOW GLOBAL STATUS{TIMED if self.timed else ''}, {found} series" + (
             f" (+{', '.join(self._fallback)} from INNODB_METRICS)" if self._fallback else "") + note
 
     def read(self) -> Reading:
-        status = parse_status(self.query("SHOW GLOBAL STATUS"))
-        metrics: dict[str, float] = {}
+        statements: list[tuple[str, tuple[str, ...]]] = [("SHOW GLOBAL STATUS", ())]
         if self._fallback and self._metrics_cols:
             marks = ",".join(["%s"] * len(self._fallback))
-            for name, count, enabled in self.query(
-                    f"SELECT NAME, COUNT, {self._metrics_cols.enabled_col} FROM information_schema.INNODB_METRICS "
-                    f"WHERE NAME IN ({marks})", self._fallback):
-                if MetricsColumns.is_enabled(enabled) and (v := _num(count)) is not None:
-                    metrics[_text(name)] = v
-        return status_reading(status, metrics)
+            statements.append((f"SELECT NAME, COUNT, {self._metrics_cols.enabled_col} FROM "
+                               f"information_schema.INNODB_METRICS WHERE NAME IN ({marks})", self._fallback))
+        rows, *more = self.read_sets(*statements)
+        metrics: dict[str, float] = {}
+        for name, count, enabled in (more[0] if more else ()):
+            if MetricsColumns.is_enabled(enabled) and (v := _num(count)) is not None:
+                metrics[_text(name)] = v
+        r = status_reading(parse_status(rows), metrics)
+        r.at = self.at
+        return r

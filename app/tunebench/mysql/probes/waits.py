@@ -157,7 +157,7 @@ class WaitsProbe(SqlProbe):
         if usable == 0:
             raise ProbeUnavailable("the InnoDB synch instruments are disabled and cannot be enabled" + note)
         self.source = "pfs"
-        self.reading(self.clock(), self._read_raw())  # the base for the first rates
+        self._base()  # the base for the first rates
         return (f"performance_schema, {usable} InnoDB mutex/rwlock/sxlock instruments"
                 + (f" ({len(self.pfs.instruments)} enabled for the session; instruments enabled at runtime "
                    "only count latches created afterwards)" if self.pfs.instruments else "") + note)
@@ -173,7 +173,7 @@ class WaitsProbe(SqlProbe):
         if not parse_rwlock_metrics(rows):
             raise ProbeUnavailable("no innodb_rwlock_* counters in INNODB_METRICS")
         self.source = "innodb_metrics"
-        self.reading(self.clock(), self._read_raw())  # the base for the first rates
+        self._base()  # the base for the first rates
         return "INNODB_METRICS innodb_rwlock_{s,x,sx} spin/os waits"
 
     def _open_show_mutex(self) -> str:
@@ -192,7 +192,7 @@ class WaitsProbe(SqlProbe):
             self._restore_latch()
             raise ProbeUnavailable(f"SHOW ENGINE INNODB MUTEX not available: {_why(exc, 'PROCESS')}") from None
         self.source = "show_mutex"
-        self.reading(self.clock(), self._read_raw())  # the base for the first rates
+        self._base()  # the base for the first rates
         return "SHOW ENGINE INNODB MUTEX" + (" ('latch' monitor enabled for the session)"
                                              if self.latch_enabled_by_us else "")
 
@@ -200,9 +200,9 @@ class WaitsProbe(SqlProbe):
     def _read_raw(self) -> dict[str, dict[str, float]]:
         if self.source == "pfs":
             where = " OR ".join(["EVENT_NAME LIKE %s"] * len(PFS_PATTERNS))
-            rows = self.query("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
-                              f"performance_schema.events_waits_summary_global_by_event_name WHERE {where}",
-                              PFS_PATTERNS)
+            rows = self.read_sets(("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
+                                   f"performance_schema.events_waits_summary_global_by_event_name WHERE {where}",
+                                   PFS_PATTERNS))[0]
             raw: dict[str, dict[str, float]] = {}
             for name, count, timer in rows:
                 entry = raw.setdefault(pfs_instrument(_text(name)), {"count": 0.0, "ms": 0.0})
@@ -210,14 +210,24 @@ class WaitsProbe(SqlProbe):
                 entry["ms"] += (_num(timer) or 0.0) * PS_TO_MS
             return raw
         if self.source == "innodb_metrics":
-            return parse_rwlock_metrics(self.query(
-                "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME LIKE %s", ("innodb_rwlock_%",)))
-        return parse_mutex_rows(self.query("SHOW ENGINE INNODB MUTEX"))
+            rwlocks = ("SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME LIKE %s",
+                       ("innodb_rwlock_%",))
+            return parse_rwlock_metrics(self.read_sets(rwlocks)[0])
+        return parse_mutex_rows(self.read_sets(("SHOW ENGINE INNODB MUTEX", ()))[0])
+
+    def _base(self) -> None:
+        raw = self._read_raw()
+        self.reading(self._instant(), raw)
+
+    def _instant(self) -> float:
+        """The instant of the last read for its rates: the server's, where the read was timed."""
+        return sum(self.server_span) / 2 if self.server_span is not None else self.clock()
 
     def read(self) -> Reading:
-        t = self.clock()
         raw = self._read_raw()
-        return self.reading(t, raw)
+        r = self.reading(self._instant(), raw)
+        r.at = self.at
+        return r
 
     def reading(self, t: float, raw: Mapping[str, Mapping[str, float]]) -> Reading:
         """Per-second deltas per instrument -> top-N series + other + total (rates)."""
