@@ -287,8 +287,40 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             if lines:
                 report.sections.append((f"{log.parent.name} error log during the test", "\n".join(lines)))
         with contextlib.suppress(OSError):
-            report.sections.append(("machine", f"load average {Path('/proc/loadavg').read_text().strip()}"))
+            report.sections.append(("machine", f"load average {Path('/proc/loadavg').read_text().strip()}\n"
+                                               f"runnable threads now: {_runnable()}\nservers now: {_servers()}"))
     return report
+
+
+def _servers() -> str:
+    """Each server process: its state and where it waits (a server stuck in start-up or shutdown says how)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            text = stat.read_text()
+            comm = text[text.index("(") + 1:text.rindex(")")]
+            if comm in ("mariadbd", "mysqld", "ld-linux-x86-64"):
+                pid = stat.parts[2]
+                fields = text[text.rindex(")") + 2:].split()
+                wchan = Path(f"/proc/{pid}/wchan").read_text().strip() or "-"
+                tasks = [t.read_text() for t in Path(f"/proc/{pid}/task").glob("*/stat")]
+                states = [t[t.rindex(")") + 2] for t in tasks]
+                out.append(f"{comm}[{pid}] ppid {fields[1]} {fields[0]} {wchan} threads "
+                           + "".join(f"{c}{states.count(c)}" for c in sorted(set(states))))
+    return "; ".join(out) or "none"
+
+
+def _runnable() -> str:
+    """The processes with threads on the run queue now (state R), most first: who a load average belongs to."""
+    counts: dict[str, int] = {}
+    for task in Path("/proc").glob("[0-9]*/task/[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            text = task.read_text()
+            if text[text.rindex(")") + 2] == "R":
+                pid = task.parts[2]
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                counts[f"{comm}[{pid}]"] = counts.get(f"{comm}[{pid}]", 0) + 1
+    return ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])[:12]) or "none"
 
 
 @pytest.fixture(autouse=True)

@@ -102,3 +102,48 @@ def test_ctrl_c_during_a_restart_waits_for_the_server(sandbox, tmp_path):
         proc.kill()
         proc.stdout.close()
         sandbox.restart({})  # as the other tests find it, whatever happened here
+
+
+def test_a_start_that_hangs_is_killed_and_started_again_and_a_hung_server_is_stopped(sandbox, monkeypatch):
+    """MariaDB 10.11.19 stopped for good on its way up after a quick restart beside CPU hogs (its main thread waiting
+    on a thread that never answered, SIGTERM never handled); the socket took connections all the same (its listen
+    backlog), so the restart said it was up, and the next stop waited 300 s for a shutdown that never began. Here a
+    server frozen (SIGSTOP) as it starts stands for that one: the start notices, kills it and starts again; and a
+    stop of a frozen server kills it once it has not begun to shut down."""
+    import os
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+
+    import tunebench.hosts.sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "HUNG_SECONDS", 3.0)
+    monkeypatch.setattr(sandbox_module, "STOP_SILENT_SECONDS", 2.0)
+    real = subprocess.Popen
+    frozen: list[int] = []
+
+    def popen(argv, *args, **kwargs):
+        proc = real(argv, *args, **kwargs)
+        if not frozen and any(str(a).startswith("--defaults-file") for a in argv) and "--help" not in argv:
+            os.kill(proc.pid, signal.SIGSTOP)  # stopped as it starts: no line in its log, no greeting
+            frozen.append(proc.pid)
+        return proc
+
+    monkeypatch.setattr(sandbox_module.subprocess, "Popen", popen)
+    try:
+        st = sandbox.restart({})
+        assert frozen and st.running and st.pid != frozen[0]
+        assert not Path(f"/proc/{frozen[0]}").exists() or "Z" in Path(f"/proc/{frozen[0]}/stat").read_text().split()[2]
+        assert f"the server (pid {frozen[0]}) hung during start-up" in sandbox.errlog.read_text()
+        admin = admin_connect(sandbox.target())
+        admin.close()
+        # a server that never begins to shut down (frozen): stopped all the same, in seconds, not 300
+        os.kill(st.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        assert not sandbox.stop().running
+        assert time.monotonic() - t0 < 30
+    finally:
+        monkeypatch.undo()
+        sandbox.start()
+    assert sandbox.status().running

@@ -38,6 +38,14 @@ SANDBOX_USER = "tunebench"
 # Servers this process started: the server outlives a CLI call by design, but while we live we keep
 # the handle so it can be reaped on stop (and is not garbage-collected while still running).
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+# A start is hung when the server has neither greeted a client nor written a line to its error log for this long:
+# MariaDB 10.11.19 stopped for good after reading its grant tables, its main thread waiting on a thread that never
+# answered, SIGTERM never handled (seen in ~1 of 10 quick restarts beside CPU hogs). A start that works writes a line
+# every few seconds (crash recovery included) and greets within seconds of its last one: it is killed and started
+# again, once.
+HUNG_SECONDS = 45.0
+# A server that has not begun to shut down this long after SIGTERM (no new line in its error log) never will.
+STOP_SILENT_SECONDS = 30.0
 
 
 # Options that are the sandbox's own (where it lives, how it is reached) or fixed when its datadir was made: a
@@ -409,14 +417,24 @@ class SandboxServer:
             if not taskset:
                 raise SandboxError("CPU binding needs taskset (util-linux)")
             argv = [taskset, "-c", cpus, *argv]
-        log_offset = self.errlog.stat().st_size if self.errlog.exists() else 0
-        with open(self.base / "stdout.log", "ab") as out:
-            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
-        _CHILDREN[proc.pid] = proc
-        self._save_state(SandboxState(server.path, server.name, server.flavor, server.version, port, proc.pid, wanted,
-                                      cpus))
-        self._wait_ready(proc, timeout, log_offset)
+        for attempt in (1, 2):
+            log_offset = self._errlog_size()
+            with open(self.base / "stdout.log", "ab") as out:
+                proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        start_new_session=True)
+            _CHILDREN[proc.pid] = proc
+            self._save_state(SandboxState(server.path, server.name, server.flavor, server.version, port, proc.pid,
+                                          wanted, cpus))
+            try:
+                self._wait_ready(proc, timeout, log_offset)
+                break
+            except _Hung as hung:
+                self._kill(proc.pid)
+                if attempt == 2:
+                    raise SandboxError(f"sandbox server hung twice during start-up: {hung}") from None
+                with open(self.errlog, "a") as log:  # where the next reader of the log looks for why
+                    log.write(f"[tunebench] the server (pid {proc.pid}) hung during start-up ({hung}): killed and "
+                              "started again\n")
         if first_time:
             self._bootstrap_accounts(port)
         else:
@@ -435,31 +453,69 @@ class SandboxServer:
         errors = [ln for ln in lines if "ERROR" in ln] or lines
         return " | ".join(errors[-3:])
 
+    def _errlog_size(self) -> int:
+        try:
+            return self.errlog.stat().st_size
+        except OSError:
+            return 0
+
+    def _greets(self) -> bool:
+        """The server answers a connection with its handshake: only once it takes connections (the socket file and
+        its listen backlog come earlier, while the server may still stop for good on its way up)."""
+        if not self.socket.exists():
+            return False
+        with socket.socket(socket.AF_UNIX) as s, contextlib.suppress(OSError):
+            s.settimeout(1.0)
+            s.connect(str(self.socket))
+            return bool(s.recv(1))
+        return False
+
     def _wait_ready(self, proc: subprocess.Popen[bytes], timeout: float, log_offset: int) -> None:
         deadline = time.monotonic() + timeout
+        size, moved = self._errlog_size(), time.monotonic()
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 _CHILDREN.pop(proc.pid, None)
                 raise SandboxError(f"sandbox server exited during start-up: {self._error_log_tail(log_offset)}")
-            if self.socket.exists():
-                with socket.socket(socket.AF_UNIX) as s, contextlib.suppress(OSError):
-                    s.connect(str(self.socket))
-                    return
+            if self._greets():
+                return
+            if (now := self._errlog_size()) != size:
+                size, moved = now, time.monotonic()
+            elif time.monotonic() - moved > HUNG_SECONDS:
+                raise _Hung(f"no greeting and no line in its error log for {HUNG_SECONDS:.0f} s after: "
+                            f"{self._error_log_tail(log_offset).split(' | ')[-1][:200]}")
             time.sleep(0.1)
         self.stop()
         raise SandboxError(f"sandbox server not ready after {timeout:.0f} s: {self._error_log_tail(log_offset)}")
 
+    def _kill(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        child = _CHILDREN.pop(pid, None)
+        if child is not None:
+            child.wait(30)
+        else:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and Path(f"/proc/{pid}").exists() and not _is_zombie(pid):
+                time.sleep(0.05)
+
     def stop(self, timeout: float = 300.0) -> SandboxStatus:
+        """SIGTERM, then the server's own shutdown (up to `timeout`: a big buffer pool's flush); one that has not begun
+        to shut down STOP_SILENT_SECONDS after it (no new line in its error log) is hung and killed."""
         pid = self._our_pid()
         if pid:
+            size = self._errlog_size()
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout
+            start = time.monotonic()
+            deadline = start + timeout
             while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, os.WNOHANG)
                 if _is_zombie(pid):
                     break
+                if time.monotonic() - start > STOP_SILENT_SECONDS and self._errlog_size() == size:
+                    break  # never began to shut down: killed below
                 time.sleep(0.1)
             if Path(f"/proc/{pid}").exists() and not _is_zombie(pid):
                 os.kill(pid, signal.SIGKILL)
@@ -543,6 +599,10 @@ def kit_lines(server: ServerBinary) -> list[str]:
     if messages:
         lines.append(f"lc-messages-dir = {messages}")
     return lines
+
+
+class _Hung(Exception):
+    """A server start that stopped on its way up (HUNG_SECONDS)."""
 
 
 def _is_zombie(pid: int) -> bool:
