@@ -110,7 +110,11 @@ def test_a_steps_stacks_are_its_own(sandbox, sandbox_params):
         assert probe.cut()
         after = probe.take_folded()
         assert sum(after.get("mysqld", {}).values()) > 20  # the busy second, sampled at 99 Hz
-        assert probe.cut() and probe.take_folded() == {}  # nothing since: an idle server, and nothing carried over
+        # nothing carried over: the busy second's >20 samples were taken above. Between two cuts a moment apart only
+        # what the server's own threads did then can land (a clean-clone run found one sample of InnoDB's
+        # background thread waking, pthread_cond_signal -> futex_wake, in an otherwise idle server)
+        assert probe.cut()
+        assert sum(probe.take_folded().get("mysqld", {}).values()) <= 2
     finally:
         probe.close()
     assert perf_processes() == []

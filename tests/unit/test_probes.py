@@ -95,6 +95,24 @@ def test_process_cpu_counts_new_processes_from_their_start_and_detects_pid_reuse
     assert g["proc.local.client.cpu"] == pytest.approx(100 * (20 + 20) / 200)
 
 
+def test_process_cpu_says_what_the_machine_spent_outside_every_role():
+    """Other processes, the kernel's threads and steal: the share of the machine a measurement did not get."""
+    stat = "cpu {u} 0 {s} {i} 0 0 0 {st} 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\n"
+    files = {"/proc/uptime": "100.00 150.00", "/proc/10/stat": _pid_stat(10, 1000, 500, 50),
+             "/proc/20/stat": _pid_stat(20, 300, 100, 60), "/proc/stat": stat.format(u=5000, s=2000, i=9000, st=0)}
+    probe = ProcessCpuProbe({"server": lambda: [20], "client": lambda: [10]}, reader=files.__getitem__, ncpu=2,
+                            hz=100)
+    probe.open()
+    assert "proc.local.other.cpu" not in probe.read().gauges  # the first sample is the base
+    # 1 s on 2 CPUs = 200 ticks: busy 150 (user 100, system 40, steal 10), idle 50; the roles used 100 + 30
+    files.update({"/proc/uptime": "101.00 150.00", "/proc/10/stat": _pid_stat(10, 1080, 520, 50),
+                  "/proc/20/stat": _pid_stat(20, 320, 110, 60), "/proc/stat": stat.format(u=5100, s=2040, i=9050,
+                                                                                            st=10)})
+    g = probe.read().gauges
+    assert g["proc.local.client.cpu"] == pytest.approx(50.0) and g["proc.local.server.cpu"] == pytest.approx(15.0)
+    assert g["proc.local.other.cpu"] == pytest.approx(100 * (150 - 130) / 200)
+
+
 DISKSTATS = ("   8       0 sda 100 0 2000 50 200 0 4000 80 0 120 130 0 0 0 0\n"
              "   8       1 sda1 90 0 1800 40 190 0 3900 70 0 110 120 0 0 0 0\n"
              "   7       0 loop0 1 0 2 0 0 0 0 0 0 0 0\n")

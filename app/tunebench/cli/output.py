@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from tunebench.core.busy import busy_text
 from tunebench.core.display import inert_text
 from tunebench.core.interval import Interval
 from tunebench.core.kinds import RunStatus
@@ -86,6 +87,9 @@ def steps_table(steps: list[dict[str, Any]]) -> str:
                     f"{extra}{p95:>8} {p99:>8} {cv:>6} {s['errors']:>7.0f} {seconds:>7}"
                     + ("  INCOMPLETE" if s.get("incomplete") else ""))
     rows += done_early
+    # the seconds in which other processes took the machine's CPU: the figures say as much about them
+    rows += [f"step {s['step']}: {busy_text(s['busy'])} (over {s['busy']['threshold_pct']:g} % of the machine)"
+             for s in steps if (s.get("busy") or {}).get("seconds") and s["group"] == steps[0]["group"]]
     rows += open_loop_lines(steps)
     mixes = [s for s in steps if s.get("trx")]
     if mixes:

@@ -14,6 +14,7 @@ from tunebench.cli.servers import cmd_servers
 from tunebench.cli.sessions import MAX_ID, cmd_sessions
 from tunebench.cli.targets import cmd_sandbox, cmd_target
 from tunebench.cli.workloads import cmd_check, cmd_workloads
+from tunebench.core.busy import BUSY_PCT
 
 
 class Parser(argparse.ArgumentParser):
@@ -42,6 +43,11 @@ def _number(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _busy(text: str) -> float | None:
+    """--busy-threshold: a percentage of the machine, or off."""
+    return None if text.strip().lower() == "off" else _number(text)
 
 
 SECONDS = 86_400
@@ -193,6 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=0)
     sp.add_argument("--server-wait", type=_int_in(1, 3600), default=30, metavar="SECONDS",
                     help="how long the run waits for a server that stopped answering before it gives up (30)")
+    sp.add_argument("--busy-threshold", type=_busy, default=BUSY_PCT, metavar="PCT",
+                    help="a live change's verdict leaves out the seconds in which other processes used more than "
+                         f"PCT %% of the machine's CPU ({BUSY_PCT:g}; off: judge them too)")
     sp.add_argument("--engine", help="builtin or sysbench (default: builtin; sysbench for --lua)")
     sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
     sp.add_argument("--seed", type=_int_in(0, 2**32 - 1),

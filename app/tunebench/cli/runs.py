@@ -66,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                           probe_interval=args.probe_interval, trust_host_key=args.trust_host_key,
                           ssh_keys=args.ssh_key or (), rate=args.rate, arrival=args.arrival,
                           latency_limit_ms=args.latency_limit, server_wait=args.server_wait,
-                          remote_python=args.remote_python)
+                          remote_python=args.remote_python, busy_pct=args.busy_threshold)
     store = open_store(args)
     target = resolve_target(args, store)
     t0 = time.time()

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tunebench.core.busy import BUSY_PCT, busy_mask, other_series
 from tunebench.core.interval import Event
 from tunebench.core.knobs import new_sessions_only
 from tunebench.core.stats import steady_start
@@ -64,6 +65,7 @@ class Verdict:
     waits: tuple[WaitShift, ...] = ()
     windows: tuple[tuple[float, float], tuple[float, float]] | None = None  # the settled (from, to) of each side
     left_out: int = 0  # seconds of the two windows left out because the server was not answering
+    busy_left_out: int = 0  # busy seconds left out (core/busy.py: the machine's CPU went elsewhere)
 
     @property
     def clear(self) -> bool:
@@ -98,7 +100,9 @@ class Verdict:
         return ", ".join(p for p in parts if p) + self.left_out_text()
 
     def left_out_text(self) -> str:
-        return f" ({self.left_out} s without the server left out)" if self.left_out else ""
+        parts = ([f"{self.left_out} s without the server"] if self.left_out else []) + (
+            [f"{self.busy_left_out} busy s"] if self.busy_left_out else [])
+        return f" ({' and '.join(parts)} left out)" if parts else ""
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -221,13 +225,15 @@ def outages(events: Sequence[Mapping[str, Any]], end: float) -> list[tuple[float
 
 
 def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: float,
-               settle_before: int = 0, settle_after: int = SETTLE_SECONDS, excluded: Outages = ()) -> Verdict | None:
+               settle_before: int = 0, settle_after: int = SETTLE_SECONDS, excluded: Outages = (),
+               busy_pct: float | None = None) -> Verdict | None:
     """Before = seconds in [start, flip], after = [flip, end] (whole seconds, see `inside`), of
     `client.<group>.tps`; each side settled
     (`settle_*` fixed seconds, then the steady-state detector); p95/p99 are the mean of the per-second
     percentiles over the same settled seconds; the waits are `waits.*.ms` series, the top ones by their larger
     side. Seconds that touch an `excluded` interval (the server not answering) are left out of both sides and
-    counted in `left_out`. None when either side has fewer than MIN_SECONDS settled seconds or no TPS before."""
+    counted in `left_out`. With `busy_pct`, so are the busy seconds (some host's other CPU over it, core/busy.py),
+    counted in `busy_left_out`. None when either side has fewer than MIN_SECONDS settled seconds or no TPS before."""
     def arrays(name: str) -> tuple[Floats, Floats] | None:
         if name not in series:
             return None
@@ -241,8 +247,10 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
     sides = []
     down = touching(t, excluded)
     left_out = int((inside(t, start, end) & down).sum())
+    busy = busy_mask(series, t, busy_pct) & ~down if busy_pct is not None else np.zeros(len(t), dtype=bool)
+    busy_left_out = int((inside(t, start, end) & busy).sum())
     for lo, hi, skip in ((start, flip, settle_before), (flip, end, settle_after)):
-        mask = inside(t, lo, hi) & ~down
+        mask = inside(t, lo, hi) & ~down & ~busy
         ts, vs = t[mask], v[mask]
         cut = settled_from(vs, skip)
         if len(vs) - cut < MIN_SECONDS:
@@ -253,11 +261,13 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
         return None
     ratio, low, high, block = ratio_ci(before, after)
 
+    busy_t = [(float(x) - 1.0, float(x)) for x in t[busy]]  # the other series' seconds too
+
     def means(name: str) -> tuple[float, float] | None:
         arr = arrays(name)
         if arr is None:
             return None
-        b, a = window(*arr, *wb, excluded), window(*arr, *wa, excluded)
+        b, a = window(*arr, *wb, [*excluded, *busy_t]), window(*arr, *wa, [*excluded, *busy_t])
         b, a = b[np.isfinite(b)], a[np.isfinite(a)]
         return (float(b.mean()), float(a.mean())) if len(b) and len(a) else None
 
@@ -273,13 +283,13 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
         seconds_before=len(before), seconds_after=len(after), block=block,
         p95_before=p95[0] if p95 else None, p95_after=p95[1] if p95 else None,
         p99_before=p99[0] if p99 else None, p99_after=p99[1] if p99 else None,
-        waits=tuple(waits[:TOP_WAITS]), windows=(wb, wa), left_out=left_out)
+        waits=tuple(waits[:TOP_WAITS]), windows=(wb, wa), left_out=left_out, busy_left_out=busy_left_out)
 
 
 def series_names(group: str, names: Sequence[str]) -> list[str]:
     """The series a verdict for `group` reads, out of a session's `names`."""
     own = [f"client.{group}.{s}" for s in ("tps", "lat.p95", "lat.p99")]
-    return [n for n in names if n in own or is_wait(n)]
+    return [n for n in names if n in own or is_wait(n)] + other_series(names)
 
 
 def is_wait(name: str) -> bool:
@@ -306,23 +316,31 @@ def pair_verdict(before: Sequence[float], after: Sequence[float]) -> Verdict | N
 
 
 def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], start: float, at: float, end: float,
-                  settle_before: int, stamped: float, several_groups: bool = False, excluded: Outages = ()) -> Event:
+                  settle_before: int, stamped: float, several_groups: bool = False, excluded: Outages = (),
+                  busy_pct: float | None = BUSY_PCT) -> Event:
     """The "verdict" event of one live change for one client group: its label is the Events line, its data the
     numbers (`verdict`: Verdict.to_dict() or None) and the window, so a replay or a report reads them back and a
     test can recompute them from the stored series. Stamped when it is known (`stamped`, the step's end);
     `data["at"]` is the change's own time."""
     excluded = [(lo, hi) for lo, hi in excluded if hi > start and lo < end]
-    v = ab_verdict(series, group, start, at, end, settle_before=settle_before, excluded=excluded)
+    v = ab_verdict(series, group, start, at, end, settle_before=settle_before, excluded=excluded, busy_pct=busy_pct)
     name = str(change.get("name"))
     head = f"{name} {change.get('from')} → {change.get('to')}" + (f" ({group})" if several_groups else "")
     text = v.text(waits=True) if v else "too few settled seconds on one side for a verdict"
+    if v is None and busy_pct is not None and ab_verdict(series, group, start, at, end, settle_before=settle_before,
+                                                          excluded=excluded) is not None:
+        t = np.asarray(series[f"client.{group}.tps"][0], dtype=np.float64)
+        n = int((inside(t, start, end) & busy_mask(series, t, busy_pct)).sum())
+        text = (f"not judged: the machine was busy ({n} of {int(inside(t, start, end).sum())} s with over "
+                f"{busy_pct:g} % of its CPU used by other processes)")
     warn = new_sessions_only(name)
     if warn:
         text += " (applies to new connections only: the load's open connections kept the old value)"
     return Event(stamped, "verdict", f"{head}: {text}",
                  {"name": name, "from": change.get("from"), "to": change.get("to"), "group": group, "at": at,
                   "start": start, "end": end, "settle_before": settle_before, "new_sessions_only": warn,
-                  "excluded": [list(x) for x in excluded], "verdict": v.to_dict() if v else None})
+                  "excluded": [list(x) for x in excluded], "busy_pct": busy_pct,
+                  "verdict": v.to_dict() if v else None})
 
 
 def event_verdict(data: Mapping[str, Any]) -> Verdict | None:
@@ -335,4 +353,5 @@ def recompute(series: SeriesMap, data: Mapping[str, Any]) -> Verdict | None:
     """A verdict event's numbers again, from `series` and the window the event names."""
     return ab_verdict(series, str(data["group"]), float(data["start"]), float(data["at"]), float(data["end"]),
                       settle_before=int(data.get("settle_before") or 0),
-                      excluded=[(float(lo), float(hi)) for lo, hi in data.get("excluded") or ()])
+                      excluded=[(float(lo), float(hi)) for lo, hi in data.get("excluded") or ()],
+                      busy_pct=None if data.get("busy_pct") is None else float(data["busy_pct"]))

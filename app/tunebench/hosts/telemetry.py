@@ -200,6 +200,10 @@ class ProcessCpuProbe:
     so the two can be stacked. Each role is a callable giving its current pids (the sysbench engine
     starts a new process every step). A process that appears between two samples counts from its
     start; one that exits loses only its last partial second.
+
+    `proc.<host>.other.cpu`: what the host's CPUs spent outside every role (other processes, the kernel's own
+    threads, steal: a neighbour on the hypervisor), from /proc/stat read with the roles in the same sample. It is
+    the machine's share a measurement did not get: seconds where it is high are busy seconds (core/busy.py).
     """
 
     name = "proc"
@@ -217,6 +221,7 @@ class ProcessCpuProbe:
         self._prev: dict[str, dict[int, ProcTimes]] = {}
         self._prev_t: float | None = None
         self._boot_ticks: float = 0.0
+        self._host: CpuTimes | None = None
 
     def _sample(self, pids: Iterable[int]) -> dict[int, ProcTimes]:
         out = {}
@@ -241,10 +246,18 @@ class ProcessCpuProbe:
         return "; ".join([*(f"{role} pids {','.join(map(str, p)) or '(none yet)'}" for role, p in found.items()),
                           *([self.note] if self.note else [])])
 
+    def _host_times(self) -> CpuTimes | None:
+        try:
+            return parse_proc_stat(self.reader("/proc/stat"))
+        except (OSError, ValueError, LookupError):
+            return None
+
     def read(self) -> Reading:
         now_ticks = self._uptime_ticks()
+        host = self._host_times()
         r = Reading()
         prev_t = self._prev_t
+        roles_ticks = 0.0
         for role, pids in self.roles.items():
             cur = self._sample(pids())
             prev = self._prev.get(role, {})
@@ -258,6 +271,7 @@ class ProcessCpuProbe:
                     elif p.starttime >= prev_t:  # started since the last sample
                         used_u += p.utime
                         used_s += p.stime
+                roles_ticks += used_u + used_s
                 elapsed = now_ticks - prev_t
                 if elapsed > 0:
                     scale = 100.0 / (elapsed * self.ncpu)
@@ -269,11 +283,17 @@ class ProcessCpuProbe:
                     r.gauges[prefix + "procs"] = float(len(cur))
             self._prev[role] = cur
         self._prev_t = now_ticks
+        before, self._host = self._host, host
+        if prev_t is not None and before is not None and host is not None and host.total > before.total:
+            busy = (host.total - host.idle - host.iowait) - (before.total - before.idle - before.iowait)
+            other = max(0.0, 100.0 * (busy - roles_ticks) / (host.total - before.total))
+            r.gauges[f"proc.{self.host}.other.cpu"] = min(100.0, other)
         return r
 
     def close(self) -> None:
         self._prev.clear()
         self._prev_t = None
+        self._host = None
 
 
 def server_pid_from(pid_file: str | None, binaries: tuple[str, ...] = ("mysqld", "mariadbd")) -> int | None:

@@ -626,7 +626,7 @@ class Experiment(RunProbes):
             self._await_waits(ended)
             try:
                 writer.flush()  # the verdict reads the step's seconds back from the store
-                verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended)
+                verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended, spec.busy_pct)
             except StoreError as exc:
                 self._store_failed(exc)
                 verdicts = []
@@ -640,7 +640,7 @@ class Experiment(RunProbes):
         if verdict:
             self.on_note(verdict)
         result = StepResult(idx, summaries, cfg.idx, segments, bool(incomplete), summary.get("_efficiency") or {},
-                            phase.name if phase is not None else None, None, finished)
+                            phase.name if phase is not None else None, None, finished, summary.get("_busy"))
         self.results.append(result)
         self.on_step(result)
         if lost is not None:

@@ -29,6 +29,8 @@ class StepResult:
     # a step that ended when its work was done (max_rows): {why, transactions: {group: n}, seconds: {group: s}},
     # each group's transactions from the step's start (its ramp too) to the end of its last busy second
     finished: dict[str, Any] | None = None
+    # its busy seconds (core/busy.py): {seconds, of, other_pct, host, threshold_pct}, None when not measured
+    busy: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from tunebench.mysql.target import Target
 from tunebench.run.drift import DriftGuard
 from tunebench.run.monitor import ProbeSampler, build_probes, local_server_pid, start_sampler
 from tunebench.run.runlock import RunLock
-from tunebench.run.session import efficiency_of
+from tunebench.run.session import busy_of, efficiency_of
 from tunebench.run.spec import RunSpec
 from tunebench.run.tuning import KnobController
 from tunebench.run.watch import ServerWatch
@@ -136,5 +136,7 @@ class RunProbes:
         try:
             writer.flush()  # the efficiency reads the step's seconds back from the store
             summary["_efficiency"] = efficiency_of(self.store, writer.id, groups, lo, hi)
+            if (busy := busy_of(self.store, writer.id, lo, hi)) is not None:
+                summary["_busy"] = busy
         except StoreError as exc:
             self._store_failed(exc)

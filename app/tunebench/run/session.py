@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from tunebench.core.busy import BUSY_PCT, other_series, step_busy
 from tunebench.core.diff import Side
 from tunebench.core.efficiency import series_needed, step_efficiency
 from tunebench.core.errors import ConfigError
@@ -119,7 +120,8 @@ def verdict_outlook(now: float, measured_since: float | None, step_ends: float |
 
 
 def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, dict[str, Any]]],
-                  collected: dict[str, list[Interval]], ended: float) -> list[Event]:
+                  collected: dict[str, list[Interval]], ended: float, busy_pct: float | None = BUSY_PCT
+                  ) -> list[Event]:
     """One "verdict" event per live change of the step and client group, computed from the series as the store
     holds them (so a replay, the report and a recomputation get the same numbers): before = from the step's
     first measured second (or the previous change) to the change, after = to the next change (or the step's
@@ -141,7 +143,8 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
         for i, (at, change) in enumerate(marks):
             out.append(verdict_event(series, g, change, cuts[i - 1] if i else start, at,
                                      cuts[i + 1] if i + 1 < len(cuts) else ended,
-                                     SETTLE_SECONDS if i else 0, ended, len(collected) > 1, excluded=down))
+                                     SETTLE_SECONDS if i else 0, ended, len(collected) > 1, excluded=down,
+                                     busy_pct=busy_pct))
     return out
 
 
@@ -161,6 +164,14 @@ def efficiency_of(store: Store, session_id: int, groups: Sequence[str], lo: floa
         series = {n: (d.t, d.v) for n, d in store.series(session_id, series_needed(known, g)).items()}
         out[g] = {k: None if v is None else round(v, 3) for k, v in step_efficiency(series, g, lo, hi).items()}
     return out
+
+
+def busy_of(store: Store, session_id: int, lo: float, hi: float) -> dict[str, Any] | None:
+    """A step's busy seconds (core/busy.py) over its measured seconds, from the series as stored."""
+    names = other_series(store.series_names(session_id))
+    if not names:
+        return None
+    return step_busy({n: (d.t, d.v) for n, d in store.series(session_id, names).items()}, lo, hi)
 
 
 def diff_side(store: Store, session_id: int, step: int | None = None) -> Side:
@@ -219,6 +230,7 @@ def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
                         **({"trx": {k: dict(v) for k, v in s.trx.items()}} if s.trx else {}),
                         **({"segments": list(r.segments)} if r.segments else {}),
                         **({"incomplete": True} if r.incomplete else {}),
+                        **({"busy": dict(r.busy)} if r.busy else {}),
                         **({"finished": {"transactions": r.finished["transactions"].get(s.group, 0),
                                          "headline": r.finished["headline"].get(s.group),
                                          "seconds": r.finished["seconds"].get(s.group)}} if r.finished else {})})

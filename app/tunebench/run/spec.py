@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tunebench.core.busy import BUSY_PCT
 from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
 from tunebench.core.schedule import ARRIVALS, MAX_RATE
@@ -48,6 +49,9 @@ class RunSpec:
     trust_host_key: bool = False  # accept (and remember) a client host's unknown host key
     ssh_keys: tuple[str, ...] = ()
     server_wait: int = 30  # how long the run waits for a server that stopped answering before it gives up (s)
+    # a live change's verdict leaves out the seconds with more of the machine's CPU than this (%) used by other
+    # processes (core/busy.py); None: judges them too
+    busy_pct: float | None = BUSY_PCT
     # a phase plan (a sweep's [[phase]]): each step named, some an action of a family instead of load
     phases: tuple[PhaseSpec, ...] = ()
 
@@ -104,6 +108,9 @@ class RunSpec:
             raise ConfigError(f"--warmup-seconds must be from 0 to {MAX_SECONDS}, got {self.warmup_seconds}")
         if self.workers is not None and not 1 <= self.workers <= MAX_WORKERS:
             raise ConfigError(f"--workers must be from 1 to {MAX_WORKERS}, got {self.workers}")
+        if self.busy_pct is not None and not 0 < self.busy_pct <= 100:
+            raise ConfigError(f"--busy-threshold must be more than 0 and at most 100 (% of the machine), or off, got "
+                              f"{self.busy_pct:g}")
         if not 1 <= self.server_wait <= 3600:
             raise ConfigError(f"--server-wait must be from 1 to 3600 s, got {self.server_wait}")
         if self.seed is not None and not 0 <= self.seed < 2**32:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import mysql.connector
 
+from tunebench.core.busy import BUSY_PCT
 from tunebench.core.errors import ConfigError, TargetError, WorkloadError
 from tunebench.core.knobs import KnobInfo
 from tunebench.core.probe import parse_probe_list
@@ -441,7 +442,8 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
                    trust_host_key: bool = False, ssh_keys: Sequence[str] = (),
                    group_options: Literal["all", "shape"] = "all", rate: str | Sequence[float] | None = None,
                    arrival: str = "poisson", latency_limit_ms: float | None = None,
-                   server_wait: int = 30, remote_python: str = "python3.11") -> RunSpec:
+                   server_wait: int = 30, remote_python: str = "python3.11",
+                   busy_pct: float | None = BUSY_PCT) -> RunSpec:
     """A validated RunSpec, as `tunebench run` builds it from its arguments (ConfigError for anything wrong).
 
     `workload` runs as the group "main" at `threads` (text like `--threads`, or the counts); `groups` are
@@ -483,7 +485,8 @@ def build_run_spec(workload: str | Workload | None, options: Mapping[str, Any], 
                    workers=workers, seed=seed,
                    probes=parse_probe_list(probes) if isinstance(probes, str) or probes is None else tuple(probes),
                    probe_interval=probe_interval, client_hosts=tuple(client_hosts), trust_host_key=trust_host_key,
-                   ssh_keys=tuple(ssh_keys), server_wait=server_wait, remote_python=remote_python)
+                   ssh_keys=tuple(ssh_keys), server_wait=server_wait, remote_python=remote_python,
+                   busy_pct=busy_pct)
     spec.validate()
     return spec
 
