@@ -1,5 +1,5 @@
 """Busy seconds on a real run (core/busy.py): beside two CPU hogs, a step says how many of its seconds other
-processes took the machine, in its JSON row and under the table."""
+processes took the machine, in its JSON row, under the table and in the report."""
 
 import json
 import subprocess
@@ -29,3 +29,8 @@ def test_a_run_beside_cpu_hogs_counts_its_busy_seconds(sandbox, cli):
     assert busy["other_pct"] > 20, busy
     line = f"step 1: busy {busy['seconds']} of {busy['of']} s: {busy['other_pct']:.0f} % of the CPU used by other"
     assert line in steps_table(json.loads(out.stdout)["steps"])
+    # and the report, from the session as stored
+    md = cli("sessions", "export", str(json.loads(out.stdout)["session_id"]), "--format", "md")
+    assert md.returncode == 0, md.stderr
+    assert "## Busy seconds" in md.stdout
+    assert f"| 1 | {busy['seconds']} of {busy['of']} | {busy['other_pct']:.0f} % | local |" in md.stdout

@@ -194,7 +194,7 @@ def markdown(session: Mapping[str, Any]) -> str:
     if summary.get("phases"):  # a phase plan (the insert benchmark's l.i0, l.x, ...): its table says it all
         steps = summary.get("steps", [])
         return "\n".join(lines + phase_lines(summary["phases"], steps) + open_loop_report(steps)
-                         + trx_lines(steps) + efficiency_lines(session) + drift_lines(session)
+                         + trx_lines(steps) + efficiency_lines(session) + drift_lines(session) + busy_lines(session)
                          + verdict_lines(session)) + "\n"
     if not configs:
         steps = summary.get("steps", [])
@@ -211,13 +211,13 @@ def markdown(session: Mapping[str, Any]) -> str:
                          + f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} | "
                          f"{_f(s.get('errors'), 0)} | {seconds} |")
         return "\n".join(lines + open_loop_report(steps) + trx_lines(steps) + efficiency_lines(session)
-                         + drift_lines(session) + verdict_lines(session)) + "\n"
+                         + drift_lines(session) + busy_lines(session) + verdict_lines(session)) + "\n"
     if summary.get("knee") and any(len({st.get("rate") for st in c["steps"]}) > 1 for c in configs):
         # a sweep over rates: TPS follows the rate asked, so a best TPS (or a ratio of two) says nothing; the
         # latency against rate, each configuration's knee and the open-loop steps are its results
         return "\n".join(lines + knee_lines(summary) + open_loop_report(summary.get("steps", []))
                          + trx_lines(summary.get("steps", [])) + efficiency_lines(session) + drift_lines(session)
-                         + verdict_lines(session)) + "\n"
+                         + busy_lines(session) + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
               "| configuration | " + " | ".join(f"{t} thr" for t in threads) + " | best |",
@@ -261,7 +261,8 @@ def markdown(session: Mapping[str, Any]) -> str:
                   *(f"- {n}" for n in worded)]
     return "\n".join(lines + knee_lines(summary) + open_loop_report(summary.get("steps", []))
                      + trx_lines(summary.get("steps", []))
-                     + efficiency_lines(session) + drift_lines(session) + verdict_lines(session)) + "\n"
+                     + efficiency_lines(session) + drift_lines(session) + busy_lines(session)
+                     + verdict_lines(session)) + "\n"
 
 
 def tune_lines(tune: Mapping[str, Any] | None) -> list[str]:
@@ -378,6 +379,22 @@ def open_loop_report(steps: Sequence[Mapping[str, Any]]) -> list[str]:
                      f"{_f(s.get('lat_max_ms'), 2)} | {_f(s.get('service_p50_ms'), 2)} | "
                      f"{_f(s.get('service_p95_ms'), 2)} | {_f(s.get('service_p99_ms'), 2)} | "
                      f"{_f(s.get('late'), 0)} | {_f(s.get('skipped'), 0)} |")
+    return lines
+
+
+def busy_lines(session: Mapping[str, Any]) -> list[str]:
+    """The steps whose measured seconds other processes took the machine in (core/busy.py): said beside the
+    figures, which say as much about them as about the server."""
+    rows = [(st["idx"] + 1, b) for st in session.get("steps", [])
+            if (b := (st.get("summary") or {}).get("_busy")) and b.get("seconds")]
+    if not rows:
+        return []
+    lines = ["", "## Busy seconds", "",
+             f"Seconds in which other processes used more than {rows[0][1].get('threshold_pct', 10):g} % of the "
+             "machine's CPU (`proc.<host>.other.cpu`): a live change's verdict leaves them out.", "",
+             "| step | busy seconds | other processes' CPU then | host |", "|---:|---:|---:|---|"]
+    lines += [f"| {n} | {b['seconds']} of {b['of']} | {b['other_pct']:.0f} % | {b.get('host', 'local')} |"
+              for n, b in rows]
     return lines
 
 
