@@ -23,6 +23,11 @@ def test_a_steps_busy_seconds_are_counted_on_the_busiest_host():
     quiet = step_busy(_series(t, np.full(20, 3.0)), 100.0, 120.0)
     assert quiet is not None and quiet["seconds"] == 0 and quiet["of"] == 20
     assert step_busy({"client.main.tps": (t, np.ones(20))}, 100.0, 120.0) is None  # not measured: not "quiet"
+    # a probe out of phase with a step that ended 0.2 s after its last second: the step's 20 seconds, not 21 (the
+    # demo's 5-s steps said "busy 6 of 6 s")
+    shifted = step_busy({"proc.local.other.cpu": (np.arange(100.6, 121.0), np.full(21, 50.0)),
+                         "client.main.tps": (t, np.ones(20))}, 100.0, 120.2)
+    assert shifted is not None and shifted["of"] == 20 and shifted["seconds"] == 20
 
 
 def test_each_engine_second_takes_the_probe_second_nearest_its_end():

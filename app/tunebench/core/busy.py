@@ -25,37 +25,50 @@ def other_series(names: Any) -> list[str]:
     return sorted(n for n in names if n.startswith("proc.") and n.endswith(SUFFIX))
 
 
+def _nearest(series: SeriesMap, name: str, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each second ending at `t`: the value of the probe's sample whose end is nearest (NaN when none is
+    within half a second), per host series `name`."""
+    pt, pv = (np.asarray(x, dtype=np.float64) for x in series[name])
+    if not len(pt) or not len(t):
+        return np.full(len(t), np.nan), np.zeros(len(t), dtype=bool)
+    idx = np.clip(np.searchsorted(pt, t), 0, len(pt) - 1)
+    prev = np.clip(idx - 1, 0, len(pt) - 1)
+    near = np.where(np.abs(pt[prev] - t) < np.abs(pt[idx] - t), prev, idx)
+    close = np.abs(pt[near] - t) <= 0.5
+    return np.where(close, pv[near], np.nan), close
+
+
 def busy_mask(series: SeriesMap, t: np.ndarray, threshold: float = BUSY_PCT) -> np.ndarray:
     """For each second ending at `t` (the engine's seconds), whether some host's other CPU passed `threshold` in
     it: the probe's sample whose second overlaps it most (its own end within half a second)."""
     out = np.zeros(len(t), dtype=bool)
     for name in other_series(series):
-        pt, pv = (np.asarray(x, dtype=np.float64) for x in series[name])
-        if not len(pt):
-            continue
-        idx = np.clip(np.searchsorted(pt, t), 0, len(pt) - 1)
-        prev = np.clip(idx - 1, 0, len(pt) - 1)
-        near = np.where(np.abs(pt[prev] - t) < np.abs(pt[idx] - t), prev, idx)
-        close = np.abs(pt[near] - t) <= 0.5
-        out |= close & (pv[near] > threshold)
+        v, close = _nearest(series, name, t)
+        out |= close & (np.nan_to_num(v) > threshold)
     return out
 
 
-def step_busy(series: SeriesMap, lo: float, hi: float, threshold: float = BUSY_PCT) -> dict[str, Any] | None:
-    """The busy seconds of [lo, hi] (a step's measured seconds): {seconds, of, other_pct (the mean other CPU over
-    the busy ones, % of the machine), host (the busiest)}; None when no host's other CPU was measured."""
+def step_busy(series: SeriesMap, lo: float, hi: float, group: str = "main",
+              threshold: float = BUSY_PCT) -> dict[str, Any] | None:
+    """The busy seconds among the step's measured seconds (the engine's `client.<group>.tps` seconds wholly in
+    [lo, hi], each judged by the probe's sample nearest its end): {seconds, of (those a probe sample covers),
+    other_pct (the mean other CPU over the busy ones, else over all; % of the machine), host (the busiest),
+    threshold_pct}; None when no host's other CPU was measured."""
+    tps = series.get(f"client.{group}.tps")
+    if tps is None:
+        return None
+    t = np.asarray(tps[0], dtype=np.float64)
+    t = t[(t - 1.0 >= lo) & (t <= hi)]
     best: dict[str, Any] | None = None
     for name in other_series(series):
-        pt, pv = (np.asarray(x, dtype=np.float64) for x in series[name])
-        keep = (pt - 1.0 >= lo - 0.5) & (pt <= hi + 0.5)
-        v = pv[keep]
+        v, close = _nearest(series, name, t)
+        v = v[close]
         if not len(v):
             continue
         busy = v[v > threshold]
-        host = name[len("proc."):-len(SUFFIX)]
         found = {"seconds": len(busy), "of": len(v), "threshold_pct": threshold,
-                 "other_pct": round(float(busy.mean()), 1) if len(busy) else round(float(v.mean()), 1),
-                 "host": host}
+                 "other_pct": round(float(busy.mean() if len(busy) else v.mean()), 1),
+                 "host": name[len("proc."):-len(SUFFIX)]}
         if best is None or (found["seconds"], found["other_pct"]) > (best["seconds"], best["other_pct"]):
             best = found
     return best

@@ -136,7 +136,7 @@ class RunProbes:
         try:
             writer.flush()  # the efficiency reads the step's seconds back from the store
             summary["_efficiency"] = efficiency_of(self.store, writer.id, groups, lo, hi)
-            if (busy := busy_of(self.store, writer.id, lo, hi)) is not None:
+            if groups and (busy := busy_of(self.store, writer.id, lo, hi, groups[0])) is not None:
                 summary["_busy"] = busy
         except StoreError as exc:
             self._store_failed(exc)

@@ -166,12 +166,13 @@ def efficiency_of(store: Store, session_id: int, groups: Sequence[str], lo: floa
     return out
 
 
-def busy_of(store: Store, session_id: int, lo: float, hi: float) -> dict[str, Any] | None:
-    """A step's busy seconds (core/busy.py) over its measured seconds, from the series as stored."""
+def busy_of(store: Store, session_id: int, lo: float, hi: float, group: str = "main") -> dict[str, Any] | None:
+    """A step's busy seconds (core/busy.py) among its measured seconds, from the series as stored."""
     names = other_series(store.series_names(session_id))
     if not names:
         return None
-    return step_busy({n: (d.t, d.v) for n, d in store.series(session_id, names).items()}, lo, hi)
+    data = store.series(session_id, [*names, f"client.{group}.tps"])
+    return step_busy({n: (d.t, d.v) for n, d in data.items()}, lo, hi, group)
 
 
 def diff_side(store: Store, session_id: int, step: int | None = None) -> Side:
