@@ -518,9 +518,8 @@ class SandboxServer:
                     break  # never began to shut down: killed below
                 time.sleep(0.1)
             if Path(f"/proc/{pid}").exists() and not _is_zombie(pid):
-                os.kill(pid, signal.SIGKILL)
-            child = _CHILDREN.pop(pid, None)
-            if child is not None:
+                self._kill(pid)  # and gone before a start that follows opens its files
+            elif (child := _CHILDREN.pop(pid, None)) is not None:
                 child.wait(30)
         state = self._load_state()
         state.pid = 0
