@@ -105,6 +105,32 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
     assert events3 >= events  # the closed connection's counts stay with the Slot's totals
 
 
+def test_a_take_as_of_an_edge_leaves_later_events_for_the_next_take(table):
+    """grid(t0) and take(until): the state as of a second's edge, whenever the take comes; the events that ended
+    after it (their counts and latencies together) stay for the next take, and nothing is lost (issue 41)."""
+    wl = load_workload("oltp_read_write")
+    program = hot_program(wl.program(wl.options({"table_size": 10000})))
+    start = time.monotonic_ns()
+    grid0 = start - 700_000_000  # edges 0.3 s and 1.3 s from now
+    totals = HotTotals(grid0)
+    session = HotSession(table, program, 1, totals)
+    try:
+        while time.monotonic_ns() < grid0 + 2_100_000_000:  # past both edges (a busy machine may stall a run)
+            session.run(0.2)
+        edge1, edge2 = grid0 + 1_000_000_000, grid0 + 2_000_000_000
+        (e1, r1, *_c1), lat1, _s1, _t1 = totals.take(edge1)
+        (e2, r2, *_c2), lat2, _s2, _t2 = totals.take(edge2)
+        (e3, r3, *_c3), lat3, _s3, _t3 = totals.take()
+        assert 0 < e1 < e2 < e3, (e1, e2, e3)
+        # each take's latencies are its events' (8 bytes each), its reads 14 an event
+        assert (len(lat1), len(lat2), len(lat3)) == (8 * e1, 8 * (e2 - e1), 8 * (e3 - e2))
+        assert (r1, r2, r3) == (14 * e1, 14 * e2, 14 * e3)
+        (e4, *_c4), lat4, _s4, _t4 = totals.take(grid0 + 3_000_000_000)  # an edge no event has crossed
+        assert e4 == e3 and lat4 == b""
+    finally:
+        session.close()
+
+
 def test_an_interrupt_stops_one_run_at_once(table):
     """A deactivated connection stops within an event, not at the end of its run() (1 s); an interrupt that came
     between two runs stops the next one only (no lost stop, no spinning)."""

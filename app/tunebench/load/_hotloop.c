@@ -190,6 +190,19 @@ typedef struct {
     unsigned long long retries, rollbacks, errmarks;
 } ev_t;
 
+/* The state as of a whole second of the worker's clock (issue 41): kept when the first event ends after that edge
+   (before the event is added), so a reporter that wakes late -- a busy machine -- still counts each second's events
+   and latencies only. It stands for every edge from `first` to `last` (an event that spans several seconds). */
+#define NCUTS 16
+#define SECOND_NS 1000000000LL
+typedef struct {
+    int64_t first, last;
+    size_t nlat, nsvc;
+    unsigned long long e, r, w, o, late, sk, errors;
+    int ntypes;
+    unsigned long long *typed; /* ntypes * 4, or NULL */
+} cut_t;
+
 typedef struct {
     PyObject_HEAD
     MYSQL *m;
@@ -240,6 +253,10 @@ typedef struct {
     int64_t idle_until;    /* a paced program's next start (I_PACE) */
     unsigned int err_no;   /* the failing event's server error (0: a program error), and its message */
     char err_msg[512];
+    /* the second edges (under mu): the next edge not crossed yet (0: grid() not called), the cuts not taken yet */
+    int64_t cut_next;
+    cut_t cuts[NCUTS];
+    int ncuts;
 } Conn;
 
 static PyObject *HotError;
@@ -472,12 +489,55 @@ static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 }
 
 /* a busy call holds a reference to the connection, so it is never busy here */
+/* under mu (or with no other user) */
+static void cuts_drop(Conn *c, int n) {
+    for (int i = 0; i < n; i++) PyMem_RawFree(c->cuts[i].typed);
+    memmove(&c->cuts[0], &c->cuts[n], sizeof(cut_t) * (size_t)(c->ncuts - n));
+    c->ncuts -= n;
+}
+
+static void cuts_clear(Conn *c) { cuts_drop(c, c->ncuts); }
+
+/* an event (or a failed one's statements) is about to be published at `now`: the state before it is the state as
+   of every edge crossed since the last event (under mu) */
+static void cut_record(Conn *c, int64_t now) {
+    if (!c->cut_next || now < c->cut_next) return;
+    int64_t last = c->cut_next + (now - c->cut_next) / SECOND_NS * SECOND_NS;
+    if (c->ncuts == NCUTS) cuts_drop(c, 1); /* the reporter is seconds late: those events count in a later take */
+    int ntypes = c->vm && c->typed ? c->vm->ntypes : 0;
+    cut_t *k = &c->cuts[c->ncuts];
+    k->typed = NULL;
+    if (ntypes) {
+        k->typed = PyMem_RawMalloc(sizeof(unsigned long long) * 4 * (size_t)ntypes);
+        if (!k->typed) { /* no memory: these seconds' events count in the take that comes (as before the grid) */
+            c->cut_next = last + SECOND_NS;
+            return;
+        }
+        memcpy(k->typed, c->typed, sizeof(unsigned long long) * 4 * (size_t)ntypes);
+    }
+    k->first = c->cut_next;
+    k->last = last;
+    k->nlat = c->nlat;
+    k->nsvc = c->nsvc;
+    k->e = c->events;
+    k->r = c->reads;
+    k->w = c->writes;
+    k->o = c->other;
+    k->late = c->late;
+    k->sk = c->skipped;
+    k->errors = c->errors;
+    k->ntypes = ntypes;
+    c->ncuts++;
+    c->cut_next = last + SECOND_NS;
+}
+
 static void Conn_dealloc(Conn *c) {
     close_all(c);
     free_ops(c->ops, c->nops);
     if (c->vm) regs_free(c->regs, c->vm->nregs);
     vm_free(c->vm);
     PyMem_RawFree(c->typed);
+    cuts_clear(c);
     PyMem_RawFree(c->sqlb.p);
     PyMem_RawFree(c->sendb.p);
     PyMem_RawFree(c->tmpb.p);
@@ -1611,6 +1671,7 @@ static PyObject *Conn_vm(Conn *c, PyObject *args) {
         return PyErr_NoMemory();
     }
     pthread_mutex_lock(&c->mu); /* take() reads typed under mu */
+    cuts_clear(c); /* their per-type counts are the previous program's */
     if (c->vm) regs_free(c->regs, c->vm->nregs);
     vm_free(c->vm);
     PyMem_RawFree(c->typed);
@@ -1738,12 +1799,13 @@ static int room(int64_t **buf, size_t n, size_t *cap) {
 /* an event's figures to the reporter: `svc` < 0 in closed loop (the latency is the service time); `late`: over
    the open loop's latency limit; `skipped`: due times skipped for it before this event. A VM program's latencies
    carry their transaction type in bits 56-63 (take()'s reader splits them; 2^56 ns is two years). */
-static int publish(Conn *c, int64_t lat, int64_t svc, int late, unsigned long long skipped, int ended,
+static int publish(Conn *c, int64_t now, int64_t lat, int64_t svc, int late, unsigned long long skipped, int ended,
                    const ev_t *ev) {
     int ok = 1;
     int type = c->vm ? __atomic_load_n(&c->current, __ATOMIC_ACQUIRE) : 0;
     int64_t tag = (int64_t)type << 56;
     pthread_mutex_lock(&c->mu);
+    cut_record(c, now);
     c->skipped += skipped;
     if (ended) {
         ok = room(&c->lat, c->nlat, &c->caplat) && (svc < 0 || room(&c->svc, c->nsvc, &c->capsvc));
@@ -1837,7 +1899,7 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
     if (c->vm && !c->vm_inited && c->vm->init_pc >= 0) { /* the connection's init code, once */
         ev_t ev = {{0, 0, 0}, 0, 0, 0};
         status = vm_run(c, c->vm->init_pc, &ev);
-        publish(c, 0, 0, 0, 0, 0, &ev);
+        publish(c, now_ns(), 0, 0, 0, 0, 0, &ev);
     }
     if (c->vm && status == VM_OK) c->vm_inited = 1;
     while (status == VM_OK && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) &&
@@ -1847,14 +1909,14 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
         unsigned long long skipped = 0;
         if (q) {
             if (!due_claim(q, now_ns(), &due, &skipped)) { /* nothing pushed yet: Python draws ahead */
-                publish(c, 0, 0, 0, skipped, 0, &ev);
+                publish(c, now_ns(), 0, 0, 0, skipped, 0, &ev);
                 struct timespec ms = {0, 1000000};
                 nanosleep(&ms, NULL);
                 if (now_ns() >= deadline) break;
                 continue;
             }
             if (!wait_due(c, due)) {
-                publish(c, 0, 0, 0, skipped, 0, &ev);
+                publish(c, now_ns(), 0, 0, 0, skipped, 0, &ev);
                 break; /* stopped before its time: not run */
             }
         }
@@ -1862,7 +1924,7 @@ static PyObject *Conn_run(Conn *c, PyObject *args) {
         status = one_event(c, &ev);
         int64_t t1 = now_ns();
         int64_t lat = q ? t1 - due : t1 - t0;
-        if (!publish(c, lat, q ? t1 - t0 : -1, q && q->limit_ns && lat > q->limit_ns, skipped, status == VM_OK,
+        if (!publish(c, t1, lat, q ? t1 - t0 : -1, q && q->limit_ns && lat > q->limit_ns, skipped, status == VM_OK,
                      &ev)) {
             oom = 1;
             break;
@@ -1889,30 +1951,92 @@ refused:
     return NULL;
 }
 
-/* take() -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take, service times (open
-   loop), late, skipped, errors, per type ((events, errors, rollbacks, retries), ...) or None without a VM program);
-   counters cumulative. May come while run() is in progress (the reporter's thread): what it reads is under mu */
-static PyObject *Conn_take(Conn *c, PyObject *noargs) {
+/* grid(t0_ns): the worker's seconds are t0_ns + k s (CLOCK_MONOTONIC): from the next one on, take(until) gives the
+   state as of an edge */
+static PyObject *Conn_grid(Conn *c, PyObject *args) {
+    long long t0;
+    if (!PyArg_ParseTuple(args, "L", &t0)) return NULL;
+    int64_t now = now_ns();
     pthread_mutex_lock(&c->mu);
-    int64_t *lat = c->lat, *svc = c->svc;
-    size_t n = c->nlat, nsvc = c->nsvc;
-    unsigned long long e = c->events, r = c->reads, w = c->writes, o = c->other, late = c->late, sk = c->skipped;
-    unsigned long long errors = c->errors;
-    int ntypes = c->vm && c->typed ? c->vm->ntypes : 0;
+    c->cut_next = now < t0 ? t0 : t0 + ((now - t0) / SECOND_NS + 1) * SECOND_NS;
+    if (c->cut_next == 0) c->cut_next = 1; /* 0 means no grid */
+    cuts_clear(c);
+    pthread_mutex_unlock(&c->mu);
+    Py_RETURN_NONE;
+}
+
+/* take([until]) -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take, service times
+   (open loop), late, skipped, errors, per type ((events, errors, rollbacks, retries), ...) or None without a VM
+   program); counters cumulative. With `until` (an edge of grid(), CLOCK_MONOTONIC ns, taken in order): the state
+   as of that edge -- events that ended after it stay for the next take. May come while run() is in progress (the
+   reporter's thread): what it reads is under mu */
+static PyObject *Conn_take(Conn *c, PyObject *args) {
+    long long until = -1;
+    if (!PyArg_ParseTuple(args, "|L", &until)) return NULL;
+    int64_t *lat, *svc;
+    size_t n, nsvc;
+    unsigned long long e, r, w, o, late, sk, errors;
     unsigned long long typed[255 * 4];
-    if (ntypes) memcpy(typed, c->typed, sizeof(unsigned long long) * 4 * (size_t)ntypes);
-    c->lat = c->svc = NULL;
-    c->nlat = c->caplat = c->nsvc = c->capsvc = 0;
+    int ntypes;
+    pthread_mutex_lock(&c->mu);
+    int now_types = c->vm && c->typed ? c->vm->ntypes : 0;
+    cut_t *k = NULL;
+    int before = 0; /* the cuts before k: stale, k's state includes theirs */
+    if (until >= 0) {
+        for (; before < c->ncuts; before++) {
+            if (c->cuts[before].last >= until) { /* it covers `until` or, if those were dropped, comes first after */
+                k = &c->cuts[before];
+                break;
+            }
+        }
+    }
+    if (k) {
+        n = k->nlat;
+        nsvc = k->nsvc;
+        lat = PyMem_RawMalloc((n ? n : 1) * sizeof(int64_t));
+        svc = PyMem_RawMalloc((nsvc ? nsvc : 1) * sizeof(int64_t));
+        if (!lat || !svc) {
+            pthread_mutex_unlock(&c->mu);
+            PyMem_RawFree(lat);
+            PyMem_RawFree(svc);
+            return PyErr_NoMemory();
+        }
+        memcpy(lat, c->lat, n * sizeof(int64_t));
+        memcpy(svc, c->svc, nsvc * sizeof(int64_t));
+        memmove(c->lat, c->lat + n, (c->nlat - n) * sizeof(int64_t));
+        memmove(c->svc, c->svc + nsvc, (c->nsvc - nsvc) * sizeof(int64_t));
+        c->nlat -= n;
+        c->nsvc -= nsvc;
+        e = k->e, r = k->r, w = k->w, o = k->o, late = k->late, sk = k->sk, errors = k->errors;
+        ntypes = k->ntypes == now_types ? k->ntypes : 0;
+        if (ntypes) memcpy(typed, k->typed, sizeof(unsigned long long) * 4 * (size_t)ntypes);
+        for (int i = before; i < c->ncuts; i++) {
+            c->cuts[i].nlat -= n;
+            c->cuts[i].nsvc -= nsvc;
+        }
+        cuts_drop(c, k->last > until ? before : before + 1); /* one that also covers later edges stays */
+    } else {
+        lat = c->lat, svc = c->svc;
+        n = c->nlat, nsvc = c->nsvc;
+        e = c->events, r = c->reads, w = c->writes, o = c->other, late = c->late, sk = c->skipped;
+        errors = c->errors;
+        ntypes = now_types;
+        if (ntypes) memcpy(typed, c->typed, sizeof(unsigned long long) * 4 * (size_t)ntypes);
+        c->lat = c->svc = NULL;
+        c->nlat = c->caplat = c->nsvc = c->capsvc = 0;
+        cuts_clear(c); /* all before `until` (none crossed it) */
+    }
+    if (until >= 0 && c->cut_next && c->cut_next <= until) c->cut_next = until + SECOND_NS;
     pthread_mutex_unlock(&c->mu);
     PyObject *bytes = PyBytes_FromStringAndSize((const char *)lat, (Py_ssize_t)(n * sizeof(int64_t)));
     PyObject *svc_bytes = PyBytes_FromStringAndSize((const char *)svc, (Py_ssize_t)(nsvc * sizeof(int64_t)));
     PyMem_RawFree(lat);
     PyMem_RawFree(svc);
     PyObject *types = ntypes ? PyTuple_New(ntypes) : Py_NewRef(Py_None);
-    for (int k = 0; types && k < ntypes; k++) {
-        PyObject *t = Py_BuildValue("(KKKK)", typed[4 * k], typed[4 * k + 1], typed[4 * k + 2], typed[4 * k + 3]);
+    for (int j = 0; types && j < ntypes; j++) {
+        PyObject *t = Py_BuildValue("(KKKK)", typed[4 * j], typed[4 * j + 1], typed[4 * j + 2], typed[4 * j + 3]);
         if (!t) Py_CLEAR(types);
-        else PyTuple_SET_ITEM(types, k, t);
+        else PyTuple_SET_ITEM(types, j, t);
     }
     if (!bytes || !svc_bytes || !types) {
         Py_XDECREF(bytes);
@@ -1978,8 +2102,9 @@ static PyMethodDef Conn_methods[] = {
     {"prepare", (PyCFunction)Conn_prepare, METH_VARARGS, "prepare(sql) -> statement index"},
     {"program", (PyCFunction)Conn_program, METH_VARARGS, "the event program"},
     {"run", (PyCFunction)Conn_run, METH_VARARGS, "run(seconds[, queue]): events, the GIL released"},
-    {"take", (PyCFunction)Conn_take, METH_NOARGS,
-     "cumulative counters, the latencies and service times since the last take, cumulative late and skipped"},
+    {"take", (PyCFunction)Conn_take, METH_VARARGS,
+     "cumulative counters, the latencies and service times since the last take (as of an edge), late and skipped"},
+    {"grid", (PyCFunction)Conn_grid, METH_VARARGS, "grid(t0_ns): the worker's second edges"},
     {"query", (PyCFunction)Conn_query, METH_VARARGS, "a plain statement"},
     {"stop", (PyCFunction)Conn_stop, METH_NOARGS, "run() returns after the event in flight"},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, "close the statements and the connection"},

@@ -133,10 +133,11 @@ class BuiltinEngine:
         # per group, every transaction its connections ended since open(), by type (the group's family order),
         # measured or not: the ticks of a step's edges too, which Intervals leave out (for exact counts)
         self.ended_by_type: dict[str, list[int]] = {}
-        # Where each merged second really ended (wall clock): a worker takes its counters when it wakes after the
-        # second's deadline, late on a busy machine, so a tick counts [its take, the next take), not the nominal
-        # second. Per tick, the reporters' take instants weighted by their events (exact for one reporter); the
-        # truth tests read the server's counters there (tests/server_clock.py). The last EDGES_KEPT ticks.
+        # Where each merged second ended (wall clock): every connection keeps its counts as of each second's edge of
+        # its worker's clock (load/worker.py Slot.take), so a reporter that wakes late still ends its second there;
+        # a worker says its edge on the wall clock. Per tick, the reporters' edges weighted by their events (on one
+        # machine they agree to the clocks' reading jitter; a remote host's are its own clock's); the truth tests
+        # read the server's counters there (tests/server_clock.py). The last EDGES_KEPT ticks.
         self.edges: dict[int, float] = {}
         self._taken: dict[int, dict[int, float]] = {}
 

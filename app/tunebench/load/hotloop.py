@@ -164,7 +164,10 @@ class HotTotals:
     (events, reads, writes, other, late, skipped, errors), per transaction type (events, errors, rollbacks,
     retries) for a statement program, and the latencies since its last take, whichever connection ran them."""
 
-    def __init__(self) -> None:
+    def __init__(self, grid0_ns: int | None = None) -> None:
+        """`grid0_ns`: the worker's clock origin (CLOCK_MONOTONIC ns): take(until) then gives the state as of a
+        second's edge (each connection keeps it when its first event ends after the edge)."""
+        self.grid0_ns = grid0_ns
         self._lock = threading.Lock()
         self._base = [0] * 7  # events, reads, writes, other, late, skipped, errors
         self._typed: list[list[int]] | None = None
@@ -175,6 +178,8 @@ class HotTotals:
     def attach(self, conn: Any) -> None:
         with self._lock:
             self.conn = conn
+            if self.grid0_ns is not None:
+                conn.grid(self.grid0_ns)
 
     @staticmethod
     def _counts(taken: tuple[Any, ...]) -> tuple[list[int], Any]:
@@ -202,17 +207,18 @@ class HotTotals:
                 self._add(self.conn.take())
                 self.conn = None
 
-    def take(self) -> tuple[list[int], bytes, bytes, list[list[int]] | None]:
+    def take(self, until_ns: int | None = None) -> tuple[list[int], bytes, bytes, list[list[int]] | None]:
         """(cumulative events, reads, writes, other, late, skipped, errors), the latencies and the open loop's
         service times since the last take (int64 ns, as bytes: the reporter joins every connection's before one
         numpy conversion; a statement program's carry their type, see TYPE_SHIFT), and per type the cumulative
-        (events, errors, rollbacks, retries) -- None for an OLTP program."""
+        (events, errors, rollbacks, retries) -- None for an OLTP program. `until_ns`: as of that edge of the grid
+        (events that ended after it stay for the next take); None: everything so far."""
         with self._lock:
             counts, lats, svc = list(self._base), self._pending, self._svc
             typed = [list(t) for t in self._typed] if self._typed is not None else None
             self._pending, self._svc = [], []
             if self.conn is not None:  # its counters are cumulative: added to the base only when it goes
-                taken = self.conn.take()
+                taken = self.conn.take() if until_ns is None else self.conn.take(until_ns)
                 now, now_typed = self._counts(taken)
                 counts = [a + b for a, b in zip(counts, now, strict=True)]
                 if now_typed is not None:

@@ -83,6 +83,10 @@ def connection_rng(group: GroupPlan, number: int) -> np.random.Generator:
     return np.random.default_rng([group.seed, zlib.crc32(group.name.encode()), number])
 
 
+SECOND_NS = 1_000_000_000
+CUTS_KEPT = 16  # a slot's second edges not taken yet (the reporter's lag it absorbs, in seconds)
+
+
 class Slot(threading.Thread):
     """One client connection running its family's transactions while active. It is the family's Counts
     (load/family.py): the family's statements add to reads/writes/other, errors are charged to `current`."""
@@ -103,6 +107,14 @@ class Slot(threading.Thread):
         # thread preempted between the two can neither lose its latency nor put it in another second than
         # its count (a sleep before reading the swapped lists only made that rare).
         self.handoff = threading.Lock()
+        # The worker's seconds end at grid0_ns + k s (CLOCK_MONOTONIC): when an event ends after the next edge, the
+        # state before it is kept (`_cut`), and take(until) gives the state as of that edge, however late the
+        # reporter wakes (issue 41: a reporter that woke 0.3 s late made one second 1.3 s long and the next 0.7 s,
+        # and the merged second's edge an average over processes that had taken their counters at other instants)
+        self.grid0_ns = round(spec.t0_mono * 1e9)
+        now = time.monotonic_ns()
+        self.cut_next = self.grid0_ns + max(0, (now - self.grid0_ns) // SECOND_NS + 1) * SECOND_NS
+        self.cuts: list[tuple[int, int, Any]] = []  # (first edge, last edge it stands for, the state)
         # cumulative counters: events, reads, writes, other, errors, reconnects
         self.events = self.reads = self.writes = self.other = self.errors = self.reconnects = 0
         self.lat: list[int] = []
@@ -124,7 +136,7 @@ class Slot(threading.Thread):
         # the compiled loop (load/hotloop.py), when the family's program runs there: its counts and latencies
         # are the C connection's, taken by the reporter through `hot`
         self.hot_program = hot
-        self.hot = HotTotals() if hot is not None else None
+        self.hot = HotTotals(self.grid0_ns) if hot is not None else None
         # open loop (core/schedule.py): the schedule of intended starts this connection serves (shared with the
         # process's other connections of the group), None in closed loop; service times beside the latencies
         # (those count from the intended start), and transactions late (over the limit) and skipped
@@ -187,7 +199,7 @@ class Slot(threading.Thread):
         return self.session is not None
 
     def _run(self) -> None:
-        perf = time.perf_counter_ns
+        perf = time.monotonic_ns  # the grid's clock
         while not self.shutdown:
             if not self.active:
                 self.gate.wait()
@@ -208,14 +220,18 @@ class Slot(threading.Thread):
                 self._run_typed(work)
                 continue
             while self.active:
+                before = (self.reads, self.writes, self.other)
                 t0 = perf()
                 try:
                     work()
                 except DriverError as exc:
                     self._on_error(exc)
                     break
-                dt = perf() - t0
+                end = perf()
+                dt = end - t0
                 with self.handoff:
+                    if end >= self.cut_next:
+                        self._cut(end, before)
                     self.lat.append(dt)
                     self.events += 1
                 if self.finished:
@@ -236,6 +252,7 @@ class Slot(threading.Thread):
                     self.skipped += claim.skipped
             if not self._wait_until(claim.due_ns):
                 break  # stopped while waiting: the transaction was not run
+            before = (self.reads, self.writes, self.other)
             t0 = perf()
             try:
                 kind = work()
@@ -247,6 +264,8 @@ class Slot(threading.Thread):
             end = perf()
             lat = end - claim.due_ns
             with self.handoff:
+                if end >= self.cut_next:
+                    self._cut(end, before)
                 self.lat.append(lat)
                 self.svc.append(end - t0)
                 if self.ntrx:
@@ -300,9 +319,10 @@ class Slot(threading.Thread):
 
     def _run_typed(self, work: Any) -> None:
         """The loop for families of several transaction types: each one also counted and timed by type."""
-        perf = time.perf_counter_ns
+        perf = time.monotonic_ns  # the grid's clock
         counts = self.trx_counts
         while self.active:
+            before = (self.reads, self.writes, self.other)
             t0 = perf()
             try:
                 kind = work()
@@ -311,8 +331,11 @@ class Slot(threading.Thread):
                     counts[self.current][1] += 1
                 self._on_error(exc)
                 break
-            dt = perf() - t0
+            end = perf()
+            dt = end - t0
             with self.handoff:
+                if end >= self.cut_next:
+                    self._cut(end, before)
                 self.lat.append(dt)
                 self.trx_lat[kind].append(dt)
                 counts[kind][0] += 1
@@ -361,14 +384,41 @@ class Slot(threading.Thread):
     def counters(self) -> tuple[int, int, int, int, int, int]:
         return (self.events, self.reads, self.writes, self.other, self.errors, self.reconnects)
 
-    def take(self) -> SlotTake:
-        """The latencies since the previous take, with the counters of this same instant (the reporter's)."""
+    def _cut(self, now: int, before: tuple[int, int, int]) -> None:
+        """An event ends at `now`, after the next edge: the state before it (its statements' counts taken when it
+        began) is the state as of every edge it crossed. Under `handoff`."""
+        last = self.cut_next + (now - self.cut_next) // SECOND_NS * SECOND_NS
+        state = ((self.events, *before, self.errors, self.reconnects), len(self.lat), [len(x) for x in self.trx_lat],
+                 len(self.svc), [list(c) for c in self.trx_counts], (self.late, self.skipped))
+        if len(self.cuts) == CUTS_KEPT:  # the reporter is seconds late: those events count in a later take
+            del self.cuts[0]
+        self.cuts.append((self.cut_next, last, state))
+        self.cut_next = last + SECOND_NS
+
+    def take(self, until_ns: int | None = None) -> SlotTake:
+        """The latencies since the previous take, with the counters of the same instant: as of edge `until_ns` of
+        the grid (events that ended after it stay for the next take; edges taken in order), or now (None)."""
         with self.handoff:
-            lat, self.lat = self.lat, []
-            trx_lat, self.trx_lat = self.trx_lat, [[] for _ in range(self.ntrx)]
-            svc, self.svc = self.svc, []
-            return SlotTake(lat, trx_lat, self.counters(), [list(c) for c in self.trx_counts], svc,
-                            (self.late, self.skipped))
+            i = next((i for i, c in enumerate(self.cuts) if c[1] >= until_ns), None) if until_ns is not None else None
+            if i is None:  # no event ended since the edge: the state now is the state then
+                self.cuts.clear()
+                if until_ns is not None and self.cut_next <= until_ns:
+                    self.cut_next = until_ns + SECOND_NS
+                lat, self.lat = self.lat, []
+                trx_lat, self.trx_lat = self.trx_lat, [[] for _ in range(self.ntrx)]
+                svc, self.svc = self.svc, []
+                return SlotTake(lat, trx_lat, self.counters(), [list(c) for c in self.trx_counts], svc,
+                                (self.late, self.skipped))
+            _first, last, (counters, nlat, ntrx_lat, nsvc, trx_counts, open_counts) = self.cuts[i]
+            lat, self.lat = self.lat[:nlat], self.lat[nlat:]
+            trx_lat = [x[:k] for x, k in zip(self.trx_lat, ntrx_lat, strict=True)]
+            self.trx_lat = [x[k:] for x, k in zip(self.trx_lat, ntrx_lat, strict=True)]
+            svc, self.svc = self.svc[:nsvc], self.svc[nsvc:]
+            # the cuts after (and one that also stands for later edges) keep their place in what is left
+            rest = self.cuts[i if last > until_ns else i + 1:]  # type: ignore[operator]
+            self.cuts = [(f, l_, (c, n - nlat, [a - b for a, b in zip(t, ntrx_lat, strict=True)], v - nsvc, tc, oc))
+                         for f, l_, (c, n, t, v, tc, oc) in rest]
+            return SlotTake(lat, trx_lat, counters, trx_counts, svc, open_counts)
 
 
 def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
@@ -528,11 +578,12 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     grace = STOP_GRACE
     conn.send(("ready", spec.index))
     tick = max(0, int(time.monotonic() - spec.t0_mono))
+    grid0_ns = round(spec.t0_mono * 1e9)  # the slots' grid
     try:
         while True:
-            deadline = spec.t0_mono + tick + 1
+            until_ns = grid0_ns + (tick + 1) * SECOND_NS  # this second's edge
             while True:
-                timeout = deadline - time.monotonic()
+                timeout = (until_ns - time.monotonic_ns()) / 1e9
                 if timeout <= 0:
                     break
                 if conn.poll(timeout):
@@ -599,14 +650,15 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
             hot_taken: dict[int, Any] = {}
             hot_open: dict[int, Any] = {}
             snaps: dict[int, list[list[int]]] = {}
-            taken_at = time.time()  # this second really ends here (late when the machine is busy)
+            # the slots' counts are as of the edge, however late this thread woke: it ends the second (wall clock)
+            taken_at = time.time() - (time.monotonic_ns() - until_ns) / 1e9
             for ss in slots.values():
                 for s in ss:
-                    taken[id(s)] = t = s.take()
+                    taken[id(s)] = t = s.take(until_ns)
                     if s.ntrx:
                         trx_buffers[id(s)] = t.trx_lat
                     if s.hot is not None:  # counters and latencies together: each event in exactly one second
-                        hot_taken[id(s)] = h = s.hot.take()
+                        hot_taken[id(s)] = h = s.hot.take(until_ns)
                         svc_bytes = h[2]
                         if h[3] is not None:  # a statement program's: per type
                             vals, per_type = _split_typed(h[1], s.ntrx)
