@@ -116,7 +116,7 @@ def test_a_replayed_tune_fills_table_plot_bands_and_result(win, qtbot):
     assert x0 < 1 and x1 > 5 and y0 < 0.4 and y1 > 1.24
     text = view.result_label.text()
     assert "improvement: innodb_io_capacity=5000 gives 1.18x (95 % CI 1.12-1.24)" in text
-    assert "A/B/A/B confirmation: 1.18x the baseline, 95 % CI 1.12-1.24 over 20 s" in text
+    assert "ABBA BAAB confirmation: 1.18x (95 % CI 1.12-1.24) the baseline&#x27;s, over 20 s" in text
     # the trial bands on the timeline, each over its own seconds, alternating tints, labelled on the top plot
     win.dashboard.redraw()
     top = win.dashboard.panels[0]

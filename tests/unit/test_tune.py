@@ -56,8 +56,9 @@ def test_a_range_is_checked_against_the_catalog():
 
 def test_the_time_plan_and_its_limits():
     spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=300)
-    # baseline 10 s; a trial: settle 5 + trial 20 + settle 5 + baseline 10
-    assert (spec.baseline_seconds, spec.trial_cost, spec.planned_trials, spec.confirm_seconds) == (10, 40, 7, 100)
+    # baseline 10 s; a trial: settle 5 + trial 20 + settle 5 + baseline 10; the confirmation: 8 blocks of 10 s and
+    # 6 settles of 5 s (ABBA BAAB changes the values 5 times, and the first block follows a trial's baseline)
+    assert (spec.baseline_seconds, spec.trial_cost, spec.planned_trials, spec.confirm_seconds) == (10, 40, 7, 110)
     spec.validate()
     with pytest.raises(ConfigError, match="fewer than 2 trials"):
         TuneSpec(spec.knobs, budget_seconds=60).validate()

@@ -1,5 +1,5 @@
 """The search loop of `tunebench tune` (run/tune.py Tuner) on a simulated server whose TPS follows the knob: the
-trials, the interleaved baselines, the early end, the A/B/A/B confirmation and the knobs put back, each second
+trials, the interleaved baselines, the early end, the ABBA BAAB confirmation and the knobs put back, each second
 handed over only when the search waits for it (deterministic: no real clock, no sleeps). The real server's runs
 are in tests/integration/test_tune.py."""
 
@@ -96,13 +96,16 @@ def test_a_knob_that_matters_is_found_confirmed_and_put_back():
     assert 2 <= len(r.trials) <= spec.planned_trials
     best = r.best_trial()
     assert best is not None and int(best.values["innodb_io_capacity"]) > 500
-    # the A/B/A/B: the model's ratio at that value, within the interval, which is above 1
+    # the ABBA BAAB: the model's ratio at that value, within the interval, which is above 1
     expected = (1 + int(best.values["innodb_io_capacity"]) / 1000) / 1.2
     assert r.confirm is not None and r.confirm["ci_low"] <= expected <= r.confirm["ci_high"]
     assert r.confirm["ci_low"] > 1 and r.verdict == "improvement" and r.text.startswith("improvement")
     # each trial's ratio is against its own baselines: the model's ratio within its interval, for most
-    hits = [t.ci_low <= (1 + int(t.values["innodb_io_capacity"]) / 1000) / 1.2 <= t.ci_high for t in r.trials]
-    assert sum(hits) >= len(hits) - 1
+    # (those judged: a 10-s side whose seconds seem to move together -- a lag-1 autocorrelation over ~0.07 by chance,
+    # about half the trials here -- has fewer than 3 batches and no interval; its line shows "-")
+    judged = [t for t in r.trials if t.ci_low is not None and t.ci_high is not None]
+    hits = [t.ci_low <= (1 + int(t.values["innodb_io_capacity"]) / 1000) / 1.2 <= t.ci_high for t in judged]
+    assert len(judged) >= 3 and sum(hits) >= len(hits) - 1
     assert [t.best_so_far for t in r.trials] == list(np.maximum.accumulate([t.objective for t in r.trials]))
     # the originals are known (the baseline, 1.0): never a trial of their own
     assert all(t.values["innodb_io_capacity"] != "200" for t in r.trials)
@@ -111,7 +114,7 @@ def test_a_knob_that_matters_is_found_confirmed_and_put_back():
     sets = run.controller.changes
     assert all(sets[i + 1] == ("innodb_io_capacity", "200") for i in range(0, 2 * len(r.trials), 2))
     assert run.extras["tune"]["verdict"] == "improvement"
-    assert [e.kind for e in run.events].count("trial") == 1 + len(r.trials) + 4  # baseline, trials, A/B/A/B
+    assert [e.kind for e in run.events].count("trial") == 1 + len(r.trials) + 8  # baseline, trials, ABBA BAAB
     assert run.events[-1].kind == "tune"
 
 

@@ -8,11 +8,12 @@ import pytest
 from tunebench.core.verdict import (
     Verdict,
     ab_verdict,
-    block_length,
+    dependence,
     lag1,
     pair_verdict,
     ratio_ci,
     settled_from,
+    t_quantile,
 )
 
 
@@ -50,16 +51,33 @@ def test_autocorrelated_noise_widens_the_interval() -> None:
     noise_b, noise_a = ar1(90, 0.8, 10, 3), ar1(90, 0.8, 10, 4)
     before, after = 1000 + noise_b, 1000 + noise_a
     assert lag1(before) > 0.5
-    assert block_length(before) >= 5
-    _, lo, hi, block = ratio_ci(before, after)
-    _, nlo, nhi, nblock = ratio_ci(before, after, block=1)
-    assert nblock == 1 and block > 1
-    assert hi - lo > 1.4 * (nhi - nlo)
+    assert dependence(before) >= 5  # (1+r)/(1-r): 9 for r = 0.8, estimated from 90 s
+    _, lo, hi, seconds = ratio_ci(before, after)
+    _, nlo, nhi, nseconds = ratio_ci(before, after, naive=True)
+    assert nseconds == 1 and seconds >= 5
+    assert hi - lo > 2 * (nhi - nlo)
 
 
-def test_independent_noise_keeps_a_short_block() -> None:
+def test_independent_noise_moves_together_little() -> None:
     x = 100 + np.random.default_rng(5).normal(0, 5, 64)
-    assert block_length(x) == 4  # n^(1/3)
+    assert 1.0 <= dependence(x) < 1.6  # raised by one standard error of r: never below independent
+
+
+def test_too_dependent_seconds_are_not_judged() -> None:
+    """A side whose seconds move together so long that it holds fewer than three effectively independent ones:
+    no interval, and the verdict says why rather than a number."""
+    before, after = 1000 + ar1(27, 0.9, 10, 11), 1100 + ar1(27, 0.9, 10, 12)
+    ratio, lo, hi, seconds = ratio_ci(before, after)
+    assert np.isnan(lo) and np.isnan(hi) and seconds > 9
+    v = Verdict(float(before.mean()), float(after.mean()), ratio, lo, hi, 27, 27, seconds)
+    assert not v.judged and not v.clear
+    assert v.text().startswith(f"not judged: {ratio:.2f}x TPS, but the seconds move together over ~{seconds} s")
+    assert Verdict.from_dict(v.to_dict()).text() == v.text() and v.to_dict()["ci_low"] is None
+
+
+def test_t_quantiles_are_students() -> None:
+    for df, q in ((1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (10, 2.228), (30, 2.042), (1000, 1.962)):
+        assert t_quantile(0.975, df) == pytest.approx(q, abs=1e-3)
 
 
 def test_reproducible() -> None:
@@ -188,15 +206,15 @@ def test_run_flip_verdicts_two_changes_in_one_step(tmp_path) -> None:
                           started_at=1000.0)
     rng = np.random.default_rng(10)
     t0 = 1000.123456
-    level = [100.0] * 15 + [150.0] * 15 + [120.0] * 15
+    level = [100.0] * 30 + [150.0] * 30 + [120.0] * 30  # sides long enough for batches (core/verdict.py)
     ivs = [Interval(t0 + s + 1, "main", 4, level[s] + rng.normal(0, 2), 1.0, 1.0, 0.0, 0.0,
-                    {"p95": 10.0 - s / 10, "p99": 20.0}) for s in range(45)]
+                    {"p95": 10.0 - s / 10, "p99": 20.0}) for s in range(90)]
     for iv in ivs:
         w.add_interval(iv)
     w.flush()
-    marks = [(t0 + 14.9, {"name": "sort_buffer_size", "from": "262144", "to": "1048576"}),
-             (t0 + 30.0, {"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2"})]
-    events = flip_verdicts(store, w.id, marks, {"main": ivs[2:]}, t0 + 45.5)
+    marks = [(t0 + 29.9, {"name": "sort_buffer_size", "from": "262144", "to": "1048576"}),
+             (t0 + 60.0, {"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2"})]
+    events = flip_verdicts(store, w.id, marks, {"main": ivs[2:]}, t0 + 90.5)
     assert [e.kind for e in events] == ["verdict", "verdict"]
     first, second = (e.data for e in events)
     assert (first["start"], first["at"], first["end"]) == (ivs[2].t - 1.5, marks[0][0], marks[1][0])
@@ -207,8 +225,8 @@ def test_run_flip_verdicts_two_changes_in_one_step(tmp_path) -> None:
     for e in events:
         assert recompute(stored, e.data) == Verdict.from_dict(e.data["verdict"])
     a, b = (Verdict.from_dict(d["verdict"]) for d in (first, second))
-    assert a.seconds_before == 12 and a.seconds_after == 12 and a.ci_low < 1.5 < a.ci_high  # flip's second: neither
-    assert b.seconds_before == 12 and b.seconds_after == 12 and b.ci_low < 0.8 < b.ci_high
+    assert a.seconds_before == 27 and a.seconds_after == 27 and a.ci_low < 1.5 < a.ci_high  # flip's second: neither
+    assert b.seconds_before == 27 and b.seconds_after == 27 and b.ci_low < 0.8 < b.ci_high
     store.close()
 
 
@@ -257,11 +275,11 @@ def _bursty_flip(seed: int, effect: float = 1.0) -> dict:
 
 
 def test_busy_seconds_left_out_give_the_verdict_of_a_quiet_machine() -> None:
-    """200 simulated flips with bursts of another process's load: judged blind, a true 1.05x is found in ~20 %
-    of them (the bursts' seconds bury it); with the busy seconds left out, as often as on the same noise without
-    bursts (100 %). With no effect, leaving them out claims a difference as often as the quiet machine's verdict
-    does: the bursts add no false claim. (That rate itself, ~16 % at a lag-1 autocorrelation of 0.5 over 30-s
-    sides, is the moving-block bootstrap's on short series: issue 42's next step.)"""
+    """200 simulated flips with bursts of another process's load: judged blind, a true 1.05x is never found (the
+    bursts' seconds bury it); with the busy seconds left out, in ~50 % (the same noise without bursts: ~70 %; a
+    single 30-s flip of 1.5 %-noisy seconds that move together over ~3 s cannot do much better honestly). With no
+    effect, leaving them out claims a difference no more often than on the quiet machine: the bursts add no false
+    claim. (The moving-block bootstrap this statistic replaced claimed 16 % here, and found the 1.05x in 100 %.)"""
     runs = 200
     rates = {}
     for effect in (1.0, 1.05):
@@ -282,9 +300,10 @@ def test_busy_seconds_left_out_give_the_verdict_of_a_quiet_machine() -> None:
     print("claims (quiet machine, bursts judged blind, busy seconds left out): "
           f"no effect {rates[1.0]}, a true 1.05x {rates[1.05]}")
     quiet, blind, left_out = rates[1.05]
-    assert blind < 0.5 and left_out >= 0.95 and quiet >= 0.95
+    # measured: 70.5 %, 0 %, 49 % (a quarter of the seconds fewer, and the quiet machine's own noise)
+    assert blind <= 0.05 and left_out >= 0.35 and quiet >= 0.6
     quiet, blind, left_out = rates[1.0]
-    assert abs(left_out - quiet) <= 0.05
+    assert left_out <= 0.05 and left_out <= quiet  # measured: 2.5 % quiet, 2 % with the busy seconds left out
 
 
 def test_a_flip_in_a_busy_machine_is_not_judged_and_says_so() -> None:
@@ -300,3 +319,87 @@ def test_a_flip_in_a_busy_machine_is_not_judged_and_says_so() -> None:
     # and a verdict with busy seconds left out says how many
     v = ab_verdict(_bursty_flip(5), "main", 0.0, 30.0, 60.0, busy_pct=10.0)
     assert v is not None and v.busy_left_out > 0 and v.text().endswith(f"({v.busy_left_out} busy s left out)")
+
+
+# ---- issue 42, item 4: each verdict kind against the noise users' machines have -------------------------------
+RUNS = 500
+
+
+def _machine(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """n seconds of TPS around 1,000 as a shared machine gives them: AR(1) noise of 2 % whose lag-1
+    autocorrelation is drawn from 0.2-0.8, a linear drift of up to +-5 % over the run, and bursts of another
+    process's load (2-15 s, then 2-20 s idle, drawn at random: regular bursts would average out) that take 20-60 %
+    of the TPS while they last and show in the hosts' other CPU (30-90 %; 0-4 % otherwise)."""
+    phi = rng.uniform(0.2, 0.8)
+    e = rng.normal(0, 0.02 * np.sqrt(1 - phi**2), n)
+    x = np.empty(n)
+    x[0] = rng.normal(0, 0.02)
+    for i in range(1, n):
+        x[i] = phi * x[i - 1] + e[i]
+    tps = 1000 * (1 + x) * (1 + rng.uniform(-0.05, 0.05) * np.arange(n) / n)
+    other = rng.uniform(0, 4, n)
+    i = int(rng.integers(0, 20))
+    while i < n:
+        length = int(rng.integers(2, 16))
+        tps[i:i + length] *= 1 - rng.uniform(0.2, 0.6)
+        other[i:i + length] = rng.uniform(30, 90, size=len(other[i:i + length]))
+        i += length + int(rng.integers(2, 21))
+    return tps, other
+
+
+def _live_flip(seed: int, effect: float) -> Verdict | None:
+    """A live flip at 30 s of a 60-s step (the default busy threshold)."""
+    tps, other = _machine(60, np.random.default_rng(seed))
+    tps[30:] *= effect
+    t = np.arange(1.0, 61.0)
+    series = {"client.main.tps": (t, tps), "proc.local.other.cpu": (t + 0.3, other)}
+    return ab_verdict(series, "main", 0.0, 30.0, 60.0, busy_pct=10.0)
+
+
+def _confirmation(seed: int, effect: float) -> tuple[float, float, float, int]:
+    """The tune's confirmation at its defaults (trials of 20 s: blocks of 10 s, 5 s to settle after each change),
+    busy seconds left out of each block, judged by core.verdict.paired_blocks."""
+    from tunebench.core.verdict import CONFIRM_ORDER, paired_blocks
+
+    block, settle = 10, 5
+    tps, other = _machine(len(CONFIRM_ORDER) * (block + settle) + settle, np.random.default_rng(seed))
+    blocks, pos = [], settle
+    for side in CONFIRM_ORDER:
+        seg = tps[pos:pos + block] * (effect if side == "B" else 1.0)
+        blocks.append((side, list(seg[other[pos:pos + block] <= 10.0])))
+        pos += block + settle
+    return paired_blocks(blocks)
+
+
+def test_no_verdict_kind_claims_noise_and_the_confirmation_finds_a_true_10_percent() -> None:
+    """500 simulated runs of each verdict kind on the noise above: with no effect, a clear difference ("1.24x",
+    an interval that excludes 1) at most 5 % of the time at the 95 % level; with a true 10 % effect, the tune's
+    confirmation (the same statistic a Confirm action would use) finds it at least 80 % of the time. A single live
+    flip under bursts this dense is mostly "not judged" (its few quiet seconds move together): honest, and why the
+    confirmation exists. Printed for the README."""
+    found: dict[tuple[str, float], tuple[float, float]] = {}
+    for effect in (1.0, 1.1):
+        claims = unjudged = 0
+        for seed in range(RUNS):
+            v = _live_flip(seed, effect)
+            if v is None or not v.judged:
+                unjudged += 1
+            elif v.clear and (effect == 1.0 or v.ratio > 1):
+                claims += 1
+        found[("live flip", effect)] = (claims / RUNS, unjudged / RUNS)
+        claims = unjudged = 0
+        for seed in range(RUNS):
+            ratio, low, high, _pairs = _confirmation(seed, effect)
+            if np.isnan(low):
+                unjudged += 1
+            elif (low > 1 or high < 1) and (effect == 1.0 or ratio > 1):
+                claims += 1
+        found[("confirmation", effect)] = (claims / RUNS, unjudged / RUNS)
+    for (kind, effect), (rate, unjudged) in found.items():
+        what = "false claims" if effect == 1.0 else "found the true 1.10x"
+        judged = rate / (1 - unjudged) if unjudged < 1 else 0.0
+        print(f"{kind}, {RUNS} runs, effect {effect:.2f}: {what} {rate:.1%} ({judged:.1%} of those judged), "
+              f"not judged {unjudged:.1%}")
+    assert found[("live flip", 1.0)][0] <= 0.05
+    assert found[("confirmation", 1.0)][0] <= 0.05
+    assert found[("confirmation", 1.1)][0] >= 0.80

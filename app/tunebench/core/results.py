@@ -14,7 +14,7 @@ from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
 from tunebench.core.schedule import served
 from tunebench.core.step_context import StepKnobs, note_lines, step_notes
 from tunebench.core.sweep import Plan
-from tunebench.core.tune import TABLE_HEADER, TuneResult
+from tunebench.core.tune import TABLE_HEADER, TuneResult, confirm_text
 from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
 
 
@@ -282,9 +282,11 @@ def tune_lines(tune: Mapping[str, Any] | None) -> list[str]:
     c = r.confirm
     if c:
         a, b = c.get("seconds") or (0, 0)
-        lines.append(f"- A/B/A/B confirmation: {c['ratio']:.3f}x (95 % CI {c['ci_low']:.3f}-{c['ci_high']:.3f}, "
-                     f"block bootstrap), baseline {c['tps_a']:,.1f} TPS over {a} s, best {c['tps_b']:,.1f} TPS over "
-                     f"{b} s")
+        how = (f"{c['pairs']} pairs of {c.get('order', 'ABBA BAAB')} blocks" if "pairs" in c
+               else "A/B/A/B, block bootstrap (before issue 42)")
+        busy = f"; {c['busy_left_out']} busy s left out" if c.get("busy_left_out") else ""
+        lines.append(f"- confirmation: {confirm_text(c, 3)} ({how}{busy}), baseline {_f(c['tps_a'])} TPS over {a} s, "
+                     f"best {_f(c['tps_b'])} TPS over {b} s")
     lines += ["", "| " + " | ".join(h or "note" for h in TABLE_HEADER) + " |",
               "|---:|---|---:|---:|---:|---:|---|---:|---|"]
     lines += ["| " + " | ".join(row) + " |" for row in r.table_rows()]

@@ -1,4 +1,4 @@
-"""A live knob search's results as data (run/tune.py runs the search): its trials, the best, the A/B/A/B
+"""A live knob search's results as data (run/tune.py runs the search): its trials, the best, the ABBA BAAB
 confirmation and the conclusion in words; what the store keeps, the CLI and the Markdown report print, and the
 window draws."""
 
@@ -79,7 +79,7 @@ def _numeric(v: Any) -> bool:
 
 @dataclass(slots=True)
 class TuneResult:
-    """The search's outcome: the trials, the best, its A/B/A/B confirmation and the verdict in words."""
+    """The search's outcome: the trials, the best, its ABBA BAAB confirmation and the verdict in words."""
 
     spec: dict[str, Any]
     originals: dict[str, str | None]
@@ -137,18 +137,30 @@ def result_text(r: TuneResult) -> str:
     if best is None:
         why = "no trial beat its baseline" if r.trials else "no trial ran"
         return f"no clear improvement: {why}; the knobs stay at {_values(r.originals)}"
-    ci = f"{c['ratio']:.2f}x (95 % CI {c['ci_low']:.2f}-{c['ci_high']:.2f})" if c else ""
+    ci = confirm_text(c) if c else ""
     if r.improved and c:
-        return f"improvement: {best.values_text()} gives {ci} the baseline's {_objective_word(r)} in an A/B/A/B " \
+        return f"improvement: {best.values_text()} gives {ci} the baseline's {_objective_word(r)} in an ABBA BAAB " \
                f"confirmation; the knobs are back at {_values(r.originals)}"
     if c:
-        small = c["ci_low"] > 1 and c["ratio"] < 1 + MIN_GAIN
-        why = f"under the {MIN_GAIN:.0%} worth a change" if small else "the interval holds 1" \
-            if c["ci_low"] <= 1 <= c["ci_high"] else "worse than the baseline"
+        if c.get("ci_low") is None or c.get("ci_high") is None:
+            why = "not judged: too few pairs of blocks with seconds on both sides"
+        else:
+            small = c["ci_low"] > 1 and c["ratio"] < 1 + MIN_GAIN
+            why = f"under the {MIN_GAIN:.0%} worth a change" if small else "the interval holds 1" \
+                if c["ci_low"] <= 1 <= c["ci_high"] else "worse than the baseline"
         return f"no clear improvement: the best trial ({best.values_text()}) confirmed at {ci}: {why}; the knobs " \
                f"stay at {_values(r.originals)}"
     return f"no clear improvement: the confirmation of {best.values_text()} did not finish; the knobs stay at " \
            f"{_values(r.originals)}"
+
+
+def confirm_text(c: Mapping[str, Any], digits: int = 2) -> str:
+    """A confirmation's ratio and interval: "1.31x (95 % CI 1.12-1.53)", or "1.31x (no interval: ...)"."""
+    busy = f", {c['busy_left_out']} busy s left out" if c.get("busy_left_out") else ""
+    if c.get("ci_low") is None or c.get("ci_high") is None or c.get("ratio") is None or c["ratio"] != c["ratio"]:
+        ratio = f"{c['ratio']:.{digits}f}x " if c.get("ratio") is not None and c["ratio"] == c["ratio"] else ""
+        return f"{ratio}(no interval: fewer than 3 pairs of blocks with quiet seconds on both sides{busy})"
+    return f"{c['ratio']:.{digits}f}x (95 % CI {c['ci_low']:.{digits}f}-{c['ci_high']:.{digits}f}{busy})"
 
 
 def _objective_word(r: TuneResult) -> str:

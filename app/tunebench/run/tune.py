@@ -15,14 +15,17 @@ full and judged against its baselines like any other.
 Optuna's TPE sampler proposes the values (seeded: the same seed proposes the same first values): a well-kept
 library with ask/tell (the load, not the library, owns the loop), log-scaled ranges, integer and categorical
 knobs, and few trials to work with (its first third are random draws, as its startup trials). The best trial is
-then confirmed by an A/B/A/B run (baseline, best, baseline, best) whose ratio and block-bootstrap interval
-(core.verdict) is the result: an improvement only when that interval is above 1 and the ratio at least
-MIN_GAIN above it; otherwise "no clear improvement", and the originals stay.
+then confirmed in eight alternating blocks, ABBA BAAB (A the baseline, B the best), whose ratio and interval from
+the spread between adjacent pairs of blocks (core.verdict.paired_blocks) is the result: an improvement only when
+that interval is above 1 and the ratio at least MIN_GAIN above it; otherwise "no clear improvement", and the
+originals stay. (Until issue 42 it was A/B/A/B judged from the seconds inside the segments: a change in the
+machine's load between two segments read as the knob's effect, and a read-only load "improved" 2.61x.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import threading
 import time
@@ -40,7 +43,8 @@ from tunebench.core.tune import MIN_GAIN, TABLE_HEADER, Trial, TuneResult, resul
 
 __all__ = ["MIN_GAIN", "TABLE_HEADER", "Dimension", "KnobRange", "Trial", "TuneResult", "TuneSpec", "Tuner",
            "check_tune", "parse_duration", "resolve", "result_text", "run_tune", "size_text", "tune_run_spec"]
-from tunebench.core.verdict import ratio_ci
+from tunebench.core.busy import BUSY_PCT, busy_mask, other_series
+from tunebench.core.verdict import CONFIRM_ORDER, paired_blocks, ratio_ci
 
 OBJECTIVES = ("tps", "p99")
 EARLY_FRACTION = 0.5  # a trial whose TPS stays under this share of the baseline's ...
@@ -48,6 +52,7 @@ EARLY_SECONDS = 3  # ... for this many seconds ends ...
 CHECK_SECONDS = 2  # ... the second time: after the first, the knobs go back for these seconds and it runs again
 MAX_KNOBS = 8
 MIN_TRIAL_SECONDS = 5
+MIN_BLOCK_SECONDS = 3  # a confirmation block's measured seconds at the least (the shortest trials: 5 s)
 RESIZE_WAIT = 120.0  # the longest wait for a buffer pool resize to finish before a trial measures
 
 
@@ -160,9 +165,16 @@ class TuneSpec:
         return 2 * self.settle_seconds + self.trial_seconds + self.baseline_seconds
 
     @property
+    def block_seconds(self) -> int:
+        """A confirmation block's measured seconds: half a trial."""
+        return max(MIN_BLOCK_SECONDS, self.trial_seconds // 2)
+
+    @property
     def confirm_seconds(self) -> int:
-        """The A/B/A/B confirmation after the search: four segments of settle + trial seconds."""
-        return 4 * (self.settle_seconds + self.trial_seconds)
+        """The confirmation after the search: eight blocks (CONFIRM_ORDER), each change's settle time before the
+        block after it (six: the first block follows the last trial's baseline)."""
+        changes = 1 + sum(a != b for a, b in itertools.pairwise(CONFIRM_ORDER))
+        return len(CONFIRM_ORDER) * self.block_seconds + changes * self.settle_seconds
 
     @property
     def planned_trials(self) -> int:
@@ -207,7 +219,7 @@ class TuneSpec:
         return (f"tune: {self.budget_seconds} s of search, about {self.planned_trials} trials of "
                 f"{self.trial_seconds} s (each after {self.settle_seconds} s to settle, then "
                 f"{self.baseline_seconds} s of baseline), objective {self.objective}, seed {self.seed}; then an "
-                f"A/B/A/B confirmation of the best ({self.confirm_seconds} s)")
+                f"ABBA BAAB confirmation of the best ({self.confirm_seconds} s)")
 
 
 def parse_duration(text: str) -> int:
@@ -250,6 +262,9 @@ class Tuner:
         self._companions: dict[str, str | None] = {}  # the originals of the variables the server moves with a knob
         self.clock: Callable[[], float] = time.time  # the run's seconds are stamped with this clock
         self.waiting = threading.Event()  # set while the search waits for the run's next second (tests drive it)
+        # the hosts' other CPU per probe sample (core/busy.py): (sample end, the largest host's %), in order
+        self._other: list[tuple[float, float]] = []
+        self.busy_pct: float | None = getattr(getattr(exp, "spec", None), "busy_pct", BUSY_PCT)
 
     # -- the run's seconds --
     def feed(self, iv: Interval) -> None:
@@ -259,6 +274,29 @@ class Tuner:
             self._seconds.append((iv.t, iv.tps, (iv.lat_ms or {}).get("p99")))
             self.waiting.clear()
             self._cond.notify_all()
+
+    def feed_samples(self, t: float, values: Mapping[str, float]) -> None:
+        """A probe sample: the hosts' other CPU (`proc.<host>.other.cpu`), for the busy seconds."""
+        other = [float(values[n]) for n in other_series(values)]
+        if other:
+            with self._cond:
+                self._other.append((t, max(other)))
+
+    def _quiet(self, seconds: Sequence[tuple[float, float, float | None]]
+               ) -> tuple[list[tuple[float, float, float | None]], int]:
+        """The seconds that were not busy (no host's other CPU over busy_pct in the probe sample nearest their end,
+        within half a second), and how many were left out."""
+        if self.busy_pct is None or not seconds:
+            return list(seconds), 0
+        with self._cond:
+            other = list(self._other)
+        if not other:
+            return list(seconds), 0
+        pt = np.array([o[0] for o in other])
+        pv = np.array([o[1] for o in other])
+        series = {"proc.host.other.cpu": (pt, pv)}
+        busy = busy_mask(series, np.array([s[0] for s in seconds]), self.busy_pct)
+        return [s for s, b in zip(seconds, busy, strict=True) if not b], int(busy.sum())
 
     def close(self) -> None:
         """The run is over: a search still waiting stops."""
@@ -490,6 +528,9 @@ class Tuner:
         trial.seconds = len(seen)
         if seen:
             trial.measure_from, trial.ended_at = seen[0][0] - 1, seen[-1][0]
+        # busy seconds (another process's load) are the machine's, not the knob's: left out of both sides
+        seen, _n = self._quiet(seen)
+        base, _n = self._quiet(base)
         tps = [s[1] for s in seen]
         btps = [s[1] for s in base]
         trial.tps = float(np.mean(tps)) if tps else None
@@ -500,7 +541,9 @@ class Tuner:
         trial.baseline_p99_ms = float(np.mean(bp99)) if bp99 else None
         before, after = (btps, tps) if spec.objective == "tps" else (p99, bp99)
         if len(before) >= 2 and len(after) >= 2 and np.mean(before) > 0:
-            trial.objective, trial.ci_low, trial.ci_high, _b = ratio_ci(before, after)
+            trial.objective, low, high, _b = ratio_ci(before, after)
+            # NaN: too few independent seconds for an interval (the trial's line shows "-")
+            trial.ci_low, trial.ci_high = (None, None) if math.isnan(low) else (low, high)
         elif trial.tps is not None and trial.baseline_tps:
             trial.objective = trial.tps / trial.baseline_tps if spec.objective == "tps" else None
 
@@ -518,7 +561,9 @@ class Tuner:
         self.on_trial(trial)
 
     def _confirm(self) -> None:
-        """A/B/A/B: the baseline and the best trial's values, twice each, every segment after the settle time."""
+        """The baseline (A) and the best trial's values (B) in eight alternating blocks (ABBA BAAB), each after the
+        settle time when the values changed; judged from the spread between adjacent pairs of blocks (what changes
+        between windows: another process's load, drift), not from the seconds inside them (issue 42)."""
         r = self.result
         assert r is not None
         valid = [t for t in r.trials if t.objective is not None and not t.ended_early and not t.error]
@@ -528,29 +573,48 @@ class Tuner:
             return
         r.best = best.n
         spec = self.spec
-        sides: dict[str, list[tuple[float, float, float | None]]] = {"A": [], "B": []}
+        blocks: list[tuple[str, list[tuple[float, float, float | None]]]] = []
         windows: list[tuple[str, float, float]] = []
-        self.on_note(f"confirming the best ({best.values_text()}): A/B/A/B, {spec.confirm_seconds} s")
-        for side in ("A", "B", "A", "B"):
+        self.on_note(f"confirming the best ({best.values_text()}): {' '.join([CONFIRM_ORDER[:4], CONFIRM_ORDER[4:]])}"
+                     f" blocks of {spec.block_seconds} s, {spec.confirm_seconds} s")
+        previous = "A"  # the last trial's baseline: the originals are in place
+        for i, side in enumerate(CONFIRM_ORDER):
             changed = self.clock()
-            if side == "B":
-                self._set(best.values)
-            else:
-                self._put_back(r.originals)
-            got, _ = self._collect(self._after(changed, spec.settle_seconds), spec.trial_seconds)
-            sides[side] += got
+            if side != previous:
+                if side == "B":
+                    self._set(best.values)
+                else:
+                    self._put_back(r.originals)
+            settle = spec.settle_seconds if side != previous or i == 0 else 0
+            previous = side
+            got, _ = self._collect(self._after(changed, settle), spec.block_seconds)
+            blocks.append((side, got))
             windows.append((side, got[0][0] - 1, got[-1][0]))
             self._event("trial", f"confirm {side}", {"n": best.n, "confirm": side, "t0": changed, "t1": got[-1][0]})
         self._put_back(r.originals)
-        a, b = [s[1] for s in sides["A"]], [s[1] for s in sides["B"]]
-        pa, pb = [s[2] for s in sides["A"] if s[2] is not None], [s[2] for s in sides["B"] if s[2] is not None]
-        before, after = (a, b) if spec.objective == "tps" else (pb, pa)
-        ratio, low, high, block = ratio_ci(before, after)
-        r.confirm = {"ratio": ratio, "ci_low": low, "ci_high": high, "block": block,
-                     "tps_a": float(np.mean(a)), "tps_b": float(np.mean(b)),
+        self._collect(self._after(self.clock(), 0), 1)  # the blocks' last probe sample has come too
+        busy_left_out = 0
+        for i, (side, got) in enumerate(blocks):
+            quiet, n = self._quiet(got)
+            blocks[i] = (side, quiet)
+            busy_left_out += n
+        a = [s[1] for side, got in blocks if side == "A" for s in got]
+        b = [s[1] for side, got in blocks if side == "B" for s in got]
+        pa = [s[2] for side, got in blocks if side == "A" for s in got if s[2] is not None]
+        pb = [s[2] for side, got in blocks if side == "B" for s in got if s[2] is not None]
+        if spec.objective == "tps":
+            judged = [(side, [s[1] for s in got]) for side, got in blocks]
+        else:  # p99: the baseline's over the best's, so that over 1 is better here too
+            judged = [("B" if side == "A" else "A", [s[2] for s in got if s[2] is not None]) for side, got in blocks]
+        ratio, low, high, pairs = paired_blocks(judged)
+        r.confirm = {"ratio": ratio, "ci_low": None if math.isnan(low) else low,
+                     "ci_high": None if math.isnan(high) else high, "pairs": pairs, "order": CONFIRM_ORDER,
+                     "tps_a": float(np.mean(a)) if a else None, "tps_b": float(np.mean(b)) if b else None,
                      "p99_a": float(np.mean(pa)) if pa else None, "p99_b": float(np.mean(pb)) if pb else None,
-                     "seconds": [len(a), len(b)], "windows": windows, "values": dict(best.values)}
-        r.verdict = "improvement" if low > 1.0 and ratio >= 1.0 + MIN_GAIN else "no clear improvement"
+                     "seconds": [len(a), len(b)], "busy_left_out": busy_left_out, "busy_pct": self.busy_pct,
+                     "windows": windows, "values": dict(best.values)}
+        r.verdict = "improvement" if not math.isnan(low) and low > 1.0 and ratio >= 1.0 + MIN_GAIN \
+            else "no clear improvement"
 
     def _finish(self) -> None:
         r = self.result
@@ -650,8 +714,14 @@ def run_tune(store: Any, target: Any, spec: Any, tune: TuneSpec, *, on_interval:
             tuner.feed(iv)
         on_interval(iv)
 
+    def samples(t: float, values: dict[str, float]) -> None:
+        if tuner is not None:
+            tuner.feed_samples(t, values)
+        if on_samples is not None:
+            on_samples(t, values)
+
     exp = Experiment(store, target, spec, on_interval=interval, on_note=on_note, on_event=on_event,
-                     on_samples=on_samples, on_step=on_step)
+                     on_samples=samples, on_step=on_step)
     tuner = Tuner(exp, tune, spec.groups[0].name, on_trial=on_trial, on_note=on_note)
     exp.on_ending.append(tuner.close)
     if on_experiment is not None:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tunebench.core.tune import confirm_text
 from tunebench.run.tune import Trial, TuneResult, size_text
 
 
@@ -191,8 +192,7 @@ class TuneProgress:
             best, c = result.best_trial(), result.confirm
             if best is not None and c:
                 word = "improvement" if result.improved else "no clear improvement"
-                return (f"{word}: {c['ratio']:.2f}x (95 % CI {c['ci_low']:.2f}-{c['ci_high']:.2f}) "
-                        f"({_values(best.values)})")
+                return f"{word}: {confirm_text(c)} ({_values(best.values)})"
             return "no clear improvement"
         lead = self.leader()
         if lead is None or lead.objective is None:

@@ -102,7 +102,7 @@ class TunePanel(QWidget):
         self.threads.setValue(16)
         self.threads.setToolTip("the load's one thread count: a tune compares seconds of one load")
         self.budget = QLineEdit("10m")
-        self.budget.setToolTip("how long the search runs: 10m, 90s, 1h (the A/B/A/B confirmation comes after)")
+        self.budget.setToolTip("how long the search runs: 10m, 90s, 1h (the ABBA BAAB confirmation comes after)")
         self.trial_seconds = seconds_box(MIN_TRIAL_SECONDS, 3600, 20)
         self.settle_seconds = seconds_box(0, 600, 5)
         self.warmup_seconds = seconds_box(0, 3600, 10)

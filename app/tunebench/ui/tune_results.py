@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tunebench.core.tune import confirm_text
 from tunebench.run.tune import TABLE_HEADER
 from tunebench.run.tune_progress import TuneProgress, counts
 from tunebench.ui.theme import LIGHT, Theme
@@ -107,7 +108,7 @@ class ConvergencePlot(pg.PlotWidget):
             self.confirm.setData([cx], [r], brush=pg.mkBrush(colour))
             self.confirm_bar.setData(x=np.array([cx]), y=np.array([r]), top=np.array([high - r]),
                                      bottom=np.array([r - low]), pen=pg.mkPen(colour, width=2))
-            self.confirm_label.setText("A/B/A/B")
+            self.confirm_label.setText("ABBA BAAB")
             self.confirm_label.setPos(cx, low)
         else:
             self.confirm.setData([], [])
@@ -203,8 +204,8 @@ class TuneResultsView(QWidget):
         lines = [f"<b>{html.escape(m.status_text())}</b>" if result is not None else html.escape(m.status_text())]
         if result is not None and result.confirm:
             c = result.confirm
-            lines.append(html.escape(f"A/B/A/B confirmation: {c['ratio']:.2f}x the baseline, 95 % CI "
-                                     f"{c['ci_low']:.2f}-{c['ci_high']:.2f} over {sum(c.get('seconds') or [])} s"))
+            lines.append(html.escape(f"ABBA BAAB confirmation: {confirm_text(c)} the baseline's, over "
+                                     f"{sum(c.get('seconds') or [])} s"))
         self.result_label.setText("<br>".join(lines))
 
     def _fill_table(self, m: TuneProgress) -> None:
