@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -228,6 +229,24 @@ def server_fixtures_without_marker(item: pytest.Item) -> set[str]:
     if item.get_closest_marker("integration") is not None:
         return set()
     return SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+
+
+class _WorkerEnds:
+    """The controller says when each xdist worker ran out of modules: how balanced the split was (a worker that
+    ends minutes after the others is where the suite's time goes)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config, self.t0 = config, time.monotonic()
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.config.pluginmanager.get_plugin("terminalreporter").write_line(
+            f"[xdist] worker {node.gateway.id} done at {time.monotonic() - self.t0:.0f} s")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist") and not os.environ.get("PYTEST_XDIST_WORKER") \
+            and getattr(config.option, "numprocesses", None):
+        config.pluginmanager.register(_WorkerEnds(config), "tunebench-worker-ends")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

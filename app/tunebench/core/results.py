@@ -126,6 +126,8 @@ def ci_text(v: Any) -> str:
     no verdict). The window's sweep tables use it too, so the two read the same."""
     if v is None:
         return ""
+    if not v.judged:
+        return " (not judged: too few independent seconds)"
     return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
 
 
@@ -495,7 +497,7 @@ def verdict_lines(session: Mapping[str, Any]) -> list[str]:
         if v is None:
             lines.append(f"| {at} | {change} | {d.get('group')} | - | - | too few settled seconds | - | - | - |")
             continue
-        ratio = f"{v.ratio:.2f}x ({v.ci_low:.2f}-{v.ci_high:.2f})" + ("" if v.clear else ", no clear difference")
+        ratio = f"{v.ratio:.2f}x" + ci_text(v)
         lat = [f"{_f(b, 2)} → {_f(a, 2)}" if b is not None and a is not None else "-"
                for b, a in ((v.p95_before, v.p95_after), (v.p99_before, v.p99_after))]
         waits = "; ".join(f"{short_wait(w.name)} {w.before:.1f} → {w.after:.1f}" for w in v.waits) or "-"

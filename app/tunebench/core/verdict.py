@@ -407,9 +407,7 @@ def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], s
     v = ab_verdict(series, group, start, at, end, settle_before=settle_before, excluded=excluded, busy_pct=busy_pct)
     name = str(change.get("name"))
     head = f"{name} {change.get('from')} → {change.get('to')}" + (f" ({group})" if several_groups else "")
-    text = v.text(waits=True) if v else "too few settled seconds on one side for a verdict"
-    if v is not None and v.clear:  # what one window before and one after cannot tell apart (issue 42)
-        text += " (a single flip: a change in the machine's load at the flip would read the same)"
+    text = flip_text(v) if v else "too few settled seconds on one side for a verdict"
     if v is None and busy_pct is not None and ab_verdict(series, group, start, at, end, settle_before=settle_before,
                                                           excluded=excluded) is not None:
         t = np.asarray(series[f"client.{group}.tps"][0], dtype=np.float64)
@@ -424,6 +422,15 @@ def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], s
                   "start": start, "end": end, "settle_before": settle_before, "new_sessions_only": warn,
                   "excluded": [list(x) for x in excluded], "busy_pct": busy_pct,
                   "verdict": v.to_dict() if v else None})
+
+
+def flip_text(v: Verdict) -> str:
+    """A live flip's verdict in words; a clear one says what a single window before and one after cannot tell
+    apart from the knob (issue 42)."""
+    text = v.text(waits=True)
+    if v.clear:
+        text += " (a single flip: a change in the machine's load at the flip would read the same)"
+    return text
 
 
 def event_verdict(data: Mapping[str, Any]) -> Verdict | None:

@@ -2001,10 +2001,15 @@ static PyObject *Conn_take(Conn *c, PyObject *args) {
             PyMem_RawFree(svc);
             return PyErr_NoMemory();
         }
-        memcpy(lat, c->lat, n * sizeof(int64_t));
-        memcpy(svc, c->svc, nsvc * sizeof(int64_t));
-        memmove(c->lat, c->lat + n, (c->nlat - n) * sizeof(int64_t));
-        memmove(c->svc, c->svc + nsvc, (c->nsvc - nsvc) * sizeof(int64_t));
+        /* the buffers are NULL until their first value (closed loop: svc always): no memcpy from NULL, even of 0 */
+        if (c->lat) {
+            memcpy(lat, c->lat, n * sizeof(int64_t));
+            memmove(c->lat, c->lat + n, (c->nlat - n) * sizeof(int64_t));
+        }
+        if (c->svc) {
+            memcpy(svc, c->svc, nsvc * sizeof(int64_t));
+            memmove(c->svc, c->svc + nsvc, (c->nsvc - nsvc) * sizeof(int64_t));
+        }
         c->nlat -= n;
         c->nsvc -= nsvc;
         e = k->e, r = k->r, w = k->w, o = k->o, late = k->late, sk = k->sk, errors = k->errors;
