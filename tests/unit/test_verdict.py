@@ -189,8 +189,8 @@ def test_sweep_ratio_to_baseline_carries_the_verdict() -> None:
     assert all("verdict" not in c for c in next(r for r in t["ratios"] if r["config"] == 0)["steps"])
     md = markdown({"id": 7, "workload": "w", "target": "sandbox", "engine": "builtin", "transport": "socket",
                    "status": "completed", "summary": t})
-    assert f"({at4.ci_low:.2f}-{at4.ci_high:.2f}) |" in md
-    assert f"({at1.ci_low:.2f}-{at1.ci_high:.2f}, no clear difference) |" in md
+    assert f"({at4.ci_low:.2f}-{at4.ci_high:.2f}, single run) |" in md
+    assert f"({at1.ci_low:.2f}-{at1.ci_high:.2f}, single run, no clear difference) |" in md
 
 
 def test_run_flip_verdicts_two_changes_in_one_step(tmp_path) -> None:
@@ -371,6 +371,18 @@ def _confirmation(seed: int, effect: float) -> tuple[float, float, float, int]:
     return paired_blocks(blocks)
 
 
+def _sweep_repeats(seed: int, effect: float, repeats: int) -> Verdict | None:
+    """A sweep of the baseline and one configuration, 20-s steps, `repeats` repeats in order (baseline, then the
+    configuration, each repeat): each step's mean TPS, judged from the repeats' spread (core.verdict.repeats_verdict,
+    as core.results.sweep_tables does)."""
+    from tunebench.core.verdict import repeats_verdict
+
+    step = 20
+    tps, _other = _machine(2 * repeats * step, np.random.default_rng(seed))
+    means = tps.reshape(2 * repeats, step).mean(axis=1)
+    return repeats_verdict([(float(means[2 * r]), float(means[2 * r + 1]) * effect) for r in range(repeats)])
+
+
 def test_no_verdict_kind_claims_noise_and_the_confirmation_finds_a_true_10_percent() -> None:
     """500 simulated runs of each verdict kind on the noise above: with no effect, a clear difference ("1.24x",
     an interval that excludes 1) at most 5 % of the time at the 95 % level; with a true 10 % effect, the tune's
@@ -395,6 +407,15 @@ def test_no_verdict_kind_claims_noise_and_the_confirmation_finds_a_true_10_perce
             elif (low > 1 or high < 1) and (effect == 1.0 or ratio > 1):
                 claims += 1
         found[("confirmation", effect)] = (claims / RUNS, unjudged / RUNS)
+        for repeats in (3, 5):
+            claims = unjudged = 0
+            for seed in range(RUNS):
+                v = _sweep_repeats(seed, effect, repeats)
+                if v is None or not v.judged:
+                    unjudged += 1
+                elif v.clear and (effect == 1.0 or v.ratio > 1):
+                    claims += 1
+            found[(f"sweep ratio, {repeats} repeats", effect)] = (claims / RUNS, unjudged / RUNS)
     for (kind, effect), (rate, unjudged) in found.items():
         what = "false claims" if effect == 1.0 else "found the true 1.10x"
         judged = rate / (1 - unjudged) if unjudged < 1 else 0.0
@@ -403,3 +424,4 @@ def test_no_verdict_kind_claims_noise_and_the_confirmation_finds_a_true_10_perce
     assert found[("live flip", 1.0)][0] <= 0.05
     assert found[("confirmation", 1.0)][0] <= 0.05
     assert found[("confirmation", 1.1)][0] >= 0.80
+    assert found[("sweep ratio, 3 repeats", 1.0)][0] <= 0.05 and found[("sweep ratio, 5 repeats", 1.0)][0] <= 0.05

@@ -15,7 +15,7 @@ from tunebench.core.schedule import served
 from tunebench.core.step_context import StepKnobs, note_lines, step_notes
 from tunebench.core.sweep import Plan
 from tunebench.core.tune import TABLE_HEADER, TuneResult, confirm_text
-from tunebench.core.verdict import event_verdict, pair_verdict, short_wait
+from tunebench.core.verdict import event_verdict, pair_verdict, repeats_verdict, short_wait
 
 
 def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str | None]],
@@ -63,15 +63,31 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
     if base:
         base_tps = {s["threads"]: s["tps"] for s in base["steps"]}
         base_step = {s["threads"]: s["step"] for s in base["steps"]}
+
+        def key(c: Mapping[str, Any]) -> tuple[Any, ...]:  # a configuration less its repeat
+            return (tuple(sorted(c["knobs"].items())), c["transport"], c["engine"], c["cpus"], c.get("server"))
+
+        # (configuration less its repeat, threads) -> repeat -> TPS: the repeats' verdict pairs each repeat of a
+        # configuration with the same repeat of the baseline (issue 42: judged from the repeats' spread)
+        tps_of: dict[tuple[Any, ...], dict[int, float]] = {}
+        for cfg in configs:
+            for st in cfg["steps"]:
+                tps_of.setdefault((key(cfg), st["threads"]), {})[cfg["repeat"] or 0] = float(st["tps"])
         for cd in configs:
             row: dict[str, Any] = {"config": cd["idx"], "label": cd["label"], "steps": []}
             for s in cd["steps"]:
                 b = base_tps.get(s["threads"])
                 cell = {"threads": s["threads"], "tps": s["tps"], "ratio": round(s["tps"] / b, 3) if b else None}
-                before, after = per_second.get(base_step.get(s["threads"], -1)), per_second.get(s["step"])
-                if cd["idx"] != plan.baseline and before is not None and after is not None:
-                    v = pair_verdict(before, after)
-                    cell["verdict"] = v.to_dict() if v else None
+                if key(cd) != key(base):
+                    own: dict[int, float] = tps_of.get((key(cd), s["threads"]), {})
+                    theirs: dict[int, float] = tps_of.get((key(base), s["threads"]), {})
+                    v = repeats_verdict([(theirs[r], own[r]) for r in sorted(own) if r in theirs])
+                    before, after = per_second.get(base_step.get(s["threads"], -1)), per_second.get(s["step"])
+                    if v is not None:
+                        cell["verdict"] = v.to_dict()
+                    elif before is not None and after is not None:  # one run: its seconds against the baseline's
+                        pv = pair_verdict(before, after)
+                        cell["verdict"] = pv.to_dict() if pv else None
                 row["steps"].append(cell)
             ratios.append(row)
     out = {"configs": configs, "baseline": plan.baseline, "best_to_best": best_to_best, "ratios": ratios,
@@ -121,18 +137,21 @@ def knee_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def ci_text(v: Any) -> str:
+def ci_text(v: Any, sweep: bool = False) -> str:
     """A ratio's 95 % CI as the report writes it after the ratio, and whether the difference is clear ("" for
     no verdict). The window's sweep tables use it too, so the two read the same."""
     if v is None:
         return ""
     if not v.judged:
-        return " (not judged: too few independent seconds)"
-    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{'' if v.clear else ', no clear difference'})"
+        return (f" (not judged: {v.repeats} repeats)" if v.repeats
+                else " (not judged: too few independent seconds)")
+    # a sweep's cell says whether its interval is over repeats or one run's seconds (issue 42)
+    over = f" over {v.repeats} repeats" if v.repeats else ", single run" if sweep else ""
+    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{over}{'' if v.clear else ', no clear difference'})"
 
 
 def _ci(verdict: Mapping[str, Any] | None) -> str:
-    return ci_text(event_verdict({"verdict": verdict}))
+    return ci_text(event_verdict({"verdict": verdict}), sweep=True)
 
 
 def number(v: Any, digits: int = 1) -> str:

@@ -72,6 +72,7 @@ class Verdict:
     windows: tuple[tuple[float, float], tuple[float, float]] | None = None  # the settled (from, to) of each side
     left_out: int = 0  # seconds of the two windows left out because the server was not answering
     busy_left_out: int = 0  # busy seconds left out (core/busy.py: the machine's CPU went elsewhere)
+    repeats: int = 0  # a sweep's repeats the interval is over (paired_blocks); 0: one run's seconds
 
     @property
     def judged(self) -> bool:
@@ -394,6 +395,18 @@ def pair_verdict(before: Sequence[float], after: Sequence[float]) -> Verdict | N
     ratio, low, high, block = ratio_ci(b, a)
     return Verdict(tps_before=float(b.mean()), tps_after=float(a.mean()), ratio=ratio, ci_low=low, ci_high=high,
                    seconds_before=len(b), seconds_after=len(a), block=block)
+
+
+def repeats_verdict(pairs: Sequence[tuple[float, float]]) -> Verdict | None:
+    """A sweep configuration against the baseline over its repeats: (baseline TPS, configuration TPS) per repeat
+    at the same threads (the order interleaves them); the interval is from the repeats' spread (paired_blocks),
+    NaN with fewer than MIN_PAIRS. None with fewer than 2 repeats (one run's verdict is pair_verdict's)."""
+    pairs = [(b, a) for b, a in pairs if b > 0 and a > 0]
+    if len(pairs) < 2:
+        return None
+    ratio, low, high, n = paired_blocks([x for b, a in pairs for x in (("A", [b]), ("B", [a]))])
+    return Verdict(tps_before=float(np.mean([b for b, _ in pairs])), tps_after=float(np.mean([a for _, a in pairs])),
+                   ratio=ratio, ci_low=low, ci_high=high, seconds_before=0, seconds_after=0, block=0, repeats=n)
 
 
 def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], start: float, at: float, end: float,
