@@ -106,3 +106,15 @@ def test_slots_split_over_hosts_as_sysbench_splits_threads(hosts):
     for n in range(1, 12):
         per_host = [sum(1 for s in range(n) if s % hosts == h) for h in range(hosts)]
         assert per_host == split_threads(n, hosts)
+
+
+def test_a_host_that_read_the_hello_late_counts_the_runs_seconds():
+    """The hello says tick 0 began 2.0 s before it was sent; the host read it 1.5 s later (start-up on a busy
+    machine): its clock puts tick 0 3.5 s back, not 2.0 (its seconds were 1.5 s late, merged with the other hosts'
+    seconds of the same number). A host whose wall clock is off falls back on the hello's elapsed."""
+    from tunebench.load.remote_workers import run_clock
+
+    assert run_clock(2.0, 1000.0, 1003.5, 50.0) == pytest.approx(46.5)  # wall: began 3.5 s ago
+    assert run_clock(2.0, 1000.0, 1001.99, 50.0) == pytest.approx(48.01)  # a few ms of clock skew: still the wall
+    assert run_clock(2.0, 1000.0, 900.0, 50.0) == pytest.approx(48.0)  # a clock 100 s behind: the hello's
+    assert run_clock(2.0, 1000.0, 1300.0, 50.0) == pytest.approx(48.0)  # 300 s ahead: the hello's
