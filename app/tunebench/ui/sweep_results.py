@@ -394,7 +394,8 @@ class SweepResultsView(QWidget):
                     noisy = st is not None and row["config"] != tables["baseline"] and m.within_noise(
                         st["ratio"], (row["config"], t), (tables["baseline"], t))
                 tps = number(st["tps"]) if st else "-"
-                ratio = (number(st["ratio"], 3) + ci_text(verdict, sweep=True) + (f" {NOISE_MARK}" if noisy else "")) if st else "-"
+                ratio = (number(st["ratio"], 3) + ci_text(verdict, sweep=True) + (f" {NOISE_MARK}" if noisy else "")
+                         if st else "-")
                 r.setItem(i, 1 + 2 * j, self._number_item(tps, True, False))
                 r.setItem(i, 2 + 2 * j, self._number_item(ratio, True, noisy))
         r.resizeRowsToContents()
