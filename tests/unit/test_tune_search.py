@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tunebench.core.errors import ConfigError
 from tunebench.core.interval import Interval
 from tunebench.core.knobs import KnobInfo
 from tunebench.run.tune import EARLY_SECONDS, KnobRange, Tuner, TuneSpec
@@ -24,11 +25,14 @@ class FakeController:
         self.info = SimpleNamespace(variables=dict.fromkeys(infos))  # the server's variables
         self.now = {n: i.current for n, i in infos.items()}
         self.changes: list[tuple[str, str]] = []
+        self.refuse: set[str] = set()  # values the server refuses (as SET GLOBAL raising)
 
     def describe(self, names):
         return {n: replace(self.infos[n], current=self.now[n]) for n in names}
 
     def set_live(self, name, value):
+        if str(value) in self.refuse:
+            raise ConfigError(f"the server refused {name}={value}")
         before, self.now[name] = self.now[name], str(value)
         self.changes.append((name, str(value)))
         # as MariaDB: innodb_io_capacity above innodb_io_capacity_max raises the max to twice the capacity
@@ -60,11 +64,12 @@ class FakeRun:
 
 
 def search(spec: TuneSpec, infos: dict[str, KnobInfo], tps_of: Callable[[dict[str, str]], float],
-           seconds_limit: int = 100_000, other_cpu: Callable[[float], float] | None = None
-           ) -> tuple[Tuner, FakeRun]:
+           seconds_limit: int = 100_000, other_cpu: Callable[[float], float] | None = None,
+           refuse: tuple[str, ...] = ()) -> tuple[Tuner, FakeRun]:
     """`other_cpu(t)`: another process's share of the machine in the second ending at t (a probe sample, as the run
     feeds them); over 10 % it also takes 40 % of the TPS."""
     ctl = FakeController(infos)
+    ctl.refuse = set(refuse)
     run = FakeRun(ctl)
     tuner = Tuner(run, spec, "main")
     clock = [1_000_000.0]
@@ -323,3 +328,18 @@ def test_busy_seconds_are_left_out_of_the_trials_and_the_confirmation():
     assert all(0.93 < (t.objective or 0) < 1.07 for t in r.trials), [t.objective for t in r.trials]
     assert r.confirm["busy_left_out"] > 0 and r.verdict == "no clear improvement"
     assert f"{r.confirm['busy_left_out']} busy s left out" in r.text
+
+
+def test_a_value_the_server_refuses_is_tried_once():
+    """Issue 42 item 5: the server refuses innodb_flush_log_at_trx_commit=0 here; the search tries it once (a trial
+    with its error), never again, and ends when the other value is measured (a 40 s budget once ran 669 refused
+    trials of one value)."""
+    flush = KnobInfo("innodb_flush_log_at_trx_commit", "enum", True, choices=("0", "1", "2"), current="1")
+    spec = TuneSpec((KnobRange.parse("innodb_flush_log_at_trx_commit=0,2"),), budget_seconds=600, trial_seconds=10,
+                    settle_seconds=2, warmup_seconds=3, seed=1)
+    tuner, _run = search(spec, {"innodb_flush_log_at_trx_commit": flush}, lambda now: 1000.0, refuse=("0",))
+    r = tuner.result
+    assert r is not None
+    refused = [t for t in r.trials if t.error]
+    assert len(refused) == 1 and refused[0].asked == {"innodb_flush_log_at_trx_commit": "0"}, r.trials
+    assert [t.values for t in r.trials if not t.error] == [{"innodb_flush_log_at_trx_commit": "2"}]

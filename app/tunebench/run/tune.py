@@ -446,8 +446,11 @@ class Tuner:
             ot = study.ask(dists)
             asked = {d.name: _param(d, ot.params[d.name]) for d in self.dims}
             key = tuple(asked.values())
-            if key in tried:
-                study.tell(ot, tried[key])
+            if key in tried:  # measured (its ratio again), or refused by the server (failed again, never re-run)
+                if math.isnan(tried[key]):
+                    study.tell(ot, state=optuna.trial.TrialState.FAIL)
+                else:
+                    study.tell(ot, tried[key])
                 repeats += 1
                 if repeats >= 200:
                     self.on_note("the sampler proposes only configurations already measured: the search ends")
@@ -486,6 +489,9 @@ class Tuner:
                 again_from = None
             if trial.error is not None:
                 study.tell(ot, state=optuna.trial.TrialState.FAIL)
+                # issue 42 item 5: a value the server refused is never proposed to it again (a 40 s budget once ran
+                # 669 refused trials of one value)
+                tried[key] = math.nan
                 self._put_back(originals)
                 self._trial_done(trial)
                 continue
