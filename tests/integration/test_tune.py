@@ -23,7 +23,8 @@ pytestmark = pytest.mark.integration
 
 LOAD = ["--workload", "oltp_point_select", "--table-size", "10000", "--threads", "4"]
 # 2 trials of 5 s (the shortest), each with a 5 s baseline after it, and the ABBA BAAB confirmation (8 blocks of 3 s)
-# if a trial came out above 1. A 5-s trial has no interval (fewer than 3 batches of 2 s a side): its CI is None
+# if a trial came out above 1. A 5-s trial mostly has no interval (fewer than 3 effectively independent seconds):
+# its CI is None
 FAST = ["--budget", "25s", "--trial-seconds", "5", "--settle-seconds", "0", "--warmup-seconds", "1",
         "--probes", "status"]
 
@@ -58,7 +59,8 @@ def test_a_tune_on_each_server_records_its_trials_and_puts_the_knob_back(each_se
     for t in trials:
         assert 250 <= int(t["values"]["innodb_io_capacity"]) <= 4000, t
         assert t["tps"] > 0 and t["baseline_tps"] > 0 and t["seconds"] >= 4 and not t["ended_early"], t
-        assert t["ci_low"] is None and t["ci_high"] is None, t
+        # a 5-s side has 3 effectively independent seconds only when its seconds barely move together
+        assert (t["ci_low"] is None and t["ci_high"] is None) or t["ci_low"] <= t["objective"] <= t["ci_high"], t
     assert tune["verdict"] in ("improvement", "no clear improvement") and tune["text"]
     if tune["best"] is not None:  # a trial above 1: confirmed ABBA BAAB, 8 x 3 s
         assert tune["confirm"]["seconds"] == [12, 12] and tune["confirm"]["pairs"] == 4
