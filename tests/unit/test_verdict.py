@@ -255,6 +255,19 @@ def test_seconds_without_the_server_are_left_out() -> None:
     assert outages(events[:1], 60.0) == [(39.0, 60.0)]  # never came back: to the end
 
 
+def _bursts(tps: np.ndarray, other: np.ndarray, rng: np.random.Generator, first: int, length: tuple[int, int],
+            idle: tuple[int, int], cut: tuple[float, float], cpu: tuple[float, float]) -> None:
+    """Another process's bursts, in place: the first starts before `first`; each lasts `length` s (integers drawn
+    in [lo, hi)), takes `cut` of the TPS and shows `cpu` % as other CPU, then `idle` s pass."""
+    n = len(tps)
+    i = int(rng.integers(0, first))
+    while i < n:
+        span = int(rng.integers(*length))
+        tps[i:i + span] *= 1 - rng.uniform(*cut)
+        other[i:i + span] = rng.uniform(*cpu, size=len(other[i:i + span]))
+        i += span + int(rng.integers(*idle))
+
+
 def _bursty_flip(seed: int, effect: float = 1.0) -> dict:
     """60 s of AR(1) TPS around 1,000 with a live change at 30 s, and bursts of another process's load (2-8 s, at
     random: what produced false verdicts on a shared machine) that take 30-60 % of the TPS while they last and
@@ -264,12 +277,7 @@ def _bursty_flip(seed: int, effect: float = 1.0) -> dict:
     tps = 1000 + ar1(n, 0.5, 15, seed)
     tps[30:] *= effect
     other = rng.uniform(0, 4, n)
-    i = int(rng.integers(0, 6))
-    while i < n:
-        length = int(rng.integers(2, 9))
-        tps[i:i + length] *= 1 - rng.uniform(0.3, 0.6)
-        other[i:i + length] = rng.uniform(30, 60, size=len(other[i:i + length]))
-        i += length + int(rng.integers(8, 25))
+    _bursts(tps, other, rng, first=6, length=(2, 9), idle=(8, 25), cut=(0.3, 0.6), cpu=(30, 60))
     t = np.arange(1.0, n + 1.0)
     return {"client.main.tps": (t, tps), "proc.local.other.cpu": (t + 0.3, other)}
 
@@ -338,12 +346,7 @@ def _machine(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         x[i] = phi * x[i - 1] + e[i]
     tps = 1000 * (1 + x) * (1 + rng.uniform(-0.05, 0.05) * np.arange(n) / n)
     other = rng.uniform(0, 4, n)
-    i = int(rng.integers(0, 20))
-    while i < n:
-        length = int(rng.integers(2, 16))
-        tps[i:i + length] *= 1 - rng.uniform(0.2, 0.6)
-        other[i:i + length] = rng.uniform(30, 90, size=len(other[i:i + length]))
-        i += length + int(rng.integers(2, 21))
+    _bursts(tps, other, rng, first=20, length=(2, 16), idle=(2, 21), cut=(0.2, 0.6), cpu=(30, 90))
     return tps, other
 
 
