@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from cpu_account import CpuAccount, CpuReport
 from server_leaks import kill_all, servers_under
 
 # Before anything imports tunebench.paths: never touch the user's real data dir or sandbox.
@@ -244,9 +245,14 @@ class _WorkerEnds:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.pluginmanager.hasplugin("xdist") and not os.environ.get("PYTEST_XDIST_WORKER") \
-            and getattr(config.option, "numprocesses", None):
+    controller = config.pluginmanager.hasplugin("xdist") and not os.environ.get("PYTEST_XDIST_WORKER") \
+        and getattr(config.option, "numprocesses", None)
+    if controller:
         config.pluginmanager.register(_WorkerEnds(config), "tunebench-worker-ends")
+    else:  # a process that runs tests: what each cost in CPU (tests/cpu_account.py)
+        config.pluginmanager.register(CpuAccount(), "tunebench-cpu-account")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        config.pluginmanager.register(CpuReport(config), "tunebench-cpu-report")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

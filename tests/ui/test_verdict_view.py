@@ -21,7 +21,7 @@ def test_events_and_knob_panel_show_the_verdict_line(win, qtbot):
     assert f"innodb_flush_log_at_trx_commit 1 → 2: {v.ratio:.2f}x TPS (95 % CI {v.ci_low:.2f}-{v.ci_high:.2f})" \
         in last
     text = win.knobs.result.text().splitlines()
-    assert text[0] == "innodb_flush_log_at_trx_commit 1 → 2"
+    assert text[0] == "innodb_flush_log_at_trx_commit 1 → 2 (a single flip)"
     assert text[1] == v.tps_text() and text[2] == v.latency_text() and text[2].startswith("p95 ")
     assert text[3] == v.waits_text()
     assert not win.stage.help.isVisible()  # off stage the Events and the knob panel say it
@@ -37,6 +37,34 @@ def test_stage_shows_the_verdict_big_when_it_arrives(win, qtbot):
     assert f"{v.ratio:.2f}x TPS (95 % CI {v.ci_low:.2f}-{v.ci_high:.2f})" in help_card.text()
     assert "font-size:46px" in help_card.text()
     assert win.rect().contains(help_card.geometry())
+
+
+def test_a_confirmed_verdict_says_so_and_confirm_without_a_run_is_one_line(win, qtbot):
+    """Issue 42: the Confirm action's verdict (ABBA BAAB blocks) is told apart from a single flip in the knob panel
+    and on the stage card; the button and stage's C without a run say why in one line and change nothing."""
+    from dataclasses import replace
+
+    sid = record(win.store, 120, 30, knob_at=90, verdict=True)
+    ev, v = verdict_event(win, sid)
+    confirmed = replace(v, order="BAABABBA", repeats=4)
+    data = {**ev.data, "confirmed": True, "order": "BAABABBA", "verdict": confirmed.to_dict()}
+    win.controller.timeline_event.emit(Event(ev.t, "verdict", "confirmed", data))
+    text = win.knobs.result.text().splitlines()
+    assert text[0] == "innodb_flush_log_at_trx_commit 1 → 2 (confirmed)"
+    assert text[1] == confirmed.tps_text() and "confirmed over 4 pairs of blocks, BAAB ABBA" in text[1]
+    win.stage.set(True, full_screen=False)
+    win.controller.timeline_event.emit(Event(ev.t, "verdict", "confirmed", data))
+    assert "innodb_flush_log_at_trx_commit 1 → 2 · confirmed, BAAB ABBA" in win.stage.help.text()
+    win.controller.timeline_event.emit(ev)
+    assert "· a single flip (C confirms it)" in win.stage.help.text()
+    c = next(a for a in win.stage.actions if a.shortcut().toString() == "C")
+    c.trigger()
+    assert "C: Confirm works on a running load" in win.stage.help.text()
+    win.stage.set(False)
+    assert not win.knobs.confirm_button.isEnabled()  # no run
+    messages = []
+    win.confirm_flip(on_failed=messages.append)
+    assert messages == ["Confirm works on a running load: flip a knob during a run, then Confirm"]
 
 
 def test_new_connections_only_variable_warns(win, qtbot):

@@ -428,3 +428,65 @@ def test_no_verdict_kind_claims_noise_and_the_confirmation_finds_a_true_10_perce
     assert found[("confirmation", 1.0)][0] <= 0.05
     assert found[("confirmation", 1.1)][0] >= 0.80
     assert found[("sweep ratio, 3 repeats", 1.0)][0] <= 0.05 and found[("sweep ratio, 5 repeats", 1.0)][0] <= 0.05
+
+
+def test_a_confirmed_flip_is_judged_from_its_blocks_and_recomputed_from_the_series() -> None:
+    """The Confirm action's verdict (core.verdict.confirm_verdict): the TPS seconds inside each block, busy ones
+    left out, judged by the pairs' spread; a verdict event's data gives the same Verdict back (recompute), and
+    with fewer than three pairs that keep seconds on both sides it is "not judged", saying why."""
+    from tunebench.core.verdict import MIN_PAIRS, confirm_verdict, recompute
+
+    rng = np.random.default_rng(5)
+    order = "BAABABBA"
+    t0, block, settle = 1000.0, 5, 2
+    blocks, t, v = [], [], []
+    now = t0
+    for side in order:
+        lo = now + settle
+        blocks.append((side, lo, lo + block))
+        for k in range(settle + block):
+            t.append(now + k + 1)
+            v.append((150.0 if side == "B" else 100.0) * (1 + 0.03 * rng.standard_normal()))
+        now += settle + block
+    t_arr, v_arr = np.array(t), np.array(v)
+    other = np.zeros(len(t))
+    other[(t_arr > blocks[1][1]) & (t_arr <= blocks[1][1] + 2)] = 40.0  # two busy seconds in the second block
+    series = {"client.main.tps": (t_arr, v_arr), "proc.localhost.other.cpu": (t_arr, other)}
+    got = confirm_verdict(series, "main", blocks, busy_pct=10.0)
+    assert got is not None and got.judged and got.clear and got.repeats == 4 and got.order == order
+    assert 1.4 < got.ratio < 1.6 and got.busy_left_out == 2
+    assert got.seconds_before + got.seconds_after == 8 * block - 2
+    assert got.tps_text().endswith("; confirmed over 4 pairs of blocks, BAAB ABBA)")
+    data = {"group": "main", "blocks": [list(b) for b in blocks], "busy_pct": 10.0, "excluded": []}
+    assert recompute(series, data) == got
+    # the A blocks of two pairs wholly busy: two pairs left, too few for an interval
+    for _side, lo, hi in [blocks[1], blocks[3]]:
+        other[(t_arr > lo) & (t_arr <= hi)] = 40.0
+    few = confirm_verdict(series, "main", blocks, busy_pct=10.0)
+    assert few is not None and not few.judged and few.repeats == MIN_PAIRS - 1
+    assert few.tps_text().startswith("not judged: 1.5") and "the machine was busy" in few.tps_text()
+
+
+def test_a_noise_floor_is_this_machines_own_and_says_so() -> None:
+    """`tunebench calibrate`'s floor is found for the same target, workload and threads, recorded on this machine,
+    completed, and plausible (a shared or imported store is untrusted input); a verdict inside it says so."""
+    from dataclasses import replace
+
+    from tunebench.core.verdict import Verdict
+    from tunebench.run.confirm import find_floor
+
+    def session(i, floor, **kw):
+        return {"id": i, "status": "completed", "target": "sandbox", "host": "here", "started_at": 1.0,
+                "summary": {"calibration": {"floor_pct": floor, "workload": "oltp_point_select", "threads": 2}}, **kw}
+
+    sessions = [session(1, 6.0), session(2, 4.0), session(3, 1.0, host="elsewhere"), session(4, 1.0, status="failed"),
+                session(5, 1001.0), session(6, float("nan")), session(7, True), session(8, 2.0, target="other")]
+    assert find_floor(sessions, "sandbox", "here", "oltp_point_select", 2)["floor_pct"] == 4.0
+    assert find_floor(sessions, "sandbox", "here", "oltp_point_select", 4) is None
+    assert find_floor(sessions, "sandbox", "here", "oltp_read_write", 2) is None
+    v = Verdict(tps_before=100, tps_after=103, ratio=1.03, ci_low=1.01, ci_high=1.05, seconds_before=30,
+                seconds_after=30, block=1)
+    assert v.tps_text() == "1.03x TPS (95 % CI 1.01-1.05)"
+    assert replace(v, floor_pct=4.0).tps_text() == "1.03x TPS (95 % CI 1.01-1.05) -- within this machine's noise (±4 %)"
+    assert replace(v, ratio=1.2, ci_low=1.1, ci_high=1.3, floor_pct=4.0).tps_text().endswith(
+        "(this machine's noise: ±4 %)")

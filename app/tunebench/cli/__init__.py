@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         # before anything runs or changes: an address that cannot be bound is one line
         endpoint = metrics_endpoint(args)
         # `sandbox start` restores after the server is up (see cmd_sandbox)
-        auto_restore(args, knobs=args.command not in ("restore", "doctor", "sandbox"))
+        auto_restore(args, knobs=args.command not in ("restore", "doctor", "sandbox", "live"))
         return int(args.func(args) or 0)
     except TunebenchError as exc:
         print(f"tunebench: error: {inert_text(str(exc))}", file=sys.stderr)  # it may quote a file's bytes

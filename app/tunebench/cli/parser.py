@@ -9,7 +9,17 @@ from tunebench import __version__
 from tunebench.cli.doctor import cmd_doctor
 from tunebench.cli.gui import cmd_demo, cmd_gui
 from tunebench.cli.journal import cmd_restore
-from tunebench.cli.runs import CONFIRM_CONFIGS, CONFIRM_SECONDS, cmd_cleanup, cmd_prepare, cmd_run, cmd_sweep, cmd_tune
+from tunebench.cli.live import cmd_live
+from tunebench.cli.runs import (
+    CONFIRM_CONFIGS,
+    CONFIRM_SECONDS,
+    cmd_calibrate,
+    cmd_cleanup,
+    cmd_prepare,
+    cmd_run,
+    cmd_sweep,
+    cmd_tune,
+)
 from tunebench.cli.servers import cmd_servers
 from tunebench.cli.sessions import MAX_ID, cmd_sessions
 from tunebench.cli.targets import cmd_sandbox, cmd_target
@@ -218,6 +228,22 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp)
     sp.set_defaults(func=cmd_run)
 
+    sp = sub.add_parser("calibrate", help="this machine's noise floor for a load: the same configuration in eight "
+                                          "alternating blocks (A/A); later verdicts inside it say so")
+    workload_opts(sp)
+    sp.add_argument("--threads", default="8", help="the load's one thread count (default 8)")
+    sp.add_argument("--block-seconds", type=_int_in(2, 600), default=10,
+                    help="each block's measured seconds (default 10: as Confirm's, about 2 minutes in all)")
+    sp.add_argument("--settle-seconds", type=_int_in(0, 600), default=5, help="before the first block (default 5)")
+    sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS), default=10)
+    sp.add_argument("--busy-threshold", type=_busy, default=BUSY_PCT, metavar="PCT",
+                    help=f"busy seconds left out: other processes over PCT %% of the CPU ({BUSY_PCT:g}; off)")
+    sp.add_argument("--engine", help="builtin or sysbench (default: builtin)")
+    sp.add_argument("--workers", type=_int_in(1, 1024), help="builtin engine worker processes (default: CPUs)")
+    sp.add_argument("--probes", metavar="LIST", help="probes to record (default: all that work here)")
+    common(sp)
+    sp.set_defaults(func=cmd_calibrate)
+
     sp = sub.add_parser("tune", help="search better values of dynamic knobs on the running load (optuna TPE), "
                                      "confirmed A/B/A/B; every knob put back")
     workload_opts(sp)
@@ -278,6 +304,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--schema")
     metrics_option(sp)
     sp.set_defaults(func=cmd_sweep)
+
+    sp = sub.add_parser("live", help="a running run's knobs from another terminal: flip one, or confirm a flip "
+                                     "(ABBA BAAB blocks on the running load, a replicated verdict)")
+    sp.add_argument("action", choices=["flip", "confirm"])
+    sp.add_argument("knob", nargs="?", metavar="NAME[=VALUE|=A,B]",
+                    help="flip: NAME=VALUE; confirm: nothing (the last flip), NAME (its last flip) or NAME=A,B")
+    sp.add_argument("--block-seconds", type=_int_in(2, 600), default=10,
+                    help="confirm: each block's measured seconds (default 10: eight blocks, about 2 minutes)")
+    sp.add_argument("--settle-seconds", type=_int_in(0, 600), default=5,
+                    help="confirm: seconds left out after each change (default 5)")
+    sp.add_argument("--pid", type=_int_in(1, 2**22), help="the run's process when several run on this machine")
+    sp.add_argument("--no-wait", dest="wait", action="store_false",
+                    help="confirm: return once it started (the verdict comes as the run's event)")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_live)
 
     sp = sub.add_parser("restore", help="put back knobs a crashed or killed run left changed (the journal)")
     sp.add_argument("--force", action="store_true", help="also entries of a run that still seems alive")

@@ -195,6 +195,65 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return exit_code(result["status"])
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """An A/A calibration: one step of the load, and on it eight blocks of the same configuration judged as a
+    confirmation is (run/confirm.py); the floor goes into the session's summary, where later verdicts on this
+    machine, target, workload and threads find it."""
+    from tunebench.core.errors import TunebenchError
+    from tunebench.core.verdict import CONFIRM_ORDER
+    from tunebench.run.confirm import calibration_text, planned_seconds, start_calibration
+    from tunebench.run.experiment import Experiment
+
+    threads = parse_threads(args.threads)
+    if len(threads) != 1:
+        raise ConfigError(f"--threads: a calibration runs at one thread count, got {args.threads}")
+    need = planned_seconds(CONFIRM_ORDER, args.block_seconds, args.settle_seconds)
+    spec = build_run_spec(args.workload, workload_options(args), threads, lua_script=getattr(args, "lua", None),
+                          engine=args.engine, step_seconds=need + 30, warmup_seconds=args.warmup_seconds,
+                          transport=args.transport, schema=args.schema, workers=args.workers, probes=args.probes,
+                          busy_pct=args.busy_threshold)
+    store = open_store(args)
+    target = resolve_target(args, store)
+
+    def on_note(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    exp = Experiment(store, target, spec, on_note=on_note)
+    failed: list[str] = []
+
+    def calibrate() -> None:
+        while not exp.stop_event.is_set() and (exp.controller is None or exp._measured_since is None
+                                               or time.time() < exp._measured_since + args.warmup_seconds):
+            exp.stop_event.wait(0.2)
+        if exp.stop_event.is_set():
+            return
+        try:
+            c = start_calibration(exp, args.block_seconds, args.settle_seconds)
+        except TunebenchError as exc:
+            failed.append(str(exc))
+            exp.request_stop()
+            return
+        c.done.wait()
+        exp.end_step()
+
+    if not args.json:
+        print(f"calibrating: {args.warmup_seconds} s warm-up, then eight {args.block_seconds}-s blocks of the same "
+              f"configuration (about {need + args.warmup_seconds} s)", file=sys.stderr, flush=True)
+    th = threading.Thread(target=calibrate, daemon=True)
+    th.start()
+    result = exp.run().to_dict()
+    th.join(10)
+    cal = result.get("calibration")
+    if failed:
+        raise ConfigError(failed[0])
+    text = f"\nsession {result['session_id']} ({result['status']}), target {result['target']} " \
+           f"{result['server'].get('flavor')} {result['server'].get('version')}\n"
+    text += calibration_text(cal) if cal else "no calibration: the run ended before its blocks did (see above)"
+    emit(args, result, text)
+    if cal and cal.get("floor_pct") is None:
+        return 1
+    return exit_code(result["status"]) if cal else max(1, exit_code(result["status"]))
+
 def tune_table(result: dict[str, Any]) -> str:
     """A tune's trials as a table, then its conclusion."""
     from tunebench.run.tune import TABLE_HEADER, TuneResult
@@ -206,7 +265,6 @@ def tune_table(result: dict[str, Any]) -> str:
                        for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip() for row in rows]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines) + f"\n\n{r.text}"
-
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from tunebench.run.tune import KnobRange, Trial, TuneSpec, check_tune, parse_duration, run_tune, tune_run_spec

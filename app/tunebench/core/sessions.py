@@ -194,7 +194,12 @@ def points_by_config(session: Mapping[str, Any]) -> dict[str, list[Point]]:
             continue
         for seg in segments:
             after = seg.get("after")
-            if after:
+            if after and after.get("cut") == "confirm":
+                # a Confirm's blocks alternate two values: no point of one configuration; after it, the knob is
+                # back where it was
+                if after.get("phase") == "start":
+                    continue
+            elif after:
                 changed[str(after["name"]).removeprefix("innodb_")] = str(after["to"])
             part = (seg.get("groups") or {}).get(main)
             if part is not None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,8 @@ class Verdict:
     left_out: int = 0  # seconds of the two windows left out because the server was not answering
     busy_left_out: int = 0  # busy seconds left out (core/busy.py: the machine's CPU went elsewhere)
     repeats: int = 0  # a sweep's repeats the interval is over (paired_blocks); 0: one run's seconds
+    order: str = ""  # a confirmed flip's blocks in order ("ABBABAAB"), the interval from their pairs' spread
+    floor_pct: float | None = None  # this machine's noise floor for the load (`tunebench calibrate`), when known
 
     @property
     def judged(self) -> bool:
@@ -85,6 +87,22 @@ class Verdict:
         return self.ci_low > 1.0 or self.ci_high < 1.0
 
     def tps_text(self) -> str:
+        return self._tps_text() + self.floor_text()
+
+    def within_floor(self) -> bool:
+        """Whether the ratio is inside the machine's calibrated noise floor (False when there is none)."""
+        return self.floor_pct is not None and abs(self.ratio - 1.0) * 100.0 < self.floor_pct
+
+    def floor_text(self) -> str:
+        if self.floor_pct is None or not self.judged:
+            return ""
+        if self.within_floor():
+            return f" -- within this machine's noise (±{self.floor_pct:.0f} %)"
+        return f" (this machine's noise: ±{self.floor_pct:.0f} %)"
+
+    def _tps_text(self) -> str:
+        if self.order:
+            return self._confirmed_text()
         if not self.judged:
             return (f"not judged: {self.ratio:.2f}x TPS, but the seconds move together over ~{self.block} s, too long "
                     f"for {min(self.seconds_before, self.seconds_after)} s a side")
@@ -93,11 +111,23 @@ class Verdict:
             return f"no clear difference in TPS ({self.ratio:.2f}x, {ci})"
         return f"{self.ratio:.2f}x TPS ({ci})"
 
+    def _confirmed_text(self) -> str:
+        how = f"confirmed over {self.repeats} pairs of blocks, {self.order[:4]} {self.order[4:]}".rstrip()
+        if not self.judged:
+            return (f"not judged: {self.ratio:.2f}x TPS, but only {self.repeats} pairs of blocks had seconds on both "
+                    f"sides (it needs {MIN_PAIRS}: the machine was busy)")
+        ci = f"95 % CI {self.ci_low:.2f}-{self.ci_high:.2f}"
+        if not self.clear:
+            return f"no clear difference in TPS ({self.ratio:.2f}x, {ci}; {how})"
+        return f"{self.ratio:.2f}x TPS ({ci}; {how})"
+
     def short_text(self) -> str:
         """For a plot's annotation: "1.24x TPS (CI 1.18-1.30)" or "no clear TPS difference (CI 0.97-1.05)"."""
         if not self.judged:
             return f"{self.ratio:.2f}x TPS (not judged: too few independent seconds)"
         ci = f"CI {self.ci_low:.2f}-{self.ci_high:.2f}"
+        if self.within_floor():
+            return f"{self.ratio:.2f}x TPS ({ci}), within the noise (±{self.floor_pct:.0f} %)"
         return f"{self.ratio:.2f}x TPS ({ci})" if self.clear else f"no clear TPS difference ({ci})"
 
     def latency_text(self) -> str:
@@ -409,15 +439,65 @@ def repeats_verdict(pairs: Sequence[tuple[float, float]]) -> Verdict | None:
                    ratio=ratio, ci_low=low, ci_high=high, seconds_before=0, seconds_after=0, block=0, repeats=n)
 
 
+def confirm_verdict(series: SeriesMap, group: str, blocks: Sequence[tuple[str, float, float]], excluded: Outages = (),
+                    busy_pct: float | None = None) -> Verdict | None:
+    """A confirmed flip (the Confirm action): `blocks` are (side, from, to) in order, each side's measured window
+    after its settle time; the TPS seconds wholly inside each, less the busy ones (with `busy_pct`) and those
+    without the server, judged by paired_blocks (adjacent pairs' spread: what changes between windows). None
+    when a side has no such second."""
+    if f"client.{group}.tps" not in series:
+        return None
+    t = np.asarray(series[f"client.{group}.tps"][0], dtype=np.float64)
+    v = np.asarray(series[f"client.{group}.tps"][1], dtype=np.float64)
+    down = touching(t, excluded)
+    busy = busy_mask(series, t, busy_pct) & ~down if busy_pct is not None else np.zeros(len(t), dtype=bool)
+    judged: list[tuple[str, list[float]]] = []
+    kept: dict[str, list[tuple[float, float]]] = {"A": [], "B": []}
+    left_out = busy_left_out = 0
+    for side, lo, hi in blocks:
+        inn = inside(t, lo, hi)
+        left_out += int((inn & down).sum())
+        busy_left_out += int((inn & busy).sum())
+        judged.append((side, [float(x) for x in v[inn & ~down & ~busy]]))
+        kept[side].append((lo, hi))
+    ratio, low, high, pairs = paired_blocks(judged)
+    a = [x for side, xs in judged if side == "A" for x in xs]
+    b = [x for side, xs in judged if side == "B" for x in xs]
+    if not a or not b or float(np.mean(a)) <= 0:
+        return None
+    busy_t = [(float(x) - 1.0, float(x)) for x in t[busy]]
+
+    def means(name: str) -> tuple[float | None, float | None]:
+        if name not in series:
+            return None, None
+        st, sv = (np.asarray(x, dtype=np.float64) for x in series[name])
+        out = []
+        for side in ("A", "B"):
+            vals = np.concatenate([window(st, sv, lo, hi, [*excluded, *busy_t]) for lo, hi in kept[side]] or
+                                  [np.array([])])
+            vals = vals[np.isfinite(vals)]
+            out.append(float(vals.mean()) if len(vals) else None)
+        return out[0], out[1]
+
+    p95, p99 = means(f"client.{group}.lat.p95"), means(f"client.{group}.lat.p99")
+    return Verdict(tps_before=float(np.mean(a)), tps_after=float(np.mean(b)),
+                   ratio=ratio, ci_low=low, ci_high=high, seconds_before=len(a), seconds_after=len(b), block=1,
+                   p95_before=p95[0], p95_after=p95[1], p99_before=p99[0], p99_after=p99[1],
+                   left_out=left_out, busy_left_out=busy_left_out, repeats=pairs,
+                   order="".join(side for side, _lo, _hi in blocks))
+
+
 def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], start: float, at: float, end: float,
                   settle_before: int, stamped: float, several_groups: bool = False, excluded: Outages = (),
-                  busy_pct: float | None = BUSY_PCT) -> Event:
+                  busy_pct: float | None = BUSY_PCT, floor_pct: float | None = None) -> Event:
     """The "verdict" event of one live change for one client group: its label is the Events line, its data the
     numbers (`verdict`: Verdict.to_dict() or None) and the window, so a replay or a report reads them back and a
     test can recompute them from the stored series. Stamped when it is known (`stamped`, the step's end);
     `data["at"]` is the change's own time."""
     excluded = [(lo, hi) for lo, hi in excluded if hi > start and lo < end]
     v = ab_verdict(series, group, start, at, end, settle_before=settle_before, excluded=excluded, busy_pct=busy_pct)
+    if v is not None and floor_pct is not None:
+        v = replace(v, floor_pct=floor_pct)
     name = str(change.get("name"))
     head = f"{name} {change.get('from')} → {change.get('to')}" + (f" ({group})" if several_groups else "")
     text = flip_text(v) if v else "too few settled seconds on one side for a verdict"
@@ -433,7 +513,7 @@ def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], s
     return Event(stamped, "verdict", f"{head}: {text}",
                  {"name": name, "from": change.get("from"), "to": change.get("to"), "group": group, "at": at,
                   "start": start, "end": end, "settle_before": settle_before, "new_sessions_only": warn,
-                  "excluded": [list(x) for x in excluded], "busy_pct": busy_pct,
+                  "excluded": [list(x) for x in excluded], "busy_pct": busy_pct, "floor_pct": floor_pct,
                   "verdict": v.to_dict() if v else None})
 
 
@@ -453,8 +533,15 @@ def event_verdict(data: Mapping[str, Any]) -> Verdict | None:
 
 
 def recompute(series: SeriesMap, data: Mapping[str, Any]) -> Verdict | None:
-    """A verdict event's numbers again, from `series` and the window the event names."""
-    return ab_verdict(series, str(data["group"]), float(data["start"]), float(data["at"]), float(data["end"]),
-                      settle_before=int(data.get("settle_before") or 0),
-                      excluded=[(float(lo), float(hi)) for lo, hi in data.get("excluded") or ()],
-                      busy_pct=None if data.get("busy_pct") is None else float(data["busy_pct"]))
+    """A verdict event's numbers again, from `series` and the window the event names (a confirmed flip's: its
+    blocks), with the noise floor it was judged against."""
+    excluded = [(float(lo), float(hi)) for lo, hi in data.get("excluded") or ()]
+    busy_pct = None if data.get("busy_pct") is None else float(data["busy_pct"])
+    if data.get("blocks"):
+        v = confirm_verdict(series, str(data["group"]), [(str(s), float(lo), float(hi)) for s, lo, hi in
+                                                         data["blocks"]], excluded=excluded, busy_pct=busy_pct)
+    else:
+        v = ab_verdict(series, str(data["group"]), float(data["start"]), float(data["at"]), float(data["end"]),
+                       settle_before=int(data.get("settle_before") or 0), excluded=excluded, busy_pct=busy_pct)
+    floor = data.get("floor_pct")
+    return replace(v, floor_pct=float(floor)) if v is not None and floor is not None else v

@@ -5,7 +5,8 @@ take the GUI's interpreter lock. Up the pipe go typed records (run/records.py): 
 window's sweep results view fills in), Interval, Samples, Event, Note, StepResult, then exactly one
 RunOutcome (a failure is an outcome with a RunError, never text to parse); RunSession once the session is open, and
 with `live_metrics` each probe reading as a LiveReading (for the window's --metrics-listen endpoint). Down come
-commands: Stop, Mark, ChangeKnob, ChangeRate, RestoreKnobs; the last three are answered with a Reply. A tune
+commands: Stop, Mark, ChangeKnob, ChangeRate, ConfirmKnob, RestoreKnobs; the last four are answered with a
+Reply. A tune
 (RunRequest.tune) runs run/tune.py's search on the one load instead of a plain run, and sends each finished Trial
 up the pipe too.
 If the parent goes away, the run stops (and, as always, puts every knob back).
@@ -24,9 +25,11 @@ from typing import TYPE_CHECKING
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sweep import SweepSpec
 from tunebench.mysql.target import Target, remember_password
+from tunebench.run.confirm import plan_text as confirm_plan
 from tunebench.run.records import (
     ChangeKnob,
     ChangeRate,
+    ConfirmKnob,
     Mark,
     Note,
     Reply,
@@ -135,9 +138,11 @@ def _commands(conn: Connection, exp: Experiment, send: Callable[[object], None])
             exp.request_stop(by_user=True)
         elif isinstance(cmd, Mark):
             exp.mark(cmd.label)
-        elif isinstance(cmd, ChangeKnob | RestoreKnobs | ChangeRate):
+        elif isinstance(cmd, ChangeKnob | RestoreKnobs | ChangeRate | ConfirmKnob):
             try:
                 payload = (exp.change_knob(cmd.name, cmd.value) if isinstance(cmd, ChangeKnob)
+                           else confirm_plan(exp.confirm_knob(cmd.name, None, cmd.block_seconds))
+                           if isinstance(cmd, ConfirmKnob)
                            else exp.change_rate(cmd.group, cmd.rate) if isinstance(cmd, ChangeRate)
                            else exp.restore_knobs())
                 send(Reply(cmd.rid, payload))

@@ -115,6 +115,11 @@ class Experiment(RunProbes):
         self._engine_now: LoadEngine | None = None
         self._params_now: Any = None  # the running configuration's connection (an action step uses it)
         self._live_marks: list[tuple[float, dict[str, Any]]] = []
+        self._confirming: Any = None  # a Confirm running on the load now (run/confirm.py)
+        self._last_confirmation: Any = None
+        self._threads_now: dict[str, int] = {}  # each group's threads in the running step
+        self._calibrations: list[dict[str, Any]] | None = None  # this machine's calibration sessions, read once
+        self._feeds: list[Any] = []  # who else gets every interval and probe sample (feed, feed_samples)
         self._rates_now: dict[str, OpenLoop] = {}  # the open-loop groups' rates now (changed live: change_rate)
         self._measured_since: float | None = None  # the running step's first measured second
         self._step_ends: float | None = None  # and when it is planned to end
@@ -153,6 +158,50 @@ class Experiment(RunProbes):
                                               [t for t, _c in self._live_marks])}
         self._live_marks.append((now, change))
         return change
+
+    def confirm_knob(self, name: str | None = None, values: tuple[str, str] | None = None,
+                     block_seconds: int = 10, settle_seconds: int = 5) -> Any:
+        """Confirm a live flip (the last one, or `name`'s, or `name` between `values`): the knob alternates between
+        the two values in ABBA BAAB blocks on the running load and a replicated verdict comes as a "verdict"
+        event (run/confirm.py). Returns the running Confirmation; ConfigError before any change otherwise."""
+        from tunebench.run.confirm import start_confirmation
+
+        return start_confirmation(self, name, values, block_seconds, settle_seconds)
+
+    def workload_name(self, group: str) -> str | None:
+        return next((g.workload.name for g in self.spec.groups if g.name == group), None)
+
+    def threads_now(self, group: str) -> int | None:
+        return self._threads_now.get(group)
+
+    def noise_floor(self, group: str) -> dict[str, Any] | None:
+        """This machine's calibrated noise floor (`tunebench calibrate`) for the group's workload at its threads
+        now, on this target: {"floor_pct", "session", "at"}, or None when it was never calibrated so."""
+        from tunebench.run.confirm import find_floor
+        from tunebench.store.location import this_host
+
+        if self._calibrations is None:
+            try:
+                self._calibrations = [s for s in self.store.list_sessions(host=this_host())
+                                      if isinstance(s.get("summary"), dict) and "calibration" in s["summary"]]
+            except StoreError:
+                self._calibrations = []
+        return find_floor(self._calibrations, self.target.name, this_host(), self.workload_name(group),
+                          self.threads_now(group))
+
+    def _confirm_started(self, c: Any) -> None:
+        # a cut: a single flip before it is judged on the seconds up to here, not on the blocks
+        self._confirming = c
+        self._live_marks.append((time.time(), {"cut": "confirm", "phase": "start", "name": c.name}))
+        self._feeds.append(c)
+        self._record(Event(time.time(), "note", f"confirming {c.name} {c.a} → {c.b}: {c.order[:4]} {c.order[4:]}, "
+                           f"blocks of {c.block} s", {"confirm": c.name}))
+
+    def _confirm_ended(self, c: Any) -> None:
+        with contextlib.suppress(ValueError):
+            self._feeds.remove(c)
+        self._live_marks.append((time.time(), {"cut": "confirm", "phase": "end", "name": c.name}))
+        self._confirming, self._last_confirmation = None, c
 
     def change_rate(self, group: str, rate: float) -> dict[str, Any]:
         """An open-loop group's rate, changed while the load runs: the schedule goes on from now at `rate`, the
@@ -286,10 +335,26 @@ class Experiment(RunProbes):
         # One run at a time per server, taken before anything on it changes (see runlock.py).
         self.lock = RunLock(admin_params, self.target.name, "sweep" if self.plan else "run")
         self.lock.acquire()
+        control = self._open_control()
         try:
             return self._run_locked(admin_params, transport)
         finally:
+            if control is not None:
+                control.close()
             self.lock.release()
+
+    def _open_control(self) -> Any:
+        """The run's control socket (`tunebench live flip|confirm` from another terminal); a run goes on without it
+        when it cannot be opened (said once)."""
+        from tunebench.run.confirm import ControlServer
+
+        control = ControlServer(self)
+        try:
+            control.open()
+        except OSError as exc:
+            self.on_note(f"no control socket for `tunebench live` ({control.path}: {exc.strerror or exc})")
+            return None
+        return control
 
     def _run_locked(self, admin_params: Any, transport: str) -> RunOutcome:
         spec = self.spec
@@ -508,6 +573,7 @@ class Experiment(RunProbes):
             f"{g}={n}" for g, n in threads.items() if n or phase is None),
             {"threads": threads, "config": cfg.idx, "step": idx + 1, **({"phase": phase.name} if phase else {})}))
         self._live_marks = []
+        self._threads_now = dict(threads)
         # for a live change's verdict outlook: the step's first measured second, and when it is planned to end
         self._measured_since, self._step_ends = None, measure_from + spec.step_seconds
         gaps_before = self._gaps
@@ -518,6 +584,8 @@ class Experiment(RunProbes):
         first_open: dict[str, int] = {}  # the connections open at each group's first measured second
 
         def record(iv: Interval) -> None:
+            for f in list(self._feeds):
+                f.feed(iv)
             writer.add_interval(iv)
             try:
                 writer.flush()
@@ -626,7 +694,9 @@ class Experiment(RunProbes):
             self._await_waits(ended)
             try:
                 writer.flush()  # the verdict reads the step's seconds back from the store
-                verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended, spec.busy_pct)
+                verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended, spec.busy_pct,
+                                         floors={g: f["floor_pct"] for g in collected
+                                                 if (f := self.noise_floor(g)) is not None})
             except StoreError as exc:
                 self._store_failed(exc)
                 verdicts = []

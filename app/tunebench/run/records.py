@@ -132,6 +132,16 @@ class ChangeKnob:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfirmKnob:
+    """Confirm a live flip (the last one when `name` is None): ABBA BAAB blocks on the running load (run/confirm.py);
+    the Reply is the plan, the verdict comes later as a "verdict" event."""
+
+    rid: int
+    name: str | None = None
+    block_seconds: int = 10
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeRate:
     """An open-loop group's rate, changed while the load runs (the stage's keys, the window)."""
 

@@ -78,6 +78,8 @@ class RunProbes:
     def _probe_samples(self, t: float, values: dict[str, float]) -> None:
         if any(k.startswith("waits.") for k in values):
             self._waits_t = max(self._waits_t or t, t)
+        for f in list(getattr(self, "_feeds", ())):
+            f.feed_samples(t, values)
         self.on_samples(t, values)
 
     def _await_waits(self, t: float) -> None:

@@ -5,7 +5,7 @@ knob changes."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tunebench.core.busy import BUSY_PCT, other_series, step_busy
@@ -120,8 +120,8 @@ def verdict_outlook(now: float, measured_since: float | None, step_ends: float |
 
 
 def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, dict[str, Any]]],
-                  collected: dict[str, list[Interval]], ended: float, busy_pct: float | None = BUSY_PCT
-                  ) -> list[Event]:
+                  collected: dict[str, list[Interval]], ended: float, busy_pct: float | None = BUSY_PCT,
+                  floors: Mapping[str, float] | None = None) -> list[Event]:
     """One "verdict" event per live change of the step and client group, computed from the series as the store
     holds them (so a replay, the report and a recomputation get the same numbers): before = from the step's
     first measured second (or the previous change) to the change, after = to the next change (or the step's
@@ -141,10 +141,12 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
         start = ivs[0].t - 1.5
         cuts = [t for t, _ in marks]
         for i, (at, change) in enumerate(marks):
+            if change.get("cut"):  # a confirmation's start or end: it ends a window, it is no change of its own
+                continue
             out.append(verdict_event(series, g, change, cuts[i - 1] if i else start, at,
                                      cuts[i + 1] if i + 1 < len(cuts) else ended,
                                      SETTLE_SECONDS if i else 0, ended, len(collected) > 1, excluded=down,
-                                     busy_pct=busy_pct))
+                                     busy_pct=busy_pct, floor_pct=(floors or {}).get(g)))
     return out
 
 

@@ -51,6 +51,12 @@ def _unshuffle(blob: bytes, dtype: str, n: int) -> np.ndarray:
     return np.ascontiguousarray(planes.T).view(dtype).reshape(n)
 
 
+def as_stored(t: float, v: float) -> tuple[float, float]:
+    """A sample as it reads back from the store (its time to the microsecond, its value as float32): what a
+    verdict computed in memory must use to equal its recomputation from the stored series."""
+    return float(np.round(t * 1e6)) / 1e6, float(np.float32(v))
+
+
 def encode_chunk(t: np.ndarray, v: np.ndarray) -> tuple[bytes, bytes]:
     """Times as microsecond deltas (int64), values as float32, each byte-shuffled and zlib'd."""
     us = np.round(np.asarray(t, dtype=np.float64) * 1e6).astype("<i8")

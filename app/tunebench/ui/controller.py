@@ -146,6 +146,14 @@ class WindowController(QObject):
         assert self.worker is not None
         self.worker.change_knob(name, value, on_done, on_failed)
 
+    def confirm_knob(self, name: str | None, on_done: Any, on_failed: Any, block_seconds: int = 10) -> None:
+        """Confirm the run's last live flip (or `name`'s): ABBA BAAB blocks; the verdict comes as an event."""
+        if not self.running():
+            on_failed("Confirm works on a running load: flip a knob during a run, then Confirm")
+            return
+        assert self.worker is not None
+        self.worker.confirm_knob(name, on_done, on_failed, block_seconds)
+
     def restore_knobs(self) -> None:
         if self.worker is not None:
             self.worker.restore_knobs(lambda done: self.message.emit(f"restored {len(done)} knob(s)"),

@@ -39,6 +39,7 @@ class KnobPanel(QWidget):
 
     flip = Signal(str, str)
     restore_all = Signal()
+    confirm = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -76,9 +77,17 @@ class KnobPanel(QWidget):
         other.addWidget(self.other_value, 0, 1)
         other.addWidget(other_button, 0, 2)
         layout.addLayout(other)
+        actions = QGridLayout()
+        self.confirm_button = QPushButton("Confirm last flip")
+        self.confirm_button.setToolTip("Alternate the last flip's two values on the running load in ABBA BAAB blocks "
+                                       "of 10 s (about 2 minutes) and judge it from the blocks' spread: a change in "
+                                       "the machine's load at one flip cannot fake it")
+        self.confirm_button.clicked.connect(self.confirm.emit)
         self.restore_button = QPushButton("Restore all")
         self.restore_button.clicked.connect(self.restore_all.emit)
-        layout.addWidget(self.restore_button)
+        actions.addWidget(self.confirm_button, 0, 0)
+        actions.addWidget(self.restore_button, 0, 1)
+        layout.addLayout(actions)
         self.result = QLabel(IDLE_TEXT)
         self.result.setWordWrap(True)
         # wrapped to the dock's width, never asking for more: a verdict's lines widened the dock (its width from
@@ -96,6 +105,7 @@ class KnobPanel(QWidget):
         for b in self.buttons:
             b.setEnabled(running)
         self.restore_button.setEnabled(running)
+        self.confirm_button.setEnabled(running)
 
     def show_facts(self, line: str) -> None:
         """The line about the current target (its server, or why it cannot be read): shown now, and again
@@ -133,6 +143,10 @@ class KnobPanel(QWidget):
         for label in self.current.values():
             label.setText(why)
 
+    def show_confirming(self, plan: dict[str, Any]) -> None:
+        """A confirmation started: its plan, until its verdict comes."""
+        self.result.setText(f"{plan['text'][0].upper()}{plan['text'][1:]}.\nThe verdict comes at its end.")
+
     def show_change(self, change: dict[str, Any]) -> None:
         self.show_value(str(change["name"]), change["to"])
         warn = "\nOnly new connections take this value: the load's open connections keep the old one." \
@@ -147,6 +161,7 @@ class KnobPanel(QWidget):
         """A change's A/B verdict (a "verdict" event's data): the same line as the Events, on three lines."""
         v = event_verdict(data)
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
+        head += " (confirmed)" if data.get("confirmed") else " (a single flip)"
         if data.get("group") not in (None, "main"):
             head += f" ({data['group']})"
         lines = [head] + ([v.tps_text(), v.latency_text(), v.waits_text()] if v is not None

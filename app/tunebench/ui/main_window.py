@@ -195,6 +195,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.targets.target_changed.connect(self._on_target_changed)
         self.knobs.flip.connect(self.flip_knob)
         self.knobs.restore_all.connect(self.controller.restore_knobs)
+        self.knobs.confirm.connect(self.confirm_flip)
         self.sweep.message.connect(self.show_message)
         self.sweep.run_button.clicked.connect(self.run_sweep)
         self.sweep.save_button.clicked.connect(self._on_save_sweep)
@@ -353,6 +354,21 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
                 on_done(change)
 
         self.controller.change_knob(name, value, done, failed)
+
+    def confirm_flip(self, on_done: Any = None, on_failed: Any = None) -> None:
+        """Confirm the last live flip: its two values in ABBA BAAB blocks on the running load (run/confirm.py); the
+        plan now, the verdict later as an event (knob panel, Events, stage card)."""
+        def failed(message: str) -> None:
+            self.show_message(message)
+            if on_failed is not None:
+                on_failed(message)
+
+        def done(plan: Any) -> None:
+            self.knobs.show_confirming(plan)
+            if on_done is not None:
+                on_done(plan)
+
+        self.controller.confirm_knob(None, done, failed)
 
     def step_rate(self, factor: float, on_done: Any = None, on_failed: Any = None) -> None:
         """An open-loop run's rate (its first group's) times `factor`, live: the stage's rate keys."""

@@ -22,6 +22,7 @@ from tunebench.run.child import RunRequest, child_main
 from tunebench.run.records import (
     ChangeKnob,
     ChangeRate,
+    ConfirmKnob,
     Mark,
     Note,
     Reply,
@@ -152,6 +153,10 @@ class RunWorker(QObject):
     def change_knob(self, name: str, value: str, on_done: Callable[[Any], None],
                     on_failed: Callable[[str], None]) -> None:
         self._request(lambda rid: ChangeKnob(rid, name, value), on_done, on_failed)
+
+    def confirm_knob(self, name: str | None, on_done: Callable[[Any], None], on_failed: Callable[[str], None],
+                     block_seconds: int = 10) -> None:
+        self._request(lambda rid: ConfirmKnob(rid, name, block_seconds), on_done, on_failed)
 
     def change_rate(self, group: str, rate: float, on_done: Callable[[Any], None],
                     on_failed: Callable[[str], None]) -> None:

@@ -98,6 +98,7 @@ class Stage(QObject):
         self._key("PgUp", "open loop: rate x2", lambda: self._step_rate(2.0))
         self._key("PgDown", "open loop: rate /2", lambda: self._step_rate(0.5))
         self._key("K", "a rate sweep's p99 against rate (the knees)", self.toggle_knee)
+        self._key("C", "confirm the last flip (ABBA BAAB)", self._confirm)
         self._key("H", "show these keys (or dismiss a verdict)", self.help.toggle_keys)
         self._key("Esc", "leave stage mode", lambda: self.set(False))
         self._build_presets()
@@ -121,6 +122,12 @@ class Stage(QObject):
         self.knee.setGeometry(self.w.central.rect())
         self.knee.show()
         self.knee.raise_()
+
+    def _confirm(self) -> None:
+        self.help.flash("C: confirming the last flip …")
+        self.w.confirm_flip(on_done=lambda c: self.help.flash(f"C: {c['text']}; the verdict comes at its end",
+                                                               NO_VERDICT_MS),
+                            on_failed=lambda m: self.help.flash(f"C: {m}"))
 
     def _step_rate(self, factor: float) -> None:
         self.w.step_rate(factor, on_done=lambda c: self.help.flash(f"rate {c['group']} {c['from']:,.0f} → "

@@ -60,7 +60,10 @@ class StageHelp(QLabel):
     def show_verdict(self, data: dict[str, Any], ms: int | None = VERDICT_MS) -> None:
         """A flip's A/B verdict (a "verdict" event's data): the TPS line large, latency and waits below it."""
         v = event_verdict(data)
-        head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
+        # which kind of verdict this is: one window before and one after, or the Confirm action's blocks
+        kind = f"confirmed, {data.get('order', '')[:4]} {data.get('order', '')[4:]}".rstrip() \
+            if data.get("confirmed") else "a single flip (C confirms it)"
+        head = f"{data.get('name')} {data.get('from')} → {data.get('to')} · {kind}"
         big = v.tps_text() if v else "too few settled seconds for a verdict"
         colour = "#ffffff" if v is None or not v.clear else "#5fd35f" if v.ratio > 1 else "#ff6b6b"
         rows = [f"<div style='color:#ffd400'>{_esc(head)}</div>",

@@ -1,0 +1,101 @@
+"""Issue 42's Confirm action on the real sandbox: a run in progress, its knob flipped and confirmed from another
+terminal (`tunebench live flip`, `tunebench live confirm`, through the run's control socket). The confirmation
+alternates the flip's two values in eight blocks on the running load, records a "verdict" event whose numbers equal
+a recomputation from the stored series, and leaves the knob where it was; the run's end puts it back."""
+
+import json
+import stat
+import threading
+import time
+
+import pytest
+from tests.conftest import wait_until
+from tests.integration.test_sweep import knob_values, store_for
+
+from tunebench.core.verdict import Verdict, recompute
+from tunebench.load.engine import ClientGroup
+from tunebench.load.workload import load_workload
+from tunebench.run.confirm import control_dir
+from tunebench.run.experiment import Experiment
+from tunebench.run.spec import RunSpec
+
+pytestmark = pytest.mark.integration
+
+KNOB = "innodb_flush_log_at_trx_commit"
+
+
+def _knob(sandbox) -> str:
+    return knob_values(sandbox)[KNOB]
+
+
+def test_a_flip_of_trx_commit_confirmed_from_another_terminal(sandbox, cli):
+    """oltp_update_index at 2 threads, every commit flushed (1) or not (2): a confirmed difference (the interval
+    over the four pairs of blocks above 1). Blocks of 3 s with 2 s to settle (36 s in all) keep the test short: the
+    effect is several times the blocks' spread. Busy seconds are not left out here (busy_pct None): beside the
+    rest of the suite every second would be busy; what the machine's load does to the verdict is the simulation's
+    business (tests/unit/test_verdict.py)."""
+    before = knob_values(sandbox)
+    assert before[KNOB] == "1"
+    # this machine's noise floor for the load first (an A/A calibration of eight 2-s blocks): the confirmed verdict
+    # below says it beside its ratio
+    r = cli("calibrate", "--workload", "oltp_update_index", "--table-size", "10000", "--threads", "2",
+            "--block-seconds", "2", "--settle-seconds", "0", "--warmup-seconds", "0", "--probes", "none",
+            "--busy-threshold", "off", "--json", timeout=240)
+    assert r.returncode == 0, r.stderr
+    cal = json.loads(r.stdout)["calibration"]
+    assert cal["pairs"] == 4 and cal["floor_pct"] is not None and cal["threads"] == 2, cal
+    assert cal["floor_pct"] == round(100 * max(cal["ci_high"] - 1, 1 / cal["ci_low"] - 1, 0), 1)
+    assert knob_values(sandbox) == before
+    wl = load_workload("oltp_update_index")
+    group = ClientGroup("main", wl, wl.options({"table_size": 10000}), (2,))
+    store = store_for(sandbox)
+    spec = RunSpec(groups=(group,), step_seconds=240, warmup_seconds=0, probes=(), busy_pct=None)
+    exp = Experiment(store, sandbox.target(), spec)
+    result: dict = {}
+    th = threading.Thread(target=lambda: result.update(exp.run().to_dict()))
+    th.start()
+    try:
+        wait_until(lambda: exp._measured_since is not None and time.time() > exp._measured_since + 3, 120,
+                   "3 measured seconds")
+        # nothing flipped yet: refused with one line, nothing changed
+        r = cli("live", "confirm")
+        assert r.returncode == 2 and "flip one first" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        r = cli("live", "confirm", f"{KNOB}=1,2", "--block-seconds", "600")
+        assert r.returncode == 2 and "the step ends in" in r.stderr, r.stderr
+        assert _knob(sandbox) == "1"
+        sock = next(control_dir().glob("*.sock"))
+        assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+
+        r = cli("live", "flip", f"{KNOB}=2")
+        assert r.returncode == 0 and f"{KNOB} 1 → 2" in r.stdout, r.stderr
+        r = cli("live", "confirm", "--block-seconds", "3", "--settle-seconds", "2", "--json", timeout=240)
+        assert r.returncode == 0, r.stderr
+        done = json.loads(r.stdout)
+        assert done["order"] == "BAABABBA"  # the knob was at B (2): one change fewer
+        assert done["text"].startswith(f"confirming {KNOB} 1 → 2: BAAB ABBA blocks of 3 s"), done["text"]
+        assert _knob(sandbox) == "2"  # where it was when the confirmation began
+        data = done["data"]
+        assert data["confirmed"] and len(data["blocks"]) == 8
+        v = Verdict.from_dict(data["verdict"])
+        print(done["verdict"])
+        assert v.judged and v.repeats == 4 and v.ci_low > 1.0 and v.ratio > 1.2, done["verdict"]
+        assert done["verdict"].startswith(f"{KNOB} 1 → 2 confirmed: {v.ratio:.2f}x TPS (95 % CI ")
+        assert "confirmed over 4 pairs of blocks, BAAB ABBA" in done["verdict"]
+        assert v.floor_pct == cal["floor_pct"] and f"noise: ±{cal['floor_pct']:.0f} %" in done["verdict"]
+    finally:
+        exp.request_stop(by_user=True)
+        th.join(120)
+    assert result["status"] == "stopped"
+    assert knob_values(sandbox) == before  # the run's end put the flip back
+    session = store.get_session(result["session_id"])
+    verdicts = [e for e in session["events"] if e["kind"] == "verdict"]
+    confirmed = [e for e in verdicts if e["data"].get("confirmed")]
+    assert len(confirmed) == 1
+    stored = {n: (d.t, d.v) for n, d in store.series(result["session_id"]).items()}
+    assert recompute(stored, confirmed[0]["data"]) == Verdict.from_dict(confirmed[0]["data"]["verdict"])
+    # the blocks are on the timeline (bands), and the single flip before them is judged on its own seconds only
+    assert [e["data"]["confirm"] for e in session["events"] if e["kind"] == "trial"] == list("BAABABBA")
+    single = [e for e in verdicts if not e["data"].get("confirmed")]
+    assert all(e["data"]["end"] <= confirmed[0]["data"]["start"] for e in single)
+    assert not list(control_dir().glob("*.sock"))  # the socket went with the run
+    store.close()
