@@ -52,14 +52,17 @@ def test_a_rate_is_kept_by_the_client_and_the_server(sandbox_params, point_selec
     ivs = clock.intervals[1:]  # the seconds this test always compared: all but the step's first
     assert len(ivs) >= 5
     client = sum(iv.tps for iv in ivs) / len(ivs)  # the transactions the engine says it ended, per second
-    last = len(clock.intervals) - 1  # the server's rate over those seconds' real length, edge to edge
-    server = clock.over(1, last, "Com_select") / clock.seconds(1, last)
+    # the server's rate against the engine's over the same seconds, edge to edge: those whose edges the server's
+    # readings bracket most tightly (tests/server_clock.py, ServerCounters.window)
+    first, last = clock.window()
+    server = clock.over(first, last, "Com_select") / clock.seconds(first, last)
+    ended = clock.client(first, last) / clock.seconds(first, last)
     # The rate kept is the transactions that came due: those ended, and those due but not started yet (the
     # backlog, sysbench's queue) -- on a machine short of CPU the server serves them late (sysbench ended 1,931/s
     # of 2,000 beside CPU hogs), which is the latency's business, not the rate's. The server counts what ended.
     due = client + (ivs[-1].backlog - clock.intervals[0].backlog) / len(ivs)
     assert abs(due - RATE) / RATE < 0.03, (engine, due, client, [iv.backlog for iv in clock.intervals])
-    assert abs(server - client) / client < 0.03, (engine, server, client)
+    assert abs(server - ended) / ended < 0.03, (engine, first, last, server, ended, clock.describe())
     assert all(iv.rate == RATE for iv in clock.intervals)
     if engine != "sysbench":  # the builtin engine measures the service time apart, and the backlog
         assert all(iv.svc_lat_ms.get("p50") is not None and iv.backlog is not None for iv in ivs)
@@ -214,4 +217,8 @@ def test_what_a_lost_connection_does_to_the_rate(sandbox_params, point_select, e
     assert killed == [2]
     if engine == "builtin":
         assert sum(iv.reconnects for iv in ivs) >= 2
-        assert np.mean([iv.tps for iv in ivs]) == pytest.approx(500.0, rel=0.05)
+        # the schedule went on: what came due over the step is the rate -- those ended, and those due but not
+        # started yet at its end (a worker short of CPU serves them late: 357/s ended of 500 at load 17, the
+        # latency's business as in the test above; the backlog starts the step empty)
+        due = np.mean([iv.tps for iv in ivs]) + ivs[-1].backlog / len(ivs)
+        assert due == pytest.approx(500.0, rel=0.05), (due, [(iv.tps, iv.backlog) for iv in ivs])

@@ -49,12 +49,15 @@ def probe_settings(params):
     }
 
 
-def _amount(series, name, t_from, t_to, edges: str | None = None):
+def _amount(series, name, t_from, t_to, edges: str | None = None, grid=None):
     """How many (queries, ...) a per-second rate series counts in [t_from, t_to]: each sample is the rate over
     the time since the one before it, weighted by how much of that time lies in the span. Two series sampled
     at different offsets (the engine's seconds, the probe's seconds) are compared over exactly one span.
     `edges`: the series of where each of the engine's seconds really ended (client.<g>.edge_ms, ms after its
-    nominal end: late on a busy machine, and a tick counts from one take to the next)."""
+    nominal end: late on a busy machine, and a tick counts from one take to the next).
+    `grid`: the probe's read instants when a series may skip some (a digest's series starts when it enters the
+    top N, and has no sample when its row was reset): a sample's rate is over the time since the probe's read
+    before it, not since that series' own sample before it."""
     d = series[name]
     t, v = np.asarray(d.t, float), np.asarray(d.v, float)
     if edges is not None:
@@ -62,6 +65,11 @@ def _amount(series, name, t_from, t_to, edges: str | None = None):
         assert np.array_equal(np.asarray(e.t, float), t), (len(e.t), len(t))
         t = t + np.asarray(e.v, float) / 1000.0
     start = np.concatenate(([t[0] - 1.0], t[:-1]))
+    if grid is not None:
+        g = np.asarray(grid, float)
+        at = np.searchsorted(g, t)
+        assert np.array_equal(g[at], t), name
+        start = np.where(at > 0, g[np.maximum(at - 1, 0)], t - 1.0)
     overlap = np.clip(np.minimum(t, t_to) - np.maximum(start, t_from), 0, None)
     return float(np.sum(v * overlap))
 
