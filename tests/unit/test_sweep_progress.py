@@ -98,9 +98,11 @@ def test_a_ratio_within_the_steps_spread_is_noise():
 def test_with_repeats_the_spread_between_repeats_counts():
     plan = plan_of("innodb_flush_log_at_trx_commit = [1, 2]", "repeats = 2")
     assert [c.repeat for c in plan.configs] == [0, 0, 1, 1]
+    # the second repeat the other way round (ABBA: a drift cancels over two repeats)
+    assert [c.knobs["innodb_flush_log_at_trx_commit"] for c in plan.configs] == [1, 2, 2, 1]
     m = SweepProgress()
     m.start(plan)
-    for config, tps in ((0, 1000.0), (1, 1080.0), (2, 1100.0), (3, 1070.0)):
+    for config, tps in ((0, 1000.0), (1, 1080.0), (2, 1070.0), (3, 1100.0)):
         m.add_step(result(plan, config, 0, tps, cv=0.01))
     # the baseline's two repeats differ by 100 / 1050 = 9.5 %: config 1's +8 % is within that
     assert m.spread(0, 4) == pytest.approx(100 / 1050)
@@ -200,3 +202,30 @@ def test_a_steps_live_seconds_start_after_its_connections_opened():
         m.add_interval(Interval(float(t), "main", 4, 1000.0, 10000.0, 10000.0, 0.0, 0.0))
     m.add_event(Event(110.0, "step_end", "step 1 done"))
     assert m.per_second[1] == [1000.0] * 5
+
+
+def test_the_repeats_verdict_is_over_quiet_seconds_and_leaves_out_a_step_too_busy_to_measure():
+    """Issue 42: busy seconds are left out of a sweep's verdicts. Each repeat's TPS is its step's mean over its quiet
+    seconds (per_second holds them, as run/session.steps_per_second gives them), and a step left with fewer than
+    MIN_QUIET_SECONDS measures nothing: its repeat is left out of the verdict."""
+    from tunebench.core.verdict import MIN_QUIET_SECONDS
+
+    plan = plan_of("innodb_flush_log_at_trx_commit = [1, 2]", "repeats = 4")
+    steps, per_second = [], {}
+    for c in plan.configs:
+        base = c.knobs["innodb_flush_log_at_trx_commit"] == 1
+        for i in range(plan.spec.steps):
+            r = result(plan, c.idx, i, 500.0)  # the steps' own means: busy seconds included, no difference
+            steps.append(r)
+            quiet = 1000.0 if base else 1200.0  # their quiet seconds: 1.2x
+            per_second[r.idx + 1] = [quiet * (1 + 0.01 * k) for k in range(10)]
+    tables = sweep_tables(plan, steps_json(steps), {}, per_second)
+    cell = next(st for r in tables["ratios"] if r["config"] == 1 for st in r["steps"] if st["threads"] == 4)
+    assert cell["verdict"]["repeats"] == 4 and cell["verdict"]["ratio"] == pytest.approx(1.2)
+    # the second repeat's configuration step kept too few quiet seconds: three pairs are left
+    second = next(c.idx for c in plan.configs if c.repeat == 1 and c.idx != plan.baseline
+                  and c.knobs["innodb_flush_log_at_trx_commit"] == 2)
+    per_second[second * plan.spec.steps + 1] = [1200.0] * (MIN_QUIET_SECONDS - 1)
+    tables = sweep_tables(plan, steps_json(steps), {}, per_second)
+    cell = next(st for r in tables["ratios"] if r["config"] == 1 for st in r["steps"] if st["threads"] == 4)
+    assert cell["verdict"]["repeats"] == 3

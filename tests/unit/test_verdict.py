@@ -376,14 +376,24 @@ def _confirmation(seed: int, effect: float) -> tuple[float, float, float, int]:
 
 def _sweep_repeats(seed: int, effect: float, repeats: int) -> Verdict | None:
     """A sweep of the baseline and one configuration, 20-s steps, `repeats` repeats in order (baseline, then the
-    configuration, each repeat): each step's mean TPS, judged from the repeats' spread (core.verdict.repeats_verdict,
-    as core.results.sweep_tables does)."""
-    from tunebench.core.verdict import repeats_verdict
+    configuration, each repeat): each step's mean TPS over its quiet seconds, judged from the repeats' spread
+    (core.verdict.repeats_verdict, as core.results.sweep_tables does)."""
+    from tunebench.core.verdict import MIN_QUIET_SECONDS, repeats_verdict
 
     step = 20
-    tps, _other = _machine(2 * repeats * step, np.random.default_rng(seed))
-    means = tps.reshape(2 * repeats, step).mean(axis=1)
-    return repeats_verdict([(float(means[2 * r]), float(means[2 * r + 1]) * effect) for r in range(repeats)])
+    tps, other = _machine(2 * repeats * step, np.random.default_rng(seed))
+    # the steps in order: baseline then configuration in even repeats, the other way round in odd ones (the plan
+    # reverses each other repeat, core/sweep/plan.py: a drift cancels over two repeats)
+    config_step = [2 * r + (1 if r % 2 == 0 else 0) for r in range(repeats)]
+    is_config = np.isin(np.arange(len(tps)) // step, config_step)
+    tps = tps * np.where(is_config, effect, 1.0)
+    # each step's mean over its quiet seconds (busy ones left out, as run/session.steps_per_second does); a step
+    # with fewer than MIN_QUIET_SECONDS is left out with its pair (core.results.sweep_tables)
+    means = [float(s[o <= 10.0].mean()) if (o <= 10.0).sum() >= MIN_QUIET_SECONDS else float("nan")
+             for s, o in zip(tps.reshape(2 * repeats, step), other.reshape(2 * repeats, step), strict=True)]
+    pairs = [(means[2 * r], means[2 * r + 1]) if r % 2 == 0 else (means[2 * r + 1], means[2 * r])
+             for r in range(repeats)]  # (baseline, configuration)
+    return repeats_verdict([(b, c) for b, c in pairs if np.isfinite(b) and np.isfinite(c)])
 
 
 def test_no_verdict_kind_claims_noise_and_the_confirmation_finds_a_true_10_percent() -> None:

@@ -4,6 +4,7 @@ and its best point, a best-to-best table across configurations, and a ratio tabl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,7 +16,7 @@ from tunebench.core.schedule import served
 from tunebench.core.step_context import StepKnobs, note_lines, step_notes
 from tunebench.core.sweep import Plan
 from tunebench.core.tune import TABLE_HEADER, TuneResult, confirm_text
-from tunebench.core.verdict import event_verdict, pair_verdict, repeats_verdict, short_wait
+from tunebench.core.verdict import MIN_QUIET_SECONDS, event_verdict, pair_verdict, repeats_verdict, short_wait
 
 
 def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str | None]],
@@ -23,7 +24,8 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
     """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables.
     Only configurations that ran (and the baseline) are listed. With `per_second` (step number -> the main
     group's per-second TPS of that step, as stored), each ratio to the baseline at the same threads carries
-    its A/B verdict (core.verdict.pair_verdict: settled seconds, a 95 % CI on the ratio)."""
+    its A/B verdict (core.verdict.pair_verdict: settled seconds, a 95 % CI on the ratio); `per_second` holds a
+    step's quiet seconds only (busy ones left out), and a configuration's repeats are judged on their means."""
     per_second = per_second or {}
     main = plan.spec.groups[0].name if plan.spec.groups else "main"
     configs: list[dict[str, Any]] = []
@@ -72,7 +74,12 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
         tps_of: dict[tuple[Any, ...], dict[int, float]] = {}
         for cfg in configs:
             for st in cfg["steps"]:
-                tps_of.setdefault((key(cfg), st["threads"]), {})[cfg["repeat"] or 0] = float(st["tps"])
+                # the step's mean over its seconds less the busy ones, when known; a step left with fewer than
+                # MIN_QUIET_SECONDS is no measurement of its configuration: its repeat is left out of the verdict
+                quiet = per_second.get(st["step"])
+                tps = float(st["tps"]) if quiet is None else \
+                    float(np.mean(quiet)) if len(quiet) >= MIN_QUIET_SECONDS else math.nan
+                tps_of.setdefault((key(cfg), st["threads"]), {})[cfg["repeat"] or 0] = tps
         for cd in configs:
             row: dict[str, Any] = {"config": cd["idx"], "label": cd["label"], "steps": []}
             for s in cd["steps"]:

@@ -744,7 +744,8 @@ class Experiment(RunProbes):
         per_second = self._per_second
         if per_second is None and self.writer is not None:
             try:  # at the end: the steps' per-second TPS as stored, for the configuration pairs' verdicts
-                per_second = steps_per_second(self.store, self.writer.id, self.spec.groups[0].name)
+                per_second = steps_per_second(self.store, self.writer.id, self.spec.groups[0].name,
+                                              self.spec.busy_pct)
             except StoreError:
                 per_second = {}
             if self._final:  # kept once the run's last server is done (an earlier server's end had its steps only)

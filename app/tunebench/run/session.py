@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tunebench.core.busy import BUSY_PCT, other_series, step_busy
+from tunebench.core.busy import BUSY_PCT, busy_mask, other_series, step_busy
 from tunebench.core.diff import Side
 from tunebench.core.efficiency import series_needed, step_efficiency
 from tunebench.core.errors import ConfigError
@@ -201,12 +201,20 @@ def diff_side(store: Store, session_id: int, step: int | None = None) -> Side:
                 (pick["summary"].get("_efficiency") or {}).get(group) or {}, texts_of(session["events"]))
 
 
-def steps_per_second(store: Store, session_id: int, group: str) -> dict[int, Any]:
-    """Step number (as in steps_json) -> the group's per-second TPS of that finished step, as stored."""
-    data = store.series(session_id, [f"client.{group}.tps"]).get(f"client.{group}.tps")
-    if data is None:
+def steps_per_second(store: Store, session_id: int, group: str, busy_pct: float | None = BUSY_PCT
+                     ) -> dict[int, Any]:
+    """Step number (as in steps_json) -> the group's per-second TPS of that finished step, as stored, less its busy
+    seconds (another process over `busy_pct` % of the machine's CPU, core/busy.py; None: every second)."""
+    name = f"client.{group}.tps"
+    others = other_series(store.series_names(session_id)) if busy_pct is not None else []
+    data = store.series(session_id, [name, *others])
+    if name not in data:
         return {}
-    return {st["idx"] + 1: step_window(data.t, data.v, st) for st in store.get_session(session_id)["steps"]
+    t, v = data[name].t, data[name].v
+    if others and busy_pct is not None:
+        quiet = ~busy_mask({n: (data[n].t, data[n].v) for n in others if n in data}, t, busy_pct)
+        t, v = t[quiet], v[quiet]
+    return {st["idx"] + 1: step_window(t, v, st) for st in store.get_session(session_id)["steps"]
             if st["ended_at"] is not None}
 
 

@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from tunebench.core.busy import BUSY_PCT, busy_mask, other_series
 from tunebench.core.interval import Event, Interval
 from tunebench.core.results import phase_rows, sweep_tables
 from tunebench.core.stats import StepSummary
@@ -86,6 +89,7 @@ class SweepProgress:
         self._measure_from: float | None = None
         self._step_number: int | None = None
         self.per_second: dict[int, list[float]] = {}
+        self._other: dict[str, list[tuple[float, float]]] = {}  # proc.<host>.other.cpu samples (core/busy.py)
 
     # -- input --
     def start(self, plan: Plan) -> None:
@@ -102,6 +106,13 @@ class SweepProgress:
             return
         if iv.group == self.plan.spec.groups[0].name:
             self._seconds.append((iv.t, iv.tps))
+
+    def add_samples(self, t: float, values: Mapping[str, float]) -> None:
+        """A probe sample: the hosts' other CPU, for the busy seconds a step's verdicts leave out."""
+        if self.plan is None:
+            return
+        for n in other_series(values):
+            self._other.setdefault(n, []).append((t, float(values[n])))
 
     def add_event(self, ev: Event) -> None:
         if self.plan is None:
@@ -125,7 +136,14 @@ class SweepProgress:
             if self._step_number is not None and self._measure_from is not None:
                 # the seconds wholly inside the measured window, as core.verdict.step_window takes them
                 lo, hi = self._measure_from, ev.t
-                self.per_second[int(self._step_number)] = [v for t, v in self._seconds if t - 1.0 >= lo and t <= hi]
+                kept = [(t, v) for t, v in self._seconds if t - 1.0 >= lo and t <= hi]
+                busy_pct = getattr(self.plan.spec, "busy_pct", BUSY_PCT)
+                if kept and self._other and busy_pct is not None:  # less the busy seconds, as the run's tables
+                    other = {n: (np.array([x[0] for x in xs]), np.array([x[1] for x in xs]))
+                             for n, xs in self._other.items()}
+                    busy = busy_mask(other, np.array([t for t, _v in kept]), busy_pct)
+                    kept = [tv for tv, b in zip(kept, busy, strict=True) if not b]
+                self.per_second[int(self._step_number)] = [v for _t, v in kept]
             self._seconds, self._measure_from, self._step_number = [], None, None
             self.ended_at, self.step_started_at, self.running_config, self.running_threads = ev.t, None, None, None
 

@@ -221,6 +221,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         """The run's seconds to the sweep view too: a configuration pair's A/B verdict as soon as both ended."""
         if worker is not None:
             worker.interval.connect(self.sweep_results.add_interval)
+            worker.samples.connect(self.sweep_results.add_samples)  # the busy seconds its verdicts leave out
 
     def _connect_controller(self) -> None:
         c = self.controller

@@ -185,6 +185,9 @@ class SweepResultsView(QWidget):
     def add_interval(self, iv: Interval) -> None:
         self.live.add_interval(iv)
 
+    def add_samples(self, t: float, values: Any) -> None:
+        self.live.add_samples(t, values)
+
     def add_event(self, ev: Event) -> None:
         self.live.add_event(ev)
         if ev.kind in ("step_start", "step_end") and self.model is self.live:

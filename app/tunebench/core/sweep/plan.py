@@ -96,7 +96,9 @@ def make_plan(spec: SweepSpec, knobs: Mapping[str, KnobInfo], current: Mapping[s
     combos = list(itertools.product(*(normalized[n] for n in names))) or [()]
     raw = []
     for rep in range(spec.repeats):
-        for combo in combos:
+        # listed order: each other repeat the other way round (ABBA): a drift of the machine over the sweep cancels
+        # between two repeats instead of favouring the configurations listed later (tests/unit/test_verdict.py)
+        for combo in (combos if rep % 2 == 0 or spec.order != "listed" else combos[::-1]):
             values = dict(zip(names, combo, strict=True))
             kn = {k: v for k, v in values.items() if k not in SPECIAL_AXES and not is_option_axis(k)}
             static = {k: v for k, v in kn.items() if not knobs[k].dynamic}
