@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tunebench.core.errors import ConfigError
-from tunebench.core.interval import Interval
+from tunebench.core.interval import Event, Interval
 from tunebench.core.knobs import KnobInfo
 from tunebench.run.tune import EARLY_SECONDS, KnobRange, Tuner, TuneSpec
 
@@ -26,6 +26,7 @@ class FakeController:
         self.now = {n: i.current for n, i in infos.items()}
         self.changes: list[tuple[str, str]] = []
         self.refuse: set[str] = set()  # values the server refuses (as SET GLOBAL raising)
+        self.rounds: Callable[[str, str], str] = lambda _name, value: value  # what the server makes of a value
 
     def describe(self, names):
         return {n: replace(self.infos[n], current=self.now[n]) for n in names}
@@ -33,13 +34,13 @@ class FakeController:
     def set_live(self, name, value):
         if str(value) in self.refuse:
             raise ConfigError(f"the server refused {name}={value}")
-        before, self.now[name] = self.now[name], str(value)
+        before, self.now[name] = self.now[name], self.rounds(name, str(value))
         self.changes.append((name, str(value)))
         # as MariaDB: innodb_io_capacity above innodb_io_capacity_max raises the max to twice the capacity
         if name == "innodb_io_capacity" and "innodb_io_capacity_max" in self.now \
                 and int(value) > int(self.now["innodb_io_capacity_max"]):
             self.now["innodb_io_capacity_max"] = str(2 * int(value))
-        return {"name": name, "from": before, "to": str(value)}
+        return {"name": name, "from": before, "to": self.now[name]}
 
 
 class FakeRun:
@@ -51,6 +52,7 @@ class FakeRun:
         self.stop_event = threading.Event()
         self.ended = threading.Event()
         self.events: list = []
+        self.notes: list[str] = []
         self.extras: dict = {}
 
     def end_step(self):
@@ -65,15 +67,21 @@ class FakeRun:
 
 def search(spec: TuneSpec, infos: dict[str, KnobInfo], tps_of: Callable[[dict[str, str]], float],
            seconds_limit: int = 100_000, other_cpu: Callable[[float], float] | None = None,
-           refuse: tuple[str, ...] = ()) -> tuple[Tuner, FakeRun]:
+           refuse: tuple[str, ...] = (), rounds: Callable[[str, str], str] | None = None,
+           disturb: Callable[[float], str | None] | None = None,
+           setup: Callable[[Tuner], None] | None = None) -> tuple[Tuner, FakeRun]:
     """`other_cpu(t)`: another process's share of the machine in the second ending at t (a probe sample, as the run
     feeds them); over 10 % it also takes 40 % of the TPS."""
     ctl = FakeController(infos)
     ctl.refuse = set(refuse)
+    if rounds is not None:
+        ctl.rounds = rounds
     run = FakeRun(ctl)
-    tuner = Tuner(run, spec, "main")
+    tuner = Tuner(run, spec, "main", on_note=run.notes.append)
     clock = [1_000_000.0]
     tuner.clock = lambda: clock[0]
+    if setup is not None:
+        setup(tuner)
     rng = np.random.default_rng(3)
     tuner.start()
     fed = 0
@@ -81,6 +89,8 @@ def search(spec: TuneSpec, infos: dict[str, KnobInfo], tps_of: Callable[[dict[st
         if tuner.waiting.wait(0.05):
             clock[0] += 1.0
             tps = max(tps_of(ctl.now) * (1 + rng.normal(0, 0.02)), 0.0)
+            if disturb is not None and (why := disturb(clock[0])) is not None:  # as the run's events say it
+                tuner.feed_event(Event(clock[0] - 0.5, "gap", why, {"server": "down"}))
             if other_cpu is not None:
                 other = other_cpu(clock[0])
                 tuner.feed_samples(clock[0] + 0.2, {"proc.local.other.cpu": other})
@@ -343,3 +353,58 @@ def test_a_value_the_server_refuses_is_tried_once():
     refused = [t for t in r.trials if t.error]
     assert len(refused) == 1 and refused[0].asked == {"innodb_flush_log_at_trx_commit": "0"}, r.trials
     assert [t.values for t in r.trials if not t.error] == [{"innodb_flush_log_at_trx_commit": "2"}]
+
+
+def test_values_the_server_rounds_to_one_size_are_one_trial():
+    """Issue 42 item 5: two values the server holds as one (a buffer pool rounded to its chunk size; here any value
+    to a multiple of 500) are measured once: every trial's value as the server holds it is its own."""
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=400, trial_seconds=6,
+                    settle_seconds=1, warmup_seconds=2, seed=2)
+    tuner, run = search(spec, {"innodb_io_capacity": IO}, lambda now: 1000.0,
+                        rounds=lambda _n, v: str(max(500, round(int(v) / 500) * 500)))
+    held = [t.values["innodb_io_capacity"] for t in tuner.result.trials]
+    assert len(held) == len(set(held)) and set(held) <= {"500", "1000", "1500", "2000"}, held
+    assert len(held) < spec.planned_trials  # the sampler asked for more: the rounded repeats were not run
+    assert any(n.endswith("on the server: measured already, not again") for n in run.notes)
+
+
+def test_a_freeze_inside_a_trial_voids_it_and_it_is_measured_again():
+    """Issue 42 item 5: the server not answering (a freeze, a restart) inside a trial voids that measurement: the
+    trial says so and is measured again, and no reported trial has such a moment in its seconds."""
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=120, trial_seconds=6,
+                    settle_seconds=1, warmup_seconds=2, seed=1)
+    bad = [1_000_000.0 + 12]  # inside the first trial (warm-up, a baseline, then the trial from 1,000,008)
+    tuner, run = search(spec, {"innodb_io_capacity": IO},
+                        lambda now: 1000 * (1 + int(now["innodb_io_capacity"]) / 1000),
+                        disturb=lambda t: "server not answering: frozen" if t in bad else None)
+    first = tuner.result.trials[0]
+    assert first.voided == "server not answering: frozen" and first.error is None and first.objective is not None
+    assert first.changed_at > bad[0]  # measured again after it
+    assert any(str(e.label).startswith("trial 1 void: server not answering: frozen; measured again")
+               for e in run.events)
+    for t in tuner.result.trials:
+        assert not (t.changed_at - 1 <= bad[0] <= (t.ended_at or 0)), t
+
+
+def test_a_grown_buffer_pool_is_measured_once_warm():
+    """Issue 42 item 5: after a buffer pool grows, the trial waits until its data pages stop growing (the warm-up
+    is not the size's throughput), and says how long that took."""
+    pool = KnobInfo("innodb_buffer_pool_size", "int", True, 5 * 2**20, 2**40, current=str(128 * 2**20))
+    pages = iter([1000, 2000, 3000, 4000, 4500, 4510, 4512, 4513, 4513, 4513] + [4513] * 1000)
+    reads: list[str] = []
+
+    def setup(tuner):
+        tuner._await_resize = lambda: None
+        tuner.poll_wait = lambda _s: None
+
+        def status(name):
+            reads.append(name)
+            return float(next(pages)) if name.endswith("pages_data") else 100_000.0
+        tuner._status = status
+
+    spec = TuneSpec((KnobRange.parse("innodb_buffer_pool_size=256M..512M"),), budget_seconds=40, trial_seconds=6,
+                    settle_seconds=1, warmup_seconds=2, seed=1)
+    _tuner, run = search(spec, {"innodb_buffer_pool_size": pool}, lambda now: 1000.0, setup=setup)
+    # the first growth: read until the pages grew by under 0.5 % over 3 s (4,500 -> 4,513)
+    assert reads.count("Innodb_buffer_pool_pages_data") >= 8
+    assert any("the grown buffer pool warmed in" in str(e) for e in run.notes)

@@ -42,7 +42,8 @@ class Trial:
     ci_high: float | None = None
     seconds: int = 0
     ended_early: str | None = None  # why it ended early
-    error: str | None = None  # the server refused a value: no measurement
+    error: str | None = None  # the server refused a value, or the trial was void twice: no measurement
+    voided: str | None = None  # why a first measurement was void (a restart, a freeze): measured again
     best_so_far: float | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -54,6 +54,12 @@ MAX_KNOBS = 8
 MIN_TRIAL_SECONDS = 5
 MIN_BLOCK_SECONDS = 3  # a confirmation block's measured seconds at the least (the shortest trials: 5 s)
 RESIZE_WAIT = 120.0  # the longest wait for a buffer pool resize to finish before a trial measures
+WARM_WAIT = 180.0  # the longest wait for a grown buffer pool's data pages to stop growing
+WARM_GROWTH = 0.005  # ... growing by less than this share over WARM_SECONDS: warm
+WARM_SECONDS = 3
+# the events that void a trial they fall in: the server not answering (a freeze, a restart), a knob the server
+# moved behind the run's back (a restart's defaults), a lost load worker
+DISTURBANCES = ("gap", "drift", "restart")
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +270,8 @@ class Tuner:
         self.waiting = threading.Event()  # set while the search waits for the run's next second (tests drive it)
         # the hosts' other CPU per probe sample (core/busy.py): (sample end, the largest host's %), in order
         self._other: list[tuple[float, float]] = []
+        self._disturbances: list[tuple[float, str]] = []  # (when, what) of the events that void a trial
+        self.poll_wait: Callable[[float], Any] = self._done.wait  # between two status reads (tests: no sleep)
         self.busy_pct: float | None = getattr(getattr(exp, "spec", None), "busy_pct", BUSY_PCT)
 
     # -- the run's seconds --
@@ -274,6 +282,19 @@ class Tuner:
             self._seconds.append((iv.t, iv.tps, (iv.lat_ms or {}).get("p99")))
             self.waiting.clear()
             self._cond.notify_all()
+
+    def feed_event(self, ev: Any) -> None:
+        """The run's events: a server that stopped answering (a freeze, a restart), a knob moved behind the run's
+        back (a restart's defaults) or a lost worker voids the trial it falls in (issue 42 item 5)."""
+        if ev.kind in DISTURBANCES:
+            with self._cond:
+                self._disturbances.append((float(ev.t), str(ev.label)))
+
+    def _disturbed(self, t0: float, t1: float) -> str | None:
+        """Why [t0, t1] cannot be measured (the first disturbance in it), or None."""
+        with self._cond:
+            hits = [label for t, label in self._disturbances if t0 - 1.0 <= t <= t1]
+        return hits[0] if hits else None
 
     def feed_samples(self, t: float, values: Mapping[str, float]) -> None:
         """A probe sample: the hosts' other CPU (`proc.<host>.other.cpu`), for the busy seconds."""
@@ -373,11 +394,58 @@ class Tuner:
     def _set(self, values: Mapping[str, Any]) -> dict[str, str | None]:
         ctl = self.exp.controller
         got: dict[str, str | None] = {}
+        grew = False
         for name, value in values.items():
-            got[name] = ctl.set_live(name, value)["to"]
+            change = ctl.set_live(name, value)
+            got[name] = change["to"]
+            if name == "innodb_buffer_pool_size":
+                with contextlib.suppress(TypeError, ValueError):
+                    grew = int(str(change["to"])) > int(str(change["from"]))
         if "innodb_buffer_pool_size" in values:
             self._await_resize()
+            if grew:
+                self._await_warm()
         return got
+
+    def _status(self, name: str) -> float | None:
+        conn = self.exp.controller.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+            row = cur.fetchone()
+            cur.close()
+        finally:
+            conn.close()
+        try:
+            return float(row[1]) if row else None
+        except (TypeError, ValueError):
+            return None
+
+    def _await_warm(self) -> None:
+        """A grown buffer pool fills from disk as the load reads: a trial measured before its data pages stop
+        growing measures the warm-up, not the size (issue 42 item 5). Waits until they grow by less than WARM_GROWTH
+        over WARM_SECONDS (or the pool is nearly full, or WARM_WAIT), then says how long it took."""
+        t0 = time.monotonic()
+        readings: list[float] = []
+        while time.monotonic() - t0 < WARM_WAIT and self._alive():
+            pages = self._status("Innodb_buffer_pool_pages_data")
+            total = self._status("Innodb_buffer_pool_pages_total")
+            if pages is None:
+                return
+            readings.append(pages)
+            if total and pages >= 0.98 * total:
+                break
+            if len(readings) > WARM_SECONDS and readings[-1] - readings[-1 - WARM_SECONDS] \
+                    <= WARM_GROWTH * max(readings[-1], 1.0):
+                break
+            self.poll_wait(1.0)
+        else:
+            if self._alive():
+                self.on_note(f"the grown buffer pool was still filling after {WARM_WAIT:.0f} s; measuring anyway")
+                return
+        if len(readings) > 1:
+            self.on_note(f"the grown buffer pool warmed in {time.monotonic() - t0:.0f} s (data pages "
+                         f"{readings[0]:,.0f} → {readings[-1]:,.0f}): the trial measures from here")
 
     def _await_resize(self) -> None:
         """A buffer pool resize runs in the background after the SET: the trial measures once it is done."""
@@ -434,7 +502,8 @@ class Tuner:
             study.add_trial(optuna.trial.create_trial(params=home, distributions=dists, value=1.0))
             tried[tuple(_param(d, home[d.name]) for d in self.dims)] = 1.0
         space = math.prod(len(d.choices) for d in self.dims) if all(d.kind == "choice" for d in self.dims) else None
-        n = repeats = 0
+        n = repeats = rounded_in_a_row = 0
+        said_rounded: set[tuple[str, ...]] = set()
         def more() -> bool:  # the planned trials (each segment starts on a whole second: a little late), or room
             now = self.clock()
             return now <= deadline if n < spec.planned_trials else now + spec.trial_cost <= deadline + 1
@@ -458,48 +527,92 @@ class Tuner:
                 continue
             repeats = 0
             n += 1
-            floor: float | None = EARLY_FRACTION * float(np.mean([s[1] for s in base]))
-            again_from: float | None = None  # when a trial that fell under the floor started again
-            for attempt in (1, 2):
-                trial = Trial(n, {}, asked, self.clock())
-                try:
-                    trial.values = self._set(asked)
-                except (ConfigError, TunebenchError, mysql.connector.Error) as exc:
-                    trial.error = str(exc).splitlines()[0]
+            voided: str | None = None
+            rounded = False
+            for measure in (1, 2):  # a measurement a restart or a freeze fell in is void: once more
+                floor: float | None = EARLY_FRACTION * float(np.mean([s[1] for s in base]))
+                again_from: float | None = None  # when a trial that fell under the floor started again
+                for attempt in (1, 2):
+                    trial = Trial(n, {}, asked, self.clock(), voided=voided)
+                    try:
+                        trial.values = self._set(asked)
+                    except (ConfigError, TunebenchError, mysql.connector.Error) as exc:
+                        trial.error = str(exc).splitlines()[0]
+                        break
+                    held = tuple(str(trial.values.get(d.name)) for d in self.dims)
+                    if held != key and held in tried:
+                        # the server rounds the value to one measured already (a buffer pool to its chunk size):
+                        # the same configuration, one trial (issue 42 item 5)
+                        rounded = True
+                        break
+                    start = self._after(trial.changed_at, spec.settle_seconds)
+                    # watched from the change on: a knob that stalls the server ends the trial in its settle time too
+                    seen, early = self._trial_seconds(trial.changed_at, start, floor)
+                    trial.ended_early = early
+                    self._put_back(originals)
+                    if early is None or attempt == 2:
+                        break
+                    assert floor is not None
+                    again_from = self.clock()
+                    back = self._came_back(floor)
+                    why = ("the load came back with the knobs put back; once more, to tell them from a burst of "
+                           "other work on the machine" if back else "the TPS stayed low with the knobs put back: "
+                           "the machine, not the knobs; once more, measured in full")
+                    self.on_note(f"trial {n} fell under half the baseline's TPS ({floor:,.0f}): {why}")
+                    self._event("note", f"trial {n} runs again: {why}", {"n": n, "floor": floor, "came_back": back})
+                    if not back:  # no sign against the knobs: nothing to end early for, the baselines judge it
+                        floor = None
+                if again_from is not None:  # the machine's burst is not the search's budget: its end moves as late
+                    deadline += self.clock() - again_from
+                if trial.error is not None or rounded:
                     break
-                start = self._after(trial.changed_at, spec.settle_seconds)
-                # watched from the change on: a knob that stalls the server ends the trial in its settle time too
-                seen, early = self._trial_seconds(trial.changed_at, start, floor)
-                trial.ended_early = early
+                after, _ = self._collect(self._after(self.clock(), spec.settle_seconds), spec.baseline_seconds)
+                voided = self._disturbed(trial.changed_at, self.clock())
+                if voided is None:
+                    break
+                # never reported under a value the server may not have held: marked, and measured again (the
+                # values set again: a restart put the server's own back); its time is not the search's budget
+                deadline += self.clock() - trial.changed_at
+                what = "measured again" if measure == 1 else "void twice: not measured"
+                self.on_note(f"trial {n} ({trial.values_text()}) is void: {voided}; {what}")
+                self._event("note", f"trial {n} void: {voided}; {what}", {"n": n, "voided": voided})
                 self._put_back(originals)
-                if early is None or attempt == 2:
+                if measure == 2:
+                    trial.error = f"void twice ({voided})"
+            if rounded:
+                n -= 1
+                self._put_back(originals)
+                if held not in said_rounded:  # once per value the server holds
+                    said_rounded.add(held)
+                    self.on_note(f"{', '.join(f'{k}={v}' for k, v in asked.items())} is "
+                                 f"{', '.join(f'{k}={v}' for k, v in trial.values.items())} on the server: measured "
+                                 "already, not again")
+                tried[key] = tried[held]
+                rounded_in_a_row += 1
+                if rounded_in_a_row >= 200:
+                    self.on_note("the sampler proposes only values the server holds as ones already measured: the "
+                                 "search ends")
                     break
-                assert floor is not None
-                again_from = self.clock()
-                back = self._came_back(floor)
-                why = ("the load came back with the knobs put back; once more, to tell them from a burst of other "
-                       "work on the machine" if back else "the TPS stayed low with the knobs put back: the machine, "
-                       "not the knobs; once more, measured in full")
-                self.on_note(f"trial {n} fell under half the baseline's TPS ({floor:,.0f}): {why}")
-                self._event("note", f"trial {n} runs again: {why}", {"n": n, "floor": floor, "came_back": back})
-                if not back:  # no sign against the knobs: nothing to end early for, the baselines judge it
-                    floor = None
-            if again_from is not None:  # the machine's burst is not the search's budget: its end moves as late
-                deadline += self.clock() - again_from
-                again_from = None
+                if math.isnan(tried[held]):
+                    study.tell(ot, state=optuna.trial.TrialState.FAIL)
+                else:
+                    study.tell(ot, tried[held])
+                continue
             if trial.error is not None:
                 study.tell(ot, state=optuna.trial.TrialState.FAIL)
                 # issue 42 item 5: a value the server refused is never proposed to it again (a 40 s budget once ran
-                # 669 refused trials of one value)
-                tried[key] = math.nan
+                # 669 refused trials of one value); one void twice may be (the machine, not the value)
+                if voided is None:
+                    tried[key] = math.nan
                 self._put_back(originals)
                 self._trial_done(trial)
                 continue
-            after, _ = self._collect(self._after(self.clock(), spec.settle_seconds), spec.baseline_seconds)
+            rounded_in_a_row = 0
             self._judge(trial, seen, base + after)
             base = after
             study.tell(ot, trial.objective if trial.objective is not None else 0.0)
             tried[key] = trial.objective if trial.objective is not None else 0.0
+            tried[tuple(str(trial.values.get(d.name)) for d in self.dims)] = tried[key]
             self._trial_done(trial)
         self._confirm()
 
@@ -726,7 +839,13 @@ def run_tune(store: Any, target: Any, spec: Any, tune: TuneSpec, *, on_interval:
         if on_samples is not None:
             on_samples(t, values)
 
-    exp = Experiment(store, target, spec, on_interval=interval, on_note=on_note, on_event=on_event,
+    def event(ev: Event) -> None:
+        if tuner is not None:
+            tuner.feed_event(ev)
+        if on_event is not None:
+            on_event(ev)
+
+    exp = Experiment(store, target, spec, on_interval=interval, on_note=on_note, on_event=event,
                      on_samples=samples, on_step=on_step)
     tuner = Tuner(exp, tune, spec.groups[0].name, on_trial=on_trial, on_note=on_note)
     exp.on_ending.append(tuner.close)
