@@ -42,6 +42,17 @@ def band_brush(theme: Theme, k: int) -> QBrush:
     return QBrush(color)
 
 
+BUSY_TIP = ("busy: other processes used more than 10 % of the machine's CPU in these seconds; every verdict "
+            "leaves them out")
+
+
+def busy_brush(theme: Theme) -> QBrush:
+    """The busy seconds: hatched, so they read as "not this load's" over any configuration's tint."""
+    color = QColor("#b35c00" if theme.name == "light" else "#ffb347")
+    color.setAlpha(110 if theme.name == "light" else 130)
+    return QBrush(color, Qt.BrushStyle.BDiagPattern)
+
+
 class BandLabel(QGraphicsItem):
     """A configuration's name in a box, in the view box's pixel coordinates (a child of the view box)."""
 

@@ -15,7 +15,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsItem
 
 from tunebench.core.interval import is_trx_series
-from tunebench.ui.bands import ConfigBand, band_brush, band_names
+from tunebench.ui.bands import BUSY_TIP, ConfigBand, band_brush, band_names, busy_brush
 from tunebench.ui.crosshair import Trace
 from tunebench.ui.headroom import MAX_SHARE, Headroom
 from tunebench.ui.legend import (
@@ -217,6 +217,7 @@ class Panel:
         self.labelled: list[tuple[pg.InfiniteLine, str]] = []  # markers with a label, and their kind
         self.bands: list[ConfigBand] = []  # one per configuration marker
         self.trial_bands: list[ConfigBand] = []  # one per trial marker (a tune's trials, baselines, confirmations)
+        self.busy_regions: list[pg.LinearRegionItem] = []  # the busy seconds' spans (Timeline.busy_spans)
         self.version = -1  # the timeline version this panel last brought its items (curves, markers) up to
         self.data_version = -1  # the timeline version its curves' data are cut at
         plot.setLabel("left", title)
@@ -345,6 +346,9 @@ class Panel:
                 self._style_marker(line)
         for band in (*self.bands, *self.trial_bands):
             band.set_appearance(theme)
+        for region in self.busy_regions:
+            region.setBrush(busy_brush(theme))
+            region.update()
         self._update_labels()
 
     def set_line_scale(self, line_scale: float) -> None:
@@ -380,6 +384,9 @@ class Panel:
         for b in (*self.bands, *self.trial_bands):
             b.remove()
         self.trial_bands.clear()
+        for region in self.busy_regions:
+            self.plot.removeItem(region)
+        self.busy_regions.clear()
         self.curves.clear()
         self.markers.clear()
         self.labelled.clear()
@@ -415,7 +422,24 @@ class Panel:
             self._flush()
         self._set_data(tl)
 
+    def _set_busy(self, tl: Timeline) -> None:
+        """The busy seconds (another process took the machine: every verdict leaves them out) as hatched spans
+        behind the curves, on every plot at the same x and cut-off."""
+        spans = tl.busy_spans()
+        while len(self.busy_regions) > len(spans):
+            self.plot.removeItem(self.busy_regions.pop())
+        for i, span in enumerate(spans):
+            if i == len(self.busy_regions):
+                region = pg.LinearRegionItem(span, movable=False, brush=busy_brush(self.theme), pen=pg.mkPen(None))
+                region.setZValue(-90)  # over the configuration bands, under the curves and the markers
+                region.setToolTip(BUSY_TIP)
+                self.plot.addItem(region, ignoreBounds=True)
+                self.busy_regions.append(region)
+            elif self.busy_regions[i].getRegion() != span:
+                self.busy_regions[i].setRegion(span)
+
     def _set_data(self, tl: Timeline) -> None:
+        self._set_busy(tl)
         if self.bands:  # the newest configuration lasts up to the newest data
             self.bands[-1].set_end(max(tl.x_max, self.bands[-1].start))
             self._on_x_range_changed()

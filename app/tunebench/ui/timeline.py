@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from tunebench.core.busy import BUSY_PCT, other_series
 from tunebench.core.interval import Event, Interval
 from tunebench.core.verdict import event_verdict
 
@@ -224,6 +225,27 @@ class Timeline:
 
     def names(self, prefix: str, suffix: str = "") -> list[str]:
         return sorted(n for n in self.series if n.startswith(prefix) and n.endswith(suffix))
+
+    def busy_spans(self, threshold: float = BUSY_PCT) -> list[tuple[float, float]]:
+        """The busy seconds shown so far (core/busy.py: some host's other processes over `threshold` % of its
+        CPU in a probe sample), merged into spans (start, end) on this timeline's x; the same cut as the curves."""
+        cached = getattr(self, "_busy", None)
+        if cached is not None and cached[0] == (self.version, threshold):
+            return cached[1]
+        xs: list[np.ndarray] = []
+        for name in other_series(self.series):
+            x, v = self.series[name].view()
+            xs.append(np.asarray(x, dtype=np.float64)[np.nan_to_num(np.asarray(v, dtype=np.float64)) > threshold])
+        ends = np.unique(np.round(np.concatenate(xs), 3)) if xs else np.array([])
+        spans: list[tuple[float, float]] = []
+        for end in ends:  # each sample covers the second before it
+            start = float(end) - 1.0
+            if spans and start <= spans[-1][1] + 0.5:
+                spans[-1] = (spans[-1][0], float(end))
+            else:
+                spans.append((start, float(end)))
+        self._busy = ((self.version, threshold), spans)
+        return spans
 
     def last(self, name: str) -> float | None:
         buf = self.series.get(name)
