@@ -4,7 +4,9 @@ descendants (its sandboxes' servers, sysbench, sshd, CLI subprocesses) used mean
 On two cores the suite's wall time cannot go below its CPU time / 2, however it is split between workers: the
 tests that use the most CPU (a closed loop at full speed for a minute) are where a shorter suite comes from, not
 the tests that wait longest. Each process writes one line per test to build/test-cpu/<worker>.jsonl; the
-controller prints the 25 dearest and the total at the end (after pytest's slowest durations)."""
+controller prints the 25 dearest and the total at the end (after pytest's slowest durations). Per module:
+`python tests/cpu_account.py` sums the files of the last hour (tests/durations.json, the workers' order, comes
+from the same files: `--write-durations`)."""
 
 from __future__ import annotations
 
@@ -73,7 +75,7 @@ class CpuAccount:
     def pytest_sessionfinish(self) -> None:
         with contextlib.suppress(OSError):
             OUT.mkdir(parents=True, exist_ok=True)
-            (OUT / f"{self.worker}.jsonl").write_text("".join(line + "\n" for line in self.lines))
+            (OUT / f"{self.worker}-{os.getpid()}.jsonl").write_text("".join(line + "\n" for line in self.lines))
 
 
 class CpuReport:
@@ -81,11 +83,7 @@ class CpuReport:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.t0 = time.time()
-        if not os.environ.get("PYTEST_XDIST_WORKER"):
-            for old in OUT.glob("*.jsonl"):
-                with contextlib.suppress(OSError):
-                    old.unlink()
+        self.t0 = time.time()  # this run's files: written since (each process's own: <worker>-<pid>.jsonl)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -101,3 +99,40 @@ class CpuReport:
         terminalreporter.write_sep("=", f"dearest 25 tests by CPU (of {total:.0f} CPU s in {len(rows)} tests)")
         for r in rows[:25]:
             terminalreporter.write_line(f"{r['cpu']:7.1f} CPU s {r['wall']:7.1f} s  {r['test']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Per module: CPU and wall seconds summed over the files written in the last hour; with --write-durations,
+    tests/durations.json (module -> wall seconds: the order the workers take modules in, longest first)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--write-durations", action="store_true")
+    ap.add_argument("--dir", default=str(OUT))
+    args = ap.parse_args(argv)
+    cpu: dict[str, float] = {}
+    wall: dict[str, float] = {}
+    for path in Path(args.dir).glob("*.jsonl"):
+        if path.stat().st_mtime < time.time() - 3600:
+            continue
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            m = r["test"].split("::", 1)[0]
+            cpu[m] = cpu.get(m, 0.0) + r["cpu"]
+            wall[m] = wall.get(m, 0.0) + r["wall"]
+    print(f"{sum(cpu.values()):.0f} CPU s, {sum(wall.values()):.0f} s in {len(cpu)} modules")
+    for m in sorted(cpu, key=lambda m: -cpu[m])[:40]:
+        print(f"{cpu[m]:8.1f} CPU s {wall[m]:8.1f} s  {m}")
+    if args.write_durations:
+        target = Path(__file__).parent / "durations.json"
+        about = {"_about": "wall seconds per module of a four-worker clean-clone run, summed by `python "
+                           f"tests/cpu_account.py --write-durations` ({time.strftime('%Y-%m-%d')}): the workers take "
+                           "the longest modules first (tests/conftest.py)"}
+        weights = {m: round(w, 1) for m, w in sorted(wall.items(), key=lambda kv: -kv[1])}
+        target.write_text(json.dumps({**about, **weights}, indent=1) + "\n")
+        print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
