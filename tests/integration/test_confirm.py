@@ -80,7 +80,7 @@ def test_a_flip_of_trx_commit_confirmed_from_another_terminal(sandbox, cli):
         v = Verdict.from_dict(data["verdict"])
         print(done["verdict"])
         assert v.judged and v.repeats == 4 and v.ci_low > 1.0, done["verdict"]
-        assert done["verdict"].startswith(f"{KNOB} 1 → 2 confirmed: {v.ratio:.2f}x TPS (95 % CI ")
+        assert done["verdict"].startswith(f"{KNOB} 1 → 2 (Confirm): {v.ratio:.2f}x TPS (95 % CI ")
         assert "confirmed over 4 pairs of blocks, BAAB ABBA" in done["verdict"]
         assert v.floor_pct == cal["floor_pct"] and f"noise: ±{cal['floor_pct']:.0f} %" in done["verdict"]
     finally:

@@ -50,11 +50,11 @@ def test_a_confirmed_verdict_says_so_and_confirm_without_a_run_is_one_line(win, 
     data = {**ev.data, "confirmed": True, "order": "BAABABBA", "verdict": confirmed.to_dict()}
     win.controller.timeline_event.emit(Event(ev.t, "verdict", "confirmed", data))
     text = win.knobs.result.text().splitlines()
-    assert text[0] == "innodb_flush_log_at_trx_commit 1 → 2 (confirmed)"
+    assert text[0] == "innodb_flush_log_at_trx_commit 1 → 2 (Confirm, BAAB ABBA)"
     assert text[1] == confirmed.tps_text() and "confirmed over 4 pairs of blocks, BAAB ABBA" in text[1]
     win.stage.set(True, full_screen=False)
     win.controller.timeline_event.emit(Event(ev.t, "verdict", "confirmed", data))
-    assert "innodb_flush_log_at_trx_commit 1 → 2 · confirmed, BAAB ABBA" in win.stage.help.text()
+    assert "innodb_flush_log_at_trx_commit 1 → 2 · Confirm, BAAB ABBA" in win.stage.help.text()
     win.controller.timeline_event.emit(ev)
     assert "· a single flip (C confirms it)" in win.stage.help.text()
     c = next(a for a in win.stage.actions if a.shortcut().toString() == "C")

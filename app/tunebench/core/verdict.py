@@ -117,8 +117,9 @@ class Verdict:
     def _confirmed_text(self) -> str:
         how = f"confirmed over {self.repeats} pairs of blocks, {self.order[:4]} {self.order[4:]}".rstrip()
         if not self.judged:
-            return (f"not judged: {self.ratio:.2f}x TPS, but only {self.repeats} pairs of blocks had seconds on both "
-                    f"sides (it needs {MIN_PAIRS}: the machine was busy)")
+            pairs = "1 pair" if self.repeats == 1 else f"{self.repeats} pairs"
+            return (f"not judged: {self.ratio:.2f}x TPS, but only {pairs} of blocks had seconds on both sides (it "
+                    f"needs {MIN_PAIRS}: the machine was busy)")
         ci = f"95 % CI {self.ci_low:.2f}-{self.ci_high:.2f}"
         if not self.clear:
             return f"no clear difference in TPS ({self.ratio:.2f}x, {ci}; {how})"

@@ -170,7 +170,7 @@ class Confirmation:
         floor = self.exp.noise_floor(self.group)
         if v is not None and floor is not None:
             v = dataclasses.replace(v, floor_pct=floor["floor_pct"])
-        head = f"{self.name} {self.a} → {self.b} confirmed"
+        head = f"{self.name} {self.a} → {self.b} (Confirm)"
         text = v.text() if v is not None else "not judged: no quiet second on one side (the machine was busy)"
         data = {"name": self.name, "from": self.a, "to": self.b, "group": self.group, "at": self.blocks[0][1],
                 "start": self.blocks[0][1], "end": self.blocks[-1][2], "blocks": [list(b) for b in self.blocks],

@@ -161,7 +161,8 @@ class KnobPanel(QWidget):
         """A change's A/B verdict (a "verdict" event's data): the same line as the Events, on three lines."""
         v = event_verdict(data)
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
-        head += " (confirmed)" if data.get("confirmed") else " (a single flip)"
+        head += f" (Confirm, {str(data.get('order', ''))[:4]} {str(data.get('order', ''))[4:]})".replace(" )", ")") \
+            if data.get("confirmed") else " (a single flip)"
         if data.get("group") not in (None, "main"):
             head += f" ({data['group']})"
         lines = [head] + ([v.tps_text(), v.latency_text(), v.waits_text()] if v is not None

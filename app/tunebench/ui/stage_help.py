@@ -61,7 +61,7 @@ class StageHelp(QLabel):
         """A flip's A/B verdict (a "verdict" event's data): the TPS line large, latency and waits below it."""
         v = event_verdict(data)
         # which kind of verdict this is: one window before and one after, or the Confirm action's blocks
-        kind = f"confirmed, {data.get('order', '')[:4]} {data.get('order', '')[4:]}".rstrip() \
+        kind = f"Confirm, {data.get('order', '')[:4]} {data.get('order', '')[4:]}".rstrip() \
             if data.get("confirmed") else "a single flip (C confirms it)"
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')} · {kind}"
         big = v.tps_text() if v else "too few settled seconds for a verdict"
