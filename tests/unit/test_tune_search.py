@@ -408,3 +408,21 @@ def test_a_grown_buffer_pool_is_measured_once_warm():
     # the first growth: read until the pages grew by under 0.5 % over 3 s (4,500 -> 4,513)
     assert reads.count("Innodb_buffer_pool_pages_data") >= 8
     assert any("the grown buffer pool warmed in" in str(e) for e in run.notes)
+
+
+def test_an_improvement_inside_the_machines_noise_floor_is_not_claimed():
+    """Issue 42 item 3: with this machine calibrated for the load (`tunebench calibrate`: a floor of ±30 % here), a
+    confirmed 1.2x is inside its noise: "no clear improvement", saying why; without a floor it is an improvement."""
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=120, trial_seconds=10,
+                    settle_seconds=1, warmup_seconds=2, seed=1)
+
+    def model(now):
+        return 1000 * (1.2 if int(now["innodb_io_capacity"]) > 300 else 1.0)
+
+    tuner, _run = search(spec, {"innodb_io_capacity": IO}, model)
+    assert tuner.result.verdict == "improvement", tuner.result.text
+    tuner, _run = search(spec, {"innodb_io_capacity": IO}, model,
+                         setup=lambda t: setattr(t.exp, "noise_floor", lambda _g: {"floor_pct": 30.0}))
+    r = tuner.result
+    assert r.confirm["floor_pct"] == 30.0 and r.confirm["ci_low"] > 1
+    assert r.verdict == "no clear improvement" and "within this machine's noise (±30 %" in r.text, r.text

@@ -147,7 +147,10 @@ def result_text(r: TuneResult) -> str:
             why = "not judged: too few pairs of blocks with seconds on both sides"
         else:
             small = c["ci_low"] > 1 and c["ratio"] < 1 + MIN_GAIN
-            why = f"under the {MIN_GAIN:.0%} worth a change" if small else "the interval holds 1" \
+            floor = c.get("floor_pct")
+            noise = floor is not None and c["ci_low"] > 1 and (c["ratio"] - 1) * 100 < floor
+            why = f"within this machine's noise (±{floor:.0f} %, `tunebench calibrate`)" if noise else \
+                f"under the {MIN_GAIN:.0%} worth a change" if small else "the interval holds 1" \
                 if c["ci_low"] <= 1 <= c["ci_high"] else "worse than the baseline"
         return f"no clear improvement: the best trial ({best.values_text()}) confirmed at {ci}: {why}; the knobs " \
                f"stay at {_values(r.originals)}"

@@ -732,7 +732,13 @@ class Tuner:
                      "p99_a": float(np.mean(pa)) if pa else None, "p99_b": float(np.mean(pb)) if pb else None,
                      "seconds": [len(a), len(b)], "busy_left_out": busy_left_out, "busy_pct": self.busy_pct,
                      "windows": windows, "values": dict(best.values)}
-        r.verdict = "improvement" if not math.isnan(low) and low > 1.0 and ratio >= 1.0 + MIN_GAIN \
+        # this machine's noise floor for the load (`tunebench calibrate`), when it was calibrated: an improvement
+        # inside it is the machine's, not the knob's (issue 42 item 3)
+        noise = getattr(self.exp, "noise_floor", None)
+        floor = noise(self.group) if callable(noise) else None
+        r.confirm["floor_pct"] = floor["floor_pct"] if floor is not None else None
+        inside = floor is not None and (ratio - 1.0) * 100.0 < floor["floor_pct"]
+        r.verdict = "improvement" if not math.isnan(low) and low > 1.0 and ratio >= 1.0 + MIN_GAIN and not inside \
             else "no clear improvement"
 
     def _finish(self) -> None:
