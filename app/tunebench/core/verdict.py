@@ -115,7 +115,7 @@ class Verdict:
         return f"{self.ratio:.2f}x TPS ({ci})"
 
     def _confirmed_text(self) -> str:
-        how = f"confirmed over {self.repeats} pairs of blocks, {self.order[:4]} {self.order[4:]}".rstrip()
+        how = f"confirmed over {self.repeats} pairs of blocks, {order_text(self.order)}"
         if not self.judged:
             pairs = "1 pair" if self.repeats == 1 else f"{self.repeats} pairs"
             return (f"not judged: {self.ratio:.2f}x TPS, but only {pairs} of blocks had seconds on both sides (it "
@@ -174,6 +174,11 @@ class Verdict:
         win = d.get("windows")
         kw["windows"] = tuple(tuple(w) for w in win) if win else None
         return cls(**kw)
+
+
+def order_text(order: str) -> str:
+    """Blocks in fours: "ABBA BAAB", "BAAB ABBA BAAB ABBA"."""
+    return " ".join(order[i:i + 4] for i in range(0, len(order), 4))
 
 
 def short_wait(name: str) -> str:

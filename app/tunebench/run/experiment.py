@@ -18,6 +18,7 @@ from tunebench.core.results import sweep_tables
 from tunebench.core.schedule import MAX_RATE, OpenLoop
 from tunebench.core.stats import summarize
 from tunebench.core.sweep import ConfigPlan, PhaseSpec, Plan
+from tunebench.core.verdict import order_text
 from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup, LoadEngine
@@ -194,7 +195,7 @@ class Experiment(RunProbes):
         self._confirming = c
         self._live_marks.append((time.time(), {"cut": "confirm", "phase": "start", "name": c.name}))
         self._feeds.append(c)
-        self._record(Event(time.time(), "note", f"confirming {c.name} {c.a} → {c.b}: {c.order[:4]} {c.order[4:]}, "
+        self._record(Event(time.time(), "note", f"confirming {c.name} {c.a} → {c.b}: {order_text(c.order)}, "
                            f"blocks of {c.block} s", {"confirm": c.name}))
 
     def _confirm_ended(self, c: Any) -> None:

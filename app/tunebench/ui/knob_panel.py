@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.knobs import new_sessions_only
-from tunebench.core.verdict import event_verdict
+from tunebench.core.verdict import event_verdict, order_text
 
 # The seeds' favourites, with the values people flip between.
 FAVOURITES: dict[str, tuple[str, ...]] = {
@@ -161,8 +161,8 @@ class KnobPanel(QWidget):
         """A change's A/B verdict (a "verdict" event's data): the same line as the Events, on three lines."""
         v = event_verdict(data)
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')}"
-        head += f" (Confirm, {str(data.get('order', ''))[:4]} {str(data.get('order', ''))[4:]})".replace(" )", ")") \
-            if data.get("confirmed") else " (a single flip)"
+        head += f" (Confirm, {order_text(str(data.get('order', '')))})" if data.get("confirmed") \
+            else " (a single flip)"
         if data.get("group") not in (None, "main"):
             head += f" ({data['group']})"
         lines = [head] + ([v.tps_text(), v.latency_text(), v.waits_text()] if v is not None

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
-from tunebench.core.verdict import event_verdict, short_wait
+from tunebench.core.verdict import event_verdict, order_text, short_wait
 
 SHOW_MS = 8000  # long enough to read six presets aloud
 FLASH_MS = 4000
@@ -61,7 +61,7 @@ class StageHelp(QLabel):
         """A flip's A/B verdict (a "verdict" event's data): the TPS line large, latency and waits below it."""
         v = event_verdict(data)
         # which kind of verdict this is: one window before and one after, or the Confirm action's blocks
-        kind = f"Confirm, {data.get('order', '')[:4]} {data.get('order', '')[4:]}".rstrip() \
+        kind = f"Confirm, {order_text(str(data.get('order', '')))}" \
             if data.get("confirmed") else "a single flip (C confirms it)"
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')} · {kind}"
         big = v.tps_text() if v else "too few settled seconds for a verdict"
