@@ -229,3 +229,24 @@ def test_the_repeats_verdict_is_over_quiet_seconds_and_leaves_out_a_step_too_bus
     tables = sweep_tables(plan, steps_json(steps), {}, per_second)
     cell = next(st for r in tables["ratios"] if r["config"] == 1 for st in r["steps"] if st["threads"] == 4)
     assert cell["verdict"]["repeats"] == 3
+
+
+def test_a_single_run_ratio_inside_the_calibrated_floor_says_so():
+    """Issue 42 item 2: without repeats, a ratio is a clear difference only beyond this machine's noise floor
+    (`tunebench calibrate`): a tight 1.03x single-run interval with a ±10 % floor reads as the machine's noise."""
+    from tunebench.core.results import _ci
+
+    plan = plan_of("innodb_flush_log_at_trx_commit = [1, 2]")
+    steps, per_second = [], {}
+    for c in plan.configs:
+        for i in range(plan.spec.steps):
+            r = result(plan, c.idx, i, 1000.0)
+            steps.append(r)
+            level = 1030.0 if c.knobs["innodb_flush_log_at_trx_commit"] == 2 else 1000.0
+            per_second[r.idx + 1] = [level + (k % 2) for k in range(20)]
+    cells = {f: next(st for r in sweep_tables(plan, steps_json(steps), {}, per_second, f)["ratios"]
+                     if r["config"] == 1 for st in r["steps"] if st["threads"] == 4)
+             for f in (None, lambda _threads: 10.0)}
+    plain, floored = (cells[f]["verdict"] for f in cells)
+    assert _ci(plain).endswith(", single run)") and "noise" not in _ci(plain)
+    assert _ci(floored).endswith(", single run, within this machine's noise (±10 %))"), _ci(floored)

@@ -5,7 +5,8 @@ and its best point, a best-to-best table across configurations, and a ratio tabl
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,12 +21,15 @@ from tunebench.core.verdict import MIN_QUIET_SECONDS, event_verdict, pair_verdic
 
 
 def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mapping[int, Mapping[str, str | None]],
-                 per_second: Mapping[int, Sequence[float]] | None = None) -> dict[str, Any]:
+                 per_second: Mapping[int, Sequence[float]] | None = None,
+                 floor: Callable[[int], float | None] | None = None) -> dict[str, Any]:
     """`steps` as Experiment._steps_json(); the main (first) client group drives best/ratio tables.
     Only configurations that ran (and the baseline) are listed. With `per_second` (step number -> the main
     group's per-second TPS of that step, as stored), each ratio to the baseline at the same threads carries
     its A/B verdict (core.verdict.pair_verdict: settled seconds, a 95 % CI on the ratio); `per_second` holds a
-    step's quiet seconds only (busy ones left out), and a configuration's repeats are judged on their means."""
+    step's quiet seconds only (busy ones left out), and a configuration's repeats are judged on their means.
+    `floor(threads)`: this machine's calibrated noise floor for the load at those threads, in % (None: unknown),
+    carried by a single run's verdicts (a ratio inside it is no clear difference)."""
     per_second = per_second or {}
     main = plan.spec.groups[0].name if plan.spec.groups else "main"
     configs: list[dict[str, Any]] = []
@@ -94,6 +98,9 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
                         cell["verdict"] = v.to_dict()
                     elif before is not None and after is not None:  # one run: its seconds against the baseline's
                         pv = pair_verdict(before, after)
+                        noise = floor(s["threads"]) if floor is not None and pv is not None else None
+                        if pv is not None and noise is not None:
+                            pv = replace(pv, floor_pct=noise)
                         cell["verdict"] = pv.to_dict() if pv else None
                 row["steps"].append(cell)
             ratios.append(row)
@@ -154,7 +161,9 @@ def ci_text(v: Any, sweep: bool = False) -> str:
                 else " (not judged: too few independent seconds)")
     # a sweep's cell says whether its interval is over repeats or one run's seconds (issue 42)
     over = f" over {v.repeats} repeats" if v.repeats else ", single run" if sweep else ""
-    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{over}{'' if v.clear else ', no clear difference'})"
+    # a single run's ratio inside this machine's calibrated noise floor is no clear difference either (issue 42)
+    noise = f", within this machine's noise (±{v.floor_pct:.0f} %)" if v.clear and v.within_floor() else ""
+    return f" ({v.ci_low:.2f}-{v.ci_high:.2f}{over}{'' if v.clear else ', no clear difference'}{noise})"
 
 
 def _ci(verdict: Mapping[str, Any] | None) -> str:

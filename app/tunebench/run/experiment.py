@@ -753,7 +753,17 @@ class Experiment(RunProbes):
                 per_second = {}
             if self._final:  # kept once the run's last server is done (an earlier server's end had its steps only)
                 self._per_second = per_second
-        return sweep_tables(self.plan, steps_json(self.results), self.applied, per_second)
+        return sweep_tables(self.plan, steps_json(self.results), self.applied, per_second, self._floor_at)
+
+    def _floor_at(self, threads: int) -> float | None:
+        """This machine's calibrated noise floor for the main group's workload at `threads` (a sweep's cells)."""
+        from tunebench.run.confirm import find_floor
+        from tunebench.store.location import this_host
+
+        self.noise_floor(self.spec.groups[0].name)  # (reads this machine's calibrations once)
+        found = find_floor(self._calibrations or [], self.target.name, this_host(),
+                           self.workload_name(self.spec.groups[0].name), threads)
+        return found["floor_pct"] if found is not None else None
 
     def outcome(self, status: RunStatus, error: RunError | None = None) -> RunOutcome:
         """How the run ended; with `error`, why it failed (the session, if one was opened, says so too)."""
