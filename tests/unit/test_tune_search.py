@@ -426,3 +426,20 @@ def test_an_improvement_inside_the_machines_noise_floor_is_not_claimed():
     r = tuner.result
     assert r.confirm["floor_pct"] == 30.0 and r.confirm["ci_low"] > 1
     assert r.verdict == "no clear improvement" and "within this machine's noise (±30 %" in r.text, r.text
+
+
+def test_calibrate_first_measures_the_floor_the_confirmation_is_judged_against():
+    """Issue 42 item 3 as an option of tune (`--calibrate`): eight blocks of the load as it is before the search,
+    judged as the confirmation is; the floor is in the result and the verdict is measured against it."""
+    spec = TuneSpec((KnobRange.parse("innodb_io_capacity=100..2000"),), budget_seconds=120, trial_seconds=10,
+                    settle_seconds=1, warmup_seconds=2, seed=1, calibrate=True)
+    tuner, run = search(spec, {"innodb_io_capacity": IO},
+                        lambda now: 1000 * (1.3 if int(now["innodb_io_capacity"]) > 300 else 1.0))
+    r = tuner.result
+    cal = r.calibration
+    assert cal is not None and cal["pairs"] == 4 and 0 < cal["floor_pct"] < 10, cal  # 2 % noise a second
+    assert r.confirm["floor_pct"] == cal["floor_pct"] and r.verdict == "improvement", r.text
+    assert any(n.startswith("calibration: this machine's noise floor for this load is ±") for n in run.notes)
+    # the calibration ran before any knob changed
+    first_change = next(e.t for e in run.events if e.kind == "trial" and e.data.get("n") == 1)
+    assert all(e.t <= first_change for e in run.events if e.kind == "note" and "calibration" in e.data)

@@ -256,6 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--budget", default="10m", help="the search's time: 10m, 300s, 1h (default 10m); the A/B/A/B "
                                                     "confirmation of the best comes after it")
     sp.add_argument("--trial-seconds", type=_int_in(5, 3600), default=20, help="measured seconds per trial (20)")
+    sp.add_argument("--calibrate", action="store_true",
+                    help="first an A/A of eight blocks of the load as it is (as `tunebench calibrate`): a confirmed "
+                         "best inside this noise floor is no clear improvement")
     sp.add_argument("--settle-seconds", type=_int_in(0, 600), default=5,
                     help="seconds left out after each change (5)")
     sp.add_argument("--warmup-seconds", type=_int_in(0, 3600), default=10,

@@ -272,7 +272,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     tune = TuneSpec(knobs=tuple(KnobRange.parse(k) for k in args.knob or ()),
                     budget_seconds=parse_duration(args.budget),
                     trial_seconds=args.trial_seconds, settle_seconds=args.settle_seconds, objective=args.objective,
-                    seed=args.seed, warmup_seconds=args.warmup_seconds)
+                    seed=args.seed, warmup_seconds=args.warmup_seconds, calibrate=args.calibrate)
     tune.validate()
     threads = parse_threads(args.threads)
     if len(threads) != 1:

@@ -87,6 +87,7 @@ class TuneResult:
     trials: list[Trial] = field(default_factory=list)
     best: int | None = None  # the best trial's n
     confirm: dict[str, Any] | None = None  # ratio, ci_low, ci_high, tps_a, tps_b, seconds, windows
+    calibration: dict[str, Any] | None = None  # `--calibrate`: the A/A blocks before the search (floor_pct, ...)
     verdict: str = "no clear improvement"
     text: str = ""
     stopped: bool = False

@@ -159,6 +159,7 @@ class TuneSpec:
     objective: str = "tps"
     seed: int = 0
     warmup_seconds: int = 10
+    calibrate: bool = False  # an A/A of eight blocks before the search: this machine's noise floor for the load
 
     @property
     def baseline_seconds(self) -> int:
@@ -187,9 +188,14 @@ class TuneSpec:
         return max(0, (self.budget_seconds - self.settle_seconds - self.baseline_seconds) // self.trial_cost)
 
     @property
+    def calibrate_seconds(self) -> int:
+        """`--calibrate`'s eight blocks of the load as it is (nothing changes: no settle time between them)."""
+        return len(CONFIRM_ORDER) * self.block_seconds if self.calibrate else 0
+
+    @property
     def step_seconds(self) -> int:
         """The run's one step: the search, the confirmation, and room for knob changes and resizes."""
-        return self.warmup_seconds + self.budget_seconds + self.confirm_seconds + 600
+        return self.warmup_seconds + self.calibrate_seconds + self.budget_seconds + self.confirm_seconds + 600
 
     def validate(self) -> None:
         if not 1 <= len(self.knobs) <= MAX_KNOBS:
@@ -219,13 +225,14 @@ class TuneSpec:
                 "trial_seconds": self.trial_seconds, "settle_seconds": self.settle_seconds,
                 "baseline_seconds": self.baseline_seconds, "objective": self.objective, "seed": self.seed,
                 "warmup_seconds": self.warmup_seconds, "planned_trials": self.planned_trials,
-                "confirm_seconds": self.confirm_seconds}
+                "confirm_seconds": self.confirm_seconds, "calibrate": self.calibrate}
 
     def plan_text(self) -> str:
         return (f"tune: {self.budget_seconds} s of search, about {self.planned_trials} trials of "
                 f"{self.trial_seconds} s (each after {self.settle_seconds} s to settle, then "
                 f"{self.baseline_seconds} s of baseline), objective {self.objective}, seed {self.seed}; then an "
-                f"ABBA BAAB confirmation of the best ({self.confirm_seconds} s)")
+                f"ABBA BAAB confirmation of the best ({self.confirm_seconds} s)"
+                + (f"; first an A/A calibration ({self.calibrate_seconds} s)" if self.calibrate else ""))
 
 
 def parse_duration(text: str) -> int:
@@ -488,8 +495,10 @@ class Tuner:
         study = optuna.create_study(direction="maximize", sampler=sampler)
         dists = {d.name: d.distribution() for d in self.dims}
         self.on_note(spec.plan_text())
+        if spec.calibrate:  # after the warm-up: the load as it is, in eight blocks judged as the confirmation is
+            self._calibrate(self._after(self.clock(), spec.warmup_seconds))
         # the warm-up, then the first baseline
-        t = self._after(self.clock(), spec.warmup_seconds + spec.settle_seconds)
+        t = self._after(self.clock(), 0 if spec.calibrate else spec.warmup_seconds + spec.settle_seconds)
         base, _ = self._collect(t, spec.baseline_seconds)
         self._event("trial", f"baseline: {np.mean([s[1] for s in base]):,.0f} TPS", {"n": 0, "baseline": True,
                     "t0": base[0][0] - 1, "t1": base[-1][0]})
@@ -679,6 +688,30 @@ class Tuner:
                                                                "trial": trial.to_dict()})
         self.on_trial(trial)
 
+    def _calibrate(self, start: float) -> None:
+        """`--calibrate`: this machine's noise floor for the load (an A/A of eight blocks, busy seconds left out),
+        in the result, and the confirmation's verdict measured against it."""
+        from tunebench.core.verdict import Verdict
+        from tunebench.run.confirm import calibration_text, floor_of
+
+        r = self.result
+        assert r is not None
+        blocks: list[tuple[str, list[float]]] = []
+        t, left_out = start, 0
+        for side in CONFIRM_ORDER:
+            got, _ = self._collect(t, self.spec.block_seconds)
+            t = got[-1][0]
+            quiet, n = self._quiet(got)
+            left_out += n
+            blocks.append((side, [s[1] if self.spec.objective == "tps" else (s[2] or 0.0) for s in quiet]))
+        ratio, low, high, pairs = paired_blocks(blocks)
+        v = Verdict(1.0, ratio, ratio, low, high, 0, 0, 1, repeats=pairs) if not math.isnan(ratio) else None
+        r.calibration = {"floor_pct": floor_of(v), "ratio": ratio if not math.isnan(ratio) else None,
+                         "ci_low": None if math.isnan(low) else low, "ci_high": None if math.isnan(high) else high,
+                         "pairs": pairs, "busy_left_out": left_out, "block_seconds": self.spec.block_seconds}
+        self.on_note(f"calibration: {calibration_text(r.calibration)}")
+        self._event("note", f"calibration: {calibration_text(r.calibration)}", {"calibration": r.calibration})
+
     def _confirm(self) -> None:
         """The baseline (A) and the best trial's values (B) in eight alternating blocks (ABBA BAAB), each after the
         settle time when the values changed; judged from the spread between adjacent pairs of blocks (what changes
@@ -736,6 +769,8 @@ class Tuner:
         # inside it is the machine's, not the knob's (issue 42 item 3)
         noise = getattr(self.exp, "noise_floor", None)
         floor = noise(self.group) if callable(noise) else None
+        if r.calibration is not None and r.calibration.get("floor_pct") is not None:  # this run's own, first
+            floor = {"floor_pct": r.calibration["floor_pct"]}
         r.confirm["floor_pct"] = floor["floor_pct"] if floor is not None else None
         inside = floor is not None and (ratio - 1.0) * 100.0 < floor["floor_pct"]
         r.verdict = "improvement" if not math.isnan(low) and low > 1.0 and ratio >= 1.0 + MIN_GAIN and not inside \
