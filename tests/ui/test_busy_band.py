@@ -40,3 +40,16 @@ def test_busy_seconds_are_spans_on_every_plot_with_the_curves_cut(qtbot):
     d.redraw_data()  # what a move of the replay's head does
     for p in shown:
         assert [tuple(r.getRegion()) for r in p.busy_regions] == [(9.0, 14.0)], p.title
+
+
+def test_a_steps_busy_seconds_are_in_the_sessions_details(win, qtbot):
+    """The step rows say how much of the machine other processes took, beside the figures (as the CLI's table
+    and the report do)."""
+    from tunebench.store.synthetic import record
+
+    busy = {"seconds": 12, "of": 30, "other_pct": 34.0, "threshold_pct": 10.0, "host": "local"}
+    sid = record(win.store, 60, 30, busy={2: busy})
+    win.sessions.refresh()
+    win.sessions.select([sid])
+    rows = [line for line in win.sessions.details.toPlainText().splitlines() if "busy" in line]
+    assert len(rows) == 1 and "busy 12 of 30 s: 34 % of the CPU used by other processes" in rows[0], rows

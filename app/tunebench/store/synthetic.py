@@ -6,6 +6,9 @@ Not measurements: the session is named and tagged 'synthetic' so it is never mis
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from tunebench.core.interval import Event
@@ -31,10 +34,12 @@ def series_names(n_series: int) -> list[str]:
 
 
 def record(store: Store, seconds: int, n_series: int = 200, t0: float = 1_790_000_000.0, steps: int = 2,
-           knob_at: float | None = None, tps: float = 10_000.0, seed: int = 0, verdict: bool = False) -> int:
+           knob_at: float | None = None, tps: float = 10_000.0, seed: int = 0, verdict: bool = False,
+           busy: Mapping[int, Mapping[str, Any]] | None = None) -> int:
     """Write a session of `seconds` at 1 Hz over `n_series` series in `steps` equal steps, with a knob
     flip (innodb_flush_log_at_trx_commit 1 -> 2, +15 % TPS after it) at `knob_at` seconds; returns its ID.
-    With `verdict`, the flip's A/B verdict event too, computed from the stored series as a run does."""
+    With `verdict`, the flip's A/B verdict event too, computed from the stored series as a run does; `busy`: step
+    number -> its busy seconds as a run's summary keeps them (`_busy`, core/busy.py)."""
     rng = np.random.default_rng(seed)
     names = series_names(n_series)
     knob_at = seconds * 0.75 if knob_at is None else knob_at
@@ -97,7 +102,7 @@ def record(store: Store, seconds: int, n_series: int = 200, t0: float = 1_790_00
                 "qps": float(cols["client.main.qps"][lo:hi].mean()),
                 "lat_p95_ms": float(cols["client.main.lat.p95"][lo:hi].mean()),
                 "lat_p99_ms": float(cols["client.main.lat.p99"][lo:hi].mean()), "cv": 0.03}
-        w.end_step(sid, t0 + hi, {"main": step})
+        w.end_step(sid, t0 + hi, {"main": step, **({"_busy": dict(busy[k + 1])} if busy and k + 1 in busy else {})})
         summary_steps.append(step)
     w.finish("completed", {"steps": summary_steps}, ended_at=t0 + seconds)
     store.update_session(w.id, name=f"synthetic {seconds} s x {n_series} series", tags="synthetic")

@@ -3,6 +3,7 @@ with it (replay, compare, diff settings, rename/tag/notes, delete, export to a f
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 from pathlib import Path
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tunebench.core.busy import busy_text
 from tunebench.core.display import local_time
 from tunebench.core.errors import TunebenchError
 from tunebench.core.results import tls_text
@@ -264,6 +266,10 @@ class SessionsPanel(QWidget):
                 else "<td>-</td>"
             used = step_seconds(stored.get(st["step"]) or {}, st["group"])
             seconds = used.text() if used is not None else f"{st.get('seconds', '-')} s"
+            busy = ((stored.get(st["step"]) or {}).get("summary") or {}).get("_busy")
+            if isinstance(busy, dict) and busy.get("seconds"):  # issue 42: the machine's share, beside its figures
+                with contextlib.suppress(KeyError, TypeError, ValueError):
+                    seconds += f"; {busy_text(busy)}"
             config = html.escape(step_configuration(s, st["step"], ran.get(st["step"])))
             lines.append(f"<tr><td>{st['step']}</td><td>{config}</td><td>{html.escape(st['group'])}</td>"
                          f"<td>{st['threads']}</td><td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td>{head}"
