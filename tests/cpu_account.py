@@ -25,24 +25,26 @@ OUT = Path(__file__).resolve().parents[1] / "build" / "test-cpu"
 
 
 def _tree_cpu(root: int) -> dict[int, float]:
-    """pid -> CPU seconds used so far, of each live descendant of `root` (not `root` itself)."""
-    parent: dict[int, int] = {}
-    cpu: dict[int, float] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            text = stat.read_text()
-            fields = text[text.rindex(")") + 2:].split()
-            pid = int(stat.parts[2])
-            parent[pid] = int(fields[1])
-            cpu[pid] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
-    children: dict[int, list[int]] = {}
-    for pid, ppid in parent.items():
-        children.setdefault(ppid, []).append(pid)
-    out, todo = {}, list(children.get(root, []))
+    """pid -> CPU seconds used so far, of each live descendant of `root` (not `root` itself), found through each
+    process's threads' `children` lists (a few ms: scanning all of /proc took twice as long, twice per test)."""
+    out: dict[int, float] = {}
+    todo = [root]
     while todo:
         pid = todo.pop()
-        out[pid] = cpu.get(pid, 0.0)
-        todo.extend(children.get(pid, []))
+        kids: list[int] = []
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/task/{task}/children") as f:
+                    kids += [int(x) for x in f.read().split()]
+        for kid in kids:
+            try:
+                with open(f"/proc/{kid}/stat") as f:
+                    text = f.read()
+                fields = text[text.rindex(")") + 2:].split()
+                out[kid] = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime
+            except (OSError, ValueError, IndexError):
+                continue
+            todo.append(kid)
     return out
 
 
