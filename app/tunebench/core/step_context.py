@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+ALTERNATING_RUN = 4  # flips of one knob back and forth, from this many on, are said as one entry
 SWEEP_EVENT_WINDOW = 2.0  # a knob event this close before its "config" event is the configuration being applied
 
 
@@ -25,6 +26,25 @@ class Flip:
 
     def text(self) -> str:
         return f"{self.name} {self.before} → {self.after} at {self.at:.0f} s"
+
+
+def flip_texts(flips: Sequence[Flip]) -> list[str]:
+    """Each flip, except that a run of ALTERNATING_RUN or more of one knob between the same two values (a Confirm's
+    blocks, a speaker's A/B/A/B) is one entry: "innodb_flush_log_at_trx_commit 2 ↔ 1 x6 at 36-131 s"."""
+    out: list[str] = []
+    i = 0
+    while i < len(flips):
+        f = flips[i]
+        j = i + 1
+        while j < len(flips) and flips[j].name == f.name and (flips[j].before, flips[j].after) == \
+                ((f.before, f.after) if (j - i) % 2 == 0 else (f.after, f.before)):
+            j += 1
+        if j - i >= ALTERNATING_RUN:
+            out.append(f"{f.name} {f.before} ↔ {f.after} x{j - i} at {f.at:.0f}-{flips[j - 1].at:.0f} s")
+        else:
+            out += [g.text() for g in flips[i:j]]
+        i = j
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +65,7 @@ class StepKnobs:
         head = ", ".join(shown) or ("as configured" if configured else "")
         if not self.flips:
             return head
-        flips = "; ".join(f.text() for f in self.flips) + f" of {self.window:.0f}"
+        flips = "; ".join(flip_texts(self.flips)) + f" of {self.window:.0f}"
         return f"{head}; {flips}" if head else flips
 
     @property
