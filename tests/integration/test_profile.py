@@ -109,12 +109,15 @@ def test_a_steps_stacks_are_its_own(sandbox, sandbox_params):
         t.join()
         assert probe.cut()
         after = probe.take_folded()
-        assert sum(after.get("mysqld", {}).values()) > 20  # the busy second, sampled at 99 Hz
-        # nothing carried over: the busy second's >20 samples were taken above. Between two cuts a moment apart only
-        # what the server's own threads did then can land (a clean-clone run found one sample of InnoDB's
-        # background thread waking, pthread_cond_signal -> futex_wake, in an otherwise idle server)
+        busy_samples = sum(after.get("mysqld", {}).values())
+        assert busy_samples > 20  # the busy second, sampled at 99 Hz
+        # nothing carried over: the busy second's samples were taken above (carried over, they would come again,
+        # all of them). Between two cuts a moment apart only what the server's own threads did then can land:
+        # clean-clone runs found 1-4 samples of InnoDB's background threads waking after the burst
+        # (pthread_cond_signal -> futex_wake; io_uring_enter), against the busy second's 60-99
         assert probe.cut()
-        assert sum(probe.take_folded().get("mysqld", {}).values()) <= 2
+        left = sum(probe.take_folded().get("mysqld", {}).values())
+        assert left <= max(2, busy_samples // 10), (left, busy_samples)
     finally:
         probe.close()
     assert perf_processes() == []

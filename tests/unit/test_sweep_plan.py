@@ -371,3 +371,20 @@ def test_the_memory_estimate_is_the_benchs_measurement():
 
     assert abs(estimate_mb(4096, "builtin", 2, False, {}) / 421 - 1) < 0.2
     assert abs(estimate_mb(4096, "sysbench", 0, False, {}) / 1202 - 1) < 0.2
+
+
+def test_busy_threshold_of_a_sweep():
+    """Issue 42: a sweep's verdicts leave busy seconds out (other processes over 10 % of the CPU by default);
+    `busy_threshold` sets the share or turns it off, the run's RunSpec and a replay's spec keep it."""
+    from tunebench.core.sweep.toml_writer import write_spec
+    from tunebench.run.spec import sweep_run_spec
+    from tunebench.run.sweep_progress import spec_of
+
+    assert parse_spec(spec("innodb_spin_wait_delay = [1, 2]")).busy_pct == 10.0
+    for text, pct in (('busy_threshold = "off"', None), ("busy_threshold = 25", 25.0)):
+        s = parse_spec(spec("innodb_spin_wait_delay = [1, 2]", text))
+        assert s.busy_pct == pct and sweep_run_spec(s).busy_pct == pct
+        assert spec_of(s.to_dict()).busy_pct == pct and parse_spec(write_spec(s)).busy_pct == pct
+    for bad in ('busy_threshold = "no"', "busy_threshold = 0", "busy_threshold = 101", "busy_threshold = true"):
+        with pytest.raises(ConfigError, match="busy_threshold is a % of the machine's CPU"):
+            parse_spec(spec("innodb_spin_wait_delay = [1, 2]", bad))

@@ -218,7 +218,7 @@ def sweep_run_spec(sweep: SweepSpec, **overrides: Any) -> RunSpec:
     fields: dict[str, Any] = {"groups": tuple(groups), "engine": sweep.engine, "step_seconds": sweep.step_seconds,
                               "warmup_seconds": sweep.warmup_seconds, "transport": sweep.transport,
                               "schema": groups[0].workload.default_schema if sweep.schema is None else sweep.schema,
-                              "seed": sweep.seed, "phases": sweep.phases}
+                              "seed": sweep.seed, "phases": sweep.phases, "busy_pct": sweep.busy_pct}
     fields.update({k: v for k, v in overrides.items() if v is not None})
     return RunSpec(**fields)
 

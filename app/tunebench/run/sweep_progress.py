@@ -383,7 +383,8 @@ def spec_of(d: Mapping[str, Any]) -> SweepSpec:
         d.get("reset_data", False), d.get("engine", "builtin"), d.get("transport"), d.get("baseline", {}),
         d.get("description", ""), d.get("schema", "tunebench"), d.get("source", ""),
         tuple(d.get("optional_axes", ())), d.get("arrival", "poisson"), d.get("latency_limit_ms"),
-        d.get("slo_p99_ms"), tuple(PhaseSpec(p["name"], p.get("action")) for p in d.get("phases", ())))
+        d.get("slo_p99_ms"), tuple(PhaseSpec(p["name"], p.get("action")) for p in d.get("phases", ())),
+        None if d.get("busy_threshold", BUSY_PCT) == "off" else float(d.get("busy_threshold", BUSY_PCT)))
 
 
 def _same_configuration(c: Mapping[str, Any]) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tunebench.core.busy import BUSY_PCT
 from tunebench.core.errors import ConfigError
 from tunebench.core.knobs import check_name
 from tunebench.core.sweep.toml_writer import write_spec
@@ -29,7 +30,7 @@ ENGINES = ("builtin", "sysbench")
 CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 TOP_KEYS = {"name", "description", "workload", "threads", "step_seconds", "warmup_seconds", "cooldown_seconds",
             "repeats", "order", "seed", "reset_data", "engine", "transport", "baseline", "options", "axes", "group",
-            "schema", "optional_axes", "rates", "arrival", "latency_limit_ms", "slo_p99_ms", "phase"}
+            "schema", "optional_axes", "rates", "arrival", "latency_limit_ms", "slo_p99_ms", "phase", "busy_threshold"}
 PHASE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 ARRIVAL_NAMES = ("poisson", "fixed")  # core/schedule.py's
 MAX_RATE = 10_000_000
@@ -82,6 +83,9 @@ class SweepSpec:
     latency_limit_ms: float | None = None  # open loop: pgbench's --latency-limit
     slo_p99_ms: float | None = None  # the knee: the highest rate whose p99 (from the intended start) meets this
     phases: tuple[PhaseSpec, ...] = ()  # [[phase]]: the steps named, one per step (a phase plan)
+    # busy seconds (another process over this % of the machine's CPU, core/busy.py) left out of the verdicts;
+    # None ("off"): judged too
+    busy_pct: float | None = BUSY_PCT
 
     @property
     def knob_axes(self) -> dict[str, tuple[Any, ...]]:
@@ -157,6 +161,7 @@ class SweepSpec:
                 "repeats": self.repeats, "order": self.order, "seed": self.seed, "reset_data": self.reset_data,
                 "engine": self.engine, "transport": self.transport, "baseline": dict(self.baseline),
                 "schema": self.schema, "optional_axes": list(self.optional), "configurations": self.config_count,
+                "busy_threshold": "off" if self.busy_pct is None else self.busy_pct,
                 **({"phases": [p.to_dict() for p in self.phases]} if self.phases else {})}
 
 
@@ -361,7 +366,12 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
     if ("rate" in axes or limits["latency_limit_ms"] is not None) and not groups[0].rates:
         raise ConfigError(f"{source}: {'the rate axis' if 'rate' in axes else 'latency_limit_ms'} needs the "
                           "first group to run open loop: give it rates = [...]")
+    busy = data.get("busy_threshold", BUSY_PCT)
+    if busy != "off" and (isinstance(busy, bool) or not isinstance(busy, int | float) or not 0 < busy <= 100):
+        raise ConfigError(f"{source}: busy_threshold is a % of the machine's CPU above 0 and at most 100, or "
+                          f"\"off\", got {busy!r}")
     spec = SweepSpec(
+        busy_pct=None if busy == "off" else float(busy),
         phases=_phases(data, source),
         name=_str(data, "name", Path(source).stem, source), groups=tuple(groups), axes=axes,
         step_seconds=_int(data, "step_seconds", 30, 1, MAX_SECONDS, source),

@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from tunebench.core.busy import BUSY_PCT
 from tunebench.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ def write_spec(spec: SweepSpec) -> str:
               f"reset_data = {toml_value(spec.reset_data)}", f"engine = {toml_value(spec.engine)}"]
     if spec.transport is not None:
         lines.append(f"transport = {toml_value(spec.transport)}")
+    if spec.busy_pct != BUSY_PCT:
+        lines.append(f"busy_threshold = {toml_value('off' if spec.busy_pct is None else spec.busy_pct)}")
     if spec.schema is not None:  # none: the first group's family's own schema
         lines.append(f"schema = {toml_value(spec.schema)}")
     if spec.optional:
