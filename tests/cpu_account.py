@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{cpu[m]:8.1f} CPU s {wall[m]:8.1f} s  {m}")
     if args.write_durations:
         target = Path(__file__).parent / "durations.json"
-        about = {"_about": "wall seconds per module of a four-worker clean-clone run, summed by `python "
+        about = {"_about": "wall seconds per module of a clean-clone run with workers, summed by `python "
                            f"tests/cpu_account.py --write-durations` ({time.strftime('%Y-%m-%d')}): the workers take "
                            "the longest modules first (tests/conftest.py)"}
         weights = {m: round(w, 1) for m, w in sorted(wall.items(), key=lambda kv: -kv[1])}
