@@ -288,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(from the intended start) is at most this")
     sp.add_argument("--resume", type=_int_in(1, MAX_ID), metavar="SESSION",
                     help="continue this session after its last done step")
+    sp.add_argument("--calibrate", action="store_true",
+                    help="first this machine's noise floor for the load at each thread count (A/A, as `tunebench "
+                         "calibrate`, ~2 min each): single-run ratios inside it say so")
     sp.add_argument("--yes", action="store_true",
                     help=f"run a sweep of more than {CONFIRM_CONFIGS} configurations or "
                          f"{CONFIRM_SECONDS // 3600} h without asking")

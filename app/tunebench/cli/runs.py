@@ -168,6 +168,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.plan:
         emit(args, plan.to_dict(), plan_text(plan))
         return 0
+    if args.calibrate:
+        sweep_calibrations(store, target, spec, quiet=args.json)
     if not args.json:
         print(plan_text(plan), flush=True)
     t0 = time.time()
@@ -195,25 +197,62 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return exit_code(result["status"])
 
 
+def sweep_calibrations(store: Any, target: Any, spec: Any, quiet: bool = False) -> None:
+    """`sweep --calibrate`: this machine's noise floor for the first group's load at each of its thread counts,
+    on the server as it is before the sweep (the machine's noise, not a configuration's), each a session of its own
+    the sweep's single-run ratios then find (their cells say "within this machine's noise" inside it)."""
+    from dataclasses import replace
+
+    from tunebench.run.confirm import BLOCK_SECONDS, SETTLE_SECONDS, calibration_text
+
+    group = spec.groups[0]
+    for threads in dict.fromkeys(group.schedule):
+        one = replace(spec, groups=(replace(group, schedule=(threads,), rates=()),), phases=())
+        cal = calibrate_run(store, target, one, BLOCK_SECONDS, SETTLE_SECONDS, quiet=quiet).get("calibration")
+        if not quiet:
+            print(f"{threads} threads: " + (calibration_text(cal) if cal else "no calibration (see above)"),
+                  file=sys.stderr, flush=True)
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """An A/A calibration: one step of the load, and on it eight blocks of the same configuration judged as a
     confirmation is (run/confirm.py); the floor goes into the session's summary, where later verdicts on this
     machine, target, workload and threads find it."""
-    from tunebench.core.errors import TunebenchError
-    from tunebench.core.verdict import CONFIRM_ORDER
-    from tunebench.run.confirm import calibration_text, planned_seconds, start_calibration
-    from tunebench.run.experiment import Experiment
+    from tunebench.run.confirm import calibration_text
 
     threads = parse_threads(args.threads)
     if len(threads) != 1:
         raise ConfigError(f"--threads: a calibration runs at one thread count, got {args.threads}")
-    need = planned_seconds(CONFIRM_ORDER, args.block_seconds, args.settle_seconds)
     spec = build_run_spec(args.workload, workload_options(args), threads, lua_script=getattr(args, "lua", None),
-                          engine=args.engine, step_seconds=need + 30, warmup_seconds=args.warmup_seconds,
-                          transport=args.transport, schema=args.schema, workers=args.workers, probes=args.probes,
-                          busy_pct=args.busy_threshold)
+                          engine=args.engine, warmup_seconds=args.warmup_seconds, transport=args.transport,
+                          schema=args.schema, workers=args.workers, probes=args.probes, busy_pct=args.busy_threshold)
     store = open_store(args)
     target = resolve_target(args, store)
+    result = calibrate_run(store, target, spec, args.block_seconds, args.settle_seconds, quiet=args.json)
+    cal = result.get("calibration")
+    text = f"\nsession {result['session_id']} ({result['status']}), target {result['target']} " \
+           f"{result['server'].get('flavor')} {result['server'].get('version')}\n"
+    text += calibration_text(cal) if cal else "no calibration: the run ended before its blocks did (see above)"
+    emit(args, result, text)
+    if cal and cal.get("floor_pct") is None:
+        return 1
+    return exit_code(result["status"]) if cal else max(1, exit_code(result["status"]))
+
+
+def calibrate_run(store: Any, target: Any, spec: Any, block_seconds: int, settle_seconds: int,
+                  quiet: bool = False) -> dict[str, Any]:
+    """`spec`'s load (one group, one thread count) for its warm-up, then the A/A blocks: the run's result, whose
+    "calibration" is the floor (absent when the run ended first). ConfigError when the blocks could not start."""
+    from dataclasses import replace
+
+    from tunebench.core.errors import TunebenchError
+    from tunebench.core.verdict import CONFIRM_ORDER
+    from tunebench.run.confirm import planned_seconds, start_calibration
+    from tunebench.run.experiment import Experiment
+
+    need = planned_seconds(CONFIRM_ORDER, block_seconds, settle_seconds)
+    spec = replace(spec, step_seconds=need + 30)
+    warmup = spec.warmup_seconds
 
     def on_note(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
@@ -223,12 +262,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     def calibrate() -> None:
         while not exp.stop_event.is_set() and (exp.controller is None or exp._measured_since is None
-                                               or time.time() < exp._measured_since + args.warmup_seconds):
+                                               or time.time() < exp._measured_since + warmup):
             exp.stop_event.wait(0.2)
         if exp.stop_event.is_set():
             return
         try:
-            c = start_calibration(exp, args.block_seconds, args.settle_seconds)
+            c = start_calibration(exp, block_seconds, settle_seconds)
         except TunebenchError as exc:
             failed.append(str(exc))
             exp.request_stop()
@@ -236,23 +275,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         c.done.wait()
         exp.end_step()
 
-    if not args.json:
-        print(f"calibrating: {args.warmup_seconds} s warm-up, then eight {args.block_seconds}-s blocks of the same "
-              f"configuration (about {need + args.warmup_seconds} s)", file=sys.stderr, flush=True)
+    if not quiet:
+        threads = spec.groups[0].schedule[0]
+        print(f"calibrating {spec.groups[0].workload.name} at {threads} threads: {warmup} s warm-up, then eight "
+              f"{block_seconds}-s blocks of the same configuration (about {need + warmup} s)", file=sys.stderr,
+              flush=True)
     th = threading.Thread(target=calibrate, daemon=True)
     th.start()
     result = exp.run().to_dict()
     th.join(10)
-    cal = result.get("calibration")
     if failed:
         raise ConfigError(failed[0])
-    text = f"\nsession {result['session_id']} ({result['status']}), target {result['target']} " \
-           f"{result['server'].get('flavor')} {result['server'].get('version')}\n"
-    text += calibration_text(cal) if cal else "no calibration: the run ended before its blocks did (see above)"
-    emit(args, result, text)
-    if cal and cal.get("floor_pct") is None:
-        return 1
-    return exit_code(result["status"]) if cal else max(1, exit_code(result["status"]))
+    return result
+
 
 def tune_table(result: dict[str, Any]) -> str:
     """A tune's trials as a table, then its conclusion."""
