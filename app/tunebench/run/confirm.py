@@ -238,8 +238,9 @@ def floor_of(v: Any) -> float | None:
 
 def calibration_text(cal: Mapping[str, Any]) -> str:
     if cal.get("floor_pct") is None:
-        return (f"not calibrated: only {cal.get('pairs', 0)} pairs of blocks kept quiet seconds on both sides (the "
-                "machine was busy): run it again when it is quieter")
+        pairs = "1 pair" if cal.get("pairs") == 1 else f"{cal.get('pairs', 0)} pairs"
+        return (f"not calibrated: only {pairs} of blocks kept quiet seconds on both sides (the machine was busy): "
+                "run it again when it is quieter")
     busy = f", {cal['busy_left_out']} busy s left out" if cal.get("busy_left_out") else ""
     return (f"this machine's noise floor for this load is ±{cal['floor_pct']:.0f} % (A/A over {cal['pairs']} pairs "
             f"of {cal['block_seconds']}-s blocks: {cal['ratio']:.3f}x, 95 % CI {cal['ci_low']:.3f}-"
