@@ -7,6 +7,7 @@ replay and the server work, and answers with signals that land here on the panel
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt
@@ -341,35 +342,30 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.sessions.refresh()
 
     # -- knobs --
-    def flip_knob(self, name: str, value: str, on_done: Any = None, on_failed: Any = None) -> None:
-        """`on_done(change)` / `on_failed(message)` in addition to the knob panel and the Events log (stage mode
-        shows them on its overlay: the log is hidden there)."""
+    def _replies(self, show: Callable[[Any], None], on_done: Any, on_failed: Any
+                 ) -> tuple[Callable[[Any], None], Callable[[str], None]]:
+        """A request's (done, failed) slots: `show` the reply in the knob panel, a failure on the status line, then
+        the caller's own (stage mode shows them on its overlay: the Events log is hidden there)."""
         def failed(message: str) -> None:
             self.show_message(message)
             if on_failed is not None:
                 on_failed(message)
 
-        def done(change: Any) -> None:
-            self.knobs.show_change(change)
+        def done(reply: Any) -> None:
+            show(reply)
             if on_done is not None:
-                on_done(change)
+                on_done(reply)
 
-        self.controller.change_knob(name, value, done, failed)
+        return done, failed
+
+    def flip_knob(self, name: str, value: str, on_done: Any = None, on_failed: Any = None) -> None:
+        """`on_done(change)` / `on_failed(message)` in addition to the knob panel and the Events log."""
+        self.controller.change_knob(name, value, *self._replies(self.knobs.show_change, on_done, on_failed))
 
     def confirm_flip(self, on_done: Any = None, on_failed: Any = None) -> None:
         """Confirm the last live flip: its two values in ABBA BAAB blocks on the running load (run/confirm.py); the
         plan now, the verdict later as an event (knob panel, Events, stage card)."""
-        def failed(message: str) -> None:
-            self.show_message(message)
-            if on_failed is not None:
-                on_failed(message)
-
-        def done(plan: Any) -> None:
-            self.knobs.show_confirming(plan)
-            if on_done is not None:
-                on_done(plan)
-
-        self.controller.confirm_knob(None, done, failed)
+        self.controller.confirm_knob(None, *self._replies(self.knobs.show_confirming, on_done, on_failed))
 
     def step_rate(self, factor: float, on_done: Any = None, on_failed: Any = None) -> None:
         """An open-loop run's rate (its first group's) times `factor`, live: the stage's rate keys."""
