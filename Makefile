@@ -68,7 +68,7 @@ sanitized-hotloop: venv
 # tests/conftest.py), a module's tests on one worker (--dist loadfile). Not the default yet: no clean-clone run
 # with workers has been green twice in a row (README, "How make test runs").
 TEST_WORKERS ?= 0
-XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
+XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 TEST_START := $(shell date +%s)
 test: hotloop kits
 	@mkdir -p build; rc=0; \

@@ -147,3 +147,16 @@ def test_a_start_that_hangs_is_killed_and_started_again_and_a_hung_server_is_sto
         monkeypatch.undo()
         sandbox.start()
     assert sandbox.status().running
+
+
+def test_the_sandboxs_server_has_only_the_environment_it_needs(sandbox):
+    """Issue 43 item 4: the sandbox's mysqld inherited the whole environment of whoever started it (a store's
+    password included). Its environment now holds the paths and the locale only (hosts/runner.py CHILD_ENV)."""
+    from pathlib import Path
+
+    from tunebench.hosts.runner import CHILD_ENV
+
+    pid = sandbox.status().pid
+    names = {item.split(b"=", 1)[0].decode() for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+             if item}
+    assert names and all(n in CHILD_ENV or n.startswith("LC_") for n in names), sorted(names)

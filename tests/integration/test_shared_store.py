@@ -83,8 +83,11 @@ def _tables(url: str, password: str) -> set[str]:
 def _run(url: str, env: dict[str, str], *args: str) -> subprocess.Popen:
     import os
 
+    # an open loop at 300/s: these tests are about the store (what it keeps, however the run goes), not the load's
+    # speed; at full speed each run took both cores for its seconds
     return subprocess.Popen([sys.executable, "-m", "tunebench", "--db", url, "run", "--workload", "oltp_point_select",
-                             "--threads", "2", "--probes", "none", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                             "--threads", "2", "--rate", "300", "--probes", "none", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
 
 
@@ -184,7 +187,8 @@ def test_a_store_away_past_the_bound_stops_the_run_in_one_line_and_puts_the_serv
     import os
 
     proc = subprocess.Popen([sys.executable, "-m", "tunebench", "--db", url, "run", "--workload",
-                             "oltp_point_select", "--threads", "2", "--step-seconds", "60", "--probes", "waits"],
+                             "oltp_point_select", "--threads", "2", "--rate", "300", "--step-seconds", "60",
+                             "--probes", "waits"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **env})
     store = _store(url, env, monkeypatch)
@@ -275,6 +279,12 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path):
     line = _one_line(run_cli("--db", f"postgresql+psycopg://tb:{secret}@127.0.0.1:{pg.port}/tunebench", "sessions",
                              "list", env=env))
     assert "password is refused" in line and secret not in line
+    # in the query string too (issue 43 item 3: accepted for both dialects, and echoed in error lines)
+    for url in (f"postgresql+psycopg://tb@127.0.0.1:{pg.port}/tunebench?password={secret}",
+                f"postgresql+psycopg://tb@127.0.0.1:{pg.port}/tunebench?sslmode=prefer&PassWord={secret}",
+                f"mysql+mysqlconnector://tb@127.0.0.1:{mstore.port}/tunebench?passwd={secret}"):
+        line = _one_line(run_cli("--db", url, "sessions", "list", env=env))
+        assert "password is refused" in line and secret not in line, line
     line = _one_line(run_cli("--db", f"oracle://tb@127.0.0.1:{pg.port}/tunebench", "sessions", "list", env=env))
     assert "unknown store dialect 'oracle'" in line
     line = _one_line(run_cli("--db", pg.url(), "sessions", "list", env={"TUNEBENCH_DB_PASSWORD": "wrong"}))
@@ -304,3 +314,44 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path):
     assert _tables(pg.url(), pg.password) == {"orders"}
     line = _one_line(run_cli("--db", str(tmp_path / "x.sqlite"), "sessions", "push", "1", env=env))
     assert "needs --to" in line
+
+
+def _trx_commit(sandbox) -> str:
+    from tunebench.mysql.connect import open_connection, query_all
+    from tunebench.mysql.target import conn_params
+
+    conn = open_connection(conn_params(sandbox.target(), "socket"))
+    try:
+        return str(query_all(conn, "SELECT @@GLOBAL.innodb_flush_log_at_trx_commit")[0][0])
+    finally:
+        conn.close()
+
+
+def test_a_crafted_journal_row_in_a_shared_store_changes_no_server(pg, sandbox):
+    """Issue 43 item 1: a row written into a shared PostgreSQL store by someone else (this machine's name, state
+    pending, a dead owner, the local sandbox's socket, innodb_flush_log_at_trx_commit original '0') made a plain
+    `sessions list` here SET the knob ("restored ... left changed by an interrupted run"). Only rows this machine's
+    ledger vouches for are acted on (store/ledger.py): the crafted one is shown by `restore`, and the server keeps
+    its value."""
+    from tunebench.store.location import this_host
+
+    url, env = pg.url(), {"TUNEBENCH_DB_PASSWORD": pg.password}
+    _empty(url, pg.password)
+    assert run_cli("--db", url, "sessions", "list", env=env).returncode == 0  # the store's tables made
+    before = _trx_commit(sandbox)
+    crafted = "2" if before == "0" else "0"
+    engine = _engine(url, pg.password)
+    with engine.begin() as c:
+        c.execute(text("INSERT INTO knob_journal (session_id, target, target_name, name, kind, original, state, "
+                       "owner_pid, owner_start, host, created_at) VALUES (NULL, :target, :name, "
+                       "'innodb_flush_log_at_trx_commit', 'dynamic', :original, 'pending', 999999, '1', :host, "
+                       ":at)"), {"target": json.dumps(sandbox.target().to_dict()), "name": sandbox.target().name,
+                                 "original": crafted, "host": this_host(), "at": time.time() - 60})
+    engine.dispose()
+    listed = run_cli("--db", url, "sessions", "list", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "restored" not in listed.stderr and _trx_commit(sandbox) == before, listed.stderr
+    out = run_cli("--db", url, "restore", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "left alone (not written by this machine's Tunebench" in out.stdout, out.stdout
+    assert "innodb_flush_log_at_trx_commit" in out.stdout and _trx_commit(sandbox) == before

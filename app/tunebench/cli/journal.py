@@ -11,7 +11,7 @@ from tunebench.cli.resolve import db_path, open_store
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from tunebench.run.tuning import restore_pending
+    from tunebench.run.tuning import restore_pending, shown
 
     store = open_store(args)
     done, live = restore_pending(store, force=args.force, note=lambda m: print(m, file=sys.stderr))
@@ -20,11 +20,23 @@ def cmd_restore(args: argparse.Namespace) -> int:
     lines = [f"restored {d['name']} = {d['original']} on {d['target']}" if d["state"] == "restored" else
              f"FAILED {d['name']} on {d['target']}: {d.get('message')}" for d in done if d["state"] != "busy"]
     lines += [f"left alone (run in progress, pid {r['owner_pid']}): {r['name']} on {r['target_name']}" for r in live]
+    # rows naming this machine that it did not write as they read: a store others can write is no order to a server
+    foreign = store.journal_unvouched()
+    lines += [f"left alone (not written by this machine's Tunebench as it reads, store/ledger.py): "
+              f"{_plain(r['name'])} = {_plain(shown(r['original']))} on {_plain(r['target_name'])} "
+              f"(journal row {r['id']})" for r in foreign]
     if lines or not busy or getattr(args, "json", False):
-        emit(args, {"restored": done, "in_progress": live}, "\n".join(lines) or "nothing to restore")
+        emit(args, {"restored": done, "in_progress": live, "not_vouched": foreign},
+             "\n".join(lines) or "nothing to restore")
     if busy:  # the note said which run holds the server: its rows stay in the journal
         return 2
     return 1 if failed else 0
+
+
+def _plain(text: object) -> str:
+    """A value read from a store others can write, as a terminal shows it: printable, one line, bounded."""
+    out = "".join(c if c.isprintable() else "?" for c in str(text))
+    return out if len(out) <= 80 else out[:77] + "..."
 
 
 def auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:

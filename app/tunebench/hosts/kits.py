@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from tunebench import paths
 from tunebench.core.errors import ConfigError, SandboxError
+from tunebench.hosts.runner import child_env
 from tunebench.hosts.server_binary import ServerBinary, find_server_binaries, probe_binary
 
 KIT_FILE = "kit.json"
@@ -208,7 +209,7 @@ def _run_apt(argv: list[str], progress: Callable[[FetchProgress], None], what: s
     try:
         proc = subprocess.Popen([*argv[:1], "-o", f"APT::Status-Fd={write_fd}", *argv[1:]], pass_fds=(write_fd,),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"})
+                                env=child_env({"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}))
     except OSError as exc:
         os.close(read_fd)
         os.close(write_fd)
@@ -309,7 +310,7 @@ def fetch(which: str, progress: Callable[[FetchProgress], None] = lambda _p: Non
         root.mkdir()
         for n, deb in enumerate(debs, 1):
             unpacked = subprocess.run(["dpkg", "-x", str(deb), str(root)], capture_output=True, text=True,
-                                      errors="replace")
+                                      errors="replace", env=child_env())
             if unpacked.returncode != 0:
                 raise SandboxError(f"dpkg -x {deb.name} failed: {unpacked.stderr.strip()[:300]}")
             progress(FetchProgress(f"unpacking {n}/{len(debs)}", 0.8 + 0.2 * n / len(debs), n, len(debs)))

@@ -32,6 +32,7 @@ from typing import Any
 
 from tunebench.core.errors import TunebenchError
 from tunebench.core.probe import ProbeUnavailable, Reading, name_part
+from tunebench.hosts.runner import child_env
 
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 TOP = 10  # functions per window as series (the rest is `other`)
@@ -192,7 +193,7 @@ class LocalPerf:
         try:
             started = time.monotonic()
             self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                          start_new_session=True)
+                                          start_new_session=True, env=child_env())
             if cut is not None and cut.is_set():
                 self._signal(signal.SIGINT)
             _out, err = self._proc.communicate()
@@ -200,7 +201,7 @@ class LocalPerf:
             if self._proc.returncode not in CUT_STATUS or not os.path.exists(data):
                 raise PerfFailed((err.decode(errors="replace").strip().splitlines() or ["perf record failed"])[-1])
             return subprocess.run(["perf", "script", "-F", SCRIPT_FIELDS, "-i", data], capture_output=True,
-                                  timeout=60).stdout.decode(errors="replace")
+                                  timeout=60, env=child_env()).stdout.decode(errors="replace")
         except (OSError, subprocess.SubprocessError) as exc:
             raise PerfFailed(str(exc)) from None
         finally:

@@ -39,6 +39,22 @@ def die_with_us(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
     return preexec
 
 
+# What an external tool (sysbench and its Lua scripts, a server, perf, apt) gets of our environment: the locale, the
+# paths, proxies for apt, a user's Lua modules. Never the rest: $TUNEBENCH_DB_PASSWORD, a MYSQL_PWD of the user's,
+# tokens of other tools (issue 43 item 4: the whole environment reached sysbench, scripts and the sandbox's mysqld).
+# What a tool needs beyond this (sysbench's MYSQL_PWD for its target) is given to it by name.
+CHILD_ENV = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "LD_LIBRARY_PATH",
+             "LUA_PATH", "LUA_CPATH", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+             "NO_PROXY", "ALL_PROXY", "all_proxy"}
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for an external tool: CHILD_ENV and the LC_* of ours, then `extra`."""
+    env = {k: v for k, v in os.environ.items() if k in CHILD_ENV or k.startswith("LC_")}
+    env.update(extra or {})
+    return env
+
+
 @dataclass(frozen=True, slots=True)
 class ProcessOutcome:
     argv: tuple[str, ...]
@@ -56,9 +72,7 @@ class LocalProcess:
         self.argv = tuple(argv)
         # What logs and errors show: argv with secrets masked by the caller.
         self.display = tuple(display) or self.argv
-        full_env = dict(os.environ)
-        if env:
-            full_env.update(env)
+        full_env = child_env(env)
         self._started = time.monotonic()
         self._tail: list[str] = []
         try:

@@ -30,6 +30,7 @@ from tunebench.core.errors import SandboxError
 from tunebench.core.target import Target
 from tunebench.hosts.cpu_binding import check_cpus
 from tunebench.hosts.kits import default_server, list_servers, resolve_server
+from tunebench.hosts.runner import child_env
 from tunebench.hosts.sandbox_cnf import render_cnf
 from tunebench.hosts.server_binary import ServerBinary, probe_binary
 from tunebench.mysql.target import read_option_file_password
@@ -280,7 +281,7 @@ class SandboxServer:
             cnf.write_text(text.replace("log-error ", "# log-error ", 1))
             try:
                 out = subprocess.run([*server.argv, f"--defaults-file={cnf}", "--help", "--verbose"],
-                                     capture_output=True, text=True, timeout=60)
+                                     capture_output=True, text=True, timeout=60, env=child_env())
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise SandboxError(f"cannot check the server options with {server.path}: {exc}") from None
         errors = [e for ln in out.stderr.splitlines() if "[ERROR]" in ln
@@ -307,7 +308,7 @@ class SandboxServer:
                     "--skip-test-db"]
         else:
             argv = [*server.argv, f"--defaults-file={self.cnf}", "--initialize-insecure"]
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=child_env())
         if out.returncode != 0 or not (self.datadir / "mysql").is_dir():
             shutil.rmtree(self.datadir, ignore_errors=True)
             tail = (out.stdout + out.stderr).strip().splitlines()[-5:]
@@ -328,7 +329,7 @@ class SandboxServer:
                 "--enforce-storage-engine=", "--max_allowed_packet=8M", "--net_buffer_length=16K"]
         try:
             out = subprocess.run(argv, input="\n".join(parts), capture_output=True, text=True, timeout=600,
-                                 errors="replace")
+                                 errors="replace", env=child_env())
         except (OSError, subprocess.TimeoutExpired) as exc:
             shutil.rmtree(self.datadir, ignore_errors=True)
             raise SandboxError(f"initialising the sandbox datadir failed: {exc}") from None
@@ -421,7 +422,7 @@ class SandboxServer:
             log_offset = self._errlog_size()
             with open(self.base / "stdout.log", "ab") as out:
                 proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        start_new_session=True)
+                                        start_new_session=True, env=child_env())
             _CHILDREN[proc.pid] = proc
             self._save_state(SandboxState(server.path, server.name, server.flavor, server.version, port, proc.pid,
                                           wanted, cpus))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tunebench.core.errors import SandboxError
+from tunebench.hosts.runner import child_env
 
 SERVER_NAMES = ("mariadbd", "mysqld")
 EXTRA_BIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin", "/usr/libexec", "/opt/mysql/bin")
@@ -87,7 +88,7 @@ def probe_binary(path: str, loader: str | None = None, library_path: str | None 
     argv = ServerBinary(path, "", "", loader, library_path).argv
     try:
         out = subprocess.run([*argv, "--no-defaults", "--version"], capture_output=True, text=True, timeout=30,
-                             errors="replace")
+                             errors="replace", env=child_env())
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SandboxError(f"cannot run {path}: {getattr(exc, 'strerror', None) or exc}") from None
     flavor, version = parse_server_version(out.stdout + out.stderr)

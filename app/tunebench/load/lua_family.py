@@ -12,7 +12,6 @@ looks only in the working directory otherwise.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import threading
@@ -24,6 +23,7 @@ from typing import Any
 
 from tunebench.core.errors import ConfigError, WorkloadError
 from tunebench.core.target import ConnParams
+from tunebench.hosts.runner import child_env
 from tunebench.load.family import CheckResult, ConnectionContext, Progress, Transaction, TrxType
 from tunebench.load.options import OptionSpec, resolve_options
 
@@ -123,7 +123,7 @@ def inspect_script(path: str, binary: str | None = None) -> LuaScript:
         raise WorkloadError("sysbench not found on PATH (make run installs it: apt-get install sysbench)")
     try:
         out = subprocess.run([sysbench, str(p), "help"], capture_output=True, text=True, errors="replace",
-                             timeout=HELP_TIMEOUT, env={**os.environ, **sysbench_env(str(p))}, cwd=p.parent)
+                             timeout=HELP_TIMEOUT, env=child_env(sysbench_env(str(p))), cwd=p.parent)
     except subprocess.TimeoutExpired:
         raise WorkloadError(f"Lua script {path}: `sysbench {p.name} help` did not answer in {HELP_TIMEOUT} s") from None
     text = out.stdout + out.stderr

@@ -22,7 +22,7 @@ from tunebench.core.interval import Interval
 from tunebench.core.probe import name_part
 from tunebench.core.schedule import OpenLoop
 from tunebench.core.target import ConnParams
-from tunebench.hosts.runner import LocalRunner
+from tunebench.hosts.runner import LocalRunner, child_env
 from tunebench.load.engine import ClientGroup, IntervalSink, NoteSink
 
 # `[ 1s ] thds: 4 tps: 1.00 qps: 2.00 (r/w/o: 1.00/0.50/0.50) lat (ms,95%): 5.28 err/s: 0.00 reconn/s: 0.00`
@@ -144,7 +144,7 @@ def sysbench_version() -> str | None:
     if not binary:
         return None
     try:
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10, env=child_env())
     except OSError:
         return None
     return out.stdout.strip().removeprefix("sysbench ").split()[0] if out.stdout.strip() else None

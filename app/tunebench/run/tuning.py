@@ -35,6 +35,7 @@ from tunebench.mysql.probes import undo_probe_setting
 from tunebench.mysql.target import Target, conn_params
 from tunebench.run.drift import Drift
 from tunebench.run.runlock import RunLock, TargetBusy
+from tunebench.store import ledger
 from tunebench.store.owner import owner_alive, proc_start
 from tunebench.store.repo import Store
 
@@ -136,14 +137,15 @@ class KnobController:
         """A journal row for a setting about to change (its original, kind dynamic, static or probe); kept in
         memory too, so that the run puts it back even when its (server) store went away."""
         self.touched.add(name)
+        when = time.time()
         row_id = self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
                                         original=to_journal(original), owner_pid=self.owner[0],
-                                        owner_start=self.owner[1])
+                                        owner_start=self.owner[1], created_at=when)
         if row_id is not None:
             self._journaled.append({"id": row_id, "session_id": self.session_id, "target": self.target.to_dict(),
                                     "target_name": self.target.name, "name": name, "kind": kind,
                                     "original": to_journal(original), "owner_pid": self.owner[0],
-                                    "owner_start": self.owner[1], "created_at": time.time()})
+                                    "owner_start": self.owner[1], "created_at": when})
         return row_id
 
     def probe_journal(self) -> ProbeJournal:
@@ -293,10 +295,13 @@ class KnobController:
     def restore(self) -> list[dict[str, Any]]:
         """Put back every knob this process journaled (static first, then dynamic)."""
         store: Store | None = self.store
+        # what this run journaled and this machine's ledger still vouches for (not yet restored or discarded):
+        # from memory, so a shared store's rows changed meanwhile do not decide what is put back
+        rows = [r for r in self._journaled if ledger.vouched(ledger.digest(r))]
         try:
-            rows = [r for r in self.store.journal_pending() if (r["owner_pid"], r["owner_start"]) == self.owner]
-        except StoreError as exc:  # gone (a server store down): what this run journaled, from memory
-            store, rows = None, list(self._journaled)
+            self.store.journal_pending()  # (the store's row ids, so that each is marked when put back)
+        except StoreError as exc:  # gone (a server store down): marked there at the next start
+            store = None
             self.note(f"{exc}: the knobs this run changed are put back from its memory (the journal there keeps "
                       "them pending; putting an original back twice is harmless)")
         self.expected.clear()  # from here on the originals are what the server should read
@@ -326,13 +331,17 @@ def sized(value: Any) -> str:
     return human(int(text)) if text.isdigit() else text
 
 
-def _mark(store: Store | None, row_id: int, state: JournalState, message: str | None = None) -> None:
+def _mark(store: Store | None, row: int | Mapping[str, Any], state: JournalState, message: str | None = None
+          ) -> None:
     """Journal bookkeeping never stops a restore: a store that cannot be written (disk full), or is gone (None),
-    leaves the row pending, and putting back an original twice is harmless."""
+    leaves the row pending, and putting back an original twice is harmless. A row done here (restored, discarded)
+    is no longer vouched for by this machine's ledger, whatever the store took."""
+    if not isinstance(row, int) and state in ("restored", "discarded"):
+        ledger.withdraw(ledger.digest(row))
     if store is None:
         return
     with contextlib.suppress(StoreError):
-        store.journal_mark(row_id, state, message)
+        store.journal_mark(row if isinstance(row, int) else row["id"], state, message)
 
 
 def restore_line(d: Mapping[str, Any]) -> str:
@@ -406,7 +415,7 @@ def _restore_target(store: Store | None, target: Target, target_rows: list[dict[
         try:
             if r["name"] == OPTION_FILE:
                 result.update(_restore_remote(target, json.loads(r["original"]), note))
-                _mark(store, r["id"], "restored")
+                _mark(store, r, "restored")
                 out.append({**result, "state": "restored"})
                 continue
             sb = sandbox_for(target)
@@ -417,10 +426,10 @@ def _restore_target(store: Store | None, target: Target, target_rows: list[dict[
             restarted = not (st.running and st.overrides == orig["overrides"] and st.cpus == orig["cpus"])
             if restarted:
                 sb.start(orig["overrides"], orig["cpus"])
-            _mark(store, r["id"], "restored")
+            _mark(store, r, "restored")
             out.append({**result, "state": "restored", "restarted": restarted})
         except TunebenchError as exc:
-            _mark(store, r["id"], "failed", str(exc))
+            _mark(store, r, "failed", str(exc))
             out.append({**result, "state": "failed", "message": str(exc)})
     probes = [r for r in target_rows if r["kind"] == "probe"]
     if not dynamics and not probes:
@@ -440,10 +449,10 @@ def _restore_target(store: Store | None, target: Target, target_rows: list[dict[
                       "kind": "probe"}
             try:
                 undo_probe_setting(conn, r["name"], r["original"])
-                _mark(store, r["id"], "restored")
+                _mark(store, r, "restored")
                 out.append({**result, "state": "restored"})
             except (TunebenchError, mysql.connector.Error) as exc:
-                _mark(store, r["id"], "failed", str(exc))
+                _mark(store, r, "failed", str(exc))
                 out.append({**result, "state": "failed", "message": str(exc)})
     finally:
         with contextlib.suppress(Exception):
@@ -466,10 +475,10 @@ def _restore_dynamic(store: Store | None, conn: Any, target: Target,
             value = original if original is None or k.type == "string" else k.normalize(original)
             got = set_global(conn, k, value)
             ok = k.same(got, original)
-            _mark(store, r["id"], "restored" if ok else "failed", None if ok else f"reads back {shown(got)}")
+            _mark(store, r, "restored" if ok else "failed", None if ok else f"reads back {shown(got)}")
             out.append({**result, "state": "restored" if ok else "failed", "now": got})
         except (TunebenchError, KeyError, mysql.connector.Error) as exc:
-            _mark(store, r["id"], "failed", str(exc))
+            _mark(store, r, "failed", str(exc))
             out.append({**result, "state": "failed", "message": str(exc)})
     return out
 

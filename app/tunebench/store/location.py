@@ -20,6 +20,7 @@ KEYRING_SERVICE = "tunebench-store"  # user name in the keyring: USER@HOST:PORT 
 HOST_ENV = "TUNEBENCH_HOSTNAME"  # the machine's name as sessions record it, when the hostname says nothing
 # driver -> (what the dialect is called here, default port)
 DRIVERS = {"postgresql+psycopg": ("PostgreSQL", 5432), "mysql+mysqlconnector": ("MySQL/MariaDB", 3306)}
+SECRET_PARAMS = {"password", "passwd", "pwd", "pass", "sslpassword", "password1", "password2", "password3"}
 CONNECT_TIMEOUT = 5  # seconds to reach the server: an unreachable store is said quickly
 
 
@@ -55,7 +56,8 @@ def parse_location(spec: str | Path) -> StoreLocation:
     except ArgumentError:
         raise StoreError(f"--db {scheme}://...: not a database URL (e.g. postgresql+psycopg://USER@HOST:PORT/DB)") \
             from None
-    if url.password is not None:
+    # a password given as a query parameter (?password=, ?passwd=, libpq's sslpassword) is one all the same
+    if url.password is not None or any(k.lower() in SECRET_PARAMS for k in url.query):
         # said without repeating the URL: it holds the password
         raise StoreError("--db: a store URL with a password is refused (it would end up in shell histories, process "
                          f"lists and logs); give the password in ${PASSWORD_ENV} or the keyring (service "

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session as OrmSession
 from tunebench.core.errors import StoreError
 from tunebench.core.kinds import JournalKind, JournalState
 from tunebench.core.target import Target
+from tunebench.store import ledger
 from tunebench.store.json_fields import lenient_object, session_summary
 from tunebench.store.location import parse_location, server_engine, this_host
 from tunebench.store.migrations import migrate
@@ -69,6 +70,7 @@ class Store:
         loc = parse_location(path)
         self.location = self.where = loc.text
         self.host = this_host()
+        self._vouched: dict[int, str] = {}  # journal row id -> its ledger digest (rows written or read here)
         if loc.url is not None:
             if readonly:
                 raise StoreError(f"{self.where}: only a session file is read this way")
@@ -218,9 +220,16 @@ class Store:
 
     # ---- knob journal ---------------------------------------------------------------------------
     def journal_add(self, *, session_id: int | None, target: Target, name: str, kind: JournalKind, original: str,
-                    owner_pid: int, owner_start: str) -> int | None:
+                    owner_pid: int, owner_start: str, created_at: float | None = None) -> int | None:
         """Record an original value unless one is already pending for this target+knob (the first wins:
-        a later 'original' would be a value we set). Returns the new row's ID, or None."""
+        a later 'original' would be a value we set). Returns the new row's ID, or None. The row is vouched for
+        in this machine's ledger first (store/ledger.py): only such rows are ever restored."""
+        when = time.time() if created_at is None else created_at
+        target_json = json.dumps(target.to_dict())
+        vouch = ledger.digest({"target": target_json, "target_name": target.name, "name": name, "kind": kind,
+                               "original": original, "owner_pid": owner_pid, "owner_start": owner_start,
+                               "session_id": session_id, "created_at": when})
+
         def write() -> int | None:
             with OrmSession(self.engine) as s:
                 exists = s.scalar(select(KnobJournalRow.id).where(
@@ -228,33 +237,61 @@ class Store:
                     KnobJournalRow.state == "pending"))
                 if exists is not None:
                     return None
-                row = KnobJournalRow(session_id=session_id, target=json.dumps(target.to_dict()),
+                row = KnobJournalRow(session_id=session_id, target=target_json,
                                      target_name=target.name, name=name, kind=kind, original=original,
                                      state="pending", owner_pid=owner_pid, owner_start=owner_start,
-                                     created_at=time.time(), host=self.host)
+                                     created_at=when, host=self.host)
                 s.add(row)
                 s.commit()
                 return row.id
-        return self._patient(write)
+        ledger.vouch(vouch)
+        try:
+            row_id = self._patient(write)
+        except BaseException:
+            ledger.withdraw(vouch)
+            raise
+        if row_id is None:
+            ledger.withdraw(vouch)
+        else:
+            self._vouched[row_id] = vouch
+        return row_id
 
     def _mine(self, column: Any) -> Any:
         """Rows of this machine: a pid means something only here (a shared store holds other machines' rows,
         whose processes this one can neither see nor restore for). NULL: written before hosts were recorded."""
         return or_(column == self.host, column.is_(None))
 
-    def journal_pending(self) -> list[dict[str, Any]]:
-        """The pending rows of this machine's runs."""
+    def _pending_rows(self) -> list[dict[str, Any]]:
         def read() -> list[dict[str, Any]]:
             with OrmSession(self.engine) as s:
                 return [
                     {"id": r.id, "session_id": r.session_id, "target": json.loads(r.target),
                      "target_name": r.target_name, "name": r.name, "kind": r.kind, "original": r.original,
-                     "owner_pid": r.owner_pid, "owner_start": r.owner_start, "created_at": r.created_at}
+                     "owner_pid": r.owner_pid, "owner_start": r.owner_start, "created_at": r.created_at,
+                     "digest": ledger.digest({"target": r.target, "target_name": r.target_name, "name": r.name,
+                                              "kind": r.kind, "original": r.original, "owner_pid": r.owner_pid,
+                                              "owner_start": r.owner_start, "session_id": r.session_id,
+                                              "created_at": r.created_at})}
                     for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state == "pending",
                                                                     self._mine(KnobJournalRow.host))
                                        .order_by(KnobJournalRow.id))
                 ]
         return self._guard(read)
+
+    def journal_pending(self) -> list[dict[str, Any]]:
+        """The pending rows of this machine's runs that this machine vouches for (written here, as written, still
+        pending here): the only rows a restore acts on."""
+        rows = []
+        for r in self._pending_rows():
+            if ledger.vouched(r["digest"]):
+                self._vouched[r["id"]] = r.pop("digest")
+                rows.append(r)
+        return rows
+
+    def journal_unvouched(self) -> list[dict[str, Any]]:
+        """Pending rows that name this machine but that it did not write as they read (a shared store's rows
+        changed or made by someone else, or rows of a Tunebench before the ledger): shown, never acted on."""
+        return [r for r in self._pending_rows() if not ledger.vouched(r.pop("digest"))]
 
     def mark_interrupted(self, session_id: int) -> bool:
         """A session whose process died mid-run (kill -9, crash) is 'interrupted', not 'running'."""
@@ -292,6 +329,8 @@ class Store:
                     r.state, r.message, r.restored_at = state, message, time.time()
                     s.commit()
         self._patient(write)
+        if state in ("restored", "discarded"):  # done: the ledger no longer vouches for the row (a failed one
+            ledger.withdraw(self._vouched.pop(row_id, None))  # stays vouched for `tunebench restore`)
 
     def close(self) -> None:
         self.engine.dispose()
