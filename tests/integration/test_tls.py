@@ -16,7 +16,11 @@ from tunebench.mysql.connect import global_status, open_connection, query_all
 from tunebench.store.repo import Store
 
 pytestmark = pytest.mark.integration
-PASSWORD = "p w\"q'é-ß"  # quotes, a space and non-ASCII characters
+PASSWORD = "p w\"q'é-ß"
+# each connection of a user, with its TLS cipher ('' or NULL: none) as the server has it
+CIPHERS = ("SELECT t.PROCESSLIST_ID, s.VARIABLE_VALUE FROM performance_schema.threads t LEFT JOIN "
+           "performance_schema.status_by_thread s ON s.THREAD_ID = t.THREAD_ID AND s.VARIABLE_NAME = 'Ssl_cipher' "
+           "WHERE t.PROCESSLIST_USER = %s")  # quotes, a space and non-ASCII characters
 
 
 def _store() -> Store:
@@ -330,3 +334,52 @@ def sandbox_params_of(sandbox):
     from tunebench.mysql.target import conn_params
 
     return conn_params(sandbox.target(), "socket")
+
+
+@pytest.mark.parametrize("server_name", ["mysql-9", "mariadb-11.8"])
+@pytest.mark.parametrize("hot", ["1", "0"], ids=["compiled", "python"])
+def test_every_load_connection_of_both_loops_uses_tls_when_preferred(server_name, hot, sandbox, kit_sandboxes,
+                                                                     monkeypatch):
+    """Issue 43 item 2: with the default ssl-mode PREFERRED against a server that offers TLS, the compiled loop's
+    load connections were plain (libmariadb keeps MYSQL_OPT_SSL_ENFORCE in the flag mysql_ssl_set raises, and the
+    loop cleared it), while the session recorded TLSv1.3. The server's own word for each of the load's
+    connections (performance_schema.status_by_thread, Ssl_cipher), read while the step runs."""
+    import threading
+    from dataclasses import replace
+
+    from tunebench.load.builtin import BuiltinEngine
+    from tunebench.load.engine import ClientGroup
+    from tunebench.load.prepare import prepare
+    from tunebench.load.workload import load_workload
+
+    server = server_under_test(server_name, sandbox, kit_sandboxes)
+    admin = open_connection(server.params(None))
+    user = f"tb_tls_{hot}"
+    try:
+        cur = admin.cursor()
+        cur.execute(f"DROP USER IF EXISTS '{user}'@'127.0.0.1'")
+        cur.execute(f"CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 'pw-tls-1'")
+        cur.execute(f"GRANT ALL ON *.* TO '{user}'@'127.0.0.1'")
+        wl = load_workload("oltp_point_select")
+        opts = wl.options({"table_size": 1000})
+        prepare(server.params("tb_tls"), "tb_tls", opts, 1000)
+        # (a sandbox's own target says DISABLED: a target added for a server over TCP has PREFERRED by default)
+        tcp = replace(server.params("tb_tls", "tcp"), user=user, password="pw-tls-1", ssl_mode="PREFERRED")
+        assert tcp.host == "127.0.0.1" and tcp.tls and not tcp.tls_required
+        monkeypatch.setenv("TUNEBENCH_HOT_LOOP", hot)  # the worker processes inherit it
+        engine = BuiltinEngine(tcp, [ClientGroup("main", wl, opts, (3,))], workers=1)
+        seen: list[list[tuple]] = []
+
+        def sink(_iv) -> None:
+            if not seen:
+                seen.append(query_all(admin, CIPHERS, (user,)))
+        engine.open()
+        try:
+            engine.run_step({"main": 3}, 2, sink, threading.Event())
+        finally:
+            engine.close()
+        assert seen and len(seen[0]) == 3, seen
+        assert all(cipher for _id, cipher in seen[0]), seen  # every one of them over TLS
+    finally:
+        admin.cursor().execute(f"DROP USER IF EXISTS '{user}'@'127.0.0.1'")
+        admin.close()

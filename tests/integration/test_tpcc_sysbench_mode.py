@@ -107,13 +107,16 @@ def measure(admin, run) -> dict:
     sessions left: a session that was still ending (the last run's, closed without waiting) was seen counted in
     neither the global counters nor the live sessions' at the first reading (Com_* 29 above the digests, CI)."""
     quiet(admin)
+    lost0 = dict(query_all(admin, "SHOW GLOBAL STATUS LIKE 'Performance_schema_%lost'"))
     com0, dig0, next_o, all0 = server_state(admin)
     run()
     quiet(admin)
     com1, dig1, _, all1 = server_state(admin)
+    lost1 = dict(query_all(admin, "SHOW GLOBAL STATUS LIKE 'Performance_schema_%lost'"))
     com = {k: com1[k] - com0[k] for k in COM}
     dig = Counter({k: n - dig0.get(k, 0) for k, n in dig1.items() if n > dig0.get(k, 0)})
-    return {"com": com, "digests": dig, "next_o": next_o, "all_digests": all1 - all0}
+    lost = {k: int(v) - int(lost0.get(k, 0)) for k, v in lost1.items() if int(v) != int(lost0.get(k, 0))}
+    return {"com": com, "digests": dig, "next_o": next_o, "all_digests": all1 - all0, "ps_lost": lost}
 
 
 def dml(dig: Counter[str]) -> Counter[str]:
@@ -201,14 +204,23 @@ def test_mode_sysbench_tpcc_sends_what_sysbench_tpcc_sends(tpcc_data, tmp_path, 
         set(dml(ours["digests"])) ^ set(dml(theirs["digests"])))
     stock = [k for k in dml(ours["digests"]) if " from stock1 " in k]
     assert len(stock) == 10 and all(len(re.findall(r"s_dist_\d\d", k)) == 1 for k in stock), stock  # its district's
-    for m in (ours, theirs):
+    for which, m in (("python loop", ours), ("compiled loop", theirs)):
         # the digests hold every statement the server counted: Com_* against the digests of every schema (the
         # server is the test session's, shared with its other tests: a neighbour's statements are on both sides,
         # where the schema's digests alone once came out 37 selects, 27 updates and 24 inserts short), give or take
         # the readings' own queries; and the schema's digests are this run's statements (the checks below)
+        # The digests are never more than the server counted (give or take the readings' own 10), and never fewer
+        # by more than 0.1 %: MariaDB 10.11's digest table itself misses a few statements under concurrent load,
+        # both loops alike (measured on a quiet machine, 8 connections, 18 runs of 3-8 s: selects, inserts and
+        # updates 0-7 short of Com_* a run, deletes and commits never; this test 16 short alone, 16-77 of 136,000
+        # beside the suite's other workers, 0.06 %). The ±10 assumed it counts every statement: it failed twice in
+        # clean-clone runs. What the digests are used for below is a 2 % comparison of statements per
+        # transaction, which 0.1 % does not move.
         classes = m["all_digests"]
         for cls in ("select", "insert", "update", "delete"):
-            assert abs(m["com"][f"Com_{cls}"] - classes[cls]) <= 10, f"{cls}: {m['com']} vs {dict(classes)}"
+            short = m["com"][f"Com_{cls}"] - classes[cls]
+            assert -10 <= short <= max(10, m["com"][f"Com_{cls}"] // 1000), \
+                f"{which}, {cls}: {m['com']} vs {dict(classes)}; performance_schema lost: {m['ps_lost']}"
         assert m["com"]["Com_commit"] + m["com"]["Com_rollback"] >= TRANSACTIONS
     # the same statement counts per transaction, as the server counted them
     mine, ref = per_transaction(ours), per_transaction(theirs)

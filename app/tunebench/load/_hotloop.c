@@ -579,11 +579,15 @@ static int Conn_init(Conn *c, PyObject *args, PyObject *kw) {
     }
     mysql_options(c->m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
     /* libmariadb: mysql_ssl_set asks for TLS when the server offers it (PREFERRED) and checks the chain when a CA
-       is given; ENFORCE refuses a server without TLS; VERIFY_SERVER_CERT also checks the host name. */
-    my_bool enforce = tls >= TLS_REQUIRED, identity = tls == TLS_VERIFY_IDENTITY;
-    if (tls != TLS_DISABLED && !socket) mysql_ssl_set(c->m, key, cert, ca, NULL, NULL);
-    mysql_options(c->m, MYSQL_OPT_SSL_ENFORCE, &enforce);
-    mysql_options(c->m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &identity);
+       is given; ENFORCE refuses a server without TLS; VERIFY_SERVER_CERT also checks the host name. ENFORCE is
+       only ever set, never cleared: libmariadb keeps it in the same flag mysql_ssl_set raised (`use_ssl`), so an
+       ENFORCE of 0 after it turned TLS off, and PREFERRED connections were plain (issue 43 item 2). */
+    my_bool enforce = 1, identity = 1;
+    if (tls != TLS_DISABLED && !socket) {
+        mysql_ssl_set(c->m, key, cert, ca, NULL, NULL);
+        if (tls >= TLS_REQUIRED) mysql_options(c->m, MYSQL_OPT_SSL_ENFORCE, &enforce);
+        if (tls == TLS_VERIFY_IDENTITY) mysql_options(c->m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &identity);
+    }
     MYSQL *ok;
     my_bool failed = 1;
     Py_BEGIN_ALLOW_THREADS
