@@ -63,11 +63,12 @@ sanitized-hotloop: venv
 # The suite, then the tests marked `solo` (pyproject.toml) alone: statistics that need the transactions or the CPU of
 # a machine not shared with the rest of the suite. The compiled loop's sanitizer run goes beside the first part.
 # Every part runs whatever an earlier one did; the make fails if any failed.
-# TEST_WORKERS=5 runs the first part on five pytest-xdist workers (most of the suite waits on the clock: ~20-21 min
-# instead of ~41; four: ~23). Each worker is a test session of its own (TUNEBENCH_HOME, sandboxes, sshd, stores;
-# tests/conftest.py), a module's tests on one worker (--dist loadfile). Not the default yet: no clean-clone run
-# with workers has been green twice in a row (README, "How make test runs").
-TEST_WORKERS ?= 0
+# The first part runs on TEST_WORKERS pytest-xdist workers (5; 0: one process, ~41 min): most of the suite waits on
+# the clock, so five workers overlap those waits on two cores. Each worker is a test session of its own
+# (TUNEBENCH_HOME, sandboxes, sshd, stores; tests/conftest.py), a module's tests on one worker (--dist loadfile), the
+# longest modules first (tests/durations.json; --no-loadscope-reorder keeps that order: xdist would sort the modules
+# by their number of tests).
+TEST_WORKERS ?= 5
 XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 TEST_START := $(shell date +%s)
 test: hotloop kits
