@@ -115,6 +115,10 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("export-bad-format", ["sessions", "export", "1", "--format", "xml"], "invalid choice", False),
     ("gui-bad-theme", ["gui", "--theme", "neon"], "invalid choice", False),
     ("gui-replay-zero", ["gui", "--replay", "0"], "must be from 1", False),
+    # issue 43 item 14: "wrote /nonexistent/x.png", exit 0; now refused before any window
+    ("gui-screenshot-no-folder", ["gui", "--replay", "1", "--screenshot", "/nonexistent/x.png"], "no folder",
+     False),
+    ("gui-screenshot-not-png", ["gui", "--replay", "1", "--screenshot", "/tmp/x.jpg"], "a PNG file", False),
     ("run-bad-transport", ["run", "--workload", "oltp_point_select", "--transport", "pipe"], "invalid choice",
      False),
     ("demo-step-text", ["demo", "--step-seconds", "x"], "expected an integer", False),

@@ -69,3 +69,18 @@ def test_target_add_refuses_to_overwrite_without_replace(cli, tmp_path):
     assert "db2" in cli("--db", db, "target", "list").stdout
     bad_port = cli("--db", db, "target", "add", "x", "--host", "h", "--port", "99999")
     assert bad_port.returncode == 2 and bad_port.stderr.count("\n") == 1 and "1 to 65535" in bad_port.stderr
+
+
+def test_a_reader_that_stops_reading_is_no_traceback(tmp_path):
+    """Issue 43 item 18: `tunebench ... --json | head` ended in a BrokenPipeError traceback. The pipe's reader is
+    gone before the command writes: exit 141 (as a shell says SIGPIPE), nothing on stderr."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone
+    proc = subprocess.run([sys.executable, "-m", "tunebench", "--db", str(tmp_path / "s.sqlite"), "workloads",
+                           "--json"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    os.close(write)
+    assert proc.returncode == 141 and proc.stderr == "", proc.stderr

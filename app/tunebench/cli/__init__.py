@@ -5,6 +5,8 @@ gui); output formats what they print and maps a run's end to the exit status."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from typing import Any
 
@@ -34,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tunebench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `tunebench ... --json | head`: the reader has all it wanted (issue 43 item 18)
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # (a captured stdout has no descriptor)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush writes nowhere
+        return 141  # as a shell reports a command ended by SIGPIPE
     finally:
         if endpoint is not None:
             endpoint.close()

@@ -10,8 +10,14 @@ from tunebench.core.errors import ConfigError
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    from tunebench.ui.launch import has_display, in_own_session, rerun_in_own_session
+    from tunebench.ui.launch import check_screenshot_path, has_display, in_own_session, rerun_in_own_session
 
+    if args.screenshot:
+        check_screenshot_path(args.screenshot)  # before anything runs (issue 43 item 14)
+    asked = [flag for flag, on in (("--replay", args.replay is not None), ("--screenshot", args.screenshot),
+                                   ("--stage", args.stage), ("--full-screen", args.full_screen)) if on]
+    if not has_display() and asked:  # the headless demo is what `make run` falls back to, not what these ask
+        raise ConfigError(f"no display for {' '.join(asked)} (set DISPLAY, or QT_QPA_PLATFORM=offscreen)")
     if not has_display():
         print("no display: running the headless demo instead (set DISPLAY, or QT_QPA_PLATFORM=offscreen)",
               file=sys.stderr)

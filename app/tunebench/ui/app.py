@@ -20,7 +20,13 @@ from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.hosts.sandbox import SandboxServer
 from tunebench.run.records import RunOutcome
 from tunebench.store.repo import Store
-from tunebench.ui.launch import OWN_SESSION_ENV, has_display, in_own_session, rerun_in_own_session  # noqa: F401
+from tunebench.ui.launch import (  # noqa: F401
+    OWN_SESSION_ENV,
+    check_screenshot_path,
+    has_display,
+    in_own_session,
+    rerun_in_own_session,
+)
 from tunebench.ui.main_window import MainWindow
 from tunebench.ui.theme import THEMES
 
@@ -80,6 +86,8 @@ def run_gui(store_path: Path | str, demo: bool = False, screenshot: str | None =
         raise ConfigError("--screenshot needs --demo or --replay SESSION")
     if demo and replay is not None:
         raise ConfigError("--demo runs a new session; --replay opens a recorded one: choose one")
+    if screenshot:
+        check_screenshot_path(screenshot)
     store = Store(store_path)
     if replay is not None:
         store.get_session(replay, events=False)  # no such session: one clear error, before any window
@@ -175,9 +183,12 @@ def start_replay(window: MainWindow, session_id: int, stage: bool, screenshot: s
 
 def save_and_quit(window: MainWindow, path: str, session_id: int | None, status: str) -> None:
     window.dashboard.redraw()
-    window.grab().save(path)
-    sys.stderr.write(f"wrote {path} (session {session_id}, {status})\n")
+    saved = window.grab().save(path)
+    if saved:
+        sys.stderr.write(f"wrote {path} (session {session_id}, {status})\n")
+    else:
+        sys.stderr.write(f"tunebench: error: could not write {path} (session {session_id}, {status})\n")
     window.close()
     app = QApplication.instance()
     if app is not None:
-        app.quit()
+        app.exit(0 if saved else 2)

@@ -8,6 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
+
+from tunebench.core.errors import ConfigError
 
 
 def has_display() -> bool:
@@ -48,3 +51,16 @@ def rerun_in_own_session(args: list[str]) -> int:
     except KeyboardInterrupt:
         proc.terminate()
         return proc.wait()
+
+
+def check_screenshot_path(path: str) -> None:
+    """Before any window: a picture that could not be written is said now, not after the run (issue 43 item 14:
+    `--screenshot /nonexistent/x.png` printed "wrote" and exited 0)."""
+    target = Path(path)
+    if target.suffix.lower() != ".png":
+        raise ConfigError(f"--screenshot {path}: the picture is a PNG file (FILE.png)")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError(f"--screenshot {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ConfigError(f"--screenshot {path}: cannot write there")
