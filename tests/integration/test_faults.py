@@ -503,3 +503,39 @@ def test_a_full_table_or_an_unknown_engine_during_prepare_is_one_line(sandbox, c
         assert "1286 Unknown storage engine 'nonexistent'" in out.stderr.strip().splitlines()[-1], out.stderr
     assert cli("cleanup", "--schema", schema).returncode == 0
     sql(sandbox, f"DROP DATABASE IF EXISTS {schema}")
+
+
+def test_a_failed_restore_stays_for_tunebench_restore(sandbox, cli):
+    """Issue 43 item 5: a restore that failed (the account lost its privilege mid-sweep) marked its rows `failed`;
+    `tunebench restore` then said "nothing to restore" even with the privilege back, and the server kept the value.
+    A failed row stays for `restore`, every start says so, and once the privilege is back it is put back."""
+    from dataclasses import replace
+
+    store = store_of(sandbox)
+    original = str(sql(sandbox, "SELECT @@GLOBAL.innodb_io_capacity")[0][0])
+    changed = "333" if original != "333" else "444"
+    sql(sandbox, "DROP USER IF EXISTS 'tb_noprivs'@'localhost'")
+    sql(sandbox, "CREATE USER 'tb_noprivs'@'localhost'")  # no password (socket), and no privilege to SET GLOBAL
+    target = replace(sandbox.target(), name="sandbox-noprivs", user="tb_noprivs", password_file=None)
+    try:
+        sql(sandbox, f"SET GLOBAL innodb_io_capacity = {changed}")
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        store.journal_add(session_id=None, target=target, name="innodb_io_capacity", kind="dynamic",
+                          original=original, owner_pid=dead.pid, owner_start="1")
+        first = cli("restore")
+        assert first.returncode == 1 and "FAILED innodb_io_capacity on sandbox-noprivs" in first.stdout, first.stdout
+        again = cli("restore")  # before: "nothing to restore"
+        assert again.returncode == 1 and "FAILED innodb_io_capacity" in again.stdout, again.stdout
+        listed = cli("sessions", "list")
+        assert "not put back yet (an earlier restore failed): innodb_io_capacity on sandbox-noprivs" in listed.stderr
+        assert str(sql(sandbox, "SELECT @@GLOBAL.innodb_io_capacity")[0][0]) == changed
+        sql(sandbox, "GRANT SUPER ON *.* TO 'tb_noprivs'@'localhost'")
+        back = cli("restore")
+        assert back.returncode == 0 and f"restored innodb_io_capacity = {original}" in back.stdout, back.stdout
+        assert str(sql(sandbox, "SELECT @@GLOBAL.innodb_io_capacity")[0][0]) == original
+        assert "not put back yet" not in cli("sessions", "list").stderr
+    finally:
+        sql(sandbox, f"SET GLOBAL innodb_io_capacity = {original}")
+        sql(sandbox, "DROP USER IF EXISTS 'tb_noprivs'@'localhost'")
+        store.close()

@@ -14,7 +14,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from tunebench.run.tuning import restore_pending, shown
 
     store = open_store(args)
-    done, live = restore_pending(store, force=args.force, note=lambda m: print(m, file=sys.stderr))
+    done, live = restore_pending(store, force=args.force, note=lambda m: print(m, file=sys.stderr), failed=True)
     busy = [d for d in done if d["state"] == "busy"]
     failed = [d for d in done if d["state"] not in ("restored", "busy")]
     lines = [f"restored {d['name']} = {d['original']} on {d['target']}" if d["state"] == "restored" else
@@ -54,7 +54,14 @@ def auto_restore(args: argparse.Namespace, knobs: bool = True) -> None:
         if orphans:
             print(f"tunebench: session {', '.join(map(str, orphans))} marked interrupted (its process is gone)",
                   file=sys.stderr)
-        if not knobs or not store.journal_pending():
+        if not knobs:
+            return
+        failed = [r for r in store.journal_pending(failed=True) if r["state"] == "failed"]
+        if failed:  # said at every start until put back: a server left changed (issue 43 item 5)
+            print("tunebench: not put back yet (an earlier restore failed): "
+                  + ", ".join(f"{r['name']} on {r['target_name']}" for r in failed) + "; run `tunebench restore`",
+                  file=sys.stderr)
+        if not store.journal_pending():
             return
         done, _live = restore_pending(store, note=lambda m: print(m, file=sys.stderr))
     finally:

@@ -496,11 +496,12 @@ def _restore_remote(target: Target, original: dict[str, Any], note: Callable[[st
     return {"restarted": True, "seconds": round(took, 2)}
 
 
-def restore_pending(store: Store, force: bool = False, note: Callable[[str], None] | None = None
-                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Restore journal entries whose run is gone (crash, kill -9). Entries of a live run are left to it
-    unless `force`. Returns (restored-or-failed, skipped-because-in-use)."""
-    rows = store.journal_pending()
+def restore_pending(store: Store, force: bool = False, note: Callable[[str], None] | None = None,
+                    failed: bool = False) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Restore journal entries whose run is gone (crash, kill -9), and with `failed` those an earlier restore could
+    not put back (`tunebench restore`). Entries of a live run are left to it unless `force`. Returns
+    (restored-or-failed, skipped-because-in-use)."""
+    rows = store.journal_pending(failed=failed)
     live = [r for r in rows if owner_alive(r["owner_pid"], r["owner_start"]) and r["owner_pid"] != os.getpid()]
     todo = rows if force else [r for r in rows if r not in live]
     done = restore_rows(store, todo, note or (lambda _m: None), lock=True)

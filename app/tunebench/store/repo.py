@@ -261,28 +261,31 @@ class Store:
         whose processes this one can neither see nor restore for). NULL: written before hosts were recorded."""
         return or_(column == self.host, column.is_(None))
 
-    def _pending_rows(self) -> list[dict[str, Any]]:
+    def _pending_rows(self, failed: bool = False) -> list[dict[str, Any]]:
+        states = ("pending", "failed") if failed else ("pending",)
+
         def read() -> list[dict[str, Any]]:
             with OrmSession(self.engine) as s:
                 return [
-                    {"id": r.id, "session_id": r.session_id, "target": json.loads(r.target),
+                    {"id": r.id, "session_id": r.session_id, "target": json.loads(r.target), "state": r.state,
                      "target_name": r.target_name, "name": r.name, "kind": r.kind, "original": r.original,
                      "owner_pid": r.owner_pid, "owner_start": r.owner_start, "created_at": r.created_at,
                      "digest": ledger.digest({"target": r.target, "target_name": r.target_name, "name": r.name,
                                               "kind": r.kind, "original": r.original, "owner_pid": r.owner_pid,
                                               "owner_start": r.owner_start, "session_id": r.session_id,
                                               "created_at": r.created_at})}
-                    for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state == "pending",
+                    for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state.in_(states),
                                                                     self._mine(KnobJournalRow.host))
                                        .order_by(KnobJournalRow.id))
                 ]
         return self._guard(read)
 
-    def journal_pending(self) -> list[dict[str, Any]]:
+    def journal_pending(self, failed: bool = False) -> list[dict[str, Any]]:
         """The pending rows of this machine's runs that this machine vouches for (written here, as written, still
-        pending here): the only rows a restore acts on."""
+        pending here): the only rows a restore acts on. `failed`: also those a restore could not put back (they stay
+        for `tunebench restore`, issue 43 item 5)."""
         rows = []
-        for r in self._pending_rows():
+        for r in self._pending_rows(failed):
             if ledger.vouched(r["digest"]):
                 self._vouched[r["id"]] = r.pop("digest")
                 rows.append(r)
@@ -291,7 +294,7 @@ class Store:
     def journal_unvouched(self) -> list[dict[str, Any]]:
         """Pending rows that name this machine but that it did not write as they read (a shared store's rows
         changed or made by someone else, or rows of a Tunebench before the ledger): shown, never acted on."""
-        return [r for r in self._pending_rows() if not ledger.vouched(r.pop("digest"))]
+        return [r for r in self._pending_rows(failed=True) if not ledger.vouched(r.pop("digest"))]
 
     def mark_interrupted(self, session_id: int) -> bool:
         """A session whose process died mid-run (kill -9, crash) is 'interrupted', not 'running'."""
