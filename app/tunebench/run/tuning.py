@@ -464,9 +464,17 @@ def _restore_dynamic(store: Store | None, conn: Any, target: Target,
                      rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not rows:
         return []
-    out = []
-    info = introspect(conn)
-    facts = describe_knobs(conn, info, [r["name"] for r in rows])
+    out: list[dict[str, Any]] = []
+    try:
+        info = introspect(conn)
+        facts = describe_knobs(conn, info, [r["name"] for r in rows])
+    except (TunebenchError, mysql.connector.Error) as exc:  # the server failed between two rows (issue 43 item 8)
+        message = getattr(exc, "msg", None) or str(exc)
+        for r in rows:  # each stays for `tunebench restore` (a failed row is retried there)
+            _mark(store, r, "failed", message)
+            out.append({"id": r["id"], "target": target.name, "name": r["name"],
+                        "original": shown(from_journal(r["original"])), "state": "failed", "message": message})
+        return out
     for r in rows:
         original = from_journal(r["original"])
         result = {"id": r["id"], "target": target.name, "name": r["name"], "original": shown(original)}
