@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +30,38 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             if not k.strip():
                 raise ConfigError(f"--set wants OPTION=VALUE (or OPTION), got {item!r}")
             overrides[k.strip()] = v.strip() if _ else None
-        st = sb.start(overrides, cpus=args.cpus)
+        now = sb.status()
+        restart = now.running and (overrides != now.overrides or args.cpus != now.cpus)
+        with _held(sb, "sandbox start") if restart else contextlib.nullcontext():  # not under a live run
+            st = sb.start(overrides, cpus=args.cpus)
         auto_restore(args)  # what an interrupted run left changed on it
     elif args.action == "stop":
-        st = sb.stop()
+        with _held(sb, "sandbox stop"):  # issue 43 item 6: beside a live tune `sandbox stop` stopped the server
+            st = sb.stop()
     else:
         st = sb.status()
     text = (f"{sb.target_name} {'running' if st.running else 'stopped'}: {st.flavor} {st.version}, "
             f"socket {st.socket}, port {st.port}, pid {st.pid or '-'}, datadir {st.datadir}")
     emit(args, st.to_dict(), text)
     return 0
+
+
+@contextlib.contextmanager
+def _held(sb: Any, what: str) -> Iterator[None]:
+    """The sandbox's run lock while it is started again or stopped, when it runs (a stopped one has no run)."""
+    from tunebench.mysql.target import conn_params
+    from tunebench.run.runlock import RunLock
+
+    if not sb.status().running:
+        yield
+        return
+    lock = RunLock(conn_params(sb.target(), None), sb.target_name, what)
+    lock.acquire()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):  # its connection went with the server
+            lock.release()
 
 
 def mysqld_options(path: str) -> dict[str, str | None]:

@@ -25,6 +25,7 @@ from tunebench.mysql.connect import ServerInfo, connection_tls, introspect, open
 from tunebench.mysql.knobs import describe_knobs
 from tunebench.mysql.target import ConnParams, Target, conn_params
 from tunebench.run.monitor import server_is_local
+from tunebench.run.runlock import RunLock
 from tunebench.run.spec import RunSpec
 
 MAX_THREADS = 100_000
@@ -167,6 +168,19 @@ def prepare_data(target: Target, request: DataRequest, *, transport: str | None 
     load is (rows/s, time left) as lines too unless `on_rows` takes it. `cancel` stops the load: the whole
     tables stay, the half-loaded ones are dropped, and the outcome says so."""
     params = conn_params(target, transport, password=password)
+    # the server's run lock, as a run takes it (issue 43 item 6: beside a live run `cleanup` dropped its tables,
+    # exit 0, and the run died): a server another Tunebench works on is refused, the holder named
+    lock = RunLock(params, target.name, "cleanup" if request.cleanup else "prepare")
+    lock.acquire()
+    try:
+        return _prepare_locked(target, request, params, transport, progress, on_rows, cancel)
+    finally:
+        lock.release()
+
+
+def _prepare_locked(target: Target, request: DataRequest, params: ConnParams, transport: str | None,
+                    progress: Callable[[str], None] | None, on_rows: Callable[[RowsProgress], None] | None,
+                    cancel: threading.Event | None) -> DataOutcome:
     if request.cleanup:
         started = time.monotonic()
         open_connection(params, target.name).close()  # a server that refuses us is named as the target
