@@ -383,3 +383,24 @@ def test_every_load_connection_of_both_loops_uses_tls_when_preferred(server_name
     finally:
         admin.cursor().execute(f"DROP USER IF EXISTS '{user}'@'127.0.0.1'")
         admin.close()
+
+
+def test_sysbench_refuses_the_tls_it_cannot_do_before_any_change(mysql, cli):
+    """Issue 43 item 10: `run --engine sysbench` with ssl-mode REQUIRED and no certificate files created the schema
+    and its tables, then refused (sysbench 1.0 uses TLS only with a CA, a certificate and a key). Refused first."""
+    from tunebench.mysql.target import read_option_file_password
+
+    sb = mysql.sandbox
+    env = {"MYSQL_PWD": read_option_file_password(sb.client_cnf)}
+    assert cli("target", "add", "req9", "--host", "127.0.0.1", "--port", str(sb.status().port), "--user",
+               "tunebench", "--ssl-mode", "REQUIRED", "--replace").returncode == 0
+    n = _sessions()
+    _one_line_exit_2(cli("run", "--target", "req9", "--engine", "sysbench", "--workload", "oltp_point_select",
+                         "--schema", "tb_sb_tls", "--step-seconds", "1", env=env), "needs --ssl-ca")
+    conn = open_connection(mysql.params(None))
+    try:
+        assert query_all(conn, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'tb_sb_tls'"
+                         )[0][0] == 0
+    finally:
+        conn.close()
+    assert _sessions() == n

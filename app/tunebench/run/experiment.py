@@ -23,7 +23,7 @@ from tunebench.hosts.ssh import SshRunner, parse_ssh_url
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.remote_builtin import RemoteBuiltinEngine, check_client_python
-from tunebench.load.sysbench import SysbenchEngine, sysbench_tls
+from tunebench.load.sysbench import SysbenchEngine, check_sysbench_tls, sysbench_tls
 from tunebench.mysql.connect import connection_tls, introspect, open_connection
 from tunebench.mysql.knobs import check_set_privilege
 from tunebench.mysql.target import Target, conn_params
@@ -366,8 +366,11 @@ class Experiment(RunProbes):
             check_set_privilege(conn, sorted({k for c in self.configs for k in c.knobs if k not in c.static}),
                                 admin_params.user)
             self.tls = connection_tls(conn, admin_params)
-            if admin_params.tls and not sysbench_tls(admin_params) and \
-                    "sysbench" in {spec.engine, *(c.engine for c in self.configs)}:
+            uses_sysbench = "sysbench" in {spec.engine, *(c.engine for c in self.configs)}
+            if uses_sysbench:  # what sysbench cannot do is refused before the schema or its tables are made
+                check_sysbench_tls(conn_params(self.target, transport, database=spec.schema,  # (issue 43 item 10)
+                                               password=admin_params.password))
+            if admin_params.tls and not sysbench_tls(admin_params) and uses_sysbench:
                 self.tls["load"] = "the sysbench engine's connections are plain TCP (sysbench 1.0 needs --ssl-ca, " \
                                    "--ssl-cert and --ssl-key for TLS)"
             if self.target.is_sandbox and transport == "tcp" and not self.target.ssl_mode:
