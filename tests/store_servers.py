@@ -91,6 +91,26 @@ class PostgresStore:
                 raise RuntimeError(f"postgres did not accept connections: {self.log.read_text()[-800:]}")
             time.sleep(0.1)
 
+    def processes(self) -> list[int]:
+        """runuser, the postmaster and every process it forked (each backend is a session of its own: a signal to
+        the process group does not reach them)."""
+        assert self.proc is not None
+        out, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            out.append(pid)
+            with contextlib.suppress(OSError):
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as f:
+                        todo += [int(x) for x in f.read().split()]
+        return out
+
+    def signal_all(self, sig: int) -> None:
+        """`sig` to every process of the server (SIGSTOP: frozen, connections open; SIGCONT: thawed)."""
+        for pid in self.processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
     def stop(self) -> None:
         """Fast shutdown: the clients' connections are cut, as when a server goes away."""
         if self.proc is None:

@@ -147,13 +147,25 @@ def test_server_questions_agree_with_engine_qps(rw16):
     # server's Questions counts the statements that failed too (a deadlock, MariaDB 11.8's snapshot-isolation
     # conflicts: 1.4 % of the statements beside a CPU hog); the engine's QPS, as sysbench's, only those that completed,
     # and each failure is one of its errors
-    parts = {name: _amount(series, name, lo, hi, edges="client.main.edge_ms")
+    # Over the span of the steady seconds (at least 5 s) whose two ends are a probe reading and an engine second's
+    # edge nearest each other for its length: a span cut inside a second prorates that second, and where the rate
+    # swings (16 threads beside the suite's other workers, load 16) the two series' prorated seconds differed by
+    # 2.2 % of a 14-s total. Which seconds are compared is chosen, the tolerance is what it was
+    # (tests/server_clock.py does the same for the TPS truth tests).
+    reads = np.asarray(series["server.questions"].t, float)
+    reads = reads[(reads >= lo) & (reads <= hi)]
+    ends = np.asarray(series["client.main.qps"].t, float) + np.asarray(series["client.main.edge_ms"].v, float) / 1000
+    apart = {float(r): float(np.min(np.abs(ends - r))) for r in reads}
+    spans = [(a, b) for a in apart for b in apart if b - a >= 5]
+    assert spans, (lo, hi, reads)
+    first, last = min(spans, key=lambda ab: (apart[ab[0]] + apart[ab[1]]) / (ab[1] - ab[0]))
+    parts = {name: _amount(series, name, first, last, edges="client.main.edge_ms")
              for name in ("client.main.qps", "client.main.errors")}
-    server = _amount(series, "server.questions", lo, hi)
+    server = _amount(series, "server.questions", first, last)
     ratio = server / sum(parts.values())
     seen = {name: list(zip(series[name].t, series[name].v, strict=True))
             for name in ("server.questions", "client.main.qps", "client.main.errors")}
-    assert abs(ratio - 1) < 0.02, (ratio, server, parts, (lo, hi), seen, rw16["stderr"][-2000:])
+    assert abs(ratio - 1) < 0.02, (ratio, server, parts, (first, last), seen, rw16["stderr"][-2000:])
     # and per second on the shared clock, not just on average: each of the probe's seconds against what the engine
     # counted over that same second (its seconds and the probe's are not in phase: pairing them by index compared
     # each with the one before once a probe's sample fell just inside the span, 16 % apart on a busy machine)
@@ -192,15 +204,18 @@ def test_sysbench_engine_client_cpu_follows_new_processes(sandbox, cli):
     assert out.returncode == 0, out.stderr
     sid = json.loads(out.stdout)["session_id"]
     show = json.loads(cli("sessions", "show", str(sid), "--json").stdout)
-    assert show["series"]["proc.local.client.cpu"]["max"] > 5
+    assert show["series"]["proc.local.client.cpu"]["max"] > 0.5
     assert not any(n.startswith(("waits.", "host.", "innodb.")) for n in show["series"])
     # both steps saw a sysbench process (each step starts a new one)
     store = Store(Path(sandbox.base).parent / "sessions.sqlite")
     series, session = store.series(sid), store.get_session(sid)
     store.close()
+    # seen in each step: a probe that lost the process (the first step's sysbench gone) reads 0 for the second. Not
+    # how much CPU it got: beside the suite's other workers (load 16) the second step's sysbench had 4 % and 2 %
+    # of a core where 5 was asked (that asked the machine to be quiet)
     for step in session["steps"]:
         cpu = _steady(series, "proc.local.client.cpu", step["started_at"] + 1, step["ended_at"])
-        assert cpu.max() > 5
+        assert cpu.max() > 0.5, cpu
 
 
 def test_no_process_privilege_run_works_and_says_so_once(sandbox, cli):

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from sqlalchemy import create_engine, inspect, text
 from tests.conftest import ROOT, run_cli, server_under_test, wait_until
@@ -355,3 +356,52 @@ def test_a_crafted_journal_row_in_a_shared_store_changes_no_server(pg, sandbox):
     assert out.returncode == 0, out.stderr
     assert "left alone (not written by this machine's Tunebench" in out.stdout, out.stdout
     assert "innodb_flush_log_at_trx_commit" in out.stdout and _trx_commit(sandbox) == before
+
+
+def test_a_store_frozen_15_s_mid_run_loses_no_probe_sample(pg, sandbox, monkeypatch):
+    """Issue 43 item 7: a store frozen 15 s (SIGSTOP of PostgreSQL and its backends) lost 13-15 s of every probe
+    series, the run said `completed` and blamed the probe ("a read took 14.2 s"): the writer held its lock across
+    the network commit, and the probe threads waited on it to hand their samples over. Now a flush takes the
+    samples out and writes them without the lock: every probe series has every second, and "nothing was lost" is
+    true. The freeze comes once the run is recording, so it meets the next flush whatever its timing (a flush
+    every second; one blocked in its commit or in connecting for the whole 15 s)."""
+    import os
+    import signal
+
+    url, env = pg.url(), {"TUNEBENCH_DB_PASSWORD": pg.password}
+    _empty(url, pg.password)
+    proc = subprocess.Popen([sys.executable, "-m", "tunebench", "--db", url, "run", "--workload", "oltp_point_select",
+                             "--threads", "2", "--rate", "300", "--step-seconds", "30", "--probes", "status"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **env})
+    store = _store(url, env, monkeypatch)
+    frozen = False
+    try:
+        wait_until(lambda: _seconds(store) >= 5, 60, "five seconds in the store")
+        store.close()
+        pg.signal_all(signal.SIGSTOP)  # every backend too (each a session of its own)
+        frozen = True
+        time.sleep(15)
+        pg.signal_all(signal.SIGCONT)
+        frozen = False
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        if frozen:
+            pg.signal_all(signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert proc.returncode == 0, err[-3000:]
+    assert "nothing was lost" in err and "a read took" not in err, err[-3000:]
+    session = store.list_sessions()[-1]
+    assert session["status"] == "completed"
+    names = [n for n in store.series_names(session["id"]) if n.startswith("server.")]
+    assert len(names) >= 3, names
+    series = store.series(session["id"], names)
+    tps = store.series(session["id"], ["client.main.tps"])["client.main.tps"]
+    for name in names:  # every second of the run, the frozen ones too
+        t = series[name].t
+        inside = t[(t >= tps.t[0]) & (t <= tps.t[-1])]
+        gaps = np.diff(inside)
+        assert len(inside) >= len(tps.t) - 2 and gaps.max() < 1.6, (name, len(inside), len(tps.t), gaps.max())
+    store.close()

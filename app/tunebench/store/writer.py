@@ -42,6 +42,8 @@ SECRET_VARIABLE_WORDS = ("password", "secret", "key_id")
 # 200 series for almost three hours); $TUNEBENCH_STORE_HOLD sets another bound.
 HOLD_SAMPLES = 2_000_000
 HOLD_ENV = "TUNEBENCH_STORE_HOLD"
+SLOW_STORE = 8.0  # seconds a write may take before the run says the store is not answering (a frozen server;
+# longer than a locked SQLite file's own wait, 5 s, which is said as such)
 RETRY_GONE = 2.0  # seconds between two tries of a server store that went away (each may wait to connect)
 
 
@@ -78,8 +80,22 @@ class SessionWriter:
         self._held = 0  # samples pending (a flush's worth, or all since the store went away)
         self._hold = hold_bound()
         self.on_locked: Any = lambda _msg: None  # told once when the store is found locked (or gone), and when back
-        # The engine's sink and the probe threads write concurrently; one lock orders them.
+        # The engine's sink and the probe threads add samples concurrently; `_lock` orders them and is only ever
+        # held for moments: a flush takes the pending samples out under it and writes them without it, so a store
+        # that hangs in a commit (a frozen server) never stops a probe thread from handing its samples over
+        # (issue 43 item 7: the flush held it across the network commit, and 13-15 s of every probe series of a
+        # store frozen 15 s were lost). `_flushing` lets one flush write at a time.
         self._lock = threading.RLock()
+        self._flushing = threading.Lock()
+        # maybe_flush() never writes itself (it runs on the probe threads and the engine's): it wakes this writer's
+        # own thread, which does; a write that takes longer than SLOW_STORE is said, and its failure is raised at
+        # the next maybe_flush()
+        self._kick = threading.Event()
+        self._flusher: threading.Thread | None = None
+        self._closing = False
+        self._failure: StoreError | None = None
+        self._writing_since: float | None = None  # when the write in progress began
+        self._slow_since: float | None = None  # a write that took longer than SLOW_STORE began then (said)
         self.id = store._patient(self._open, target, transport, engine, workload, config, flavor, version, resume,
                                  started_at)
 
@@ -139,14 +155,52 @@ class SessionWriter:
                 self._held += 1
 
     def maybe_flush(self, max_age: float = 1.0) -> None:
-        if time.monotonic() - self._last_flush >= max_age:
-            self.flush()
+        """Never waits for the store: the writer's thread writes; what it could not is raised here, once."""
+        with self._lock:
+            failure, self._failure = self._failure, None
+            if failure is not None:
+                raise failure
+            since = self._writing_since
+            if since is not None and self._locked_since is None and self._slow_since is None \
+                    and time.monotonic() - since >= SLOW_STORE:
+                self._slow_since = since  # said once; "back ... nothing was lost" when the write ends
+                self.on_locked(f"session store {self.store.where} has not answered for "
+                               f"{time.monotonic() - since:.0f} s: keeping the samples in memory meanwhile")
+            if time.monotonic() - self._last_flush < max_age:
+                return
+            if self._flusher is None and not self._closing:
+                self._flusher = threading.Thread(target=self._flush_loop, name="store-writer", daemon=True)
+                self._flusher.start()
+        self._kick.set()
+
+    def _flush_loop(self) -> None:
+        while not self._closing:
+            if not self._kick.wait(30.0):  # idle (a writer nobody finished): the thread goes, the next kick
+                with self._lock:  # starts another
+                    if not self._kick.is_set():
+                        self._flusher = None
+                        return
+            self._kick.clear()
+            if self._closing:
+                return
+            try:
+                self.flush()
+            except StoreError as exc:
+                with self._lock:
+                    self._failure = exc
+
+    def stop_flusher(self) -> None:
+        """The writer's thread ends (after the write it may be in): finish() writes the rest itself."""
+        self._closing = True
+        self._kick.set()
 
     def add_event(self, ev: Event) -> None:
         with self._lock:
             self._events.append(ev)
-            if self._locked_since is None:
-                self._write_pending()
+            if self._locked_since is not None:
+                return
+        with self._flushing:
+            self._write_pending()
 
     def start_step(self, idx: int, started_at: float, measure_from: float, config: Mapping[str, Any]) -> int:
         def write() -> int:
@@ -175,19 +229,39 @@ class SessionWriter:
         self._patient(write)
 
     def flush(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            self._last_flush = now
-            if not self._pending and not self._events:
-                return
-            if self._gone_since is not None and now - self._tried < RETRY_GONE:
-                return  # a server store that went away: asked again every few seconds, not at every sample
+        with self._flushing:
+            with self._lock:
+                now = time.monotonic()
+                self._last_flush = now
+                if not self._pending and not self._events:
+                    return
+                if self._gone_since is not None and now - self._tried < RETRY_GONE:
+                    return  # a server store that went away: asked again every few seconds, not at every sample
             self._write_pending()
 
+    def _take(self) -> tuple[dict[str, list[tuple[float, float]]], list[Event], int]:
+        """The pending samples and events, out of the way of the threads adding more."""
+        with self._lock:
+            taken = self._pending, self._events, self._held
+            self._pending, self._events, self._held = defaultdict(list), [], 0
+            return taken
+
+    def _give_back(self, pending: dict[str, list[tuple[float, float]]], events: list[Event], held: int) -> None:
+        """A batch that was not written: pending again, before what came meanwhile (nothing lost, nothing twice)."""
+        with self._lock:
+            for name, points in pending.items():
+                self._pending[name][:0] = points
+            self._events[:0] = events
+            self._held += held
+
     def _write_pending(self) -> None:
+        """One batch (`_flushing` held by the caller): written without `_lock`, or given back and waited for."""
+        pending, events, held = self._take()
+        self._writing_since = time.monotonic()
         try:
-            self.store._guard(self._flush_locked)
+            self.store._guard(lambda: self._write_batch(pending, events))
         except StoreLocked as exc:
+            self._give_back(pending, events, held)
             now = time.monotonic()
             if self._locked_since is None:
                 self._locked_since = now
@@ -196,6 +270,7 @@ class SessionWriter:
                 raise StoreLocked(f"{exc} (for {now - self._locked_since:.0f} s)") from None
             return
         except StoreUnavailable as exc:
+            self._give_back(pending, events, held)
             now = self._tried = time.monotonic()
             self._gone_since = self._gone_since or now
             if self._locked_since is None:
@@ -208,33 +283,36 @@ class SessionWriter:
                                   "the samples since it went away are lost")
                 raise StoreError(self._given_up) from None
             return
-        if self._locked_since is not None:
-            back = "free again" if self.store.path is not None else "back"
-            self.on_locked(f"session store {back} after {time.monotonic() - self._locked_since:.0f} s: "
-                           "nothing was lost")
-            self._locked_since = self._gone_since = None
+        except BaseException:
+            self._give_back(pending, events, held)
+            raise
+        finally:
+            self._writing_since = None
+        if time.monotonic() - self._last_compact >= COMPACT_EVERY:
+            self._compact_now()
+        with self._lock:
+            since = min((t for t in (self._locked_since, self._slow_since) if t is not None), default=None)
+            if since is not None:
+                back = "free again" if self.store.path is not None else "back"
+                self.on_locked(f"session store {back} after {time.monotonic() - since:.0f} s: nothing was lost")
+                self._locked_since = self._gone_since = self._slow_since = None
 
-    def _flush_locked(self) -> None:
-        """One transaction: the pending samples and events go in together, or stay pending together."""
+    def _write_batch(self, pending: dict[str, list[tuple[float, float]]], events: list[Event]) -> None:
+        """One transaction: the batch's samples and events go in together, or stay pending together."""
         with OrmSession(self.store.engine) as s:
             new_ids: dict[str, int] = {}
-            for name, points in self._pending.items():
+            for name, points in pending.items():
                 sid = self._series_id(s, name, new_ids)
                 points.sort()
                 arr = np.asarray(points, dtype=np.float64)
                 ts, vs = encode_chunk(arr[:, 0], arr[:, 1])
                 s.add(ChunkRow(series_id=sid, t_first=points[0][0], t_last=points[-1][0], n=len(points),
                                ts=ts, vs=vs, codec=CODEC))
-            for ev in self._events:
+            for ev in events:
                 s.add(EventRow(session_id=self.id, t=ev.t, kind=ev.kind, label=ev.label,
                                data=json.dumps(dict(ev.data), default=str)))
             s.commit()
         self._series_ids.update(new_ids)  # only once committed: a rolled-back series row is no series
-        self._pending = defaultdict(list)
-        self._events = []
-        self._held = 0
-        if time.monotonic() - self._last_compact >= COMPACT_EVERY:
-            self.compact()
 
     def _series_id(self, s: OrmSession, name: str, new_ids: dict[str, int]) -> int:
         sid = self._series_ids.get(name) or new_ids.get(name)
@@ -247,12 +325,16 @@ class SessionWriter:
 
     def compact(self) -> None:
         """Merge each series' small chunks into one, in one transaction (readers never see a gap)."""
-        with self._lock:
-            self._last_compact = time.monotonic()
-            try:
-                self.store._guard(self._compact)
-            except (StoreLocked, StoreUnavailable):
-                pass  # the next flush tries again a minute later; small chunks are only slower to read
+        with self._flushing:
+            self._compact_now()
+
+    def _compact_now(self) -> None:
+        """compact() with `_flushing` held (not `_lock`: the samples added meanwhile are not in the store yet)."""
+        self._last_compact = time.monotonic()
+        try:
+            self.store._guard(self._compact)
+        except (StoreLocked, StoreUnavailable):
+            pass  # the next flush tries again a minute later; small chunks are only slower to read
 
     def _compact(self) -> None:
         with OrmSession(self.store.engine) as s:
@@ -280,9 +362,15 @@ class SessionWriter:
 
     def finish(self, status: RunStatus, summary: Mapping[str, Any] | None = None,
                ended_at: float | None = None) -> None:
-        with self._lock:
-            self._patient(self._flush_locked)
-        self.compact()
+        self.stop_flusher()
+        with self._flushing:
+            pending, events, held = self._take()
+            try:
+                self._patient(lambda: self._write_batch(pending, events))
+            except BaseException:
+                self._give_back(pending, events, held)
+                raise
+            self._compact_now()
 
         def write() -> None:
             with OrmSession(self.store.engine) as s:
