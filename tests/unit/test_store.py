@@ -265,3 +265,22 @@ def test_no_shrink_while_a_run_writes(tmp_path):
     assert store.shrink() is False
     writer.finish("completed")
     assert store.shrink() is True
+
+
+@pytest.mark.parametrize("change", ["UPDATE meta SET value = 'x' WHERE key = 'schema_version'",
+                                    "UPDATE meta SET value = '-1' WHERE key = 'schema_version'",
+                                    "UPDATE meta SET value = '0' WHERE key = 'schema_version'",
+                                    "DELETE FROM meta WHERE key = 'schema_version'"])
+def test_a_store_whose_schema_version_is_no_version_is_refused_and_left_as_it_is(tmp_path, change):
+    """Issue 43 item 17: a version that is not an integer gave a traceback on every command; a missing or negative
+    one was silently re-stamped and migrated (the file changed)."""
+    db = tmp_path / "s.sqlite"
+    Store(db).close()
+    con = sqlite3.connect(db)
+    con.execute(change)
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    with pytest.raises(StoreError, match="schema version is missing or not a version number"):
+        Store(db)
+    assert db.read_bytes() == before

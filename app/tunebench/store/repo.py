@@ -97,6 +97,9 @@ class Store:
             if tables and "meta" not in tables:  # someone else's database: not a byte is written to it
                 raise StoreError(f"{file} is a SQLite file of another application (tables: "
                                  f"{', '.join(sorted(tables)[:5])}); not a Tunebench session store")
+            if version == -1:  # issue 43 item 17: a traceback, or re-stamped and migrated (the file changed)
+                raise StoreError(f"session store {file}: its schema version is missing or not a version number: "
+                                 "a damaged store, left as it is")
             if version is not None and version > SCHEMA_VERSION:  # before create_all or the WAL switch
                 raise StoreError(f"session store {file} was written by a newer Tunebench "
                                  f"(schema {version} > {SCHEMA_VERSION})")

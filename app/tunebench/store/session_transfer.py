@@ -124,7 +124,8 @@ def _schema_version(engine: Engine) -> int:
         value = c.execute(text("SELECT value FROM meta WHERE key='schema_version'")).scalar()
     if value is not None:
         try:
-            return int(value)
+            if int(value) >= 1:
+                return int(value)
         except (TypeError, ValueError):
             pass
     raise StoreError(f"not a Tunebench session file (schema version {value!r})")

@@ -86,7 +86,8 @@ def sqlite_tables(path: Path, in_use_ok: bool = False) -> tuple[set[str], int | 
                 version = None
                 if "meta" in tables:
                     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-                    version = int(row[0]) if row and str(row[0]).isdigit() else None
+                    # -1: Tunebench's meta without a version that can be one (missing, not a number, 0)
+                    version = int(row[0]) if row and str(row[0]).isdigit() and int(row[0]) >= 1 else -1
                 return tables, version
             finally:
                 conn.close()
