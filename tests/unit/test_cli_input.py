@@ -84,3 +84,15 @@ def test_a_reader_that_stops_reading_is_no_traceback(tmp_path):
                            "--json"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
     os.close(write)
     assert proc.returncode == 141 and proc.stderr == "", proc.stderr
+
+
+def test_json_output_is_json_whatever_a_session_holds():
+    """Issue 43 item 17: a NaN or an infinity read from a store was written as a bare NaN (no JSON reader takes it)."""
+    import json
+    import math
+
+    from tunebench.cli.output import json_text
+
+    text = json_text({"tps": math.nan, "steps": [{"p99": math.inf, "n": 3}], "ratio": -math.inf, "ok": 1.5})
+    assert json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c}")) == {
+        "tps": None, "steps": [{"p99": None, "n": 3}], "ratio": None, "ok": 1.5}

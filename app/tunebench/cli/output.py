@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
 from tunebench.core.busy import busy_text
@@ -21,11 +22,28 @@ def exit_code(status: RunStatus) -> int:
     return EXIT_CODES.get(status, 130)
 
 
+def finite(data: Any) -> Any:
+    """`data` with every NaN or infinity as null: JSON has no such numbers (json.dumps writes a bare NaN, which no
+    JSON reader takes; issue 43 item 17)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [finite(v) for v in data]
+    return data
+
+
+def json_text(data: Any) -> str:
+    """Valid JSON, whatever a session holds."""
+    return json.dumps(finite(data), indent=2, default=str, allow_nan=False)
+
+
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
     """--json (which escapes every control character), or `text` with its control characters made visible: names
     and notes come from files and servers, and an ESC in one must not drive the terminal."""
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, default=str))
+        print(json_text(data))
     else:
         print(inert_text(text))
 

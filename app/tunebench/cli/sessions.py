@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tunebench.cli.output import emit
+from tunebench.cli.output import emit, json_text
 from tunebench.cli.resolve import open_store
 from tunebench.core.display import inert_line, inert_text, local_time
 from tunebench.core.errors import ConfigError
@@ -112,7 +112,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     # export
     if args.format == "json":
         session["series"] = {n: {"kind": d.kind, "t": d.t.tolist(), "v": d.v.tolist()} for n, d in series.items()}
-        out = json.dumps(session, indent=2, default=str)
+        out = json_text(session)
     elif args.format == "md":
         from tunebench.core.results import markdown
 
