@@ -115,6 +115,11 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("export-bad-format", ["sessions", "export", "1", "--format", "xml"], "invalid choice", False),
     ("gui-bad-theme", ["gui", "--theme", "neon"], "invalid choice", False),
     ("gui-replay-zero", ["gui", "--replay", "0"], "must be from 1", False),
+    # issue 43 item 18: an empty rate ran closed loop; 1e-300 was taken
+    ("run-rate-empty", ["run", "--workload", "oltp_point_select", "--rate", ""], "at least one number", False),
+    ("run-group-at-nothing", ["run", "--group", "main=oltp_point_select:1@"], "at least one number", False),
+    ("run-rate-tiny", ["run", "--workload", "oltp_point_select", "--rate", "1e-300"], "rates must be from 0.01",
+     False),
     # issue 43 item 14: "wrote /nonexistent/x.png", exit 0; now refused before any window
     ("gui-screenshot-no-folder", ["gui", "--replay", "1", "--screenshot", "/nonexistent/x.png"], "no folder",
      False),

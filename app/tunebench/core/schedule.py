@@ -25,6 +25,7 @@ import numpy as np
 
 ARRIVALS = ("poisson", "fixed")
 MAX_RATE = 10_000_000  # transactions per second for one group
+MIN_RATE = 0.01  # one transaction every 100 s: below it a "rate" is no load (1e-300 was taken, issue 43 item 18)
 CHUNK = 4096  # arrival gaps drawn at a time
 BACKLOG_LIMIT = 10_000_000  # due and not started: past this the schedule stops generating (and says so)
 

@@ -15,7 +15,7 @@ from tunebench.core.interval import Event, Interval
 from tunebench.core.kinds import RunStatus
 from tunebench.core.openmetrics import LiveReading
 from tunebench.core.results import sweep_tables
-from tunebench.core.schedule import MAX_RATE, OpenLoop
+from tunebench.core.schedule import MAX_RATE, MIN_RATE, OpenLoop
 from tunebench.core.stats import summarize
 from tunebench.core.sweep import ConfigPlan, PhaseSpec, Plan
 from tunebench.core.verdict import order_text
@@ -211,8 +211,8 @@ class Experiment(RunProbes):
         load = self._rates_now.get(group)
         if engine is None or load is None:
             raise ConfigError(f"group {group} does not run open loop now (start it with a rate)")
-        if not 0 < rate <= MAX_RATE:
-            raise ConfigError(f"a rate is above 0 and at most {MAX_RATE:,} per second, got {rate:g}")
+        if not MIN_RATE <= rate <= MAX_RATE:
+            raise ConfigError(f"a rate is from {MIN_RATE:g} to {MAX_RATE:,} per second, got {rate:g}")
         if not hasattr(engine, "set_rate"):
             raise ConfigError(f"the {engine.name} engine cannot change its rate mid-step (sysbench's --rate is fixed "
                               "for its run): use the builtin engine")

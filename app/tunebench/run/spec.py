@@ -11,7 +11,7 @@ from typing import Any
 from tunebench.core.busy import BUSY_PCT
 from tunebench.core.errors import ConfigError
 from tunebench.core.probe import PROBE_NAMES, check_interval
-from tunebench.core.schedule import ARRIVALS, MAX_RATE
+from tunebench.core.schedule import ARRIVALS, MAX_RATE, MIN_RATE
 from tunebench.core.sweep import MAX_SECONDS, ConfigPlan, PhaseSpec, Plan, SweepSpec, make_plan
 from tunebench.core.sweep.plan import RATE_OPTION
 from tunebench.core.sweep.spec import check_phases
@@ -149,8 +149,8 @@ def check_open_loop(g: ClientGroup, steps: int) -> None:
             raise ConfigError(f"group {g.name}: --latency-limit needs a rate (--rate): it skips transactions "
                               "already later than the limit, which only a schedule of intended starts has")
         return
-    if any(not (0 < r <= MAX_RATE) for r in g.rates):  # NaN compares false: refused too
-        raise ConfigError(f"group {g.name}: rates must be above 0 and at most {MAX_RATE:,} per second, got "
+    if any(not (MIN_RATE <= r <= MAX_RATE) for r in g.rates):  # NaN compares false: refused too
+        raise ConfigError(f"group {g.name}: rates must be from {MIN_RATE:g} to {MAX_RATE:,} per second, got "
                           f"{', '.join(f'{r:g}' for r in g.rates)}")
     if len(g.rates) not in (1, steps):
         raise ConfigError(f"group {g.name} has {len(g.rates)} rates for {steps} steps: give one per step, or one "

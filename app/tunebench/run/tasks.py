@@ -435,8 +435,8 @@ def _schedule(threads: str | Sequence[int]) -> tuple[int, ...]:
 
 
 def _rates(rates: str | Sequence[float] | None) -> tuple[float, ...]:
-    if not rates:
-        return ()
+    if rates is None or (not isinstance(rates, str) and not rates):
+        return ()  # closed loop; an empty --rate "" or `@` is refused by parse_rates (it ran closed loop, item 18)
     return parse_rates(rates) if isinstance(rates, str) else tuple(float(r) for r in rates)
 
 

@@ -34,6 +34,7 @@ TOP_KEYS = {"name", "description", "workload", "threads", "step_seconds", "warmu
 PHASE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 ARRIVAL_NAMES = ("poisson", "fixed")  # core/schedule.py's
 MAX_RATE = 10_000_000
+MIN_RATE = 0.01  # as core/schedule.py (one transaction every 100 s)
 
 
 
@@ -389,8 +390,8 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
 def _rate_list(value: Any, where: str) -> tuple[float, ...]:
     """rates = [500, 1000, 2000]: transactions per second, one per step (or one for all); [] closed loop."""
     vals = value if isinstance(value, list) else [value]
-    if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= MAX_RATE for v in vals):
-        raise ConfigError(f"{where}: rates are numbers above 0 and at most {MAX_RATE:,} per second, got {value!r}")
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not MIN_RATE <= v <= MAX_RATE for v in vals):
+        raise ConfigError(f"{where}: rates are numbers from {MIN_RATE:g} to {MAX_RATE:,} per second, got {value!r}")
     return tuple(float(v) for v in vals)
 
 
