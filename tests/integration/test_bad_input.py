@@ -116,6 +116,11 @@ CASES: list[tuple[str, list[str], str, bool]] = [
     ("gui-bad-theme", ["gui", "--theme", "neon"], "invalid choice", False),
     ("gui-replay-zero", ["gui", "--replay", "0"], "must be from 1", False),
     # issue 43 item 18: an empty rate ran closed loop; 1e-300 was taken
+    ("target-name-odd", ["target", "add", "a/b;c", "--host", "127.0.0.1"], "letters, digits", False),
+    ("target-socket-and-host", ["target", "add", "t1", "--socket", "/tmp/x.sock", "--host", "127.0.0.1"],
+     "not both", False),
+    ("target-ssl-ca-missing", ["target", "add", "t1", "--host", "127.0.0.1", "--ssl-ca", "/nonexistent/ca.pem"],
+     "no such file", False),
     ("run-rate-empty", ["run", "--workload", "oltp_point_select", "--rate", ""], "at least one number", False),
     ("run-group-at-nothing", ["run", "--group", "main=oltp_point_select:1@"], "at least one number", False),
     ("run-rate-tiny", ["run", "--workload", "oltp_point_select", "--rate", "1e-300"], "rates must be from 0.01",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from tunebench.cli.output import emit
 from tunebench.cli.resolve import open_store, sandbox
 from tunebench.core.errors import ConfigError
 from tunebench.core.target import check_ssl_mode
+
+TARGET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def _abs(path: str | None) -> str | None:
@@ -95,6 +98,16 @@ def cmd_target(args: argparse.Namespace) -> int:
             raise ConfigError("target add NAME needs --socket PATH or --host HOST [--port N]")
         if args.name == "sandbox" or args.name.startswith("sandbox:") or "://" in args.name:
             raise ConfigError("'sandbox', 'sandbox:NAME' and URLs are reserved target names")
+        # issue 43 item 18: a name like a/b;c, both transports, a CA file that is not there were all taken
+        if not TARGET_NAME.fullmatch(args.name):
+            raise ConfigError(f"target name {args.name!r}: letters, digits, '.', '_' and '-' only (up to 64, a "
+                              "letter or digit first)")
+        if args.socket and args.host:
+            raise ConfigError("target add takes --socket PATH or --host HOST, not both (the mysql client would "
+                              "use one and ignore the other)")
+        for flag, path in (("--ssl-ca", args.ssl_ca), ("--ssl-cert", args.ssl_cert), ("--ssl-key", args.ssl_key)):
+            if path and not Path(path).expanduser().is_file():
+                raise ConfigError(f"{flag} {path}: no such file")
         if args.db_host:
             from tunebench.hosts.ssh import parse_ssh_url
 
