@@ -7,6 +7,7 @@ server's own variable list; values travel as SQL parameters, normalised to the k
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,9 +160,10 @@ def _number(text: str, integer: bool) -> int | float | None:
     if integer:
         return int(text) if re.fullmatch(r"-?\d+", text) else None
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         return None
+    return number if math.isfinite(number) else None  # NaN passed every range check (issue 43 item 15)
 
 
 def _fmt(v: float | None) -> str:

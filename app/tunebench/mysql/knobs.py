@@ -156,8 +156,23 @@ def check_set_privilege(conn: Any, names: list[str], user: str) -> None:
                 raise TargetError(f"the account {user!r} may not change server variables ({name}): it needs the "
                                   "SYSTEM_VARIABLES_ADMIN (MySQL) or SUPER privilege; run without knobs, or GRANT it"
                                   ) from None
+            if session_only(exc):
+                raise ConfigError(session_only_text(name)) from None
             if getattr(exc, "errno", None) == 1238:
                 continue  # read-only: a restart knob, checked elsewhere
+
+
+def session_only(exc: Exception) -> bool:
+    """The server's refusal of SET GLOBAL for a variable with no global value (sql_log_bin on MySQL 8+): 1228, or
+    1238 "is a SESSION variable" (the same number says "read only" for a restart knob)."""
+    errno, msg = getattr(exc, "errno", None), getattr(exc, "msg", None) or str(exc)
+    return errno == 1228 or (errno == 1238 and "SESSION variable" in msg)
+
+
+def session_only_text(name: str) -> str:
+    # issue 43 item 15: it passed the pre-check and aborted later, saying "needs a restart"
+    return (f"{name} is a session variable: it has no global value a knob could set (each connection sets its "
+            "own); it cannot be a knob or a sweep axis")
 
 
 def set_global(conn: Any, knob: KnobInfo, value: int | float | str | None) -> str | None:
@@ -168,6 +183,8 @@ def set_global(conn: Any, knob: KnobInfo, value: int | float | str | None) -> st
         query_all(conn, f"SET GLOBAL {name} = %s", (value,))
     except mysql.connector.Error as exc:
         msg = getattr(exc, "msg", None) or str(exc)
+        if session_only(exc):
+            raise ConfigError(session_only_text(name)) from None
         if getattr(exc, "errno", None) == 1238:
             raise ConfigError(f"{name} is read-only on this server: it needs a restart to change") from None
         if getattr(exc, "errno", None) in (1227, 1142):
