@@ -599,3 +599,48 @@ def test_a_statement_program_retries_a_deadlock_from_its_retry_point_and_counts_
             c.close()
         cur.execute("DROP DATABASE tb_vm")
         conn0.close()
+
+
+@pytest.mark.parametrize("op, a_val, b_val", [("mul", 2**62, 4), ("add", 2**63 - 1, 1), ("sub", -(2**63), 1),
+                                              ("idiv", -(2**63), -1), ("mod", -(2**63), -1)])
+def test_integer_overflow_in_a_statement_program_is_its_error_not_undefined_behaviour(table, op, a_val, b_val):
+    """Issue 43 item 20: the VM's int64 arithmetic had undefined behaviour (INT64_MIN // -1 raised SIGFPE and
+    killed the worker; + and * wrapped to a number sent to the server). Each is now the program's error."""
+    from tunebench.load.program import Asm
+
+    a = Asm(types=1)
+    x, y, r = a.regs(3)
+    a.event()
+    a.mov(x, a_val)
+    a.mov(y, b_val)
+    getattr(a, op)(r, x, y)
+    a.end()
+    conn = _vm_conn(table, a.program())
+    try:
+        with pytest.raises(ValueError, match="the program failed: integer overflow"):
+            conn.run(5.0)
+    finally:
+        conn.close()
+
+
+def test_a_format_wider_than_400_characters_is_sent_whole(table):
+    """Issue 43 item 20: buf_printf cut a field at 399 characters without a word, where widths up to 4,000 are
+    allowed: the statement carried a shorter value than the program asked for."""
+    from tunebench.load.program import Asm
+
+    a = Asm(types=1)
+    v, n, got = a.regs(3)
+    a.event()
+    a.mov(v, 7)
+    a.exec("read", "SELECT LENGTH('%3000d')", v, rows=n, into=[got])
+    a.end()
+    conn = _vm_conn(table, a.program())
+    try:
+        t = threading.Thread(target=conn.run, args=(30.0,))
+        t.start()
+        wait_until(lambda: conn.take()[0] >= 1, 10, "an event")
+        conn.stop()
+        t.join(10)
+        assert conn.reg(got.n) == b"3000"
+    finally:
+        conn.close()

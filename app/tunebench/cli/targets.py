@@ -33,10 +33,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             if not k.strip():
                 raise ConfigError(f"--set wants OPTION=VALUE (or OPTION), got {item!r}")
             overrides[k.strip()] = v.strip() if _ else None
-        now = sb.status()
-        restart = now.running and (overrides != now.overrides or args.cpus != now.cpus)
-        with _held(sb, "sandbox start") if restart else contextlib.nullcontext():  # not under a live run
-            st = sb.start(overrides, cpus=args.cpus)
+        # (no run lock here: `tunebench sandbox start --option-file F` is how a target's restart command starts
+        # the server again while the sweep that asked for it holds the lock)
+        st = sb.start(overrides, cpus=args.cpus)
         auto_restore(args)  # what an interrupted run left changed on it
     elif args.action == "stop":
         with _held(sb, "sandbox stop"):  # issue 43 item 6: beside a live tune `sandbox stop` stopped the server

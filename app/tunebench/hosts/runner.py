@@ -45,7 +45,10 @@ def die_with_us(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
 # What a tool needs beyond this (sysbench's MYSQL_PWD for its target) is given to it by name.
 CHILD_ENV = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "LD_LIBRARY_PATH",
              "LUA_PATH", "LUA_CPATH", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
-             "NO_PROXY", "ALL_PROXY", "all_proxy"}
+             "NO_PROXY", "ALL_PROXY", "all_proxy",
+             # the test suite's mark of the session that started a process (a path, no secret): each xdist worker
+             # counts and stops only its own servers and perf processes by it (tests/server_leaks.py)
+             "TUNEBENCH_TEST_HOME"}
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

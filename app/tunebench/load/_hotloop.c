@@ -1113,8 +1113,15 @@ static int buf_printf(buf_t *b, const char *fmt, int width, int prec, double d, 
     char tmp[400];
     int n = is_float ? snprintf(tmp, sizeof tmp, fmt, width, prec, d) : snprintf(tmp, sizeof tmp, fmt, width, i);
     if (n < 0) return -1;
-    if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1; /* a double over 10^390: not a value of a benchmark */
-    return buf_put(b, tmp, (size_t)n);
+    if ((size_t)n < sizeof tmp) return buf_put(b, tmp, (size_t)n);
+    /* wider than the stack buffer (a width up to 4,000, a double over 10^390): printed whole, never cut (it was
+       cut at 399 characters without a word, issue 43 item 20) */
+    char *big = malloc((size_t)n + 1);
+    if (!big) return -1;
+    int m = is_float ? snprintf(big, (size_t)n + 1, fmt, width, prec, d) : snprintf(big, (size_t)n + 1, fmt, width, i);
+    int rc = m == n ? buf_put(b, big, (size_t)n) : -1;
+    free(big);
+    return rc;
 }
 
 #define REF(c, r) ((r) >= 0 ? &(c)->regs[(r)] : &(c)->vm->consts[-(r)-1])
@@ -1246,9 +1253,13 @@ static int vm_exec(Conn *c, int pc, ev_t *ev) {
             int64_t a = as_int(REF(c, in->b)), x = as_int(REF(c, in->c)), y = as_int(REF(c, in->d));
             int64_t cc = as_int(REF(c, in->e));
             if (a < 0 || y < x) return vm_fail(c, "NURand: A < 0 or y < x");
+            int64_t span, sum;
+            if (__builtin_sub_overflow(y, x, &span) || span == INT64_MAX || a == INT64_MAX)
+                return vm_fail(c, "integer overflow");
             int64_t i = (int64_t)rng_below(&c->rng, (uint64_t)a + 1);
-            int64_t j = x + (int64_t)rng_below(&c->rng, (uint64_t)(y - x) + 1);
-            val_set_int(dst, ((i | j) + cc) % (y - x + 1) + x);
+            int64_t j = x + (int64_t)rng_below(&c->rng, (uint64_t)span + 1);
+            if (__builtin_add_overflow(i | j, cc, &sum)) return vm_fail(c, "integer overflow");
+            val_set_int(dst, sum % (span + 1) + x);
             break;
         }
         case I_ADD: case I_SUB: case I_MUL: case I_MIN: case I_MAX: {
@@ -1258,9 +1269,14 @@ static int vm_exec(Conn *c, int pc, ev_t *ev) {
                 val_set_dbl(dst, in->op == I_ADD ? p + q : in->op == I_SUB ? p - q : in->op == I_MUL ? p * q
                                  : in->op == I_MIN ? (p < q ? p : q) : (p > q ? p : q));
             } else {
-                int64_t p = as_int(x), q = as_int(y);
-                val_set_int(dst, in->op == I_ADD ? p + q : in->op == I_SUB ? p - q : in->op == I_MUL ? p * q
-                                 : in->op == I_MIN ? (p < q ? p : q) : (p > q ? p : q));
+                /* int64 overflow is undefined behaviour in C: refused as the statement program's error (issue 43
+                   item 20), never a wrapped number sent to the server */
+                int64_t p = as_int(x), q = as_int(y), r;
+                if (in->op == I_MIN || in->op == I_MAX) r = in->op == I_MIN ? (p < q ? p : q) : (p > q ? p : q);
+                else if (in->op == I_ADD ? __builtin_add_overflow(p, q, &r)
+                         : in->op == I_SUB ? __builtin_sub_overflow(p, q, &r) : __builtin_mul_overflow(p, q, &r))
+                    return vm_fail(c, "integer overflow");
+                val_set_int(dst, r);
             }
             break;
         }
@@ -1273,6 +1289,7 @@ static int vm_exec(Conn *c, int pc, ev_t *ev) {
         case I_IDIV: case I_MOD: { /* Python's // and %: floored */
             int64_t p = as_int(REF(c, in->b)), q = as_int(REF(c, in->c));
             if (q == 0) return vm_fail(c, "division by zero");
+            if (q == -1 && p == INT64_MIN) return vm_fail(c, "integer overflow"); /* INT64_MIN / -1: SIGFPE */
             int64_t quo = p / q, rem = p % q;
             if (rem != 0 && ((rem < 0) != (q < 0))) {
                 quo -= 1;
