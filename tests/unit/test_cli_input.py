@@ -15,8 +15,8 @@ import pytest
         (["sessions", "show", "999"], "no session 999"),
         # issue 31: open loop
         (["run", "--workload", "oltp_point_select", "--rate", "abc"], "--rate wants a comma-separated list"),
-        (["run", "--workload", "oltp_point_select", "--rate", "0"], "rates must be above 0"),
-        (["run", "--workload", "oltp_point_select", "--rate", "nan"], "rates must be above 0"),
+        (["run", "--workload", "oltp_point_select", "--rate", "0"], "rates must be from 0.01"),
+        (["run", "--workload", "oltp_point_select", "--rate", "nan"], "rates must be from 0.01"),
         (["run", "--workload", "oltp_point_select", "--latency-limit", "5"], "--latency-limit needs a rate"),
         (["run", "--workload", "oltp_point_select", "--threads", "1,2,3", "--rate", "1,2"], "2 rates for 3 steps"),
         (["run", "--workload", "oltp_point_select", "--rate", "10", "--latency-limit", "-1"],

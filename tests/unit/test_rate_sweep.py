@@ -31,8 +31,8 @@ def test_a_rate_schedule_and_its_settings_parse_and_round_trip():
 
 
 @pytest.mark.parametrize("edit, line", [
-    (("rates = [500, 1000, 2000]", "rates = [0]"), "rates are numbers above 0"),
-    (("rates = [500, 1000, 2000]", "rates = ['fast']"), "rates are numbers above 0"),
+    (("rates = [500, 1000, 2000]", "rates = [0]"), "rates are numbers from 0.01"),
+    (("rates = [500, 1000, 2000]", "rates = ['fast']"), "rates are numbers from 0.01"),
     (('arrival = "fixed"', 'arrival = "bursty"'), "arrival must be one of poisson, fixed"),
     (("slo_p99_ms = 5", "slo_p99_ms = -1"), "slo_p99_ms must be a number of milliseconds above 0"),
     (("rates = [500, 1000, 2000]\n", ""), "latency_limit_ms needs the first group"),
