@@ -27,3 +27,36 @@ def test_a_server_gone_before_the_facts_are_read_fails_each_row_and_raises_nothi
     assert all("Lost connection" in d["message"] for d in out)
     assert sorted(r["id"] for r in store.journal_pending(failed=True)) == sorted(ids)  # both stay for `restore`
     store.close()
+
+
+def test_a_server_lost_between_two_result_sets_is_a_connector_error():
+    """A probe's thread died with a traceback on the terminal when the server was killed mid-run (clean-clone run,
+    test_faults): the C extension's cursor let _mysql_connector.MySQLInterfaceError out of nextset(), which is no
+    mysql.connector.Error, so the probe's `except` missed it. It is an OperationalError now, which every reader of
+    the server handles."""
+    import _mysql_connector
+    import pytest
+
+    from tunebench.mysql.connect import query_sets
+
+    class Cursor:
+        with_rows = True
+
+        def execute(self, *_a):
+            pass
+
+        def fetchall(self):
+            return [(1,)]
+
+        def nextset(self):
+            raise _mysql_connector.MySQLInterfaceError("Lost connection to MySQL server during query")
+
+        def close(self):
+            pass
+
+    class Conn:
+        def cursor(self):
+            return Cursor()
+
+    with pytest.raises(mysql.connector.errors.OperationalError, match="Lost connection"):
+        query_sets(Conn(), (("SELECT 1", ()), ("SELECT 2", ())))

@@ -165,13 +165,27 @@ def query_sets(conn: Any, statements: Sequence[tuple[str, tuple[Any, ...]]]) -> 
         out = []
         while True:
             out.append(list(cur.fetchall()) if cur.with_rows else [])
-            if not cur.nextset():
+            if not _next_set(cur):
                 break
         if len(out) != len(statements):
             raise mysql.connector.InterfaceError(msg=f"{len(out)} results to {len(statements)} statements")
         return out
     finally:
         cur.close()
+
+
+def _next_set(cur: Any) -> bool:
+    """cur.nextset(), its failures as the connector's errors: the C extension's cursor lets the raw
+    _mysql_connector.MySQLInterfaceError through (a server killed between two result sets), which is no
+    mysql.connector.Error, and a probe's thread died of it with a traceback on the terminal."""
+    try:
+        return bool(cur.nextset())
+    except mysql.connector.Error:
+        raise
+    except Exception as exc:
+        if type(exc).__name__ != "MySQLInterfaceError":
+            raise
+        raise mysql.connector.errors.OperationalError(msg=str(exc)) from None
 
 
 def flavor_of(version: str, version_comment: str) -> str:
