@@ -107,7 +107,9 @@ def test_restore_waits_for_a_live_sweep_and_its_knob_changed_outside_is_drift(sa
         proc.stdout.close()
     assert knob_values(sandbox)["innodb_flush_log_at_trx_commit"] == "0"  # left changed, journaled in the store
     spec_path = tmp_path / "live.toml"
-    spec_path.write_text('workload = "oltp_point_select"\nthreads = [2, 2]\nstep_seconds = 4\nwarmup_seconds = 0\n'
+    # steps of 8 s: the restore's CLI start-up beside the suite's other workers outlasted steps of 4 s and came
+    # after the run had ended (exit 0, nothing to refuse)
+    spec_path.write_text('workload = "oltp_point_select"\nthreads = [2, 2]\nstep_seconds = 8\nwarmup_seconds = 0\n'
                          '[options]\ntable_size = 2000\n[axes]\ninnodb_flush_log_at_trx_commit = [2]\n')
     sweep = load_spec(spec_path)
     plan, _info = plan_sweep(sweep, sandbox.target())
@@ -119,7 +121,7 @@ def test_restore_waits_for_a_live_sweep_and_its_knob_changed_outside_is_drift(sa
 
     def meddle():
         wait_until(lambda: len(seconds) >= 1, 120, "1 s of step 1")
-        # the outside change first, in step 1's 4 s; then the restore, which only has to come while the run holds
+        # the outside change first, in step 1's 8 s; then the restore, which only has to come while the run holds
         # the server (a CLI's start-up took longer than step 1's last 3 s on a loaded machine, and the change
         # landed in step 2)
         _set_global(sandbox, "innodb_flush_log_at_trx_commit", "1")
