@@ -199,8 +199,15 @@ class SessionWriter:
             self._events.append(ev)
             if self._locked_since is not None:
                 return
-        with self._flushing:
+        # written at once unless a write is under way (a store that hangs): then the writer's thread takes it with
+        # the rest, and the thread that had something to say (a probe's) is not held
+        if not self._flushing.acquire(blocking=False):
+            self._kick.set()
+            return
+        try:
             self._write_pending()
+        finally:
+            self._flushing.release()
 
     def start_step(self, idx: int, started_at: float, measure_from: float, config: Mapping[str, Any]) -> int:
         def write() -> int:
