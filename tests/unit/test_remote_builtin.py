@@ -48,10 +48,24 @@ def test_orders_and_reports_come_back_as_they_went():
     {"__dc__": "os:system", "f": {}},
     {"__enum__": "signal:Signals", "v": 9},
     {"__dc__": "tunebench.core.target:ConnParams.__init__.__globals__", "f": {}},
+    {"__dc__": "tunebench.__main__:main", "f": {}},  # importing it would run the CLI again
+    {"__enum__": "tunebench._private:X", "v": 1},
+    {"__dc__": "tunebench.nosuchmodule:X", "f": {}},
+    {"__dc__": "tunebench.core.target:NoSuchClass", "f": {}},
+    {"__dc__": "tunebench.core.target:ConnParams", "f": {"nosuchfield": 1}},  # a field missing: TypeError inside
+    {"__dc__": "tunebench.core.target:ConnParams", "f": [1, 2]},
+    {"__map__": [[[1], 2], 3]},
+    {"__set__": [{"a": 1}]},
+    {"__bytes__": "!!!"},
+    {"__float__": [1]},
 ])
 def test_reading_never_builds_anything_outside_tunebench(bad):
+    """Whatever the other end sends, one ValueError (never a TypeError that would end the reader's thread), and
+    nothing imported that runs anything."""
+    before = set(sys.modules)
     with pytest.raises(ValueError):
         wire.decode(bad)
+    assert "tunebench.__main__" not in set(sys.modules) - before
 
 
 def test_remote_python_words():
@@ -118,3 +132,41 @@ def test_a_host_that_read_the_hello_late_counts_the_runs_seconds():
     assert run_clock(2.0, 1000.0, 1001.99, 50.0) == pytest.approx(48.01)  # a few ms of clock skew: still the wall
     assert run_clock(2.0, 1000.0, 900.0, 50.0) == pytest.approx(48.0)  # a clock 100 s behind: the hello's
     assert run_clock(2.0, 1000.0, 1300.0, 50.0) == pytest.approx(48.0)  # 300 s ahead: the hello's
+
+
+def test_a_garbled_message_from_a_client_host_is_said_once_and_the_reader_goes_on():
+    """Lines that decode but are not in the shape this Tunebench sends (a tick without a report, a report of
+    another shape, a gap with no fields) used to end the host's reader thread with a TypeError: the host's seconds
+    were then never read again. Now each is ignored, said once, and the good lines after them are read."""
+    from tunebench.load.remote_builtin import HostLink, RemoteBuiltinEngine
+
+    class Proc:
+        def __init__(self, lines):
+            self._lines = lines
+
+        def lines(self):
+            yield from self._lines
+
+    spec = build_run_spec("oltp_point_select", {}, "2")
+    notes: list[str] = []
+    eng = RemoteBuiltinEngine(ConnParams("u", "p", socket="/x"), list(spec.groups), [type("R", (), {"label": "h1"})()],
+                              notes=notes.append)
+    hist = LatencyHistogram()
+    hist.add_ns(np.array([1_000_000], dtype=np.int64))
+    good = report_of({"main": [[5, 10, 0, 0, 0, 0], hist, 2, None, None, [0, 0, 0.0]]})
+    lines = [wire.dumps(x) for x in (
+        ("tick", 0, 5, None),  # a tick with a number for its report
+        ("tick", 0, {"main": (1, 2)}, None),  # a report of another shape
+        ("tick", "x", good, None),
+        ("gap", 1.0, "why", 7),
+        ("note",),
+        ("note", "still read"),
+        ("ready", {"workers": 1}),
+    )]
+    link = HostLink(runner=None, proc=Proc(lines))
+    eng._links[0] = link
+    eng._closing = True  # the reader's end is not a lost host here
+    eng._read_host(0, link)
+    garbled = [n for n in notes if "not of this Tunebench" in n]
+    assert len(garbled) == 1 and "h1: still read" in notes and link.info == {"workers": 1}, notes
+    assert eng._pending == {}  # nothing garbled was kept to be merged

@@ -95,8 +95,21 @@ def check_client_python(runner: Any, python: str = DEFAULT_PYTHON) -> None:
 
 
 def _last(out: str) -> str:
-    lines = [ln.strip() for ln in out.splitlines() if ln.strip() and not ln.startswith(CHECK_MARK)]
+    # (never one of the protocol's own lines: a raw message is no reason)
+    lines = [ln.strip() for ln in out.splitlines()
+             if ln.strip() and not ln.startswith(CHECK_MARK) and not ln.lstrip().startswith('{"__tuple__"')]
     return lines[-1][:300] if lines else "no output"
+
+
+def _a_report(r: Any) -> bool:
+    """A group's second as the remote workers send it (remote_workers.report): totals, the histogram's indexes
+    and counts, its max, threads, finished, per-type totals (or None), the open loop's part (or None)."""
+    def nums(x: Any, n: int | None = None) -> bool:
+        return (isinstance(x, (tuple, list)) and (n is None or len(x) == n)
+                and all(isinstance(v, (int, float)) for v in x))
+    return (isinstance(r, (tuple, list)) and len(r) == 8 and nums(r[0], 6) and nums(r[1]) and nums(r[2], len(r[1]))
+            and isinstance(r[3], int) and isinstance(r[4], int) and nums(r[5], 3)
+            and (r[6] is None or isinstance(r[6], (tuple, list))) and (r[7] is None or nums(r[7][2:], 7)))
 
 
 @dataclass(eq=False)
@@ -110,6 +123,7 @@ class HostLink:
     error: str | None = None  # said by the host before it was ready
     why: str | None = None  # said by the host when it gave up (every worker there died)
     folder: str | None = None  # the private folder of the TLS files there
+    garbled: bool = False  # a message in a shape this Tunebench does not send came (said once)
 
     def send(self, msg: tuple[Any, ...]) -> None:
         self.proc.send((wire.dumps(msg) + "\n").encode())
@@ -239,24 +253,13 @@ class RemoteBuiltinEngine(BuiltinEngine):
                 continue
             if not isinstance(msg, tuple) or not msg:
                 continue
-            kind = msg[0]
-            if kind == "tick":
-                self._on_tick(h, int(msg[1]), msg[2], msg[3])
-            elif kind == "ready":
-                link.info = dict(msg[1])
-                link.ready.set()
-            elif kind == "error":
-                link.error = str(msg[1])
-                link.ready.set()
-            elif kind == "note":
-                self._notes(f"{label}: {msg[1]}")
-            elif kind == "gap":
-                self._on_gap(float(msg[1]), f"{label}: {msg[2]}", {**dict(msg[3]), "host": label})
-            elif kind == "fatal":
-                self._fatal = f"{label}: {msg[1]}"
-                self._ticks.put((-1, {}))
-            elif kind == "lost":
-                link.why = str(msg[1])
+            try:
+                self._dispatch(h, link, label, msg)
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+                # a message of ours in a shape Tunebench does not send: said once, and this reader goes on
+                if not link.garbled:
+                    link.garbled = True
+                    self._notes(f"{label}: a message that is not of this Tunebench was ignored ({type(exc).__name__})")
         link.ready.set()
         if self._closing or self._links[h] is not link:
             return
@@ -266,6 +269,29 @@ class RemoteBuiltinEngine(BuiltinEngine):
         self._deaths.put(h)
         with self._merge_lock:
             self._emit_ready(self._pending)
+
+    def _dispatch(self, h: int, link: HostLink, label: str, msg: tuple[Any, ...]) -> None:
+        kind = msg[0]
+        if kind == "tick":
+            report = msg[2]
+            if not isinstance(report, Mapping) or not all(_a_report(r) for r in report.values()):
+                raise TypeError("a tick without a report")
+            self._on_tick(h, int(msg[1]), report, None if msg[3] is None else float(msg[3]))
+        elif kind == "ready":
+            link.info = dict(msg[1])
+            link.ready.set()
+        elif kind == "error":
+            link.error = str(msg[1])
+            link.ready.set()
+        elif kind == "note":
+            self._notes(f"{label}: {msg[1]}")
+        elif kind == "gap":
+            self._on_gap(float(msg[1]), f"{label}: {msg[2]}", {**dict(msg[3]), "host": label})
+        elif kind == "fatal":
+            self._fatal = f"{label}: {msg[1]}"
+            self._ticks.put((-1, {}))
+        elif kind == "lost":
+            link.why = str(msg[1])
 
     def _on_tick(self, h: int, tick: int, report: Mapping[str, Any], taken_at: float | None) -> None:
         with self._merge_lock:

@@ -8,6 +8,7 @@ Tuples, bytes, non-string keys and numpy arrays are tagged so that they come bac
 from __future__ import annotations
 
 import base64
+import binascii
 import dataclasses
 import enum
 import importlib
@@ -65,22 +66,33 @@ def decode(obj: Any) -> Any:
         if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
             raise ValueError(f"not a dataclass: {obj['__dc__']!r}")
         names = {f.name for f in dataclasses.fields(cls) if f.init}
-        fields = {k: decode(v) for k, v in dict(obj["f"]).items() if k in names}
-        return cls(**fields)
+        if not isinstance(obj.get("f"), dict):
+            raise ValueError(f"no fields for {obj['__dc__']!r}")
+        fields = {k: decode(v) for k, v in obj["f"].items() if k in names}
+        try:
+            return cls(**fields)
+        except TypeError as exc:  # a field missing or of a shape the class refuses
+            raise ValueError(f"not a {obj['__dc__']}: {exc}") from None
     if "__enum__" in obj:
         cls = _class(obj["__enum__"])
         if not (isinstance(cls, type) and issubclass(cls, enum.Enum)):
             raise ValueError(f"not an enum: {obj['__enum__']!r}")
-        return cls(decode(obj["v"]))
-    if "__map__" in obj:
-        return {_hashable(decode(k)): decode(v) for k, v in obj["__map__"]}
-    if "__bytes__" in obj:
-        return base64.b64decode(obj["__bytes__"])
-    if "__float__" in obj:
-        return float(obj["__float__"])
-    if "__set__" in obj:
-        items = [_hashable(decode(x)) for x in obj["__set__"]]
-        return frozenset(items) if obj.get("frozen") else set(items)
+        try:
+            return cls(decode(obj["v"]))
+        except TypeError as exc:
+            raise ValueError(f"not a {obj['__enum__']}: {exc}") from None
+    try:
+        if "__map__" in obj:
+            return {_hashable(decode(k)): decode(v) for k, v in obj["__map__"]}
+        if "__bytes__" in obj:
+            return base64.b64decode(obj["__bytes__"], validate=True)
+        if "__float__" in obj:
+            return float(obj["__float__"])
+        if "__set__" in obj:
+            items = [_hashable(decode(x)) for x in obj["__set__"]]
+            return frozenset(items) if obj.get("frozen") else set(items)
+    except (TypeError, binascii.Error) as exc:  # a tag over a value of another shape (unhashable keys too)
+        raise ValueError(f"a malformed tagged value: {exc}") from None
     return {k: decode(v) for k, v in obj.items()}
 
 
@@ -108,9 +120,16 @@ def _class(name: Any) -> Any:
     if not isinstance(name, str) or ":" not in name:
         raise ValueError(f"not a class name: {name!r}")
     module, _, qual = name.partition(":")
-    if not (module == "tunebench" or module.startswith("tunebench.")) or "__" in qual:
+    parts = module.split(".")
+    # never a private or dunder module (`tunebench.__main__` runs the CLI when imported), never a dunder name
+    if parts[0] != "tunebench" or any(p.startswith("_") or not p.isidentifier() for p in parts) or "__" in qual:
         raise ValueError(f"not one of Tunebench's classes: {name!r}")
-    obj: Any = importlib.import_module(module)
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError:
+        raise ValueError(f"no such module in Tunebench: {name!r}") from None
     for part in qual.split("."):
-        obj = getattr(obj, part)
+        obj = getattr(obj, part, None)
+    if obj is None:
+        raise ValueError(f"no such class in Tunebench: {name!r}")
     return obj

@@ -647,7 +647,10 @@ class Experiment(RunProbes):
             for g, ivs in collected.items():
                 collected[g] = [iv for iv in ivs if not watch.down_during(iv.t - 1, iv.t)[0]]
         # (a step whose work was done within its first second has no measured second: its totals say it)
-        if not self.stop_event.is_set() and not any(collected.values()) and not down and engine.ended != "finished":
+        # (a client host lost before the step's first second: a gap, as later in a step - the step is incomplete
+        # and the next one starts the host's workers again)
+        if (not self.stop_event.is_set() and not any(collected.values()) and not down and engine.ended != "finished"
+                and self._gaps == gaps_before):
             raise EngineError(f"step {idx + 1} produced no intervals")
         service = engine.service_hists
         summaries = tuple(
