@@ -123,7 +123,10 @@ def test_a_frozen_server_shows_in_latency_from_the_intended_start(sandbox, sandb
             else:
                 assert s.skipped >= 1000, s  # most of the 2,000 due in the freeze: already too late
                 assert s.late >= 1, s
-                assert s.lat_p99_ms < 1000.0 or s.late > 0.01 * s.transactions, s
+                # what is served is never older than the limit when it starts: only the <= 8 transactions in
+                # flight through the freeze take 2 s, fewer than 1 % of the ~7,000 served, so p99 stays < 1 s
+                # (without the limit it is >= 1 s: above)
+                assert s.lat_p99_ms < 1000.0, s
     finally:
         os.kill(pid, signal.SIGCONT)
         eng.close()

@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import ROOT
 
 from tunebench.mysql.connect import open_connection
+from tunebench.run.tune import MIN_GAIN
 from tunebench.mysql.target import conn_params
 
 pytestmark = pytest.mark.integration
@@ -65,17 +66,23 @@ def test_a_tune_on_each_server_records_its_trials_and_puts_the_knob_back(each_se
         assert t["tps"] > 0 and t["baseline_tps"] > 0 and t["seconds"] >= 4 and not t["ended_early"], t
         # a 5-s side has 3 effectively independent seconds only when its seconds barely move together
         assert (t["ci_low"] is None and t["ci_high"] is None) or t["ci_low"] <= t["objective"] <= t["ci_high"], t
-    assert tune["verdict"] in ("improvement", "no clear improvement") and tune["text"]
-    if tune["best"] is not None:  # a trial above 1: confirmed ABBA BAAB, 8 x 3 s
-        assert tune["confirm"]["seconds"] == [12, 12] and tune["confirm"]["pairs"] == 4
+    assert tune["text"]
+    if tune["best"] is None:  # no trial above 1: nothing to confirm, no improvement said
+        assert tune["confirm"] is None and tune["verdict"] == "no clear improvement", tune
+    else:  # a trial above 1: confirmed ABBA BAAB, 8 x 3 s; "improvement" exactly when the confirmation shows one
+        c = tune["confirm"]
+        assert c["seconds"] == [12, 12] and c["pairs"] == 4
+        shown = (c["ci_low"] is not None and c["ci_low"] > 1.0 and c["ratio"] >= 1.0 + MIN_GAIN
+                 and (c["floor_pct"] is None or (c["ratio"] - 1.0) * 100.0 >= c["floor_pct"]))
+        assert tune["verdict"] == ("improvement" if shown else "no clear improvement"), tune
     assert variable(server.sandbox, "innodb_io_capacity") == before
     # the session: its trials as events (the timeline's bands), the result in its summary and its report
     sid = str(result["session_id"])
-    shown = json.loads(cli("sessions", "show", sid, "--json").stdout)
-    kinds = [e["kind"] for e in shown["events"]]
+    listed = json.loads(cli("sessions", "show", sid, "--json").stdout)
+    kinds = [e["kind"] for e in listed["events"]]
     assert kinds.count("tune") == 1
     assert kinds.count("trial") == 1 + len(trials) + (8 if tune["best"] is not None else 0)
-    assert shown["config"]["tune"]["knobs"] == ["innodb_io_capacity=250..4000:log"]
+    assert listed["config"]["tune"]["knobs"] == ["innodb_io_capacity=250..4000:log"]
     md = cli("sessions", "export", sid, "--format", "md")
     assert md.returncode == 0, md.stderr
     assert "## Tune" in md.stdout and f"**{tune['text']}**" in md.stdout

@@ -110,6 +110,41 @@ def test_a_tarball_of_another_architecture_is_refused(tmp_path, monkeypatch):
     assert list((tmp_path / "kits").iterdir()) == []
 
 
+def _links(path: Path, links: dict[str, tuple[bytes, str]]) -> None:
+    """A tarball of a server folder and the given links (name -> (tarfile.SYMTYPE or LNKTYPE, target))."""
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("mysql-9/bin/mysqld")
+        info.size, info.mode = 1, 0o755
+        tar.addfile(info, io.BytesIO(b"x"))
+        for name, (kind, target) in links.items():
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = kind, target
+            tar.addfile(info)
+
+
+@pytest.mark.parametrize("links", [
+    {"mysql-9/lib/etc": (tarfile.SYMTYPE, "/etc")},  # absolute
+    {"mysql-9/lib/up": (tarfile.SYMTYPE, "../../../outside")},  # relative, out of the folder
+    {"mysql-9/share/passwd": (tarfile.LNKTYPE, "/etc/passwd")},  # a hard link
+    {"mysql-9/share/up": (tarfile.LNKTYPE, "../outside")},
+])
+def test_a_tarball_with_a_link_to_outside_is_refused_before_anything_is_written(tmp_path, monkeypatch, links):
+    monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path / "kits"))
+    _links(tmp_path / "evil.tar.gz", links)
+    with pytest.raises(SandboxError, match="link to outside its folder"):
+        kits.add(str(tmp_path / "evil.tar.gz"))
+    assert list((tmp_path / "kits").iterdir()) == []
+
+
+def test_links_inside_the_folder_are_kept(tmp_path, monkeypatch):
+    """MySQL's own tarballs hold links within (lib/libssl.so -> libssl.so.3): those are fine."""
+    monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path / "kits"))
+    _links(tmp_path / "ok.tar.gz", {"mysql-9/lib/libx.so": (tarfile.SYMTYPE, "libx.so.3"),
+                                    "mysql-9/bin/mysqld-debug": (tarfile.LNKTYPE, "mysql-9/bin/mysqld")})
+    with tarfile.open(tmp_path / "ok.tar.gz") as tar:
+        assert len(kits._safe_members(tar, tmp_path / "root")) == 3
+
+
 def test_a_hostile_tarball_is_refused_before_anything_is_written(tmp_path, monkeypatch):
     monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path / "kits"))
     _tarball(tmp_path / "evil.tar.gz", {"../../escaped": b"x", "bin/mysqld": b"x"})

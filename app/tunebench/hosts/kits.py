@@ -353,7 +353,8 @@ def _find_binary(top: Path) -> Path | None:
 
 
 def _safe_members(tar: tarfile.TarFile, dest: Path) -> list[tarfile.TarInfo]:
-    """A tarball's members, refused when one would land outside `dest` (absolute paths, `..`, device files)."""
+    """A tarball's members, refused when one would land outside `dest` (absolute paths, `..`, device files) or
+    is a link (symbolic or hard) to something outside it."""
     out = []
     for m in tar.getmembers():
         target = (dest / m.name).resolve()
@@ -361,6 +362,11 @@ def _safe_members(tar: tarfile.TarFile, dest: Path) -> list[tarfile.TarInfo]:
             raise SandboxError(f"the tarball holds a path outside its folder: {m.name!r}")
         if m.isdev():
             raise SandboxError(f"the tarball holds a device file: {m.name!r}")
+        if m.issym() or m.islnk():  # a link's target too: a symlink to /etc, a hard link to ../../x
+            base = target.parent if m.issym() else dest
+            linked = (base / m.linkname).resolve() if not os.path.isabs(m.linkname) else Path(m.linkname)
+            if not str(linked).startswith(str(dest.resolve()) + os.sep):
+                raise SandboxError(f"the tarball holds a link to outside its folder: {m.name!r} -> {m.linkname!r}")
         out.append(m)
     return out
 
