@@ -116,3 +116,28 @@ def test_without_the_compiled_loop_the_engine_runs_python_and_doctor_says_so_in_
     report = json.loads(subprocess.run([sys.executable, "-m", "tunebench", "doctor", "--json"], capture_output=True,
                                        text=True, env=env, timeout=60).stdout)
     assert report["engine_loop"] in report["problems"]  # doctor's exit status still counts it
+
+
+def test_the_compiled_loops_queue_holds_at_most_the_backlog_limit(monkeypatch):
+    """A rate far above what is served (nobody claims here): the feeder used to move every due time into the C
+    queue, which grew without bound (issue 43 item 19). Now it holds at most BACKLOG_LIMIT, the schedule says
+    overflow as the Python loop's does, and once claims make room the due times go on in order."""
+    import numpy as np
+
+    from tunebench.core import schedule
+    from tunebench.core.schedule import Schedule
+    from tunebench.load import worker
+    from tunebench.load.hotloop import due_queue
+
+    monkeypatch.setattr(schedule, "BACKLOG_LIMIT", 50_000)
+    t0 = __import__("time").monotonic_ns()
+    sched = Schedule(10_000_000.0, "fixed", [1], t0 - 1_000_000_000)  # 10 M/s, started 1 s ago: 10 M due
+    feed = due_queue(None)
+    for _ in range(5):
+        worker.push_due(sched, feed)
+    assert feed.pending() == 50_000 and sched.overflow
+    drained = feed.drop(__import__("time").monotonic_ns())  # as if claimed
+    assert drained == 50_000 and feed.pending() == 0
+    worker.push_due(sched, feed)
+    assert feed.pending() == 50_000  # more handed out as room was made, none lost from the schedule's order
+    assert sched.taken == 100_000 and np.all(np.diff(sched._times[: sched._i]) >= 0)

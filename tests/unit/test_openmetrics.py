@@ -247,3 +247,130 @@ def test_bad_listen_addresses(listen, tmp_path):
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert out.returncode == 2 and len(lines) == 1 and "--metrics-listen" in lines[0], out.stderr
     assert "Traceback" not in out.stderr and not db.exists()
+
+
+def test_a_scrape_that_fails_on_the_way_loses_no_second(monkeypatch):
+    """The cursor moved before the body was written: a scrape whose write failed lost those seconds for good
+    (issue 43 item 21). Now it moves only once the body is written."""
+    from tunebench.run import metrics_endpoint as me
+
+    endpoint = MetricsEndpoint(f"127.0.0.1:{_free_port()}")
+    try:
+        endpoint.session(RunSession(3, "oltp_point_select", "sandbox", "box"))
+        for k in range(3):
+            endpoint.interval(Interval(100.5 + k, "main", 2, 500.0 + k, 500.0, 0, 0, 0))
+        real = me._Handler.send_body
+
+        def broken(self, body):
+            raise ConnectionResetError("the scraper went away")
+        monkeypatch.setattr(me._Handler, "send_body", broken)
+        with pytest.raises(Exception):
+            get(endpoint.url)
+        monkeypatch.setattr(me._Handler, "send_body", real)
+        _status, _ctype, body = get(endpoint.url)
+        _types, rows = parse(body, False)
+        assert [v for n, _lb, v, _s in rows if n == "tunebench_client_tps"] == [500.0, 501.0, 502.0]
+    finally:
+        endpoint.close(linger=False)
+
+
+def test_with_a_token_only_its_holder_scrapes_and_no_one_takes_its_seconds(tmp_path):
+    token = tmp_path / "token"
+    token.write_text("s3cret-token-0123456789\n")
+    token.chmod(0o600)
+    endpoint = MetricsEndpoint(f"127.0.0.1:{_free_port()}", str(token))
+    try:
+        assert endpoint.warning is None
+        endpoint.session(RunSession(3, "oltp_point_select", "sandbox", "box"))
+        endpoint.interval(Interval(100.5, "main", 2, 500.0, 500.0, 0, 0, 0))
+        assert get(endpoint.url)[0] == 401  # same address, same User-Agent, no token: nothing, cursor untouched
+        req = urllib.request.Request(endpoint.url, headers={"Authorization": "Bearer wrong-token-0123456789"})
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(req, timeout=5)
+        req = urllib.request.Request(endpoint.url, headers={"Authorization": "Bearer s3cret-token-0123456789"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            assert "tunebench_client_tps" in r.read().decode() and r.status == 200
+    finally:
+        endpoint.close(linger=False)
+    token.chmod(0o644)
+    with pytest.raises(ConfigError, match="readable by others"):
+        MetricsEndpoint(f"127.0.0.1:{_free_port()}", str(token))
+    token.chmod(0o600)
+    token.write_text("short")
+    with pytest.raises(ConfigError, match="at least 16"):
+        MetricsEndpoint(f"127.0.0.1:{_free_port()}", str(token))
+
+
+def test_an_endpoint_others_can_reach_without_a_token_says_so():
+    endpoint = MetricsEndpoint(f"0.0.0.0:{_free_port()}")
+    try:
+        assert "no authentication" in endpoint.warning
+    finally:
+        endpoint.close(linger=False)
+    endpoint = MetricsEndpoint(f"127.0.0.1:{_free_port()}")
+    try:
+        assert endpoint.warning is None  # loopback: this machine's own
+    finally:
+        endpoint.close(linger=False)
+
+
+def test_an_idle_connection_is_closed_and_connections_are_bounded(monkeypatch):
+    """An idle connection had no timeout: each kept a thread for ever. Now it ends after IDLE_SECONDS; past
+    MAX_CONNECTIONS at once, new ones are closed rather than given a thread."""
+    import socket as sk
+
+    from tunebench.run import metrics_endpoint as me
+
+    monkeypatch.setattr(me, "IDLE_SECONDS", 0.5)
+    monkeypatch.setattr(me, "MAX_CONNECTIONS", 3)
+    endpoint = MetricsEndpoint(f"127.0.0.1:{_free_port()}")
+    host, port = endpoint.url.split("//")[1].split("/")[0].split(":")
+    socks = []
+    try:
+        for _ in range(3):
+            s = sk.create_connection((host, int(port)), timeout=10)
+            socks.append(s)
+        extra = sk.create_connection((host, int(port)), timeout=10)
+        assert extra.recv(10) == b""  # the fourth: closed at once
+        extra.close()
+        for s in socks:
+            assert s.recv(10) == b""  # each idle one closed by the server (within the 10 s of this recv)
+        assert get(endpoint.url)[0] == 200  # their slots are free again
+    finally:
+        for s in socks:
+            s.close()
+        endpoint.close(linger=False)
+
+
+def test_rendering_copies_under_the_lock_and_formats_outside_it(monkeypatch):
+    """Rendering 120 s of every series held the run's lock for all of its formatting: the run's callbacks waited
+    on a scrape. Now the lock covers the copy only: not one line is formatted while it is held."""
+    from tunebench.core import openmetrics
+
+    m = LiveMetrics()
+    m.start_session({"session": "1"})
+    for k in range(120):
+        m.interval(Interval(100.5 + k, "main", 4, 1000.0 + k, 2e4, 0, 0, 0))
+    held_while_formatting = []
+    real = openmetrics.label_text
+
+    def watched(labels):
+        held_while_formatting.append(m._lock.locked())
+        return real(labels)
+    monkeypatch.setattr(openmetrics, "label_text", watched)
+    text = m.render(scraper="a")
+    assert text.count("tunebench_client_tps{") == 120
+    assert held_while_formatting and not any(held_while_formatting)
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--metrics-token-file", "/nonexistent/token"], "goes with --metrics-listen"),
+    (["--metrics-listen", "127.0.0.1:PORT", "--metrics-token-file", "/nonexistent/token"], "cannot read it"),
+])
+def test_a_token_file_that_cannot_be_used_is_one_line_and_nothing_runs(extra, said, tmp_path):
+    db = tmp_path / "store.sqlite"
+    extra = [a.replace("PORT", str(_free_port())) for a in extra]
+    out = run_cli("--db", str(db), "run", *extra, "--target", "mysql://root@127.0.0.1:1", timeout=60)
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert out.returncode == 2 and len(lines) == 1 and said in lines[0], out.stderr
+    assert not db.exists()

@@ -48,11 +48,17 @@ def main(argv: list[str] | None = None) -> int:
 def metrics_endpoint(args: Any) -> Any:
     """`--metrics-listen`'s endpoint, listening (kept in args for the command), or None when not asked for."""
     listen = getattr(args, "metrics_listen", None)
+    if getattr(args, "metrics_token_file", None) and not listen:
+        from tunebench.core.errors import ConfigError
+
+        raise ConfigError("--metrics-token-file goes with --metrics-listen HOST:PORT")
     if not listen or getattr(args, "metrics_endpoint", None) is not None:
         return None
     from tunebench.run.metrics_endpoint import MetricsEndpoint
 
-    endpoint = MetricsEndpoint(listen)
+    endpoint = MetricsEndpoint(listen, getattr(args, "metrics_token_file", None))
     args.metrics_endpoint = endpoint
     print(f"live metrics: {endpoint.url}", file=sys.stderr, flush=True)
+    if endpoint.warning:
+        print(f"warning: {endpoint.warning}", file=sys.stderr, flush=True)
     return endpoint

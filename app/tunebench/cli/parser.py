@@ -81,6 +81,9 @@ def metrics_option(sp: argparse.ArgumentParser, what: str = "the run's") -> None
     sp.add_argument("--metrics-listen", metavar="HOST:PORT",
                     help=f"serve {what} live series for Prometheus at http://HOST:PORT/metrics (OpenMetrics), e.g. "
                          "127.0.0.1:9464; nothing listens without it")
+    sp.add_argument("--metrics-token-file", metavar="FILE",
+                    help="a file (mode 600) holding a bearer token every scrape must send (Prometheus: "
+                         "authorization: {credentials_file: FILE}); without it the endpoint has no authentication")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ import math
 import re
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -236,47 +236,85 @@ class LiveMetrics:
 
     # -- reading
     def render(self, openmetrics: bool = True, scraper: str | None = None) -> str:
-        """The exposition text. `scraper` (address + User-Agent): hand it only the seconds it has not had yet (the
-        newest always); None: the newest second of each series."""
+        """The exposition text. `scraper` (who scrapes): hand it only the seconds it has not had yet (the newest
+        always), counted as had at once; None: the newest second of each series."""
+        text, commit = self.render_pending(openmetrics, scraper)
+        commit()
+        return text
+
+    def render_pending(self, openmetrics: bool = True,
+                       scraper: str | None = None) -> tuple[str, Callable[[], None]]:
+        """The exposition text, and what to call once the scraper really has it (the body written): only then
+        does its cursor move, so a scrape that fails on the way loses no second (issue 43 item 21). The points are
+        copied under the lock and formatted outside it: the run's callbacks never wait for the text."""
         with self._lock:
-            cursor: dict[tuple[str, LabelKey], float] = {}
+            since_of: dict[tuple[str, LabelKey], float] = {}
             if scraper is not None:
+                since_of = dict(self._cursors.get(scraper, {}))
+            self.scrapes += 1
+            base = tuple((k, v) for k, v in self.session.items() if v)
+            families = {name: self._families[name] for name in self._families}
+            taken: dict[str, list[tuple[LabelKey, list[tuple[float, float]]]]] = {}
+            for name, by_key in self._points.items():
+                rows = []
+                for key, points in by_key.items():
+                    if not points:
+                        continue
+                    since = since_of.get((name, key))
+                    if scraper is None:
+                        new = [points[-1]]
+                    elif since is None or points[0][0] > since:
+                        new = list(points)
+                    else:  # from the newest back to the first not had yet
+                        new = []
+                        for p in reversed(points):
+                            if p[0] <= since:
+                                break
+                            new.append(p)
+                        new.reverse()
+                        new = new or [points[-1]]
+                    rows.append((key, new))
+                taken[name] = rows
+            state = {name: dict(values) for name, values in self._state.items()}
+        moved: dict[tuple[str, LabelKey], float] = {}
+        lines: list[str] = []
+        for name in sorted(families):
+            fam = families[name]
+            sample = name + ("_total" if fam.type == "counter" else "_info" if fam.type == "info" else "")
+            rows_text: list[str] = []
+            for key, new in sorted(taken.get(name, []), key=lambda kv: kv[0]):
+                for t, v in new:
+                    stamp = f"{t:.3f}" if openmetrics else str(round(t * 1000))
+                    rows_text.append(f"{sample}{label_text((*base, *key))} {number(v)} {stamp}")
+                moved[(name, key)] = new[-1][0]
+            for key, v in sorted(state.get(name, {}).items()):
+                rows_text.append(f"{sample}{label_text((*base, *key))} {number(v)}")
+            if not rows_text:
+                continue
+            if openmetrics:
+                lines.append(f"# TYPE {name} {fam.type}")
+                if fam.unit:
+                    lines.append(f"# UNIT {name} {fam.unit}")
+                lines.append(f"# HELP {name} {help_text(fam.help)}")
+            else:  # 0.0.4 has no info nor unit: an info is a gauge of 1
+                lines.append(f"# HELP {sample} {help_text(fam.help)}")
+                lines.append(f"# TYPE {sample} {'gauge' if fam.type == 'info' else fam.type}")
+            lines += rows_text
+        if openmetrics:
+            lines.append("# EOF")
+        text = "\n".join(lines) + "\n"
+
+        def commit() -> None:
+            if scraper is None:
+                return
+            with self._lock:
                 cursor = self._cursors.pop(scraper, {})
+                for k, t in moved.items():
+                    cursor[k] = max(cursor.get(k, t), t)
                 self._cursors[scraper] = cursor
                 while len(self._cursors) > MAX_SCRAPERS:
                     self._cursors.popitem(last=False)
-            self.scrapes += 1
-            base = tuple((k, v) for k, v in self.session.items() if v)
-            lines: list[str] = []
-            for name in sorted(self._families):
-                fam = self._families[name]
-                sample = name + ("_total" if fam.type == "counter" else "_info" if fam.type == "info" else "")
-                rows: list[str] = []
-                for key, points in sorted(self._points.get(name, {}).items()):
-                    if not points:
-                        continue
-                    since = cursor.get((name, key))
-                    new = [p for p in points if since is None or p[0] > since] if scraper is not None else []
-                    for t, v in new or [points[-1]]:
-                        stamp = f"{t:.3f}" if openmetrics else str(round(t * 1000))
-                        rows.append(f"{sample}{label_text((*base, *key))} {number(v)} {stamp}")
-                    cursor[(name, key)] = points[-1][0]
-                for key, v in sorted(self._state.get(name, {}).items()):
-                    rows.append(f"{sample}{label_text((*base, *key))} {number(v)}")
-                if not rows:
-                    continue
-                if openmetrics:
-                    lines.append(f"# TYPE {name} {fam.type}")
-                    if fam.unit:
-                        lines.append(f"# UNIT {name} {fam.unit}")
-                    lines.append(f"# HELP {name} {help_text(fam.help)}")
-                else:  # 0.0.4 has no info nor unit: an info is a gauge of 1
-                    lines.append(f"# HELP {sample} {help_text(fam.help)}")
-                    lines.append(f"# TYPE {sample} {'gauge' if fam.type == 'info' else fam.type}")
-                lines += rows
-            if openmetrics:
-                lines.append("# EOF")
-            return "\n".join(lines) + "\n"
+        return text, commit
 
     def behind(self) -> bool:
         """Whether some scraper has not had the newest second yet (the run's end waits a moment for it)."""

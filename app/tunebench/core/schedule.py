@@ -109,13 +109,19 @@ class Schedule:
             self.skipped += skipped
             return Claim(due, skipped)
 
-    def take_until(self, t_ns: int) -> np.ndarray:
+    def take_until(self, t_ns: int, room: int | None = None) -> np.ndarray:
         """Every due time up to `t_ns` not handed out yet, handed out now (the compiled loop's queue is fed
-        these ahead of the clock, and its connections claim them there)."""
+        these ahead of the clock, and its connections claim them there) - at most `room` of them (what the queue
+        may still hold within BACKLOG_LIMIT): more than that due is the backlog's overflow, as in the Python
+        loop's schedule (the rest stay here, handed out as the queue drains)."""
         with self._lock:
-            self._drawn_to(t_ns)
+            cap = BACKLOG_LIMIT if room is None else max(0, room)
+            while (len(self._times) == 0 or int(self._times[-1]) <= t_ns) and len(self._times) - self._i < cap:
+                self._draw()
             pending = self._times[self._i:]
             n = int(np.searchsorted(pending, t_ns, side="right"))
+            if n > cap:
+                n, self.overflow = cap, True
             out = pending[:n].copy()
             self._i += n
             self.taken += n

@@ -321,7 +321,11 @@ static PyObject *DueQueue_push(DueQueue *q, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "push(times): before the times already pushed");
         return NULL;
     }
-    if (q->head) { /* claimed ones are gone: the pending to the front */
+    /* out of room: the claimed ones make room when there are at least as many of them as pending ones (each
+       pending one is moved at most once per as many claimed: amortised O(1), not the whole backlog on every
+       push); otherwise the buffer doubles. The feeder keeps the pending ones within BACKLOG_LIMIT (worker.py
+       push_due), so the mutex is never held over more than that. */
+    if (q->tail + n > q->cap && q->head && q->head >= q->tail - q->head) {
         memmove(q->due, q->due + q->head, (q->tail - q->head) * sizeof(int64_t));
         q->tail -= q->head;
         q->head = 0;

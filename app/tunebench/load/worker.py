@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from tunebench.core import schedule
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.schedule import OpenLoop, Schedule
 from tunebench.core.target import ConnParams
@@ -467,7 +468,15 @@ def _feed(feeds: Mapping[str, tuple[Schedule, Any]]) -> None:
     while True:
         time.sleep(FEED_EVERY)
         for sched, feed in list(feeds.values()):
-            feed.push(sched.take_until(time.monotonic_ns() + FEED_AHEAD_NS).tobytes())
+            push_due(sched, feed)
+
+
+def push_due(sched: Schedule, feed: Any) -> None:
+    """The due times up to FEED_AHEAD_NS from now into the compiled loop's queue, which never holds more than
+    BACKLOG_LIMIT (a rate above what the server serves: past it the schedule says overflow, as the Python loop's
+    does; issue 43 item 19 - the queue grew without bound)."""
+    room = schedule.BACKLOG_LIMIT - feed.pending()
+    feed.push(sched.take_until(time.monotonic_ns() + FEED_AHEAD_NS, room).tobytes())
 
 
 def _open_report(slots: list[Slot], taken: Mapping[int, SlotTake],
@@ -621,7 +630,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                 schedules[g.name] = sched
                                 if hot[g.name]:
                                     feed = due_queue(sched.limit_ns)
-                                    feed.push(sched.take_until(time.monotonic_ns() + FEED_AHEAD_NS).tobytes())
+                                    push_due(sched, feed)
                                     feeds[g.name] = (sched, feed)  # one item: the feeder never mixes two steps
                             for s in slots[g.name]:
                                 s.schedule, s.queue = sched, feed

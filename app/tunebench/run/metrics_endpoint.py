@@ -4,13 +4,14 @@ for Prometheus, from a thread of its own. Bound before anything runs: an address
 
 from __future__ import annotations
 
-import contextlib
+import hmac
 import ipaddress
 import socket
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from tunebench.core.errors import ConfigError
@@ -42,6 +43,10 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
+IDLE_SECONDS = 10.0  # a connection that sends no whole request within this is closed (one thread each)
+MAX_CONNECTIONS = 64  # connections served at once; more are closed at once
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     # SO_REUSEADDR: a port that the last run's connections left in TIME_WAIT is taken again at once; one that a
@@ -51,38 +56,105 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], family: int):
         self.address_family = family
         super().__init__(address, _Handler, bind_and_activate=False)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):  # idle or slow clients hold every slot: refused, not queued
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: Any
+    timeout = IDLE_SECONDS  # the socket's: an idle connection ends instead of keeping its thread forever
+
+    def setup(self) -> None:
+        self.timeout = IDLE_SECONDS  # read at each connection (tests shorten it)
+        super().setup()
 
     def do_GET(self) -> None:
+        token = self.server.token
+        if token is not None:
+            given = self.headers.get("Authorization", "")
+            if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Bearer realm="tunebench"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
         if self.path.split("?", 1)[0] not in ("/metrics", "/"):
             self.send_error(404, "only /metrics here")
             return
+        commit: Callable[[], None] = lambda: None  # noqa: E731
         if self.path.startswith("/metrics"):
             om = wants_openmetrics(self.headers.get("Accept"))
+            # who scrapes: its address and User-Agent (with a token, only those who hold it can scrape at all,
+            # so no other local client can take a scraper's seconds)
             scraper = f"{self.client_address[0]} {self.headers.get('User-Agent', '')}"
-            body = self.server.metrics.render(openmetrics=om, scraper=scraper).encode()
+            text, commit = self.server.metrics.render_pending(openmetrics=om, scraper=scraper)
+            body = text.encode()
             ctype = OPENMETRICS if om else PROMETHEUS_TEXT
         else:
             body, ctype = b'<a href="/metrics">/metrics</a>: Tunebench live series\n', "text/html; charset=utf-8"
-        self.send_response(200)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        with contextlib.suppress(OSError):
-            self.wfile.write(body)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.send_body(body)
+        except OSError:
+            return  # the scraper is gone: its cursor stays, the next scrape has these seconds again
+        commit()
+
+    def send_body(self, body: bytes) -> None:
+        self.wfile.write(body)
+        self.wfile.flush()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # a scrape a second is not news
 
 
+def read_token(path: str) -> str:
+    """The bearer token a scraper must send (Prometheus: `authorization: {credentials_file: FILE}`), from a file
+    that only its owner can read; one line when it cannot be used."""
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+        text = p.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--metrics-token-file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") \
+            from None
+    if st.st_mode & 0o077:
+        raise ConfigError(f"--metrics-token-file {path}: readable by others (chmod 600 it)")
+    if len(text) < 16 or any(c.isspace() or not c.isprintable() for c in text):
+        raise ConfigError(f"--metrics-token-file {path}: the token must be one word of at least 16 characters")
+    return text
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
 class MetricsEndpoint:
     """The live series (`metrics`) served over HTTP; feed it with the run's callbacks."""
 
-    def __init__(self, listen: str):
+    def __init__(self, listen: str, token_file: str | None = None):
         host, port = parse_listen(listen)
+        token = read_token(token_file) if token_file else None
         try:
             family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
         except ValueError:
@@ -97,10 +169,16 @@ class MetricsEndpoint:
             why = exc.strerror or str(exc)
             raise ConfigError(f"--metrics-listen {listen}: cannot listen there ({why})") from None
         server.metrics = self.metrics  # type: ignore[attr-defined]
+        server.token = token  # type: ignore[attr-defined]
         self._server = server
         self._closed = False
         bound = server.server_address
         self.url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{bound[1]}/metrics"
+        # what to say beside the URL: an endpoint others can reach, without a token, is open to them
+        self.warning = None
+        if token is None and not _loopback(host):
+            self.warning = (f"the metrics endpoint on {host}:{bound[1]} has no authentication: anyone who can reach "
+                            "it reads the run's series (--metrics-token-file FILE asks for a bearer token)")
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="metrics-endpoint", daemon=True)
         self._thread.start()
