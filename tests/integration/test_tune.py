@@ -146,3 +146,58 @@ def test_a_tune_killed_mid_search_has_its_knob_put_back_by_the_journal(sandbox, 
     assert out.returncode == 0, out.stderr
     assert (variable(sandbox, "innodb_io_capacity"), variable(sandbox, "innodb_io_capacity_max")) == (before,
                                                                                                      max_before)
+
+
+def test_a_live_change_still_waiting_at_the_runs_end_never_lands_after_the_restore(sandbox, tmp_path, monkeypatch):
+    """The tune thread's SET still waiting for the server when the run ends (issue 43 item 8: a 30 s join, no read
+    timeout) used to land after the final restore: the server kept the trial's value. Now the final restore seals
+    the controller: the waiting statement is killed first, and no change starts after it. (The wait is a SLEEP
+    before the SET on the same connection: a server slow to answer.)"""
+    import threading
+
+    from tunebench.mysql.connect import introspect
+    from tunebench.run import tuning
+    from tunebench.store.repo import Store
+
+    target = sandbox.target()
+    conn = open_connection(conn_params(target, None), target.name)
+    try:
+        info = introspect(conn)
+    finally:
+        conn.close()
+    before = variable(sandbox, "innodb_io_capacity")
+    want = "1234" if before != "1234" else "1500"
+    ctl = tuning.KnobController(Store(str(tmp_path / "s.sqlite")), target, info, None)
+    real = tuning.set_global
+    waiting = threading.Event()
+
+    def slow_set(c, knob, value):
+        if threading.current_thread().name != "tune":
+            return real(c, knob, value)  # the restore's own
+        cur = c.cursor()
+        waiting.set()
+        cur.execute("SELECT SLEEP(20)")  # killed by the seal: returns 1 at once
+        cur.fetchall()
+        cur.close()
+        return real(c, knob, value)
+    monkeypatch.setattr(tuning, "set_global", slow_set)
+    errors: list[BaseException] = []
+
+    def tune_thread():
+        try:
+            ctl.set_live("innodb_io_capacity", want)
+        except BaseException as exc:  # noqa: BLE001 - what the thread ended with
+            errors.append(exc)
+    th = threading.Thread(target=tune_thread, name="tune", daemon=True)
+    th.start()
+    assert waiting.wait(30)
+    time.sleep(0.3)  # inside the SLEEP
+    t0 = time.monotonic()
+    ctl.restore()
+    th.join(30)
+    assert not th.is_alive() and time.monotonic() - t0 < 15
+    time.sleep(0.5)
+    assert variable(sandbox, "innodb_io_capacity") == before, "a SET landed after the final restore"
+    with pytest.raises(Exception, match="the run is ending"):
+        ctl.set_live("innodb_io_capacity", want)
+    assert variable(sandbox, "innodb_io_capacity") == before

@@ -229,7 +229,7 @@ class Experiment(RunProbes):
 
     def restore_knobs(self) -> list[dict[str, Any]]:
         """Every knob this run changed, back to its original value now (the run goes on)."""
-        return self.controller.restore() if self.controller is not None else []
+        return self.controller.restore(final=False) if self.controller is not None else []
 
     def _engine(self, params: Any, engine: str, groups: Sequence[ClientGroup] | None = None) -> LoadEngine:
         groups = list(groups if groups is not None else self.spec.groups)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -82,6 +83,9 @@ def sandbox_for(target: Target) -> SandboxServer | None:
     return None
 
 
+SEAL_WAIT = 5.0  # seconds the final restore waits for a live change it killed
+
+
 class KnobController:
     def __init__(self, store: Store, target: Target, info: ServerInfo, session_id: int | None,
                  event: Callable[[Event], None] | None = None, note: Callable[[str], None] | None = None,
@@ -104,6 +108,11 @@ class KnobController:
         self._companions: set[str] = set()  # variables the server moves after a knob (core.knobs.COMPANIONS)
         self.restarts = 0
         self._password: str | None = None
+        # the final restore seals the controller: no live change starts after it, and one in flight is killed
+        # (a SET that lands after the restore would leave the server changed; issue 43 item 8)
+        self._seal_lock = threading.Lock()
+        self._sealed = False
+        self._in_flight: dict[int, int] = {}  # id(conn) -> its server thread id
 
     # -- connections --
     def connect(self) -> Any:
@@ -225,11 +234,47 @@ class KnobController:
         norm = info.normalize(value)
         conn = self.connect()
         try:
-            before = read_global(conn, name)
-            after = self._set(conn, info, norm)
+            with self._seal_lock:
+                if self._sealed:
+                    raise TargetError(f"{name}: the run is ending and its knobs are going back; no change now")
+                self._in_flight[id(conn)] = int(conn.connection_id or 0)
+            try:
+                before = read_global(conn, name)
+                after = self._set(conn, info, norm)
+            finally:
+                with self._seal_lock:
+                    self._in_flight.pop(id(conn), None)
         finally:
             conn.close()
         return {"name": name, "from": before, "to": after}
+
+    def seal(self, wait: float = SEAL_WAIT) -> None:
+        """No live change from now on; one still waiting for the server is killed (KILL QUERY) and waited for up to
+        `wait` seconds, so that nothing is set after the knobs go back."""
+        with self._seal_lock:
+            self._sealed = True
+            ids = [t for t in self._in_flight.values() if t]
+        if not ids:
+            return
+        with contextlib.suppress(TunebenchError, mysql.connector.Error):
+            conn = open_connection(conn_params(self.target, None, password=self._password), self.target.name,
+                                   timeout=5, read_timeout=5)
+            try:
+                cur = conn.cursor()
+                for t in ids:
+                    with contextlib.suppress(mysql.connector.Error):
+                        cur.execute(f"KILL QUERY {int(t)}")
+                cur.close()
+            finally:
+                conn.close()
+        end = time.monotonic() + wait
+        while time.monotonic() < end:
+            with self._seal_lock:
+                if not self._in_flight:
+                    return
+            time.sleep(0.05)
+        self.note("a live knob change did not end within "
+                  f"{wait:.0f} s of the run's end; the restore that follows may run before it")
 
     def _restart_sandbox(self, cfg: ConfigPlan) -> None:
         sb = self.sandbox
@@ -292,8 +337,11 @@ class KnobController:
                          {"static": dict(cfg.static), "seconds": round(took, 2), "option_file": remote.path}))
 
     # -- restoring --
-    def restore(self) -> list[dict[str, Any]]:
-        """Put back every knob this process journaled (static first, then dynamic)."""
+    def restore(self, final: bool = True) -> list[dict[str, Any]]:
+        """Put back every knob this process journaled (static first, then dynamic); `final` (the run's end): no
+        live change after it."""
+        if final:
+            self.seal()
         store: Store | None = self.store
         # what this run journaled and this machine's ledger still vouches for (not yet restored or discarded):
         # from memory, so a shared store's rows changed meanwhile do not decide what is put back
