@@ -288,3 +288,128 @@ def test_a_schema_8_store_gains_ids_that_are_never_reused(tmp_path):
         cols = [r[1] for r in c.execute("PRAGMA table_info(targets)")]
     c.close()
     assert "get_server_public_key" in cols
+
+
+# ---- issue 43 item 16: the records of a tune, a trial, a rate, a verdict, by one schema -------------------------
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """A recorded session with a tune's events and summary (as a run writes them), a live rate change and a
+    flip's verdict, exported."""
+    from tunebench.core.tune import Trial, TuneResult
+
+    root = tmp_path_factory.mktemp("tuned")
+    store = Store(root / "src.sqlite")
+    sid = record(store, 120, 8, verdict=True, knob_at=60)
+    t0 = 1_790_000_000.0
+    trials = [Trial(1, {"innodb_io_capacity": "400"}, {"innodb_io_capacity": "400"}, t0 + 10, t0 + 12, t0 + 17,
+                    1010.0, 2.0, 1000.0, 2.1, 1.01, 0.98, 1.04, 5, best_so_far=1.01),
+              Trial(2, {"innodb_io_capacity": "2000"}, {"innodb_io_capacity": "2000"}, t0 + 18, t0 + 20, t0 + 25,
+                    1100.0, 1.9, 1000.0, 2.1, 1.1, 1.05, 1.15, 5, best_so_far=1.1)]
+    tune = TuneResult({"knobs": ["innodb_io_capacity=250..4000:log"], "objective": "tps"},
+                      {"innodb_io_capacity": "200"}, trials, best=2,
+                      confirm={"ratio": 1.08, "ci_low": 1.03, "ci_high": 1.13, "pairs": 4, "order": "ABBABAAB",
+                               "tps_a": 1000.0, "tps_b": 1080.0, "p99_a": 2.0, "p99_b": 1.9, "seconds": [12, 12],
+                               "busy_left_out": 0, "busy_pct": 50.0, "windows": [["A", t0 + 26, t0 + 29]],
+                               "values": {"innodb_io_capacity": "2000"}, "floor_pct": None},
+                      verdict="improvement", text="innodb_io_capacity=2000: 1.08x", started_at=t0 + 5,
+                      ended_at=t0 + 38)
+    from tunebench.core.verdict import Verdict, WaitShift
+
+    verdict = Verdict(1000.0, 1150.0, 1.15, 1.1, 1.2, 50, 50, 5, 2.0, 1.8, 3.0, 2.5,
+                      (WaitShift("wait/io/file/innodb/innodb_log_file", 10.0, 4.0),),
+                      ((t0 + 10, t0 + 59), (t0 + 61, t0 + 119)))
+    with sqlite3.connect(root / "src.sqlite") as c:
+        c.execute("UPDATE sessions SET summary = json_set(coalesce(summary, '{}'), '$.tune', json(?)) WHERE id = ?",
+                  (json.dumps(tune.to_dict()), sid))
+        c.execute("UPDATE events SET data = json_set(data, '$.verdict', json(?)) WHERE kind = 'verdict'",
+                  (json.dumps(verdict.to_dict()),))
+        events = [(t0 + 38, "tune", tune.text, {"tune": tune.to_dict()}),
+                  (t0 + 17, "trial", "trial 1", {"n": 1, "t0": t0 + 10, "t1": t0 + 17, "trial": trials[0].to_dict()}),
+                  (t0 + 9, "trial", "baseline", {"n": 0, "baseline": True, "t0": t0 + 5, "t1": t0 + 9}),
+                  (t0 + 30, "rate", "rate main 100 → 200/s", {"group": "main", "from": 100.0, "to": 200.0}),
+                  (t0 + 31, "statement", "statement abc: SELECT 1", {"probe": "statements", "digest": "abc",
+                                                                      "full": "", "text": "SELECT 1", "schema": ""})]
+        for t, kind, label, data in events:
+            c.execute("INSERT INTO events (session_id, t, kind, label, data) VALUES (?, ?, ?, ?, ?)",
+                      (sid, t, kind, label, json.dumps(data)))
+    c.close()
+    out = store.export_session(sid, root / "tuned.tbsession")
+    store.close()
+    return out
+
+
+def test_a_tuned_session_imports_exports_and_replays(tuned, tmp_path, capsys):
+    db = tmp_path / "b.sqlite"
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "import", str(tuned))
+    assert rc == 0, err
+    sid = Store(db).list_sessions()[0]["id"]
+    rc, out, err = _run(capsys, "--db", str(db), "sessions", "export", str(sid), "--format", "md")
+    assert rc == 0 and "innodb_io_capacity" in out and "1.08" in out and "1.15" in out, err
+
+
+def _tune_sql(path: str, value: str, where: str = "kind = 'tune'") -> list[str]:
+    return [f"UPDATE events SET data = json_set(data, '{path}', json('{value}')) WHERE {where}"]
+
+
+@pytest.mark.parametrize(("sql", "said"), [
+    (_tune_sql("$.tune.trials[0].tps", '"fast"'), "tps is text"),  # a string for a number
+    (_tune_sql("$.tune.trials", '{"a": 1}'), "trials is an object, not a list"),  # an object for a list
+    (_tune_sql("$.tune.confirm", "[1, 2]"), "confirm is a list, not an object"),  # a list for an object
+    (_tune_sql("$.tune.confirm.ratio", '"1.08"'), "ratio is text"),
+    (_tune_sql("$.tune.trials[1].changed_at", "1e308"), "not a plausible number"),  # a time of 1e308
+    (_tune_sql("$.tune.ended_at", "1e300"), "not a plausible number"),
+    (_tune_sql("$.tune.started_at", "-5"), "not a date"),
+    (["UPDATE events SET data = json_remove(data, '$.tune.trials[0].n') WHERE kind = 'tune'"], "has no n"),
+    (["UPDATE events SET data = json_remove(data, '$.tune.originals') WHERE kind = 'tune'"], "has no originals"),
+    (["UPDATE events SET data = json_remove(data, '$.tune') WHERE kind = 'tune'"], "has no tune"),
+    (_tune_sql("$.trial.objective", '"x"', "kind = 'trial' AND label = 'trial 1'"), "objective is text"),
+    (_tune_sql("$.t1", "1e300", "kind = 'trial'"), "t1 is 1e+300"),
+    (_tune_sql("$.to", '"fast"', "kind = 'rate'"), "to is text"),
+    (_tune_sql("$.digest", "[1]", "kind = 'statement'"), "digest is a list"),
+    (_tune_sql("$.verdict.ratio", '"x"', "kind = 'verdict'"), "ratio is text"),
+    (_tune_sql("$.verdict.waits", '[{"name": 1}]', "kind = 'verdict'"), "name is the number 1"),
+    (_tune_sql("$.at", "-1e300", "kind = 'verdict'"), "at is -1e+300"),
+    (["UPDATE sessions SET summary = json_set(summary, '$.tune.trials[0].seconds', json('\"5\"'))"], "seconds is"),
+    (["UPDATE sessions SET summary = json_set(summary, '$.tune.best', json('[2]'))"], "best is a list"),
+])
+def test_import_checks_every_field_of_a_tune_a_trial_a_rate_a_statement_a_verdict(tuned, tmp_path, capsys, sql, said):
+    """Each of these used to pass the import and then break `export --format md` or `gui --replay` (a string
+    for a number, a list for an object, a field missing, a 1e308 time): refused now, one line, nothing written."""
+    src = _crafted(tuned, tmp_path, *sql)
+    db = tmp_path / "b.sqlite"
+    Store(db).close()
+    before = db.read_bytes()
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "import", str(src))
+    _one_line_error(rc, err, "the file is damaged")
+    assert said in err, err
+    assert Store(db).list_sessions() == [] and db.read_bytes() == before
+
+
+@pytest.mark.parametrize("sql", [
+    _tune_sql("$.tune.trials[0].tps", '"fast"')[0],
+    _tune_sql("$.tune.confirm", "[1, 2]")[0],
+    _tune_sql("$.tune.trials[1].changed_at", "1e308")[0],
+    _tune_sql("$.verdict.ratio", '"x"', "kind = 'verdict'")[0],
+    "UPDATE sessions SET summary = json_set(summary, '$.tune.trials[0].ci_low', json('\"low\"'))",
+])
+def test_a_store_with_a_damaged_tune_record_still_exports_and_replays(tuned, tmp_path, capsys, qtbot, sql):
+    """A store others can write (a shared one) is not import-checked: the damaged record becomes a note saying
+    so, and the Markdown export and the replay go on (they raised before)."""
+    from tunebench.ui.replay import load_session
+    from tunebench.ui.timeline import Timeline
+
+    db = tmp_path / "b.sqlite"
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "import", str(tuned))
+    assert rc == 0, err
+    with sqlite3.connect(db) as c:
+        c.execute(sql)
+    c.close()
+    store = Store(db)
+    sid = store.list_sessions()[0]["id"]
+    rc, out, err = _run(capsys, "--db", str(db), "sessions", "export", str(sid), "--format", "md")
+    assert rc == 0 and out.startswith(f"# Session {sid}"), err
+    labels = [e["label"] for e in store.get_session(sid)["events"]]
+    assert any("a damaged record, left out" in lb for lb in labels) or "summary" in sql
+    timeline = Timeline()
+    load_session(store, sid, timeline)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tunebench.core import record_schema
+
 
 class NotAnObject(ValueError):
     """A JSON column that does not hold what it must (an object of finite numbers)."""
@@ -60,10 +62,29 @@ def lenient_object(text: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def lenient_event(kind: str, label: str, text: object) -> tuple[str, str, dict[str, Any]]:
+    """An event as its readers may take it: (kind, label, data); one whose data is not what record_schema says
+    its kind holds (a shared store's crafted row) becomes a note saying so, its data left out (issue 43 item 16:
+    it crashed the Markdown export and the replay)."""
+    data = lenient_object(text)
+    try:
+        record_schema.check_event(kind, data)
+    except record_schema.Damaged as exc:
+        return "note", f"{label} (a damaged record, left out: {exc})"[:500], {}
+    return kind, label, data
+
+
 def session_summary(text: object) -> dict[str, Any]:
     """A session's summary: an object whose "steps", when there, is a list of objects (what `sessions list`,
-    the browser and the reports read from every session)."""
+    the browser and the reports read from every session); a tune or a calibration that is not what record_schema
+    says is left out."""
     summary = lenient_object(text)
+    for key in ("tune", "calibration"):
+        if key in summary:
+            try:
+                record_schema.check_summary({key: summary[key]})
+            except record_schema.Damaged:
+                del summary[key]
     steps = summary.get("steps")
     if "steps" in summary and not (isinstance(steps, list) and all(isinstance(s, dict) for s in steps)):
         summary["steps"] = [s for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []

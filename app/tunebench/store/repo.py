@@ -19,7 +19,7 @@ from tunebench.core.errors import StoreError
 from tunebench.core.kinds import JournalKind, JournalState
 from tunebench.core.target import Target
 from tunebench.store import ledger
-from tunebench.store.json_fields import lenient_object, session_summary
+from tunebench.store.json_fields import lenient_event, lenient_object, session_summary
 from tunebench.store.location import parse_location, server_engine, this_host
 from tunebench.store.migrations import migrate
 from tunebench.store.models import (
@@ -442,8 +442,10 @@ class Store:
                         EventRow.session_id == session_id, EventRow.kind.not_in(TIMELINE_EVENT_KINDS))) or 0
                     out["events_left_out"] = max(0, total - other_events_limit)
                     rows.sort(key=lambda r: r[0] if isinstance(r[0], float) else 0.0)
-                out["events"] = [{"t": t, "kind": _text(kind) or "", "label": _text(label) or "",
-                                  "data": lenient_object(data)} for t, kind, label, data in rows]
+                out["events"] = []
+                for t, kind, label, data in rows:
+                    k, text, d = lenient_event(_text(kind) or "", _text(label) or "", data)
+                    out["events"].append({"t": t, "kind": k, "label": text, "data": d})
                 out["variables"] = {
                     v.name: v.value
                     for v in s.scalars(select(VariableRow).where(VariableRow.session_id == session_id))
