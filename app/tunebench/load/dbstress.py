@@ -192,18 +192,53 @@ class DbstressFamily(RegisteredFamily):
         return _prepare(_server(params), check_schema_name(schema), options, threads, progress, on_rows, cancel)
 
     def check(self, params: ConnParams, schema: str, options: Mapping[str, Any]) -> list[CheckResult]:
-        """Every object still has its history_per_object records (WRITE deletes and inserts one)."""
+        """The family's invariants, per data set and per object (issue 43 item 11: a total count passed history
+        moved between objects): the reference tables whole, every object there, and every object with exactly
+        its history_per_object records, numbered 1..H (WRITE deletes one and inserts it again under the same
+        number), and no record of an object that does not exist."""
         conn = open_connection(_server(params))
         out = []
+        h = int(options["history_per_object"])
         try:
+            cur = conn.cursor()
             for n in range(1, options["datasets"] + 1):
-                cur = conn.cursor()
-                cur.execute(f"SELECT COUNT(*), (SELECT COUNT(*) FROM `{schema}`.object{n}) FROM `{schema}`.history{n}")
-                history, objects = cur.fetchall()[0]
-                cur.close()
-                want = objects * options["history_per_object"]
-                out.append(CheckResult(f"data set {n}: {options['history_per_object']} history records per object",
-                                       history == want, "" if history == want else f"{history} records, want {want}"))
+                q = f"`{schema}`"
+                cur.execute(f"SELECT (SELECT COUNT(*) FROM {q}.zone{n}), (SELECT COUNT(*) FROM {q}.section{n}), "
+                            f"(SELECT COUNT(*) FROM {q}.stat{n}), (SELECT COUNT(*) FROM {q}.object{n})")
+                zones, sections, states, objects = cur.fetchall()[0]
+                ref_ok = (zones, sections, states) == (ZONES, SECTIONS, STATES)
+                out.append(CheckResult(f"data set {n}: {ZONES} zones, {SECTIONS} sections, {STATES} states", ref_ok,
+                                       "" if ref_ok else f"{zones} zones, {sections} sections, {states} states"))
+                want = int(options["objects"])
+                out.append(CheckResult(f"data set {n}: {want:,} objects", objects == want,
+                                       "" if objects == want else f"{objects:,} objects"))
+                # per object: its records' count, distinct numbers and their range (the (ref_object, horder)
+                # index, in order); an object without any record; a record whose object is gone
+                cur.execute(f"SELECT ref_object, COUNT(*), COUNT(DISTINCT horder), MIN(horder), MAX(horder) "
+                            f"FROM {q}.history{n} GROUP BY ref_object "
+                            f"HAVING COUNT(*) <> {h} OR COUNT(DISTINCT horder) <> {h} OR MIN(horder) <> 1 "
+                            f"OR MAX(horder) <> {h} ORDER BY ref_object LIMIT 1000")
+                wrong = cur.fetchall()
+                cur.execute(f"SELECT COUNT(*) FROM {q}.object{n} o WHERE NOT EXISTS "
+                            f"(SELECT 1 FROM {q}.history{n} x WHERE x.ref_object = o.ref)")
+                bare = cur.fetchall()[0][0]
+                cur.execute(f"SELECT COUNT(*) FROM {q}.history{n} x WHERE NOT EXISTS "
+                            f"(SELECT 1 FROM {q}.object{n} o WHERE o.ref = x.ref_object)")
+                orphans = cur.fetchall()[0][0]
+                ok = not wrong and not bare and not orphans
+                detail = []
+                if wrong:
+                    ref, count, distinct, lo, hi = wrong[0]
+                    ref = ref.decode() if isinstance(ref, (bytes, bytearray)) else ref
+                    detail.append(f"{len(wrong):,}{'+' if len(wrong) == 1000 else ''} object(s) whose records are not "
+                                  f"1..{h} (e.g. {ref}: {count} records, {distinct} numbers, {lo}..{hi})")
+                if bare:
+                    detail.append(f"{bare:,} object(s) without records")
+                if orphans:
+                    detail.append(f"{orphans:,} record(s) of no object")
+                out.append(CheckResult(f"data set {n}: every object has history records 1..{h}", ok,
+                                       "; ".join(detail)))
+            cur.close()
         finally:
             conn.close()
         return out
@@ -319,5 +354,5 @@ def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], thread
                                     lambda n: register_tables(params, schema, names[n], want), names.__getitem__)
     seconds = load.finish()
     return {"schema": schema, "tables_created": len(whole) * len(TABLES), "rows": load.rows, "rows_per_table": 0,
-            "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,
+            "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped, "kept": not todo,
             "what": f"{len(whole)} dbSTRESS-like data set(s) of {options['objects']:,} objects, {load.rows:,} rows"}

@@ -565,4 +565,4 @@ def _prepare(params: ConnParams, schema: str, options: Mapping[str, Any], thread
     seconds = load.finish()
     return {"schema": schema, "tables_created": len(whole), "rows": load.rows, "rows_per_table": rows,
             "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo), "dropped": dropped,
-            "what": f"{len(whole)} purchases_index table(s) x {rows:,} rows"}
+            "kept": not todo, "what": f"{len(whole)} purchases_index table(s) x {rows:,} rows"}

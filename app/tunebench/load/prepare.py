@@ -337,7 +337,8 @@ def prepare(params: ConnParams, schema: str, options: Mapping[str, Any], rows: i
     cancelled = stop.is_set()
     dropped = _drop_unfinished(params, schema, [t for t in todo if t not in finished]) if cancelled else []
     return {"schema": schema, "tables_created": len(finished) if cancelled else len(todo), "rows_per_table": rows,
-            "seconds": round(time.monotonic() - started, 2), "cancelled": cancelled, "dropped": dropped}
+            "seconds": round(time.monotonic() - started, 2), "cancelled": cancelled, "dropped": dropped,
+            "kept": not todo}
 
 
 def _drop_unfinished(params: ConnParams, schema: str, tables: list[int]) -> list[str]:

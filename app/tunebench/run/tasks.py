@@ -226,6 +226,10 @@ def _prepare_locked(target: Target, request: DataRequest, params: ConnParams, tr
     if r["cancelled"]:
         text = (f"prepare cancelled after {r['seconds']} s: {r['tables_created']} whole table(s) kept, "
                 f"{len(r['dropped'])} half-loaded dropped ({', '.join(r['dropped']) or 'none'}) in {request.schema}")
+    elif r.get("kept"):  # nothing loaded: never "prepared 0 ..."
+        text = (f"nothing to prepare in {request.schema}: the {request.workload.name} data of this shape is there "
+                f"already, kept as it is (`tunebench check --workload {request.workload.name}` verifies its "
+                "contents; `cleanup` then `prepare` loads it again)")
     else:
         text = f"prepared {r['what']} in {request.schema} ({r['seconds']} s)"
     return DataOutcome("prepare", target.name, request.schema, r["tables_created"], r["rows_per_table"],

@@ -189,4 +189,5 @@ class Loader:
         return {"schema": self.schema, "tables_created": len(whole) * len(TABLES), "rows": load.rows,
                 "rows_per_table": 0, "seconds": round(seconds, 2), "cancelled": len(whole) < len(todo),
                 "dropped": dropped, "rows_per_s": round(load.rows / seconds) if seconds > 0 else 0,
+                "kept": not todo,
                 "what": f"{len(whole)} table set(s) x {scale} warehouse(s), {load.rows:,} rows"}
