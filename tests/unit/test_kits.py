@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -239,3 +240,123 @@ def test_remove_takes_the_full_name_of_a_kit(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"unknown server 'mariadb-10\.11'"):  # the system's is not a kit
         kits.remove("mariadb-10.11")
     assert kits.remove("mysql-8.4.3").name == "mysql-8.4.3" and not root.exists()
+
+
+def _fake_kit(kits_dir: Path, name: str) -> Path:
+    """A kit folder whose bin/mysqld is a copy of sleep(1) standing in for a server (a program of the kit)."""
+    root = kits_dir / name
+    (root / "bin").mkdir(parents=True)
+    binary = root / "bin" / "mysqld"
+    shutil.copy(shutil.which("sleep"), binary)
+    server = ServerBinary(str(binary), "mysql", "9.7.4", name=name, source="debian sid mysql-server-core 9.7.4 (http://127.0.0.1:1/debian)",
+                          basedir=str(root))
+    kits._write_kit(root, server, root, {})
+    return binary
+
+
+def test_a_running_kit_is_neither_removed_nor_replaced_and_a_dead_fetch_leaves_nothing(tmp_path, monkeypatch):
+    """`servers remove` deleted a running sandbox's kit, and `fetch --refresh` replaced it (issue 43 item 9): both
+    refuse now, before anything changes, naming the pid; what a killed fetch left (.fetch-*) goes at the next one."""
+    monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path))
+    binary = _fake_kit(tmp_path, "mysql-9.7.4")
+    proc = subprocess.Popen([str(binary), "60"])
+    try:
+        from tests.conftest import wait_until
+
+        wait_until(lambda: kits.running_from(tmp_path / "mysql-9.7.4") == [proc.pid], 10, "the kit's program")
+        with pytest.raises(ConfigError, match=rf"servers remove mysql-9\.7\.4: it is running \(pid {proc.pid}\)"):
+            kits.remove("mysql-9.7.4")
+        with pytest.raises(ConfigError, match=r"fetch --refresh of mysql-9\.7\.4: it is running"):
+            kits.fetch("mysql", refresh=True)
+        assert binary.exists()
+    finally:
+        proc.kill()
+        proc.wait()
+    (tmp_path / ".fetch-dead1").mkdir()  # a fetch killed with -9
+    (tmp_path / ".fetch-dead1" / "apt").mkdir()
+    with kits._kits_locked():
+        pass
+    assert not (tmp_path / ".fetch-dead1").exists()
+    assert kits.remove("mysql-9.7.4").name == "mysql-9.7.4" and not (tmp_path / "mysql-9.7.4").exists()
+
+
+def test_two_changes_to_the_kits_at_once_wait_for_each_other(tmp_path, monkeypatch):
+    """Two concurrent fetches ended in a traceback: the second now waits for the first (said), then goes on."""
+    import threading
+    import time
+
+    monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path))
+    said: list[str] = []
+    order: list[str] = []
+    inside = threading.Event()
+
+    def first():
+        with kits._kits_locked():
+            inside.set()
+            time.sleep(0.5)
+            order.append("first")
+    th = threading.Thread(target=first)
+    th.start()
+    assert inside.wait(10)
+    with kits._kits_locked(said.append):
+        order.append("second")
+    th.join(10)
+    assert order == ["first", "second"] and said and "waiting for it" in said[0]
+
+
+def test_a_kit_that_answers_its_version_then_crashes_says_why_and_leaves_no_sandbox(tmp_path, monkeypatch):
+    import tempfile
+
+    """Its first start gave an empty reason and left a sandbox folder (issue 43 item 9): now the reason says how
+    the server ended, and the folder made for it is gone."""
+    from tunebench.hosts.sandbox import SandboxServer
+
+    monkeypatch.setenv("TUNEBENCH_KITS", str(tmp_path / "kits"))
+    root = tmp_path / "kits" / "mysql-9.7.4"
+    (root / "bin").mkdir(parents=True)
+    fake = root / "bin" / "mysqld"
+    fake.write_text(f"#!{sys.executable}\nimport os, signal, sys\n"
+                    f"if '--version' in sys.argv: print('{fake}  Ver 9.7.4 for Linux on x86_64 (MySQL Community "
+                    "Server - GPL)'); sys.exit(0)\n"
+                    "os.kill(os.getpid(), signal.SIGSEGV)\n")
+    fake.chmod(0o755)
+    server = ServerBinary(str(fake), "mysql", "9.7.4", name="mysql-9.7.4", source="added /x", basedir=str(root))
+    kits._write_kit(root, server, root, {})
+    home = Path(tempfile.mkdtemp(prefix="tbh-", dir="/tmp"))  # a socket path short enough
+    sb = SandboxServer.named("mysql-9.7.4", home=home)
+    with pytest.raises(SandboxError, match="killed by SIGSEGV and printed nothing") as err:
+        sb.start(timeout=20)
+    assert not str(err.value).rstrip().endswith(":"), err.value
+    assert not sb.base.exists(), list(sb.base.iterdir())
+    shutil.rmtree(home)
+
+
+def test_apt_dies_with_a_fetch_killed_with_minus_9(tmp_path):
+    """kill -9 of a fetch left its apt-get running (issue 43 item 9): apt and dpkg now die with Tunebench."""
+    import signal
+    import time
+
+    from tests.conftest import wait_until
+
+    fake_apt = tmp_path / "apt-get"
+    fake_apt.write_text(f"#!/bin/sh\necho $$ > {tmp_path / 'apt.pid'}\nexec sleep 60\n")
+    fake_apt.chmod(0o755)
+    parent = subprocess.Popen([sys.executable, "-c", "from tunebench.hosts import kits; "
+                               f"kits._run_apt([{str(fake_apt)!r}, 'update'], lambda p: None, 'x', 0, 1)"],
+                              cwd=str(Path(__file__).resolve().parents[2]))
+    try:
+        wait_until(lambda: (tmp_path / "apt.pid").exists() and (tmp_path / "apt.pid").read_text().strip(), 20,
+                   "the fake apt-get")
+        apt = int((tmp_path / "apt.pid").read_text())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and Path(f"/proc/{apt}").exists() and \
+                Path(f"/proc/{apt}/stat").read_text().split()[2] != "Z":
+            time.sleep(0.05)
+        alive = Path(f"/proc/{apt}").exists() and Path(f"/proc/{apt}/stat").read_text().split()[2] != "Z"
+        assert not alive, "apt-get outlived the fetch that was killed"
+    finally:
+        parent.kill()
+        with __import__("contextlib").suppress(Exception):
+            os.kill(int((tmp_path / "apt.pid").read_text()), signal.SIGKILL)

@@ -5,15 +5,19 @@ the kits dir with a kit.json that says what it is; nothing is installed system-w
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import fcntl
 import functools
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -24,6 +28,7 @@ from tunebench.hosts.runner import child_env
 from tunebench.hosts.server_binary import ServerBinary, find_server_binaries, probe_binary
 
 KIT_FILE = "kit.json"
+PR_SET_PDEATHSIG = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MULTIARCH = "x86_64-linux-gnu"
 ELF_MACHINE_X86_64 = 62
@@ -209,7 +214,8 @@ def _run_apt(argv: list[str], progress: Callable[[FetchProgress], None], what: s
     try:
         proc = subprocess.Popen([*argv[:1], "-o", f"APT::Status-Fd={write_fd}", *argv[1:]], pass_fds=(write_fd,),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=child_env({"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}))
+                                env=child_env({"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}),
+                                preexec_fn=_die_with_parent)
     except OSError as exc:
         os.close(read_fd)
         os.close(write_fd)
@@ -262,6 +268,69 @@ def _write_kit(folder: Path, server: ServerBinary, root: Path, extra: dict[str, 
     (folder / KIT_FILE).write_text(json.dumps(data, indent=2))
 
 
+# ---- one change to the kits at a time; nothing a dead fetch left behind; nothing removed under a running server --
+LOCK_WAIT = 900.0  # seconds a fetch or an add waits for another one to end
+
+
+@contextlib.contextmanager
+def _kits_locked(say: Callable[[str], None] = lambda _m: None) -> Iterator[Path]:
+    """The kits dir, with no other fetch or add under way (a second one waits for the first: two at once ended
+    in a traceback, issue 43 item 9); what a killed one left (`.fetch-*`, `.add-*`) is removed first."""
+    kits = paths.kits_dir()
+    kits.mkdir(parents=True, exist_ok=True)
+    fd = os.open(kits, os.O_RDONLY | os.O_DIRECTORY)  # the folder itself is locked: no lock file in it
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("another `servers fetch` or `servers add` is under way: waiting for it")
+            end = time.monotonic() + LOCK_WAIT
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > end:
+                        raise SandboxError(f"another `servers fetch` or `servers add` held {kits} for "
+                                           f"{LOCK_WAIT:.0f} s") from None
+                    time.sleep(0.2)
+        for stale in [*kits.glob(".fetch-*"), *kits.glob(".add-*"), *kits.glob(".old-*")]:
+            shutil.rmtree(stale, ignore_errors=True)  # under the lock nothing else is working in them
+        yield kits
+    finally:
+        os.close(fd)
+
+
+def running_from(folder: Path) -> list[int]:
+    """The processes running a program from `folder` (a kit's server, through its loader or not)."""
+    root = str(folder.resolve()) + os.sep
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            exe = os.readlink(entry / "exe")
+            argv0 = (entry / "cmdline").read_bytes().split(b"\0", 1)[0].decode(errors="replace")
+        except OSError:
+            continue
+        if exe.startswith(root) or argv0.startswith(root):
+            pids.append(int(entry.name))
+    return pids
+
+
+def _refuse_if_running(server: ServerBinary, doing: str) -> None:
+    pids = running_from(paths.kits_dir() / server.name)
+    if pids:
+        raise ConfigError(f"{doing} {server.name}: it is running (pid {', '.join(map(str, pids[:3]))}); stop it "
+                          f"first: tunebench sandbox stop --server {server.name}")
+
+
+def _die_with_parent() -> None:
+    """In a child (preexec): killed when Tunebench dies, even by kill -9 (apt-get and dpkg outlived a killed fetch)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def _unique_name(name: str) -> str:
     taken = {s.name for s in list_servers()}
     if name not in taken:
@@ -282,13 +351,23 @@ def fetch(which: str, progress: Callable[[FetchProgress], None] = lambda _p: Non
     have = [s for s in kit_servers() if s.source.startswith(source_prefix)]
     if have and not refresh:
         return have[-1], False
+    for old in have:  # before anything is downloaded: a running sandbox's kit is never replaced under it
+        _refuse_if_running(old, "fetch --refresh of")
     if not shutil.which("apt-get") or not shutil.which("dpkg"):
         raise SandboxError("fetching a kit needs apt-get and dpkg (Debian/Ubuntu); add a server of your own "
                            "instead: tunebench servers add PATH")
     mirror = debian_mirror()
-    kits = paths.kits_dir()
-    kits.mkdir(parents=True, exist_ok=True)
+    with _kits_locked(lambda m: progress(FetchProgress(m, 0.0))) as kits:
+        have = [s for s in kit_servers() if s.source.startswith(source_prefix)]  # what the other fetch made
+        if have and not refresh:
+            return have[-1], False
+        return _fetch_locked(kit, kits, mirror, source_prefix, have, progress)
+
+
+def _fetch_locked(kit: DebianKit, kits: Path, mirror: Mirror, source_prefix: str, have: list[ServerBinary],
+                  progress: Callable[[FetchProgress], None]) -> tuple[ServerBinary, bool]:
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=kits))
+    aside: list[tuple[Path, Path]] = []
     try:
         state = work / "apt"
         for sub in ("lists/partial", "cache/archives/partial", "parts", "prefs"):
@@ -310,7 +389,7 @@ def fetch(which: str, progress: Callable[[FetchProgress], None] = lambda _p: Non
         root.mkdir()
         for n, deb in enumerate(debs, 1):
             unpacked = subprocess.run(["dpkg", "-x", str(deb), str(root)], capture_output=True, text=True,
-                                      errors="replace", env=child_env())
+                                      errors="replace", env=child_env(), preexec_fn=_die_with_parent)
             if unpacked.returncode != 0:
                 raise SandboxError(f"dpkg -x {deb.name} failed: {unpacked.stderr.strip()[:300]}")
             progress(FetchProgress(f"unpacking {n}/{len(debs)}", 0.8 + 0.2 * n / len(debs), n, len(debs)))
@@ -325,19 +404,27 @@ def fetch(which: str, progress: Callable[[FetchProgress], None] = lambda _p: Non
         if not binary.exists():
             raise SandboxError(f"{kit.package} from {kit.suite} has no {kit.binary}")
         probed = probe_binary(str(binary), str(loader) if loader.exists() else None, libs)
+        for old in have:  # --refresh: the old kits aside (their names free again), removed once the new one is in
+            _refuse_if_running(old, "fetch --refresh of")
+            moved = Path(tempfile.mkdtemp(prefix=".old-", dir=kits)) / "kit"
+            (kits / old.name).rename(moved)
+            aside.append((kits / old.name, moved))
         name = _unique_name(probed.name)
         folder = kits / name
         server = ServerBinary(probed.path, probed.flavor, probed.version, probed.loader, probed.library_path,
                               name=name, source=f"{source_prefix}{pkg_version} ({mirror.uri})",
                               basedir=str(root / "usr"))
         _write_kit(work, server, work, {})
-        if have and refresh:
-            for old in have:
-                shutil.rmtree(kits / old.name, ignore_errors=True)
         work.rename(folder)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
+        for where, moved in aside:  # the old kits back as they were
+            with contextlib.suppress(OSError):
+                moved.rename(where)
+                moved.parent.rmdir()
         raise
+    for _where, moved in aside:
+        shutil.rmtree(moved.parent, ignore_errors=True)
     fetched = _from_kit_file(folder)
     assert fetched is not None
     return fetched, True
@@ -379,8 +466,11 @@ def add(path: str, name: str | None = None) -> ServerBinary:
     src = Path(path).expanduser()
     if not src.exists():
         raise ConfigError(f"{path}: no such file or folder")
-    kits = paths.kits_dir()
-    kits.mkdir(parents=True, exist_ok=True)
+    with _kits_locked() as kits:
+        return _add_locked(src, path, name, kits)
+
+
+def _add_locked(src: Path, path: str, name: str | None, kits: Path) -> ServerBinary:
     work = Path(tempfile.mkdtemp(prefix=".add-", dir=kits))
     try:
         if src.is_dir():
@@ -420,5 +510,7 @@ def remove(name: str) -> ServerBinary:
     server = resolve_server(name, kit_servers())
     if server.name != name:
         raise ConfigError(f"removing needs the full name: {server.name}")
-    shutil.rmtree(paths.kits_dir() / server.name)
+    _refuse_if_running(server, "servers remove")
+    with _kits_locked():
+        shutil.rmtree(paths.kits_dir() / server.name)
     return server

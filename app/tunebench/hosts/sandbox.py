@@ -311,8 +311,8 @@ class SandboxServer:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=child_env())
         if out.returncode != 0 or not (self.datadir / "mysql").is_dir():
             shutil.rmtree(self.datadir, ignore_errors=True)
-            tail = (out.stdout + out.stderr).strip().splitlines()[-5:]
-            raise SandboxError(f"initialising the sandbox datadir failed: {' | '.join(tail)}")
+            tail = (out.stdout + out.stderr).strip().splitlines()[-5:] or [self._error_log_tail(0)]
+            raise SandboxError(f"initialising the sandbox datadir failed: {_reason(out.returncode, tail)}")
 
     def _bootstrap_mariadb(self, server: ServerBinary) -> None:
         """What mariadb-install-db does, through the kit's loader: the system tables' SQL fed to
@@ -337,7 +337,7 @@ class SandboxServer:
                 not (self.datadir / "mysql" / "global_priv.frm").exists()):
             shutil.rmtree(self.datadir, ignore_errors=True)
             tail = (out.stdout + out.stderr).strip().splitlines()[-5:] or [self._error_log_tail(0)]
-            raise SandboxError(f"initialising the sandbox datadir failed: {' | '.join(tail)}")
+            raise SandboxError(f"initialising the sandbox datadir failed: {_reason(out.returncode, tail)}")
         (self.datadir / "mariadb_upgrade_info").write_text(server.version + "-MariaDB")
 
     def _bootstrap_accounts(self, port: int) -> None:
@@ -381,10 +381,13 @@ class SandboxServer:
         server = self.binary()
         self.check_options(server, wanted)
         was_running = bool(self._our_pid())
+        fresh = not self.base.exists()  # a first start that fails leaves no sandbox folder behind
         with signals_deferred():
             try:
                 return self._start(server, state, wanted, cpus, timeout)
             except SandboxError as exc:
+                if fresh and not self._our_pid():
+                    shutil.rmtree(self.base, ignore_errors=True)
                 if not (was_running and self.initialized) or (wanted == state.overrides and cpus == state.cpus):
                     raise
                 try:  # the last configuration that came up
@@ -560,6 +563,19 @@ class SandboxServer:
             user=SANDBOX_USER,
             password_file=str(self.client_cnf),
         )
+
+
+def _reason(returncode: int, tail: list[str]) -> str:
+    """Why a server program failed, never empty: its last lines, or how it ended when it printed nothing (a
+    binary that answers --version and then crashes)."""
+    lines = [ln.strip() for ln in tail if ln and ln.strip()]
+    if lines:
+        return " | ".join(lines)
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"the server was killed by {signal.Signals(-returncode).name} and printed nothing"
+        return f"the server was killed by signal {-returncode} and printed nothing"
+    return f"the server exited with status {returncode} and printed nothing"
 
 
 def other_sandboxes() -> list[SandboxServer]:
