@@ -75,5 +75,41 @@ def test_another_user_or_machine_has_another_ledger(tmp_path, monkeypatch):
     store.close()
     monkeypatch.setenv("TUNEBENCH_HOME", str(tmp_path / "elsewhere"))
     store = Store(tmp_path / "s.sqlite")
-    assert store.journal_pending() == [] and len(store.journal_unvouched()) == 1
+    # another machine's id (the same hostname): not this machine's row at all
+    assert store.journal_pending() == [] and store.journal_unvouched() == []
+    with sqlite3.connect(tmp_path / "s.sqlite") as c:  # the row made to name this machine (its id is no secret)
+        c.execute("UPDATE knob_journal SET machine = ?", (store.machine,))
+    c.close()
+    assert store.journal_pending() == [] and len(store.journal_unvouched()) == 1  # shown, never acted on
     store.close()
+
+
+def test_two_machines_of_one_hostname_never_take_each_others_sessions(tmp_path, monkeypatch):
+    """One shared store, two machines both named like this one: a session running on A (its process alive there,
+    a pid that means nothing here) was marked interrupted by B's next start (issue 43 item 13). Machines are told
+    apart by a made-once id now: B leaves it; A itself, its process gone, marks it."""
+    import subprocess
+    import sys
+
+    from tunebench.store.models import SessionRow
+    from sqlalchemy.orm import Session as OrmSession
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no process has here
+    monkeypatch.setenv("TUNEBENCH_HOME", str(tmp_path / "machine-a"))
+    a = Store(tmp_path / "shared.sqlite")
+    with OrmSession(a.engine) as s:
+        row = SessionRow(started_at=1.79e9, status="running", target="t", transport="socket", engine="builtin",
+                         workload="w", config="{}", owner_pid=dead.pid, owner_start="1", host=this_host(),
+                         machine=a.machine)
+        s.add(row)
+        s.commit()
+        sid = row.id
+    monkeypatch.setenv("TUNEBENCH_HOME", str(tmp_path / "machine-b"))
+    b = Store(tmp_path / "shared.sqlite")
+    assert b.machine != a.machine and b.host == a.host
+    assert b.mark_orphans() == [] and b.get_session(sid, events=False)["status"] == "running"
+    monkeypatch.setenv("TUNEBENCH_HOME", str(tmp_path / "machine-a"))
+    again = Store(tmp_path / "shared.sqlite")
+    assert again.machine == a.machine  # made once, kept
+    assert again.mark_orphans() == [sid]

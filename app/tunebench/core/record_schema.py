@@ -56,7 +56,7 @@ CONFIRM = Fields({"ratio": float | None, "ci_low": float | None, "ci_high": floa
                   "order": str, "tps_a": float | None, "tps_b": float | None, "p99_a": float | None,
                   "p99_b": float | None, "seconds": list[int], "busy_left_out": int, "busy_pct": float | None,
                   "windows": list[list[Scalar]], "values": dict[str, Scalar], "floor_pct": float | None},
-                 frozenset({"ratio", "seconds", "pairs"}))
+                 frozenset())
 CALIBRATION = Fields({"floor_pct": float | None, "ratio": float | None, "ci_low": float | None,
                       "ci_high": float | None, "pairs": int, "busy_left_out": int, "block_seconds": int,
                       "settle_seconds": int, "group": str, "blocks": list[list[Scalar]], "busy_pct": float | None,

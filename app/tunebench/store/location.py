@@ -5,7 +5,9 @@ the system keyring, and is never stored, printed or passed on."""
 from __future__ import annotations
 
 import os
+import re
 import socket
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 from sqlalchemy import URL, Engine, create_engine
 from sqlalchemy.exc import ArgumentError
 
+from tunebench import paths
 from tunebench.core.errors import StoreError
 
 PASSWORD_ENV = "TUNEBENCH_DB_PASSWORD"
@@ -113,6 +116,34 @@ def server_engine(url: URL) -> Engine:
         # plugin's state, and ours must never say more than the URL does
         args = {"connection_timeout": CONNECT_TIMEOUT, "use_pure": True, "charset": "utf8mb4"}
     return create_engine(full, pool_pre_ping=True, pool_recycle=600, connect_args=args, hide_parameters=True)
+
+
+MACHINE_FILE = "machine-id"
+
+
+def machine_id() -> str:
+    """This machine's id as Tunebench's rows record it: made once (random) and kept in the data dir, so that two
+    machines of the same hostname on one shared store never take each other's sessions or journal rows for
+    their own (issue 43 item 13). Not /etc/machine-id: cloned images and containers share that."""
+    path = paths.data_dir() / MACHINE_FILE
+    for _ in range(3):
+        try:
+            text = path.read_text().strip()
+            if re.fullmatch(r"[0-9a-f]{32}", text):
+                return text
+            path.unlink()  # damaged: made again (rows written under the old one are then another machine's)
+        except FileNotFoundError:
+            pass
+        tmp = path.with_name(f".{MACHINE_FILE}.{os.getpid()}")
+        tmp.write_text(uuid.uuid4().hex + "\n")
+        tmp.chmod(0o600)
+        try:
+            os.link(tmp, path)  # whole or not at all: a reader never sees it half written
+        except FileExistsError:
+            pass  # another process made it first: that one is read
+        finally:
+            tmp.unlink()
+    raise StoreError(f"cannot keep this machine's id in {path}")
 
 
 def this_host() -> str:

@@ -40,6 +40,9 @@ def migrate(s: OrmSession, version: int) -> None:
     if version < 10:  # 9 -> 10: the machine a session ran on, and the one whose process owns a journal row
         _add_column(s, "sessions", "host", "VARCHAR(255)")
         _add_column(s, "knob_journal", "host", "VARCHAR(255)")
+    if version < 11:  # 10 -> 11: that machine by its made-once id (two machines may share a hostname)
+        _add_column(s, "sessions", "machine", "VARCHAR(64)")
+        _add_column(s, "knob_journal", "machine", "VARCHAR(64)")
     s.get(Meta, "schema_version").value = str(SCHEMA_VERSION)  # type: ignore[union-attr]
     s.commit()
 

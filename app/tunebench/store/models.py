@@ -8,11 +8,12 @@ from sqlalchemy import BigInteger, Float, ForeignKey, Index, Integer, LargeBinar
 from sqlalchemy.dialects.mysql import DOUBLE, LONGBLOB, LONGTEXT
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 10  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
+SCHEMA_VERSION = 11  # 2: knob_journal; 3: sample_chunks.codec; 4: targets.db_host; 5: its restart method;
 # 6: sessions.owner_pid/owner_start (a running session whose process is gone is marked interrupted);
 # 7: targets.ssl_mode/ssl_ca/ssl_cert/ssl_key (TLS, as the mysql client names it; file paths, never secrets);
 # 8: targets.get_server_public_key; 9: sessions.id AUTOINCREMENT (a deleted session's ID is never given again);
-# 10: sessions.host and knob_journal.host (the machine a session ran on, whose process owns a journal row)
+# 10: sessions.host and knob_journal.host (the machine a session ran on, whose process owns a journal row);
+# 11: sessions.machine and knob_journal.machine (that machine told apart by a made-once id, not its hostname)
 
 # The same schema on SQLite, PostgreSQL and MySQL/MariaDB. MySQL's FLOAT is single precision (a Unix time to the
 # 100 s), its TEXT and BLOB end at 64 KiB (a profile's summary, a chunk of an hour's samples): the wide kinds
@@ -77,6 +78,7 @@ class SessionRow(Base):
     owner_pid: Mapped[int | None] = mapped_column(Integer)  # the process writing it while it runs
     owner_start: Mapped[str | None] = mapped_column(String(32))
     host: Mapped[str | None] = mapped_column(String(255))  # the machine it ran on (None: before schema 10)
+    machine: Mapped[str | None] = mapped_column(String(64))  # its machine id (None: before schema 11)
 
 
 class StepRow(Base):
@@ -149,6 +151,7 @@ class KnobJournalRow(Base):
     owner_pid: Mapped[int] = mapped_column(Integer)
     owner_start: Mapped[str] = mapped_column(String(32))  # /proc start time, tells a reused pid apart
     host: Mapped[str | None] = mapped_column(String(255))  # the machine of that process (None: before schema 10)
+    machine: Mapped[str | None] = mapped_column(String(64))  # its machine id (None: before schema 11)
     created_at: Mapped[float] = mapped_column(Time)
     restored_at: Mapped[float | None] = mapped_column(Time)
     message: Mapped[str | None] = mapped_column(Json)

@@ -3,6 +3,7 @@ renamed, deleted. Writing a session is writer.py; export and import are session_
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import CursorResult, create_engine, delete, event, func, inspect, or_, select, text
+from sqlalchemy import CursorResult, and_, create_engine, delete, event, func, inspect, or_, select, text
 from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session as OrmSession
 
@@ -20,7 +21,7 @@ from tunebench.core.kinds import JournalKind, JournalState
 from tunebench.core.target import Target
 from tunebench.store import ledger
 from tunebench.store.json_fields import lenient_event, lenient_object, session_summary
-from tunebench.store.location import parse_location, server_engine, this_host
+from tunebench.store.location import machine_id, parse_location, server_engine, this_host
 from tunebench.store.migrations import migrate
 from tunebench.store.models import (
     SCHEMA_VERSION,
@@ -243,7 +244,7 @@ class Store:
                 row = KnobJournalRow(session_id=session_id, target=target_json,
                                      target_name=target.name, name=name, kind=kind, original=original,
                                      state="pending", owner_pid=owner_pid, owner_start=owner_start,
-                                     created_at=when, host=self.host)
+                                     created_at=when, host=self.host, machine=self.machine)
                 s.add(row)
                 s.commit()
                 return row.id
@@ -259,10 +260,16 @@ class Store:
             self._vouched[row_id] = vouch
         return row_id
 
-    def _mine(self, column: Any) -> Any:
+    @functools.cached_property
+    def machine(self) -> str:
+        """This machine's made-once id (store/location.machine_id)."""
+        return machine_id()
+
+    def _mine(self, host: Any, machine: Any) -> Any:
         """Rows of this machine: a pid means something only here (a shared store holds other machines' rows,
-        whose processes this one can neither see nor restore for). NULL: written before hosts were recorded."""
-        return or_(column == self.host, column.is_(None))
+        whose processes this one can neither see nor restore for). By the machine id; rows written before it was
+        recorded (schema 11) by the hostname, and before that (schema 10) every row."""
+        return or_(machine == self.machine, and_(machine.is_(None), or_(host == self.host, host.is_(None))))
 
     def _pending_rows(self, failed: bool = False) -> list[dict[str, Any]]:
         states = ("pending", "failed") if failed else ("pending",)
@@ -278,7 +285,7 @@ class Store:
                                               "owner_start": r.owner_start, "session_id": r.session_id,
                                               "created_at": r.created_at})}
                     for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state.in_(states),
-                                                                    self._mine(KnobJournalRow.host))
+                                                                    self._mine(KnobJournalRow.host, KnobJournalRow.machine))
                                        .order_by(KnobJournalRow.id))
                 ]
         return self._guard(read)
@@ -318,7 +325,7 @@ class Store:
         def write() -> list[int]:
             with OrmSession(self.engine) as s:
                 gone = [r for r in s.scalars(select(SessionRow).where(SessionRow.status == "running",
-                                                                      self._mine(SessionRow.host)))
+                                                                      self._mine(SessionRow.host, SessionRow.machine)))
                         if r.owner_pid is not None and not owner_alive(r.owner_pid, r.owner_start)]
                 for r in gone:
                     r.status = "interrupted"
@@ -524,7 +531,8 @@ class Store:
         def write() -> None:
             with OrmSession(self.engine) as s:
                 r = s.get(SessionRow, session_id)
-                if r is not None and r.status == "running" and r.host not in (None, self.host):
+                if r is not None and r.status == "running" and (
+                        r.machine not in (None, self.machine) or (r.machine is None and r.host not in (None, self.host))):
                     raise StoreError(f"session {session_id} is running on {r.host} (or its run there was killed: a "
                                      f"Tunebench started on {r.host} marks it interrupted); not deleted from here")
                 if r is not None and r.status == "running" and owner_alive(r.owner_pid, r.owner_start):

@@ -108,7 +108,7 @@ class SessionWriter:
                     raise StoreError(f"no session {resume} in {self.store.where}")
                 old.status, old.ended_at = "running", None
                 old.owner_pid, old.owner_start = owner_me()
-                old.host = self.store.host
+                old.host, old.machine = self.store.host, self.store.machine
                 for sr in s.scalars(select(SeriesRow).where(SeriesRow.session_id == resume)):
                     self._series_ids[sr.name] = sr.id
                 s.commit()
@@ -117,7 +117,8 @@ class SessionWriter:
             pid, start = owner_me()
             row = SessionRow(started_at=started, status="running", target=target, transport=transport,
                              engine=engine, workload=workload, config=json.dumps(config or {}), flavor=flavor,
-                             version=version, owner_pid=pid, owner_start=start, host=self.store.host)
+                             version=version, owner_pid=pid, owner_start=start, host=self.store.host,
+                             machine=self.store.machine)
             s.add(row)
             s.commit()
             return row.id
