@@ -413,3 +413,26 @@ def test_a_store_with_a_damaged_tune_record_still_exports_and_replays(tuned, tmp
     assert any("a damaged record, left out" in lb for lb in labels) or "summary" in sql
     timeline = Timeline()
     load_session(store, sid, timeline)
+
+
+def test_nan_and_infinity_in_a_store_are_no_value_in_every_export(tuned, tmp_path, capsys):
+    """A store holding NaN and Infinity (written by hand, or by an older Tunebench): the Markdown said "inf" and
+    "nanx" (issue 43 item 17); now such a value is no value ("-"), and the JSON export stays valid JSON."""
+    db = tmp_path / "b.sqlite"
+    rc, _out, err = _run(capsys, "--db", str(db), "sessions", "import", str(tuned))
+    assert rc == 0, err
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE steps SET summary = replace(summary, '\"tps\":', '\"tps\": NaN, \"_was\":')")
+        c.execute("UPDATE sessions SET summary = replace(summary, '\"tps\":', '\"tps\": Infinity, \"_was\":')")
+        c.execute("UPDATE events SET data = replace(data, '\"ratio\":', '\"ratio\": NaN, \"_was\":') "
+                  "WHERE kind IN ('verdict', 'tune')")
+        assert c.execute("SELECT COUNT(*) FROM steps WHERE summary LIKE '%NaN%'").fetchone()[0] > 0
+    c.close()
+    sid = Store(db).list_sessions()[0]["id"]
+    rc, md, err = _run(capsys, "--db", str(db), "sessions", "export", str(sid), "--format", "md")
+    assert rc == 0, err
+    words = set(md.lower().replace("|", " ").split())
+    assert not words & {"nan", "nanx", "inf", "infx", "-inf"}, [ln for ln in md.splitlines() if "nan" in ln.lower()]
+    rc, text, err = _run(capsys, "--db", str(db), "sessions", "export", str(sid), "--format", "json")
+    assert rc == 0, err
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON export"))

@@ -56,7 +56,9 @@ def lenient_object(text: object) -> dict[str, Any]:
     if not isinstance(text, str) or not text:
         return {}
     try:
-        value = json.loads(text)
+        # NaN and Infinity (a store others write, or an older Tunebench's) read as no value: never "nanx" or "inf"
+        # in a report, never invalid JSON in an export
+        value = json.loads(text, parse_constant=lambda _c: None)
     except (ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
