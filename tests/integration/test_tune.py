@@ -17,8 +17,8 @@ import pytest
 from tests.conftest import ROOT
 
 from tunebench.mysql.connect import open_connection
-from tunebench.run.tune import MIN_GAIN
 from tunebench.mysql.target import conn_params
+from tunebench.run.tune import MIN_GAIN
 
 pytestmark = pytest.mark.integration
 
@@ -186,7 +186,7 @@ def test_a_live_change_still_waiting_at_the_runs_end_never_lands_after_the_resto
     def tune_thread():
         try:
             ctl.set_live("innodb_io_capacity", want)
-        except BaseException as exc:  # noqa: BLE001 - what the thread ended with
+        except BaseException as exc:
             errors.append(exc)
     th = threading.Thread(target=tune_thread, name="tune", daemon=True)
     th.start()

@@ -91,8 +91,9 @@ def test_two_machines_of_one_hostname_never_take_each_others_sessions(tmp_path, 
     import subprocess
     import sys
 
-    from tunebench.store.models import SessionRow
     from sqlalchemy.orm import Session as OrmSession
+
+    from tunebench.store.models import SessionRow
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # a pid that no process has here

@@ -5,14 +5,12 @@ the kits dir with a kit.json that says what it is; nothing is installed system-w
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import functools
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tarfile
 import tempfile
@@ -28,7 +26,6 @@ from tunebench.hosts.runner import child_env
 from tunebench.hosts.server_binary import ServerBinary, find_server_binaries, probe_binary
 
 KIT_FILE = "kit.json"
-PR_SET_PDEATHSIG = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MULTIARCH = "x86_64-linux-gnu"
 ELF_MACHINE_X86_64 = 62
@@ -212,10 +209,10 @@ def _run_apt(argv: list[str], progress: Callable[[FetchProgress], None], what: s
     """apt-get with a status pipe (dlstatus:N:PERCENT:...) turned into progress between lo and hi."""
     read_fd, write_fd = os.pipe()
     try:
-        proc = subprocess.Popen([*argv[:1], "-o", f"APT::Status-Fd={write_fd}", *argv[1:]], pass_fds=(write_fd,),
+        proc = subprocess.Popen([*_with_parent(), *argv[:1], "-o", f"APT::Status-Fd={write_fd}", *argv[1:]],
+                                pass_fds=(write_fd,),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=child_env({"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}),
-                                preexec_fn=_die_with_parent)
+                                env=child_env({"DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}))
     except OSError as exc:
         os.close(read_fd)
         os.close(write_fd)
@@ -325,10 +322,11 @@ def _refuse_if_running(server: ServerBinary, doing: str) -> None:
                           f"first: tunebench sandbox stop --server {server.name}")
 
 
-def _die_with_parent() -> None:
-    """In a child (preexec): killed when Tunebench dies, even by kill -9 (apt-get and dpkg outlived a killed fetch)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+def _with_parent() -> list[str]:
+    """What a child's argv starts with so that it is killed when Tunebench dies, even by kill -9 (apt-get and dpkg
+    outlived a killed fetch): util-linux's setpriv --pdeathsig (a preexec_fn is unsafe in a threaded process)."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
 def _unique_name(name: str) -> str:
@@ -388,8 +386,8 @@ def _fetch_locked(kit: DebianKit, kits: Path, mirror: Mirror, source_prefix: str
         root = work / "root"
         root.mkdir()
         for n, deb in enumerate(debs, 1):
-            unpacked = subprocess.run(["dpkg", "-x", str(deb), str(root)], capture_output=True, text=True,
-                                      errors="replace", env=child_env(), preexec_fn=_die_with_parent)
+            unpacked = subprocess.run([*_with_parent(), "dpkg", "-x", str(deb), str(root)], capture_output=True,
+                                      text=True, errors="replace", env=child_env())
             if unpacked.returncode != 0:
                 raise SandboxError(f"dpkg -x {deb.name} failed: {unpacked.stderr.strip()[:300]}")
             progress(FetchProgress(f"unpacking {n}/{len(debs)}", 0.8 + 0.2 * n / len(debs), n, len(debs)))

@@ -77,11 +77,11 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: Any
-    timeout = IDLE_SECONDS  # the socket's: an idle connection ends instead of keeping its thread forever
 
     def setup(self) -> None:
-        self.timeout = IDLE_SECONDS  # read at each connection (tests shorten it)
         super().setup()
+        # the socket's: an idle connection ends instead of keeping its thread for ever (read at each connection)
+        self.connection.settimeout(IDLE_SECONDS)
 
     def do_GET(self) -> None:
         token = self.server.token

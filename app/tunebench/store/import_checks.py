@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
-from tunebench.core.display import is_time
 from tunebench.core import record_schema
+from tunebench.core.display import is_time
 from tunebench.core.errors import StoreError
 from tunebench.store.json_fields import NotAnObject, strict_object
 from tunebench.store.samples import decode_chunk
@@ -64,10 +64,10 @@ def _loaded(text: Any) -> Any:
     return strict_object(text, nullable=True)
 
 
-def _record(check: Callable[[], None]) -> None:
+def _record(check: Callable[..., None], *args: Any) -> None:
     """One of record_schema's checks (what the readers of a tune, a trial, a verdict ... read), as Damaged."""
     try:
-        check()
+        check(*args)
     except record_schema.Damaged as exc:
         raise Damaged(str(exc)) from None
 
@@ -79,7 +79,7 @@ def check_session(c: Connection, sid: int) -> None:
     for (name, check, nullable), value in zip(SESSION_CHECKS, row, strict=True):
         check(value, name, nullable)
     summary = row[SESSION_COLUMNS.index("summary")]
-    _record(lambda: record_schema.check_summary(_loaded(summary)))
+    _record(record_schema.check_summary, _loaded(summary))
     for idx, started, measure_from, ended, config, summary in c.exec_driver_sql(
             "SELECT idx, started_at, measure_from, ended_at, config, summary FROM steps WHERE session_id = ?",
             (sid,)):
@@ -96,7 +96,7 @@ def check_session(c: Connection, sid: int) -> None:
         _text(kind, "an event's kind")
         _text(label, "an event's label")
         _json(data, f"the data of event {label!r:.40}", nullable=True)
-        _record(lambda: record_schema.check_event(kind, _loaded(data), f"event {label!r:.40}"))
+        _record(record_schema.check_event, kind, _loaded(data), f"event {label!r:.40}")
     for name, value in c.exec_driver_sql("SELECT name, value FROM variables WHERE session_id = ?", (sid,)):
         _text(name, "a variable's name")
         _text(value, f"variable {name}", nullable=True)

@@ -284,8 +284,9 @@ class Store:
                                               "kind": r.kind, "original": r.original, "owner_pid": r.owner_pid,
                                               "owner_start": r.owner_start, "session_id": r.session_id,
                                               "created_at": r.created_at})}
-                    for r in s.scalars(select(KnobJournalRow).where(KnobJournalRow.state.in_(states),
-                                                                    self._mine(KnobJournalRow.host, KnobJournalRow.machine))
+                    for r in s.scalars(select(KnobJournalRow)
+                                       .where(KnobJournalRow.state.in_(states),
+                                              self._mine(KnobJournalRow.host, KnobJournalRow.machine))
                                        .order_by(KnobJournalRow.id))
                 ]
         return self._guard(read)
@@ -531,8 +532,9 @@ class Store:
         def write() -> None:
             with OrmSession(self.engine) as s:
                 r = s.get(SessionRow, session_id)
-                if r is not None and r.status == "running" and (
-                        r.machine not in (None, self.machine) or (r.machine is None and r.host not in (None, self.host))):
+                elsewhere = r is not None and (r.machine not in (None, self.machine)
+                                               or (r.machine is None and r.host not in (None, self.host)))
+                if r is not None and r.status == "running" and elsewhere:
                     raise StoreError(f"session {session_id} is running on {r.host} (or its run there was killed: a "
                                      f"Tunebench started on {r.host} marks it interrupted); not deleted from here")
                 if r is not None and r.status == "running" and owner_alive(r.owner_pid, r.owner_start):
