@@ -23,6 +23,10 @@ import pytest
          "--latency-limit must be above 0"),
         (["run", "--group", "g=oltp_point_select:2@x"], "--rate wants a comma-separated list"),
         (["sweep", "trx-commit-doublewrite", "--slo-p99", "5", "--plan"], "--slo-p99 needs a sweep over rates"),
+        # issue 43 item 15: a second rate ran on for minutes without a search; session-only variables aborted late
+        (["tune", "--workload", "oltp_point_select", "--knob", "innodb_io_capacity=100..200", "--rate", "100,200"],
+         "--rate: a tune runs at one rate, got 100,200"),
+        (["tune", "--workload", "oltp_point_select", "--knob", "sql_log_bin=0,1"], "sql_log_bin is a session variable"),
     ],
 )
 def test_one_clear_line(cli, args, needle):
@@ -96,3 +100,17 @@ def test_json_output_is_json_whatever_a_session_holds():
     text = json_text({"tps": math.nan, "steps": [{"p99": math.inf, "n": 3}], "ratio": -math.inf, "ok": 1.5})
     assert json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c}")) == {
         "tps": None, "steps": [{"p99": None, "n": 3}], "ratio": None, "ok": 1.5}
+
+
+@pytest.mark.parametrize(("axis", "said"), [
+    ('innodb_io_capacity = ["nan", "200"]', "'nan' is not a number a variable can take"),
+    ('sql_log_bin = ["0", "1"]', "sql_log_bin is a session variable"),
+])
+def test_a_sweep_plan_refuses_axes_no_server_would_take(cli, tmp_path, axis, said):
+    """`sweep --plan` (no server asked) printed a plan over NaN and over a session-only variable (issue 43 item 15)."""
+    f = tmp_path / "s.toml"
+    f.write_text(f'workload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 5\n[axes]\n{axis}\n')
+    out = cli("--db", str(tmp_path / "x.sqlite"), "sweep", str(f), "--plan")
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert out.returncode == 2 and len(lines) == 1 and said in lines[0], out.stderr
+    assert not out.stdout.strip()

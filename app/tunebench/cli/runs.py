@@ -315,6 +315,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     spec = build_run_spec(args.workload, workload_options(args), threads, lua_script=getattr(args, "lua", None),
                           engine=args.engine, transport=args.transport, schema=args.schema, workers=args.workers,
                           probes=args.probes, rate=args.rate, server_wait=args.server_wait)
+    if any(len(g.rates) > 1 for g in spec.groups):  # (a second rate ran on for minutes without a search)
+        raise ConfigError(f"--rate: a tune runs at one rate, got {args.rate}")
     store = open_store(args)
     target = resolve_target(args, store)
     quiet = args.json

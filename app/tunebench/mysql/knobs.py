@@ -15,7 +15,7 @@ from typing import Any
 import mysql.connector
 
 from tunebench.core.errors import ConfigError, TargetError
-from tunebench.core.knobs import KnobInfo, check_name, server_set
+from tunebench.core.knobs import KnobInfo, check_name, server_set, session_only_text
 from tunebench.mysql.connect import ServerInfo, query_all
 from tunebench.mysql.connect import num_of as _num
 from tunebench.mysql.connect import text_of as _text
@@ -167,12 +167,6 @@ def session_only(exc: Exception) -> bool:
     1238 "is a SESSION variable" (the same number says "read only" for a restart knob)."""
     errno, msg = getattr(exc, "errno", None), getattr(exc, "msg", None) or str(exc)
     return errno == 1228 or (errno == 1238 and "SESSION variable" in msg)
-
-
-def session_only_text(name: str) -> str:
-    # issue 43 item 15: it passed the pre-check and aborted later, saying "needs a restart"
-    return (f"{name} is a session variable: it has no global value a knob could set (each connection sets its "
-            "own); it cannot be a knob or a sweep axis")
 
 
 def set_global(conn: Any, knob: KnobInfo, value: int | float | str | None) -> str | None:

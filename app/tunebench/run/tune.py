@@ -38,7 +38,7 @@ import numpy as np
 
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Event, Interval
-from tunebench.core.knobs import COMPANIONS, KnobInfo
+from tunebench.core.knobs import COMPANIONS, KnobInfo, check_knob_name
 from tunebench.core.tune import MIN_GAIN, TABLE_HEADER, Trial, TuneResult, result_text, size_text
 
 __all__ = ["MIN_GAIN", "TABLE_HEADER", "Dimension", "KnobRange", "Trial", "TuneResult", "TuneSpec", "Tuner",
@@ -79,6 +79,10 @@ class KnobRange:
         if not sep or not name or not rest:
             raise ConfigError(f"--knob {text!r}: give NAME=LO..HI (a range, :log for a log scale) or NAME=V1,V2,... "
                               "(the values to try)")
+        try:
+            name = check_knob_name(name)
+        except ConfigError as exc:
+            raise ConfigError(f"--knob {exc}") from None
         if ".." in rest:
             body, colon, flag = rest.partition(":")
             if colon and flag.strip().lower() != "log":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -15,12 +16,22 @@ from typing import Any
 
 from tunebench.core.busy import BUSY_PCT
 from tunebench.core.errors import ConfigError
-from tunebench.core.knobs import check_name
+from tunebench.core.knobs import check_knob_name, check_name
 from tunebench.core.sweep.toml_writer import write_spec
 
 SPECIAL_AXES = ("transport", "engine", "cpus", "server", "rate")
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 OPTION_AXIS = "option."  # "option.rows_per_commit" = [100, 1000]: a workload option, not a server variable
+
+
+def _not_finite(v: object) -> bool:
+    """NaN or an infinity, as a number or as text ("nan", "-Infinity")."""
+    if isinstance(v, bool):
+        return False
+    try:
+        return not math.isfinite(float(v))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
 
 
 def is_option_axis(name: str) -> bool:
@@ -322,12 +333,14 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
             axes[key] = vals
         else:
             try:
-                name = check_name(key)
+                name = check_knob_name(key)
             except ConfigError as exc:
                 raise ConfigError(f"{source}: {exc}") from None
             for v in vals:
                 if isinstance(v, (dict, list)) or any(c in str(v) for c in "\n\r\0;"):
                     raise ConfigError(f"{source}: axis {name}: invalid value {v!r}")
+                if _not_finite(v):  # refused before any server is asked (issue 43 item 15)
+                    raise ConfigError(f"{source}: axis {name}: {v!r} is not a number a variable can take")
             if name in axes:
                 raise ConfigError(f"{source}: axis {name} is given twice")
             axes[name] = vals
