@@ -68,3 +68,11 @@ def test_a_step_done_before_a_whole_second_shows_its_work_not_zero():
                     finished={"transactions": 400, "headline": 400_000.0, "seconds": 3.4})
     row = steps_table([measured]).splitlines()[2].split()
     assert row[3] == "120.00" and row[5] == "120000" and row[-1] == "3"
+
+
+def test_a_rate_under_one_per_second_is_never_said_as_zero():
+    """A live rate change to 0.01/s read "10,000,000 → 0/s" (issue 43 item 18)."""
+    from tunebench.core.display import rate_text
+
+    assert [rate_text(x) for x in (0.01, 0.015, 1.5, 10.25, 100, 1500, 10_000_000)] == \
+        ["0.01", "0.015", "1.5", "10.2", "100", "1,500", "10,000,000"]

@@ -69,6 +69,28 @@ def test_the_password_is_encrypted_with_the_servers_key_and_nonce():
     assert bytes(b ^ nonce[i % 20] for i, b in enumerate(clear)) == "p w\"é".encode() + b"\x00"
 
 
+def test_the_rsa_exchange_refuses_a_malformed_key_and_a_too_long_password_in_one_line():
+    """A malformed key and a password over ~214 bytes raised ValueError tracebacks (issue 43 item 18): now the
+    connector's own InterfaceError, one line, saying what to do."""
+    import mysql.connector
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from tunebench.mysql.rsa_auth import encrypt_password
+
+    nonce = bytes(range(1, 21))
+    with pytest.raises(mysql.connector.InterfaceError, match="cannot be read"):
+        encrypt_password("pw", nonce, b"-----BEGIN PUBLIC KEY-----\nnot base64\n-----END PUBLIC KEY-----\n")
+    with pytest.raises(mysql.connector.InterfaceError, match="cannot be read"):
+        encrypt_password("pw", nonce, b"\x00\x01garbage")
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    assert encrypt_password("x" * 213, nonce, pem)  # 213 + NUL: the most a 2048-bit key carries
+    with pytest.raises(mysql.connector.InterfaceError, match=r"214 bytes\) is longer .*\(213 bytes at most\): "
+                                                             "connect with TLS"):
+        encrypt_password("x" * 214, nonce, pem)
+
+
 def test_connector_options_per_mode(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("x")

@@ -26,6 +26,13 @@ def inert_text(text: str) -> str:
     return text.translate(_TEXT)
 
 
+def rate_text(rate: float) -> str:
+    """A rate per second as the timeline, the stage and the events say it: 1,500 / 250 / 1.5 / 0.01 (never "0" for a
+    rate under one: issue 43 item 18 read "10,000,000 -> 0/s")."""
+    r = float(rate)
+    return f"{r:,.0f}" if abs(r) >= 100 or r == 0 else f"{r:.3g}"
+
+
 def is_time(t: object) -> bool:
     """Whether `t` is a wall-clock time a session can have: a finite number from 1970 to the year 9999."""
     return isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and 0 <= t <= LATEST_TIME

@@ -17,6 +17,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, cast
 
+from tunebench.core.display import rate_text
 from tunebench.core.errors import EngineError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.interval import Interval
@@ -538,8 +539,8 @@ class BuiltinEngine:
             return
         achieved = done / seconds
         if not served(rate, achieved, seconds):
-            self._notes(f"group {group}: {threads} connection(s) did not serve {rate:,.0f}/s; achieved "
-                        f"{achieved:,.0f}/s over {seconds} s (the backlog grew: its latency counts the queue)")
+            self._notes(f"group {group}: {threads} connection(s) did not serve {rate_text(rate)}/s; achieved "
+                        f"{rate_text(achieved)}/s over {seconds} s (the backlog grew: its latency counts the queue)")
 
     def _watch_silence(self, running: int, statements: int, reported: bool) -> bool:
         """Seconds in which no connection completed a statement: said once they last SILENCE_SECONDS."""

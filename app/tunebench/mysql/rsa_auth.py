@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import mysql.connector
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from mysql.connector.connection import MySQLConnection
@@ -29,11 +30,20 @@ FULL_AUTHENTICATION = 4
 def encrypt_password(password: str, nonce: bytes, pem: bytes) -> bytes:
     """The password (NUL-terminated, XOR the nonce repeated) encrypted with the server's key, OAEP padding
     (MySQL 8.0.5 and later)."""
-    key = serialization.load_pem_public_key(pem)
+    try:
+        key = serialization.load_pem_public_key(pem)
+    except (ValueError, TypeError, UnsupportedAlgorithm):  # (a traceback before: issue 43 item 18)
+        raise mysql.connector.InterfaceError("caching_sha2_password: the server's RSA public key cannot be read "
+                                             "(not a PEM public key)") from None
     if not isinstance(key, rsa.RSAPublicKey):
         raise mysql.connector.InterfaceError("the server's public key is not an RSA key")
     clear = password.encode() + b"\x00"
     mixed = bytes(b ^ nonce[i % len(nonce)] for i, b in enumerate(clear))
+    most = key.key_size // 8 - 2 * hashes.SHA1.digest_size - 2  # what OAEP with SHA-1 carries
+    if len(mixed) > most:
+        raise mysql.connector.InterfaceError(
+            f"caching_sha2_password: the password ({len(clear) - 1} bytes) is longer than the server's "
+            f"{key.key_size}-bit RSA key can carry ({most - 1} bytes at most): connect with TLS instead")
     return key.encrypt(mixed, padding.OAEP(mgf=padding.MGF1(algorithm=hashes.SHA1()), algorithm=hashes.SHA1(),
                                            label=None))
 

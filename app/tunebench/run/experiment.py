@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from tunebench.core.display import rate_text
 from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event, Interval
 from tunebench.core.kinds import RunStatus
@@ -220,7 +221,8 @@ class Experiment(RunProbes):
         engine.set_rate(group, new)
         self._rates_now[group] = new
         change = {"group": group, "from": load.rate, "to": new.rate}
-        self._record(Event(time.time(), "rate", f"rate {group} {load.rate:,.0f} → {new.rate:,.0f}/s", change))
+        label = f"rate {group} {rate_text(load.rate)} → {rate_text(new.rate)}/s"
+        self._record(Event(time.time(), "rate", label, change))
         return change
 
     def mark(self, label: str) -> None:

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
+from tunebench.core.display import rate_text
 from tunebench.core.interval import is_trx_series
 from tunebench.ui.plot_panel import font
 from tunebench.ui.timeline import Timeline
@@ -35,7 +36,7 @@ def headline_text(tl: Timeline, groups: list[str]) -> str:
         text = f"{label} {'—' if value is None else f'{value:,.0f}'}"
         rate = tl.last(f"client.{g}.rate")
         if rate is not None and label == "TPS":  # open loop: what it was asked for beside what it did
-            text += f" of {rate:,.0f}/s"
+            text += f" of {rate_text(rate)}/s"
         parts.append(f"{g} {text}" if len(groups) > 1 else text)
     return " · ".join(parts)
 

@@ -19,6 +19,7 @@ from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QT
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget
 
+from tunebench.core.display import rate_text
 from tunebench.ui.knee_plot import KneePlot
 from tunebench.ui.stage_help import FLASH_MS, StageHelp
 from tunebench.ui.theme import THEMES
@@ -130,8 +131,8 @@ class Stage(QObject):
                             on_failed=lambda m: self.help.flash(f"C: {m}"))
 
     def _step_rate(self, factor: float) -> None:
-        self.w.step_rate(factor, on_done=lambda c: self.help.flash(f"rate {c['group']} {c['from']:,.0f} → "
-                                                                   f"{c['to']:,.0f}/s"),
+        self.w.step_rate(factor, on_done=lambda c: self.help.flash(f"rate {c['group']} {rate_text(c['from'])} → "
+                                                                   f"{rate_text(c['to'])}/s"),
                          on_failed=self.help.flash)
 
     def set_server_variables(self, variables: Any) -> None:
