@@ -78,6 +78,29 @@ def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
     assert not window.stop_action.isEnabled()
 
 
+def test_the_window_closed_under_a_run_ends_it_aborted_with_the_knob_back(window, qtbot, sandbox):
+    """The README says a window that went away ends its run `aborted`; closing it mid-run recorded `stopped` (the
+    Stop button's word, issue 43 item 14)."""
+    before = spin_wait_delay(sandbox)
+    window.targets.list.setCurrentRow(0)
+    w = window.workload
+    w.workload.setCurrentText("oltp_point_select")
+    w.threads.setText("1")
+    w.step_seconds.setValue(60)
+    w.editors["table_size"].setValue(10000)
+    window.run_workload()
+    qtbot.waitUntil(lambda: window.timeline.series.get("client.main.tps") is not None
+                    and window.timeline.series["client.main.tps"].n >= 1, timeout=60000)
+    window.flip_knob("innodb_spin_wait_delay", "25")
+    qtbot.waitUntil(lambda: any(m.kind == "knob" for m in window.timeline.markers), timeout=15000)
+    sid = window.worker.session_id if hasattr(window.worker, "session_id") else None
+    window.close()  # closeEvent: the run is told, and waited for (its knobs go back first)
+    sessions = window.store.list_sessions()
+    session = window.store.get_session(sid or sessions[-1]["id"])
+    assert session["status"] == "aborted", session["status"]
+    assert spin_wait_delay(sandbox) == before
+
+
 def test_sweep_grid_plan_and_saved_toml(window, qtbot, tmp_path, sandbox):
     sweep = window.sweep
     sweep.threads.setText("4,16,64")

@@ -135,7 +135,7 @@ def _commands(conn: Connection, exp: Experiment, send: Callable[[object], None])
             exp.request_stop()  # the window went away: stop, and put the knobs back
             return
         if isinstance(cmd, Stop):
-            exp.request_stop(by_user=True)
+            exp.request_stop(by_user=cmd.by_user)
         elif isinstance(cmd, Mark):
             exp.mark(cmd.label)
         elif isinstance(cmd, ChangeKnob | RestoreKnobs | ChangeRate | ConfirmKnob):

@@ -116,7 +116,7 @@ class RunOutcome:
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    pass
+    by_user: bool = True  # the window's Stop ("stopped"); False: the window closed under the run ("aborted")
 
 
 @dataclass(frozen=True, slots=True)

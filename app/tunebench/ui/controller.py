@@ -107,13 +107,14 @@ class WindowController(QObject):
     def elapsed(self) -> float | None:
         return time.time() - self.started_at if self.started_at is not None and self.running() else None
 
-    def stop_run(self) -> None:
+    def stop_run(self, by_user: bool = True) -> None:
         if self.worker is not None:
-            self.worker.stop()
+            self.worker.stop(by_user)
 
     def shutdown(self, timeout: float = 30) -> None:
-        """Stop the run and wait for its process: it puts the knobs back before it exits."""
-        self.stop_run()
+        """Stop the run and wait for its process: it puts the knobs back before it exits. The window closed under
+        a run: it ends "aborted", as the README says (not "stopped", which is the Stop button's)."""
+        self.stop_run(by_user=False)
         if self.worker is not None:
             self.worker.wait(timeout)
 

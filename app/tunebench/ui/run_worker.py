@@ -168,8 +168,8 @@ class RunWorker(QObject):
     def mark(self, label: str) -> bool:
         return self._send(Mark(label))
 
-    def stop(self) -> None:
-        self._send(Stop())
+    def stop(self, by_user: bool = True) -> None:
+        self._send(Stop(by_user))
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.is_alive()
