@@ -124,3 +124,37 @@ def test_what_a_session_says_of_its_connections():
     assert tls_text({"mode": "PREFERRED", "tls": False}) == "plain TCP, no TLS (ssl-mode PREFERRED)"
     assert tls_text({"mode": "socket"}) == "UNIX socket (no TLS)"
     assert tls_text(None) == ""
+
+
+def test_a_client_key_that_is_not_the_certificates_is_one_line_before_any_driver(tmp_path):
+    """A wrong client key: the C library printed its own "[ERROR] SSL error" line before Tunebench's, which blamed
+    the CA (issue 43 item 18). Now conn_params says which file is wrong, before any connection."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    def key_file(path):
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+        return key
+
+    k1, _k2 = key_file(tmp_path / "k1.pem"), key_file(tmp_path / "k2.pem")
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "client")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(k1.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .sign(k1, hashes.SHA256()))
+    (tmp_path / "c1.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+    def target(key):
+        return Target("t", host="127.0.0.1", port=1, user="u", ssl_mode="REQUIRED",
+                      ssl_cert=str(tmp_path / "c1.pem"), ssl_key=str(tmp_path / key))
+    assert conn_params(target("k1.pem"), "tcp", password="").ssl_key == str(tmp_path / "k1.pem")
+    with pytest.raises(ConfigError, match=r"--ssl-key .*k2\.pem is not the key of --ssl-cert .*c1\.pem"):
+        conn_params(target("k2.pem"), "tcp", password="")
+    with pytest.raises(ConfigError, match=r"c1\.pem is not a private key in PEM form"):
+        conn_params(target("c1.pem"), "tcp", password="")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import configparser
 import contextlib
+import functools
 import getpass
 import os
+import ssl
 import sys
 from pathlib import Path
 
@@ -103,6 +105,39 @@ def resolve_password(target: Target, prompt: bool = True) -> str:
     return ""
 
 
+def _check_key_pair(name: str, cert: str, key: str) -> None:
+    """A client certificate and its key that do not go together (or a key that is no key) are one line here,
+    before any driver tries them: the C libraries printed their own "[ERROR] SSL error" line first, and the
+    message blamed the CA (issue 43 item 18)."""
+    try:
+        stamp = (os.stat(cert).st_mtime_ns, os.stat(key).st_mtime_ns)
+    except OSError:
+        return  # said by the reads above
+    why = _key_pair_problem(cert, key, stamp)
+    if why:
+        raise ConfigError(f"target {name}: --ssl-key {key} {why}")
+
+
+@functools.lru_cache(maxsize=32)
+def _key_pair_problem(cert: str, key: str, _stamp: tuple[int, int]) -> str | None:
+    def no_passphrase() -> str:
+        raise ValueError("encrypted")
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    try:
+        ctx.load_cert_chain(cert, key, password=no_passphrase)
+    except ValueError:
+        return "is encrypted (a passphrase): the drivers cannot use it; give an unencrypted key"
+    except ssl.SSLError as exc:
+        text = str(exc)
+        if "KEY_VALUES_MISMATCH" in text or "key values mismatch" in text:
+            return f"is not the key of --ssl-cert {cert}"
+        if "PEM" in text or "NO_START_LINE" in text or "no start line" in text:
+            return f"is not a private key in PEM form, or --ssl-cert {cert} is not a certificate"
+        return f"with --ssl-cert {cert}: {exc.reason or text}"
+    return None
+
+
 def conn_params(target: Target, transport: str | None = None, database: str | None = None,
                 password: str | None = None) -> ConnParams:
     transport = transport or target.default_transport()
@@ -122,6 +157,8 @@ def conn_params(target: Target, transport: str | None = None, database: str | No
             except OSError as exc:
                 raise ConfigError(f"target {target.name}: --{option.replace('_', '-')} {path}: cannot read it "
                                   f"({exc.strerror})") from None
+    if files.get("ssl_cert") and files.get("ssl_key"):
+        _check_key_pair(target.name, str(files["ssl_cert"]), str(files["ssl_key"]))
     pw = resolve_password(target) if password is None else password
     return ConnParams(user=target.user, password=pw, host=target.host, port=target.port, database=database,
                       ssl_mode=mode, get_server_public_key=target.get_server_public_key,
