@@ -144,7 +144,7 @@ def test_a_client_key_that_is_not_the_certificates_is_one_line_before_any_driver
 
     k1, _k2 = key_file(tmp_path / "k1.pem"), key_file(tmp_path / "k2.pem")
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "client")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(k1.public_key())
             .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
             .sign(k1, hashes.SHA256()))
