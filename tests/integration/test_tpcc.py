@@ -124,7 +124,8 @@ def test_the_mix_and_statements_match_the_server_counters_and_the_data_stays_con
     rolled = trx["new_order"]["rollbacks"]
     assert 0 < rolled / trx["new_order"]["tps"] < 0.04 and d["Com_rollback"] >= rolled
     # per-type series and the step's NOPM
-    names = set(ivs[-1].series())
+    # (over the step's seconds: a second without a Delivery - 1 in 23 - has no latency of it, which is right)
+    names = set().union(*(iv.series() for iv in ivs))
     assert {"client.main.trx.new_order.tps", "client.main.trx.delivery.lat.p95",
             "client.main.trx.new_order.rollbacks"} <= names
     s = summarize("main", 4, ivs, headline=wl.family.headline)

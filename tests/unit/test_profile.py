@@ -188,3 +188,19 @@ def test_processes_that_start_during_a_window_are_kept_when_every_cpu_is_sampled
         probe.close()
     assert set(folded) == {"mysqld", "client"} and sum(folded["client"].values()) >= 1
     assert not any("sleep" in s for s in folded["client"])  # another process' samples still dropped
+
+
+def test_a_killed_perf_never_starts_another_window(monkeypatch):
+    """The profile thread could start a window between the probe's kill and its own look at the stop flag: a
+    `perf record -- sleep 5` outlived the run. A killed LocalPerf starts nothing again."""
+    import subprocess
+
+    from tunebench.hosts.profile import LocalPerf, PerfFailed
+
+    started = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a) or (_ for _ in ()).throw(OSError()))
+    perf = LocalPerf()
+    perf.kill()
+    with pytest.raises(PerfFailed, match="the profile ended"):
+        perf.record("1", 5.0, 99)
+    assert started == []

@@ -180,6 +180,10 @@ class LocalPerf:
         self.system_wide = False
         self._dir = tempfile.mkdtemp(prefix="tb-perf-")
         self._proc: subprocess.Popen[bytes] | None = None
+        # once killed, no window starts again: the profile thread could start one between the kill and its own
+        # look at the stop flag, and perf outlived the run that ended (a `perf record -- sleep 5` left running)
+        self._plock = threading.Lock()
+        self._killed = False
 
     def problem(self) -> str | None:
         self.system_wide = system_wide_allowed(os.geteuid(), paranoid_level())
@@ -192,21 +196,34 @@ class LocalPerf:
         cmd = ["perf", "record", *RECORD_FLAGS, "-F", str(freq), *scope, "-o", data, "--", "sleep", f"{window:g}"]
         try:
             started = time.monotonic()
-            self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                          start_new_session=True, env=child_env())
+            proc = self._start(cmd)
             if cut is not None and cut.is_set():
                 self._signal(signal.SIGINT)
-            _out, err = self._proc.communicate()
+            _out, err = proc.communicate()
             self.recorded_seconds = min(window, time.monotonic() - started)
-            if self._proc.returncode not in CUT_STATUS or not os.path.exists(data):
+            if proc.returncode not in CUT_STATUS or not os.path.exists(data):
                 raise PerfFailed((err.decode(errors="replace").strip().splitlines() or ["perf record failed"])[-1])
-            return subprocess.run(["perf", "script", "-F", SCRIPT_FIELDS, "-i", data], capture_output=True,
-                                  timeout=60, env=child_env()).stdout.decode(errors="replace")
+            script = self._start(["perf", "script", "-F", SCRIPT_FIELDS, "-i", data])
+            try:
+                out, _err = script.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                raise PerfFailed("perf script took over 60 s") from None
+            return out.decode(errors="replace")
         except (OSError, subprocess.SubprocessError) as exc:
             raise PerfFailed(str(exc)) from None
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(data)
+
+    def _start(self, cmd: list[str]) -> subprocess.Popen[bytes]:
+        """perf in a process group of its own, unless this perf was killed (then PerfFailed: nothing starts)."""
+        with self._plock:
+            if self._killed:
+                raise PerfFailed("the profile ended")
+            self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          start_new_session=True, env=child_env())
+            return self._proc
 
     def _signal(self, sig: int) -> None:
         proc = self._proc
@@ -219,7 +236,9 @@ class LocalPerf:
         return True
 
     def kill(self) -> None:
-        proc = self._proc
+        with self._plock:
+            self._killed = True
+            proc = self._proc
         self._signal(signal.SIGTERM)
         if proc is not None:
             try:
