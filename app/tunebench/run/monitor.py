@@ -38,6 +38,7 @@ from tunebench.hosts.telemetry import (
 )
 from tunebench.mysql.connect import ServerInfo, open_connection
 from tunebench.mysql.probes import MetricsProbe, SettingsJournal, StatusProbe, WaitsProbe
+from tunebench.mysql.probes.sql_probe import SqlProbe
 from tunebench.mysql.probes.statements import StatementsProbe
 from tunebench.mysql.probes.tables import TablesProbe
 from tunebench.mysql.target import ConnParams, Target
@@ -166,6 +167,10 @@ def build_probes(selected: Sequence[str] | None, params: ConnParams, target_name
                 probes.append(ProfileProbe({"mysqld": list}))  # opens with the reason: no server here
     for label, role, runner in remote:
         probes += remote_probes(names, label, role, runner, pid_file if role == "db" else None)
+    if server_pid:  # the server is on this machine: the SQL probes' instants need no clock offset
+        for p in probes:
+            if isinstance(p, SqlProbe):
+                p.same_clock()
     return probes
 
 

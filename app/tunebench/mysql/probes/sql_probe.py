@@ -71,6 +71,10 @@ class SqlProbe:
         self.server_span: tuple[float, float] | None = None
         self.timed: bool | None = None  # whether this server answers a timed read (None: not tried yet)
 
+    def same_clock(self) -> None:
+        """The server runs on this machine: its clock is this one (no offset to estimate)."""
+        self._clock = ServerClock(same_clock=True)
+
     def conn(self) -> Any:
         if self._conn is None:
             self._conn = self.connect()
