@@ -67,9 +67,11 @@ sanitized-hotloop: venv
 # the clock, so five workers overlap those waits on two cores. Each worker is a test session of its own
 # (TUNEBENCH_HOME, sandboxes, sshd, stores; tests/conftest.py), a module's tests on one worker (--dist loadfile), the
 # longest modules first (tests/durations.json; --no-loadscope-reorder keeps that order: xdist would sort the modules
-# by their number of tests).
+# by their number of tests). A worker that crashes (a segfault) is not replaced: the run ends there and says so
+# (--max-worker-restart 0; a replaced worker once left the run hung, every worker idle, for 10 minutes).
 TEST_WORKERS ?= 5
-XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+	--max-worker-restart 0)
 TEST_START := $(shell date +%s)
 test: hotloop kits
 	@mkdir -p build; rc=0; \

@@ -94,7 +94,10 @@ def test_the_window_closed_under_a_run_ends_it_aborted_with_the_knob_back(window
     window.flip_knob("innodb_spin_wait_delay", "25")
     qtbot.waitUntil(lambda: any(m.kind == "knob" for m in window.timeline.markers), timeout=15000)
     sid = window.worker.session_id if hasattr(window.worker, "session_id") else None
-    window.close()  # closeEvent: the run is told, and waited for (its knobs go back first)
+    from PySide6.QtGui import QCloseEvent
+
+    # the window's close handler, as closing it runs it (the widget itself is closed by qtbot like every other)
+    window.closeEvent(QCloseEvent())  # the run is told, and waited for (its knobs go back first)
     sessions = window.store.list_sessions()
     session = window.store.get_session(sid or sessions[-1]["id"])
     assert session["status"] == "aborted", session["status"]
