@@ -34,7 +34,7 @@ class FakeWorker:
     def mark(self, _label):
         return False
 
-    def stop(self):
+    def stop(self, by_user=True):
         pass
 
 
