@@ -44,12 +44,13 @@ def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli
     changes = []
 
     def flip():
-        # after 5 of the second step's measured seconds and 7 s into it: by the clock alone (7 s after the step's
+        # after 6 of the second step's measured seconds and 7 s into it: by the clock alone (7 s after the step's
         # start) a ramp of its connections slowed by the suite's other workers left 3 settled seconds before the
-        # flip where 4 are asked (twice in clean-clone runs); a second's end is its own time however late it is
-        # handed over
-        wait_until(lambda: len(measured) >= 5 and time.time() >= max(starts[1] + 7, measured[4]), 180,
-                   "5 measured seconds of the second step")
+        # flip where 4 are asked (twice in clean-clone runs); after 5 measured seconds, once more (the side before
+        # leaves out the step's first second and the one the flip falls in); a second's end is its own time
+        # however late it is handed over
+        wait_until(lambda: len(measured) >= 6 and time.time() >= max(starts[1] + 7, measured[5]), 180,
+                   "6 measured seconds of the second step")
         changes.append(exp.change_knob("innodb_flush_log_at_trx_commit", "2"))
 
     th = threading.Thread(target=flip)

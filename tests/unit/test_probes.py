@@ -402,3 +402,15 @@ def test_rows_read_on_mysql_comes_from_innodb_rows_read():
     assert mysql.counters["server.rows_read"] == 200.0
     mariadb = status_reading({"Questions": 10.0, "Rows_read": 150.0, "Innodb_rows_read": 90.0})
     assert mariadb.counters["server.rows_read"] == 150.0  # MariaDB's own count (all engines) wins
+
+
+def test_a_reading_whose_instant_is_uncertain_ends_no_rate():
+    """A status read a starved server took 1.7 s over, stamped at its middle: the second before it came out 0.15x
+    and the one after 3.8x the engine's count. Such a reading is neither a rate nor a base now: the next certain one
+    spans both seconds, at the right rate."""
+    tracker = RateTracker()
+    assert tracker.rates(100.0, {"q": 0.0}) == {}
+    assert tracker.rates(101.0, {"q": 1000.0}, uncertainty=0.01) == {"q": 1000.0}
+    # really read at 102.0 (2,000), stamped 101.15 with half a 1.7-s span of uncertainty: no rate
+    assert tracker.rates(101.15, {"q": 2000.0}, uncertainty=0.85) == {}
+    assert tracker.rates(103.0, {"q": 3000.0}, uncertainty=0.01) == {"q": pytest.approx(1000.0)}

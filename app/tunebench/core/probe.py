@@ -41,6 +41,9 @@ class Reading:
     # The instant (this machine's clock) the values were taken, where the probe knows it better than the sampler's
     # midpoint of the read: a SQL probe reads the server's clock in the same round trip (SqlProbe.query_timed)
     at: float | None = None
+    # how far `at` may be from the instant the counters were really read (half the server's time on the read):
+    # a read a starved server took 1.7 s over is no instant to end a second's rate at (RateTracker)
+    uncertainty: float = 0.0
 
 
 class ServerClock:
@@ -102,13 +105,20 @@ class RateTracker:
     negative one; the next sample resumes from the new base.
     """
 
+    # a reading whose instant is uncertain by more than this share of the time since the last one used gives no rate
+    # and is not a base: the next reading's rate spans both seconds (an uncertain instant in between made one second
+    # of the status probe's Questions 0.15x and the next 3.8x the engine's)
+    UNCERTAIN_SHARE = 0.1
+
     def __init__(self) -> None:
         self._prev: dict[str, tuple[float, float]] = {}
 
-    def rates(self, t: float, counters: Mapping[str, float]) -> dict[str, float]:
+    def rates(self, t: float, counters: Mapping[str, float], uncertainty: float = 0.0) -> dict[str, float]:
         out: dict[str, float] = {}
         for name, value in counters.items():
             prev = self._prev.get(name)
+            if prev is not None and uncertainty > self.UNCERTAIN_SHARE * max(0.0, t - prev[0]):
+                continue  # neither a rate nor a base: the next certain reading spans both seconds
             self._prev[name] = (t, value)
             if prev is None:
                 continue

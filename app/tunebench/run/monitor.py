@@ -258,7 +258,7 @@ class ProbeSampler:
                     failing = None
                 values: dict[str, float] = dict(r.gauges)
                 kinds = dict.fromkeys(r.gauges, "gauge")
-                for name, v in (*rates.rates(t, r.counters).items(), *r.rates.items()):
+                for name, v in (*rates.rates(t, r.counters, r.uncertainty).items(), *r.rates.items()):
                     values[name] = v
                     kinds[name] = "rate"
                 if values:

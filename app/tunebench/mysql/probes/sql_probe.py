@@ -71,6 +71,10 @@ class SqlProbe:
         self.server_span: tuple[float, float] | None = None
         self.timed: bool | None = None  # whether this server answers a timed read (None: not tried yet)
 
+    def uncertainty(self) -> float:
+        """Half the server's own time on the last timed read (0 when it was not timed)."""
+        return (self.server_span[1] - self.server_span[0]) / 2 if self.server_span is not None else 0.0
+
     def same_clock(self) -> None:
         """The server runs on this machine: its clock is this one (no offset to estimate)."""
         self._clock = ServerClock(same_clock=True)

@@ -139,6 +139,7 @@ class StatementsProbe(SqlProbe):
         rows = self._read_rows()
         self._took = [*self._took[-2:], self.clock() - t]
         r.at = self.at
+        r.uncertainty = self.uncertainty()
         if self.server_span is not None:  # the rates span the server's instants of the reads, not this machine's
             t = sum(self.server_span) / 2
         took = sorted(self._took)[len(self._took) // 2]  # the median of the last three: one slow read is no trend

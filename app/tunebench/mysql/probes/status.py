@@ -127,4 +127,5 @@ class StatusProbe(SqlProbe):
                 metrics[_text(name)] = v
         r = status_reading(parse_status(rows), metrics)
         r.at = self.at
+        r.uncertainty = self.uncertainty()
         return r

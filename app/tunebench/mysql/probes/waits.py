@@ -227,6 +227,7 @@ class WaitsProbe(SqlProbe):
         raw = self._read_raw()
         r = self.reading(self._instant(), raw)
         r.at = self.at
+        r.uncertainty = self.uncertainty()
         return r
 
     def reading(self, t: float, raw: Mapping[str, Mapping[str, float]]) -> Reading:
