@@ -204,3 +204,27 @@ def test_a_killed_perf_never_starts_another_window(monkeypatch):
     with pytest.raises(PerfFailed, match="the profile ended"):
         perf.record("1", 5.0, 99)
     assert started == []
+
+
+def test_a_cut_signals_the_window_never_the_script_reading_it(monkeypatch):
+    """A cut at a step's edge while `perf script` read the last window sent SIGINT to the script (the newest process
+    started), and that window's stacks were lost: a sweep's step came out without the server's. A cut only ever
+    signals the recording."""
+    import os
+    import subprocess
+
+    from tunebench.hosts.profile import LocalPerf
+
+    perf = LocalPerf()
+    record = perf._start(["sleep", "30"])
+    script = perf._start(["sleep", "30"], window=False)
+    signalled = []
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: signalled.append(pid))
+    try:
+        perf.cut()
+        assert signalled == [record.pid]
+    finally:
+        for p in (record, script):
+            p.kill()
+            p.communicate()  # (its pipes closed too)
+    assert isinstance(script, subprocess.Popen)

@@ -184,6 +184,7 @@ class LocalPerf:
         # look at the stop flag, and perf outlived the run that ended (a `perf record -- sleep 5` left running)
         self._plock = threading.Lock()
         self._killed = False
+        self._script: subprocess.Popen[bytes] | None = None
 
     def problem(self) -> str | None:
         self.system_wide = system_wide_allowed(os.geteuid(), paranoid_level())
@@ -203,11 +204,13 @@ class LocalPerf:
             self.recorded_seconds = min(window, time.monotonic() - started)
             if proc.returncode not in CUT_STATUS or not os.path.exists(data):
                 raise PerfFailed((err.decode(errors="replace").strip().splitlines() or ["perf record failed"])[-1])
-            script = self._start(["perf", "script", "-F", SCRIPT_FIELDS, "-i", data])
+            # (not the window's process: a cut at a step's edge signals the window, never the script reading it --
+            # a SIGINT there lost the window's stacks, and a sweep's step came out without the server's)
+            script = self._start(["perf", "script", "-F", SCRIPT_FIELDS, "-i", data], window=False)
             try:
                 out, _err = script.communicate(timeout=60)
             except subprocess.TimeoutExpired:
-                self._signal(signal.SIGKILL)
+                script.kill()
                 raise PerfFailed("perf script took over 60 s") from None
             return out.decode(errors="replace")
         except (OSError, subprocess.SubprocessError) as exc:
@@ -216,14 +219,19 @@ class LocalPerf:
             with contextlib.suppress(OSError):
                 os.unlink(data)
 
-    def _start(self, cmd: list[str]) -> subprocess.Popen[bytes]:
-        """perf in a process group of its own, unless this perf was killed (then PerfFailed: nothing starts)."""
+    def _start(self, cmd: list[str], window: bool = True) -> subprocess.Popen[bytes]:
+        """perf in a process group of its own, unless this perf was killed (then PerfFailed: nothing starts).
+        `window`: the recording a cut ends early; else the script reading it, which only kill() ends."""
         with self._plock:
             if self._killed:
                 raise PerfFailed("the profile ended")
-            self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          start_new_session=True, env=child_env())
-            return self._proc
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                    env=child_env())
+            if window:
+                self._proc = proc
+            else:
+                self._script = proc
+            return proc
 
     def _signal(self, sig: int) -> None:
         proc = self._proc
@@ -238,7 +246,10 @@ class LocalPerf:
     def kill(self) -> None:
         with self._plock:
             self._killed = True
-            proc = self._proc
+            proc, script = self._proc, self._script
+        if script is not None and script.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(script.pid, signal.SIGKILL)
         self._signal(signal.SIGTERM)
         if proc is not None:
             try:
