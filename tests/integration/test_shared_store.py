@@ -399,9 +399,14 @@ def test_a_store_frozen_15_s_mid_run_loses_no_probe_sample(pg, sandbox, monkeypa
     assert len(names) >= 3, names
     series = store.series(session["id"], names)
     tps = store.series(session["id"], ["client.main.tps"])["client.main.tps"]
+    # the machine may stop the whole process for seconds (load 12 on 2 CPUs: 3.4 s once, the load's TPS at 0 the
+    # same seconds): the probes say so, and that gap is the machine's; the store's freeze alone costs no second
+    stalls = [float(x) for x in re.findall(r"this process was stopped for at least (\d+(?:\.\d+)?) s", err)]
     for name in names:  # every second of the run, the frozen ones too
         t = series[name].t
         inside = t[(t >= tps.t[0]) & (t <= tps.t[-1])]
         gaps = np.diff(inside)
-        assert len(inside) >= len(tps.t) - 2 and gaps.max() < 1.6, (name, len(inside), len(tps.t), gaps.max())
+        said = sum(stalls)
+        assert len(inside) >= len(tps.t) - 2 - said and gaps.max() < 1.6 + said, (
+            name, len(inside), len(tps.t), gaps.max(), inside[np.argmax(gaps)] - tps.t[0], err[-3000:])
     store.close()

@@ -73,8 +73,10 @@ def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted)
         for threads in (3, 4):
             # Com_commit at the engine's own second edges (tests/server_clock.py): the hosts count on its clock
             with ServerCounters(params, engine=engine) as clock:
-                hists = engine.run_step({"main": threads}, 5, clock.sink, threading.Event())
-            first, last = clock.window()  # the best-bracketed edges (tests/server_clock.py)
+                hists = engine.run_step({"main": threads}, 9, clock.sink, threading.Event())
+            # the best-bracketed edges (tests/server_clock.py) over at least 6 s: over 3 s an edge's events in flight
+            # and late replies were the whole 3 % (559 vs 540 beside a loaded suite)
+            first, last = clock.window(min_intervals=6)
             server = clock.over(first, last)
             client = clock.client(first, last)
             assert len(clock.intervals) >= 4 and server > 50, (threads, len(clock.intervals), server)
@@ -92,7 +94,9 @@ def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted)
 
 
 def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trusted):
-    """A rate (open loop) split over two hosts: the server commits that rate, not twice it nor half."""
+    """A rate (open loop) split over two hosts: what comes due is that rate, not twice it nor half, and the server
+    commits what the hosts say they did. Whether the server keeps up is the machine's: beside a loaded suite it
+    committed 111/s of the 150 asked, and the hosts' backlog grew by what it could not take."""
     params, wl, opts = tcp_params
     group = ClientGroup("main", wl, opts, (4,), rates=(150.0,))
     engine = RemoteBuiltinEngine(params, [group], [_runner(trusted), _runner(trusted, "localhost")], python=PYTHON,
@@ -100,13 +104,21 @@ def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trus
     engine.open()
     try:
         with ServerCounters(params, engine=engine) as clock:
-            engine.run_step({"main": 4}, 6, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0)})
+            engine.run_step({"main": 4}, 8, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0)})
     finally:
         engine.close()
-    seconds = len(clock.intervals) - 1
-    rate = clock.over(1, seconds) / seconds
-    assert abs(rate - 150) / 150 < 0.15, rate
-    assert all(iv.rate == 150.0 for iv in clock.intervals)
+    ivs = clock.intervals
+    assert all(iv.rate == 150.0 for iv in ivs)
+    first, last = 1, len(ivs) - 1
+    seconds = last - first + 1
+    done = clock.client(first, last)
+    # due over the seconds = started (done, give or take the 4 in flight) + the backlog's growth + those skipped
+    due = done + (ivs[last].backlog or 0) - (ivs[first - 1].backlog or 0) + sum(iv.skipped for iv in ivs[first:])
+    assert abs(due - 150 * seconds) <= 0.05 * 150 * seconds + 8, (due, done, [iv.backlog for iv in ivs])
+    server = clock.over(first, last)
+    assert abs(done - server) <= 0.03 * server + 8, (done, server)
+    if max(iv.backlog or 0 for iv in ivs) < 5:  # kept up: the server committed the rate
+        assert abs(server / seconds - 150) / 150 < 0.1, server / seconds
 
 
 def _run(cli, sshd, *hosts, python=PYTHON, threads="2", seconds="4", extra=()):

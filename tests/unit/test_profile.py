@@ -228,3 +228,25 @@ def test_a_cut_signals_the_window_never_the_script_reading_it(monkeypatch):
             p.kill()
             p.communicate()  # (its pipes closed too)
     assert isinstance(script, subprocess.Popen)
+
+
+def test_a_window_counts_its_seconds_from_its_workloads_start_not_from_perfs():
+    """A window's recorded seconds ran from before perf started, and perf's own start (parsing, opening its events on
+    every CPU) took 0.5-0.7 s of a 5-s window under load: a step's profiled seconds were overstated, and with them
+    the samples its server's CPU time should give. Now the window's workload says when it starts."""
+    from tunebench.hosts.profile import recorded_span
+
+    assert recorded_span("1000.25\n", 999.5, 1004.0, 5.0) == pytest.approx(3.75)  # perf's 0.75 s start left out
+    assert recorded_span("1000.25\n", 999.5, 1006.0, 5.0) == 5.0  # at most the window
+    assert recorded_span("", 999.5, 1001.0, 5.0) == pytest.approx(1.5)  # the workload said nothing: the coarse span
+    assert recorded_span("1500.0\n", 999.5, 1001.0, 5.0) == pytest.approx(1.5)  # a clock step: the coarse span
+
+
+def test_a_remote_window_reads_its_span_from_the_host():
+    from tunebench.hosts.profile import SPAN_MARK, RemotePerf
+
+    runner = _FakeRunner([(0, f"{SPAN_MARK} 2000.5 2003.0\n" + BY_PID)])
+    perf = RemotePerf(runner)
+    assert perf.record("4234", 5, 99) == BY_PID
+    assert perf.recorded_seconds == pytest.approx(2.5)
+    assert "date +%s.%N" in runner.commands[0]

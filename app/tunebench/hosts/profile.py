@@ -169,6 +169,27 @@ class PerfFailed(Exception):
     """A perf window that gave no samples, with perf's last line of complaint."""
 
 
+SPAN_MARK = "#tb-window"  # the line before a remote window's stacks: its start and end (`date +%s.%N` there)
+
+
+def _timed_sleep(window: float) -> list[str]:
+    """The workload of a perf window: it says when it starts (perf has set its events up by then: under load that
+    took perf 0.5-0.7 s of a 5-s window here, load average 5), then sleeps the window."""
+    return ["sh", "-c", f"date +%s.%N; exec sleep {window:g}"]
+
+
+def recorded_span(out: str, started: float, ended: float, window: float) -> float:
+    """The seconds a window recorded: from its workload's start (the first line it printed, wall clock) to `ended`
+    (when perf returned), at most `window`; from `started` (before perf started) when the workload said nothing."""
+    try:
+        begin = float(out.split()[0])
+    except (IndexError, ValueError):
+        begin = started
+    if not started - 1.0 <= begin <= ended:  # a clock step between the two readings: the coarser span
+        begin = started
+    return max(0.0, min(window, ended - begin))
+
+
 class LocalPerf:
     """perf on this machine: a window is `perf record ... -- sleep W` in a process group of its own, which `cut`
     ends early (SIGINT: perf writes what it has) and `kill` ends for good."""
@@ -194,14 +215,14 @@ class LocalPerf:
         """One window's `perf script`; a `cut` already asked for ends it as soon as it starts."""
         data = os.path.join(self._dir, "perf.data")
         scope = ["-a"] if self.system_wide else ["-p", pids]
-        cmd = ["perf", "record", *RECORD_FLAGS, "-F", str(freq), *scope, "-o", data, "--", "sleep", f"{window:g}"]
+        cmd = ["perf", "record", *RECORD_FLAGS, "-F", str(freq), *scope, "-o", data, "--", *_timed_sleep(window)]
         try:
-            started = time.monotonic()
+            started = time.time()
             proc = self._start(cmd)
             if cut is not None and cut.is_set():
                 self._signal(signal.SIGINT)
-            _out, err = proc.communicate()
-            self.recorded_seconds = min(window, time.monotonic() - started)
+            out, err = proc.communicate()
+            self.recorded_seconds = recorded_span(out.decode(errors="replace"), started, time.time(), window)
             if proc.returncode not in CUT_STATUS or not os.path.exists(data):
                 raise PerfFailed((err.decode(errors="replace").strip().splitlines() or ["perf record failed"])[-1])
             # (not the window's process: a cut at a step's edge signals the window, never the script reading it --
@@ -298,22 +319,31 @@ class RemotePerf:
         script = (f"d={d}; mkdir -m 700 $d || exit 1; "
                   f"perf record {' '.join(RECORD_FLAGS)} -F {int(freq)} "
                   f"{'-a' if self.system_wide else '-p ' + shlex.quote(pids)} -o $d/p.data "
-                  f"-- sleep {window:g} "
-                  f">/dev/null 2>$d/err & echo $! > $d/pid; wait $!; rc=$?; case $rc in 130|143) rc=0;; esac; "
-                  f"if [ $rc = 0 ]; then perf script -F {SCRIPT_FIELDS} -i $d/p.data 2>/dev/null; "
+                  f"-- {' '.join(shlex.quote(w) for w in _timed_sleep(window))} "
+                  f">$d/t0 2>$d/err & echo $! > $d/pid; wait $!; rc=$?; t1=$(date +%s.%N); "
+                  f"case $rc in 130|143) rc=0;; esac; "
+                  f"if [ $rc = 0 ]; then echo \"{SPAN_MARK} $(head -c 40 $d/t0) $t1\"; "
+                  f"perf script -F {SCRIPT_FIELDS} -i $d/p.data 2>/dev/null; "
                   f"else tail -n 1 $d/err; fi; rm -rf $d; exit $rc")
         self._dir = d
-        started = time.monotonic()
         try:
             rc, out = self.runner.run(script, timeout=window + 60)
-            # (the record, then `perf script` there: at most the window recorded, less when it was cut)
-            self.recorded_seconds = min(window, time.monotonic() - started)
         except TunebenchError as exc:
             raise PerfFailed(str(exc)) from None
         finally:
             self._dir = None
         if rc != 0:
             raise PerfFailed(f"{self.where}: {out.strip().splitlines()[-1] if out.strip() else 'perf record failed'}")
+        first, _, rest = out.partition("\n")
+        words = first.split()
+        if words[:1] == [SPAN_MARK]:  # the window's own start and end, on that host's clock
+            try:
+                self.recorded_seconds = max(0.0, min(window, float(words[2]) - float(words[1])))
+            except (IndexError, ValueError):
+                self.recorded_seconds = 0.0
+            out = rest
+        else:
+            self.recorded_seconds = 0.0
         return out
 
     def cut(self) -> bool:
