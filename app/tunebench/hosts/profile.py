@@ -182,7 +182,7 @@ def recorded_span(out: str, started: float, ended: float, window: float) -> floa
     """The seconds a window recorded: from its workload's start (the first line it printed, wall clock) to `ended`
     (when perf returned), at most `window`; from `started` (before perf started) when the workload said nothing."""
     try:
-        begin = float(out.split()[0])
+        begin = float(out.split(maxsplit=1)[0])
     except (IndexError, ValueError):
         begin = started
     if not started - 1.0 <= begin <= ended:  # a clock step between the two readings: the coarser span
