@@ -164,6 +164,7 @@ def _transfer(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
     """`sessions diff A B`: waits and counters per transaction, profile functions, efficiency of one step each."""
+    from tunebench.core.confdiff import between_sessions
     from tunebench.core.diff import default_pair, diff, step_choices, text, to_dict
     from tunebench.run.session import diff_side
 
@@ -191,7 +192,12 @@ def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
     a = diff_side(store, sid, step_a)
     b = diff_side(store, other, step_b)
     sections = diff(a, b)
-    emit(args, {"a": a.label, "b": b.label, **to_dict(sections)}, text(a, b, sections).rstrip())
+    # what else differed between the two sessions' servers (one session against itself: its knobs, in the labels)
+    config = between_sessions(store.get_session(sid, events=False), store.get_session(other, events=False)) \
+        if other != sid else None
+    head = "\n".join(config.lines()) + "\n\n" if config is not None else ""
+    emit(args, {"a": a.label, "b": b.label, **({"configuration": config.to_dict()} if config else {}),
+                **to_dict(sections)}, head + text(a, b, sections).rstrip())
     return 0
 
 

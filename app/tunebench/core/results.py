@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from tunebench.core.confdiff import compare, session_sides
 from tunebench.core.display import local_time
 from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
 from tunebench.core.schedule import served
@@ -225,7 +226,7 @@ def markdown(session: Mapping[str, Any]) -> str:
              f"{session['target']} ({session.get('flavor') or ''} {session.get('version') or ''})")
     lines = [f"# Session {session['id']}: {session['workload']} on {where}", "",
              f"- engine: {session['engine']}, transport: {session['transport']}, status: {session['status']}",
-             *tls_lines((session.get("config") or {}).get("tls")), ""]
+             *tls_lines((session.get("config") or {}).get("tls")), "", *differed_lines(session)]
     configs = summary.get("configs")
     lines += tune_lines(summary.get("tune"))
     if summary.get("phases"):  # a phase plan (the insert benchmark's l.i0, l.x, ...): its table says it all
@@ -300,6 +301,15 @@ def markdown(session: Mapping[str, Any]) -> str:
                      + trx_lines(summary.get("steps", []))
                      + efficiency_lines(session) + drift_lines(session) + busy_lines(session)
                      + verdict_lines(session)) + "\n"
+
+
+def differed_lines(session: Mapping[str, Any]) -> list[str]:
+    """A session over several servers (a server axis): what else differed between their configurations, the
+    unfair differences first (core/confdiff.py); nothing for one server."""
+    sides = session_sides(session)
+    if len(sides) < 2:
+        return []
+    return ["## What else differed between the servers", "", compare(sides).markdown(), ""]
 
 
 def tune_lines(tune: Mapping[str, Any] | None) -> list[str]:

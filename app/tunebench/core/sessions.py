@@ -38,13 +38,27 @@ def knobs_of(session: Mapping[str, Any]) -> list[str]:
     return names
 
 
+def servers_of(session: Mapping[str, Any]) -> list[str]:
+    """Every server a session measured, as 'flavor version' (a server axis: each of them, in the order run)."""
+    summary = session.get("summary") or {}
+    listed = summary.get("servers") if isinstance(summary, Mapping) else None
+    if isinstance(listed, list) and len(listed) > 1:
+        return [f"{x.get('flavor') or ''} {x.get('version') or ''}".strip() for x in listed if isinstance(x, Mapping)]
+    return [f"{session.get('flavor') or ''} {session.get('version') or ''}".strip()]
+
+
+def servers_text(session: Mapping[str, Any]) -> str:
+    return " + ".join(servers_of(session))
+
+
 def browse_row(session: Mapping[str, Any]) -> dict[str, Any]:
     """One line of the sessions table."""
     ended = session.get("ended_at")
     return {
         "id": session["id"], "started_at": session["started_at"], "name": session.get("name") or "",
-        "target": session["target"], "server": f"{session.get('flavor') or ''} {session.get('version') or ''}".strip(),
-        "workload": session["workload"], "engine": session["engine"], "knobs": ", ".join(knobs_of(session)),
+        "target": session["target"], "server": servers_text(session),
+        "workload": session["workload"], "engine": session["engine"],
+        "knobs": ", ".join((["server"] if len(servers_of(session)) > 1 else []) + knobs_of(session)),
         "best_tps": best_tps(session), "duration": seconds_between(session["started_at"], ended),
         "status": session["status"], "tags": session.get("tags") or "", "notes": session.get("notes") or "",
         "host": session.get("host") or "-",

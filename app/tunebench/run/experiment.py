@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from tunebench.core.confdiff import compare
 from tunebench.core.display import rate_text
 from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event, Interval
@@ -47,6 +48,7 @@ from tunebench.run.tasks import DiskSpace, datadir_space, ensure_data, server_re
 from tunebench.run.tuning import KnobController, restore_pending, restored_lines
 from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
 from tunebench.store.repo import SessionWriter, Store
+from tunebench.store.writer import public_variables
 
 RECOVER_SECONDS = 30  # how long a run waits for a server that stopped answering (RunSpec.server_wait's default)
 
@@ -109,6 +111,8 @@ class Experiment(RunProbes):
         self.results: list[StepResult] = []
         self.server: dict[str, Any] = {}
         self.servers: list[dict[str, Any]] = []  # every server the run measured (a server axis: several)
+        self._server_variables: list[tuple[str, dict[str, Any]]] = []  # (label, its global variables), per server
+        self._axis = False  # a server axis: several servers, one session
         self.tls: dict[str, Any] = {}  # what the run's connections use: mode, TLS version and cipher
         self._final = True  # the last server of the run: its end closes the session
         self.controller: KnobController | None = None
@@ -294,6 +298,7 @@ class Experiment(RunProbes):
         segments = server_segments(self.configs)
         if len(segments) == 1 and segments[0][0] is None:
             return self._run_target()
+        self._axis = True
         outcome = self.outcome("failed")
         for k, (name, configs) in enumerate(segments):
             if self.stop_event.is_set():
@@ -402,10 +407,16 @@ class Experiment(RunProbes):
                 self.on_note(self.tls["note"])
             self.on_session(RunSession(self.writer.id, "+".join(g.workload.name for g in spec.groups),
                                        self.target.name, socket.gethostname()))
-        else:  # the next server of a server axis: the same session goes on
+        if self._axis:  # each server of a server axis (the same session goes on), with its variables: what else
+            # differed between the servers is said beside the results (core/confdiff.py)
             self._record(Event(time.time(), "server", f"server {info.flavor} {info.version} ({self.target.name})",
-                               {"target": self.target.name, **info.summary()}))
+                               {"target": self.target.name, **info.summary(), "index": len(self.servers),
+                                "variables": public_variables(info.variables)}))
         self.servers.append(info.summary())
+        self._server_variables.append((f"{info.flavor} {info.version}", public_variables(info.variables)))
+        if len(self._server_variables) > 1:  # said as the next server starts, and in the results
+            for line in compare(self._server_variables).warnings:
+                self.on_note(f"unfair comparison, {line}")
         self.writer.on_locked = self.on_note
         if self.lock is not None:
             self.lock.name_session(self.writer.id)
@@ -478,7 +489,7 @@ class Experiment(RunProbes):
             try:
                 if self._final or status not in ("completed", "incomplete"):
                     self.writer.finish(status, {"steps": steps_json(self.results), **self._tables(), **self._phases(),
-                                               **self.extras})
+                                               **self._differed(), **self.extras})
             except StoreError as exc:
                 if self._store_error is None:
                     raise
@@ -763,6 +774,12 @@ class Experiment(RunProbes):
                 self._per_second = per_second
         return sweep_tables(self.plan, steps_json(self.results), self.applied, per_second, self._floor_at)
 
+    def _differed(self) -> dict[str, Any]:
+        """A server axis: what else differed between its servers' configurations (core/confdiff.py)."""
+        if len(self._server_variables) < 2:
+            return {}
+        return {"servers": self.servers, "differed": compare(self._server_variables).to_dict()}
+
     def _floor_at(self, threads: int) -> float | None:
         """This machine's calibrated noise floor for the main group's workload at `threads` (a sweep's cells)."""
         from tunebench.run.confirm import find_floor
@@ -779,6 +796,7 @@ class Experiment(RunProbes):
             status, self.writer.id if self.writer else None, tuple(sorted(self.results, key=lambda r: r.idx)),
             tuple(self.restored), error,
             {"engine": self.spec.engine, "target": self.target.name, "server": self.server,
-             **({"servers": self.servers} if len(self.servers) > 1 else {}), "tls": self.tls,
+             "tls": self.tls,
              "probes": self.probe_status, "steps": steps_json(self.results), **self._tables(), **self._phases(),
+             **self._differed(),
              "restarts": self.controller.restarts if self.controller else 0, **self.extras})

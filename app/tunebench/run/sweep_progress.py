@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from tunebench.core.busy import BUSY_PCT, busy_mask, other_series
+from tunebench.core.confdiff import ConfigDiff, compare, server_sides
 from tunebench.core.interval import Event, Interval
 from tunebench.core.results import phase_rows, sweep_tables
 from tunebench.core.stats import StepSummary
@@ -90,6 +91,7 @@ class SweepProgress:
         self._step_number: int | None = None
         self.per_second: dict[int, list[float]] = {}
         self._other: dict[str, list[tuple[float, float]]] = {}  # proc.<host>.other.cpu samples (core/busy.py)
+        self.servers: list[tuple[str, Mapping[str, Any] | None]] = []  # a server axis's servers, as they started
 
     # -- input --
     def start(self, plan: Plan) -> None:
@@ -118,7 +120,9 @@ class SweepProgress:
         if self.plan is None:
             return
         data: Mapping[str, Any] = ev.data
-        if ev.kind == "config":
+        if ev.kind == "server":
+            self.servers += [side for _i, side in server_sides([{"kind": ev.kind, "data": data}])]
+        elif ev.kind == "config":
             self.applied[int(data.get("config", 0))] = dict(data.get("knobs") or {})
         elif ev.kind == "step_start":
             self.started_at = ev.t if self.started_at is None else self.started_at
@@ -189,7 +193,7 @@ class SweepProgress:
                                                                 action=summary_of.get("_action"),
                                                                 finished=summary_of.get("_ended"))))
         for e in session.get("events", []):
-            if e["kind"] in ("config", "step_start", "step_end"):
+            if e["kind"] in ("config", "step_start", "step_end", "server"):
                 timeline.append((float(e["t"]), Event(e["t"], e["kind"], e["label"], e["data"])))
         # at one time, the step's end event before its result (as the run sends them)
         timeline.sort(key=lambda item: (item[0], isinstance(item[1], StepResult)))
@@ -231,6 +235,10 @@ class SweepProgress:
     def now(self) -> float:
         """The clock the progress reads: a replay's head, else the wall clock."""
         return self.t0 + self.head if self.head is not None else time.time()
+
+    def differed(self) -> ConfigDiff | None:
+        """A server axis with two or more servers started so far: what else differed between them."""
+        return compare(self.servers) if len(self.servers) > 1 else None
 
     def tables(self) -> dict[str, Any]:
         if self.final is not None:

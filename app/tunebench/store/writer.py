@@ -38,6 +38,11 @@ _T = TypeVar("_T")
 COMPACT_EVERY = 60  # merge one-second chunks into one chunk per series every minute
 # Variables whose values are secrets, never copied into the store.
 SECRET_VARIABLE_WORDS = ("password", "secret", "key_id")
+
+
+def public_variables(variables: Mapping[str, Any]) -> dict[str, Any]:
+    """A server's variables as a session keeps them: none whose name says it holds a secret."""
+    return {n: v for n, v in variables.items() if not any(w in n.lower() for w in SECRET_VARIABLE_WORDS)}
 # Samples a run keeps in memory while its server store is unreachable (about 100 bytes each: 2 million is
 # 200 series for almost three hours); $TUNEBENCH_STORE_HOLD sets another bound.
 HOLD_SAMPLES = 2_000_000
@@ -133,9 +138,7 @@ class SessionWriter:
     def snapshot_variables(self, variables: Mapping[str, str]) -> None:
         def write() -> None:
             with OrmSession(self.store.engine) as s:
-                for name, value in variables.items():
-                    if any(w in name.lower() for w in SECRET_VARIABLE_WORDS):
-                        continue
+                for name, value in public_variables(variables).items():
                     s.add(VariableRow(session_id=self.id, name=name, value=value))
                 s.commit()
         self._patient(write)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tunebench.core.confdiff import compare, session_sides
 from tunebench.core.errors import TunebenchError
 from tunebench.core.flame import profiled_steps
 from tunebench.core.sessions import (
@@ -149,8 +150,14 @@ class CompareView(QWidget):
         self.tabs.setTabVisible(self.knee_tab, False)
         self.why = DiffView(store)
         self.tabs.addTab(self.why, "Why (diff)")
+        # what else differed between the compared servers' configurations (core/confdiff.py): the unfair
+        # differences in words, every performance-relevant one on hover
+        self.differed = QLabel("")
+        self.differed.setWordWrap(True)
+        self.differed.setObjectName("differed")
         layout = QVBoxLayout(self)
         layout.addLayout(controls)
+        layout.addWidget(self.differed)
         layout.addWidget(self.tabs, 1)
         self.crosshairs = [
             Crosshair(self.overlay, lambda: self._hover(self.overlay, self.overlay_traces), theme, aligned_seconds),
@@ -188,11 +195,35 @@ class CompareView(QWidget):
     def set_sessions(self, ids: list[int]) -> None:
         self.session_ids = list(ids)
         self.sessions = {sid: self.store.get_session(sid) for sid in ids}
+        self._show_differed()
         self.redraw()
         self._draw_knee()
         self.why.show_pair(self.session_ids)
         self.flame_button.setEnabled(any(profiled_steps(s) or profiled_steps(s, "client")
                                          for s in self.sessions.values()))
+
+    def _show_differed(self) -> None:
+        """The compared servers' configurations side by side: each session's server (every server of a server
+        axis), named by session."""
+        sides = []
+        for sid in self.session_ids:
+            mine = session_sides(self.sessions[sid])
+            sides += [(f"#{sid} {label}", v) for label, v in mine]
+        if len(sides) < 2:
+            self.differed.setText("")
+            self.differed.setToolTip("")
+            return
+        config = compare(sides)
+        lines = config.lines()
+        if config.warnings:
+            text = "\n".join(f"⚠ unfair: {w}" for w in config.warnings)
+        elif config.missing or not config.differences:
+            text = lines[0]
+        else:
+            text = (f"what else differed: {len(config.relevant)} performance-relevant setting(s), none that makes the "
+                    "comparison unfair (hover for the list)")
+        self.differed.setText(text)
+        self.differed.setToolTip("\n".join(lines))
 
     def _on_flame(self) -> None:
         self.open_flame()

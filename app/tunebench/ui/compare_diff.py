@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tunebench.core.confdiff import ConfigDiff, between_sessions, shown
 from tunebench.core.diff import Row, StepChoice, default_pair, diff, fmt, ratio, step_choices
 from tunebench.run.session import diff_side
 from tunebench.store.repo import Store
@@ -63,6 +64,7 @@ class DiffView(QWidget):
         self.titles: dict[int, str] = {}
         self._filling = False  # the boxes are being filled: their signals are not the user's picks
         self._pair: tuple[tuple[int, int], tuple[int, int]] | None = None  # what the table shows (or will)
+        self.config: ConfigDiff | None = None  # the two servers' configurations compared (two sessions)
 
     # -- input --
     def show_pair(self, ids: list[int]) -> None:
@@ -173,9 +175,12 @@ class DiffView(QWidget):
         self.head.setText(f"reading session {a[0]} step {a[1]} and session {b[0]} step {b[1]} …")
         store = self.store
 
-        def work() -> tuple[Any, Any, dict[str, list[Row]]]:
+        def work() -> tuple[Any, Any, dict[str, list[Row]], ConfigDiff | None]:
             sa, sb = diff_side(store, *a), diff_side(store, *b)
-            return sa, sb, diff(sa, sb)
+            # what else differed between the two sessions' servers (one session's two steps: its knobs, labelled)
+            config = between_sessions(store.get_session(a[0], events=False),
+                                      store.get_session(b[0], events=False)) if a[0] != b[0] else None
+            return sa, sb, diff(sa, sb), config
 
         self.tasks.submit("diff", work, partial(self._on_done, (a, b)), self._on_failed)
 
@@ -184,12 +189,20 @@ class DiffView(QWidget):
         self.head.setText(message)
 
     def _on_done(self, pair: tuple[tuple[int, int], tuple[int, int]],
-                 result: tuple[Any, Any, dict[str, list[Row]]]) -> None:
+                 result: tuple[Any, Any, dict[str, list[Row]], ConfigDiff | None]) -> None:
         if pair != self._pair:
             return  # the user picked another pair meanwhile: its answer comes
-        sa, sb, self.sections = result
-        self.head.setText(f"A: {sa.label}\nB: {sb.label}")
-        rows: list[tuple[str, Row | None]] = []
+        sa, sb, self.sections, config = result
+        self.config = config
+        warned = "".join(f"\nunfair: {w}" for w in config.warnings) if config is not None else ""
+        self.head.setText(f"A: {sa.label}\nB: {sb.label}{warned}")
+        rows: list[tuple[str, Row | tuple[str, str, str] | None]] = []
+        if config is not None:
+            rows.append(("server configuration (what else differed)", None))
+            rows += [("", (d.name + (" ⚠" if d.key else ""), shown(d.values[0]), shown(d.values[1])))
+                     for d in config.relevant] or \
+                [("(" + (config.lines()[0].removeprefix("what else differed: ") if not config.differences
+                         else "no performance-relevant difference") + ")", None)]
         for title, section in self.sections.items():
             rows.append((title, None))
             rows += [("", r) for r in section] or [("(none recorded)", None)]
@@ -203,6 +216,10 @@ class DiffView(QWidget):
                 self.table.setItem(i, 0, item)
                 for col in (1, 2, 3):
                     self.table.setItem(i, col, QTableWidgetItem(""))
+                continue
+            if isinstance(r, tuple):  # a server variable: its two values as the servers said them
+                for col, text in enumerate((*r, "")):
+                    self.table.setItem(i, col, QTableWidgetItem(text))
                 continue
             for col, text in enumerate((r.name, fmt(r.a), fmt(r.b), ratio(r))):
                 item = QTableWidgetItem(text)

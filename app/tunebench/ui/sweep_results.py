@@ -120,16 +120,20 @@ class SweepResultsView(QWidget):
         self.tables.setCurrentIndex(self.tables.indexOf(self.grid))
         self.leader = QLabel()  # the best-to-best's first line, in sight whatever the tab
         self.leader.setObjectName("sweep-leader")
+        # a server axis: what else differed between the servers (core/confdiff.py), unfair differences in words
+        self.differed = QLabel()
+        self.differed.setObjectName("sweep-differed")
         self.legend = QLabel(f"★ best point of a configuration   {NOISE_HELP}")
         self.legend.setObjectName("sweep-legend")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         # Lines that wrap: one line each, the legend and the leader asked the window for 1,150 px and the
         # window grew from 1,600 to 1,915 px as the sweep started (issue 30 item 14)
-        for label in (self.title, self.eta, self.leader, self.legend):
+        for label in (self.title, self.eta, self.leader, self.legend, self.differed):
             label.setWordWrap(True)
         layout.addLayout(head)
         layout.addWidget(self.leader)
+        layout.addWidget(self.differed)
         layout.addWidget(self.tables, 1)
         layout.addWidget(self.legend)
         self.clock = QTimer(self)  # the time left moves between steps too
@@ -190,6 +194,8 @@ class SweepResultsView(QWidget):
 
     def add_event(self, ev: Event) -> None:
         self.live.add_event(ev)
+        if ev.kind == "server" and self.model is self.live:
+            self._update_differed()
         if ev.kind in ("step_start", "step_end") and self.model is self.live:
             self._update_progress()
             self._update_grid()  # the cell being measured
@@ -231,6 +237,7 @@ class SweepResultsView(QWidget):
 
     # -- drawing --
     def _update_all(self) -> None:
+        self._update_differed()
         self._update_progress()
         self._update_grid()
         self._update_best()
@@ -238,6 +245,20 @@ class SweepResultsView(QWidget):
         self._update_costs()
         self._update_knee()
         self._update_phases()
+
+    def _update_differed(self) -> None:
+        config = self.model.differed()
+        if config is None:
+            self.differed.setText("")
+            self.differed.setToolTip("")
+            self.differed.hide()
+            return
+        self.differed.setText("\n".join(f"⚠ unfair: {w}" for w in config.warnings) if config.warnings
+                              else config.lines()[0] if config.missing or not config.differences
+                              else "the servers' configurations differ in no setting that makes this unfair "
+                                   "(hover for what differs)")
+        self.differed.setToolTip("\n".join(config.lines(limit=30)))
+        self.differed.show()
 
     def _update_phases(self) -> None:
         phased = self.model.phased
