@@ -28,6 +28,7 @@ run: venv
 kits: venv
 	$(VENV)/bin/tunebench servers fetch mysql
 	$(VENV)/bin/tunebench servers fetch mariadb-11.8
+	$(VENV)/bin/tunebench servers fetch mariadb-10.5
 
 # The compiled loop once more, required this time: the install above builds it as optional and `pip -q` hides a
 # failed build (the engine would quietly run its Python loop). Here a missing libmariadb-dev or a compile error

@@ -55,7 +55,7 @@ def sandbox():
 # The servers the suite runs the tests that carry the truth of the numbers on: the system's MariaDB 10.11 (the
 # shared `sandbox`), and the MySQL 9.x and MariaDB 11.8 kits (`servers fetch`). A missing one fails, never skips.
 SERVERS = ("mariadb-10.11", "mysql-9", "mariadb-11.8")
-KIT_OF = {"mysql-9": "mysql", "mariadb-11.8": "mariadb-11.8"}
+KIT_OF = {"mysql-9": "mysql", "mariadb-11.8": "mariadb-11.8", "mariadb-10.5": "mariadb-10.5"}
 
 
 class ServerUnderTest:

@@ -130,3 +130,44 @@ def test_a_server_axis_sweep_runs_each_server_into_one_session(all_three, cli, t
     assert len(ratio_rows) == 2 and all(len(r["steps"]) == 2 for r in ratio_rows)
     # every pair was judged from the stored seconds (the later servers' seconds were missing: no interval)
     assert all("verdict" in st for r in ratio_rows for st in r["steps"]), ratio_rows
+    # what else differed (issue 44): MySQL 9.7 writes a binary log by default, the MariaDBs do not -- unfair, said
+    # in --json, the report and the run's notes
+    differed = result["differed"]
+    assert differed["unfair"] and len(differed["sides"]) == 3, differed
+    binlog = next(w for w in differed["warnings"] if w.startswith("binary log: "))
+    assert "log_bin=ON" in binlog and "log_bin=OFF" in binlog, binlog
+    assert {"name": "log_bin", "topic": "binary log", "unfair": True}.items() <= differed["differences"][0].items()
+    assert "## What else differed between the servers" in report and f"**Unfair:** {binlog}" in report
+    assert f"unfair comparison, {binlog}" in out.stderr or "unfair comparison, binary log" in out.stderr
+    # the sessions list names every server
+    row = next(r for r in json.loads(cli("sessions", "list", "--json").stdout) if r["id"] == result["session_id"])
+    assert row["server"].count(" + ") == 2, row
+
+
+def test_an_aligned_server_axis_runs_every_server_with_the_first_ones_settings(mysql, sandbox, cli, tmp_path):
+    """Issue 44 item 2: `align = true` gives MariaDB 10.11 what MySQL 9.7 (the first server) runs with -- its binary
+    log and sync_binlog, performance_schema, redo size -- says so, and the comparison has nothing unfair left in
+    what was aligned; the MariaDB sandbox is as it was afterwards."""
+    from tests.conftest import ServerUnderTest
+
+    names = ("log_bin", "sync_binlog", "performance_schema", "character_set_server")
+    maria = ServerUnderTest("mariadb-10.11", sandbox, [])
+    before = _globals(maria, names)
+    overrides = sandbox.status().overrides
+    spec = tmp_path / "aligned.toml"
+    spec.write_text('name = "aligned"\nworkload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 3\n'
+                    'warmup_seconds = 1\nalign = true\n[options]\ntable_size = 2000\n'
+                    '[axes]\nserver = ["mysql-9", "mariadb-10.11"]\n')
+    out = cli("sweep", str(spec), "--json", timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    (aligned,) = result["aligned"]
+    assert aligned["server"] == "mariadb-10.11" and aligned["reference"] == "mysql-9", aligned
+    assert aligned["set"]["log_bin"] == "ON" and str(aligned["set"]["sync_binlog"]) == "1", aligned
+    assert "aligned mariadb-10.11 with mysql-9: log_bin=ON" in out.stderr
+    differed = result["differed"]
+    assert not any(w.startswith(("binary log", "performance_schema", "doublewrite", "redo"))
+                   for w in differed["warnings"]), differed["warnings"]
+    assert "log_bin" not in {d["name"] for d in differed["differences"]}
+    # put back: the MariaDB sandbox runs with its own settings again
+    assert _globals(maria, names) == before and sandbox.status().overrides == overrides

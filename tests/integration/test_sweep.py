@@ -139,9 +139,9 @@ innodb_io_capacity = [777]
     assert out.returncode == 0, out.stderr
     restored = json.loads(out.stdout)["restored"]
     knobs = [r for r in restored if r.get("kind") != "probe"]  # the probes' own settings are journaled too
-    # innodb_io_capacity_max with innodb_io_capacity: the server may move it with the capacity (core.knobs.COMPANIONS)
-    assert {r["name"] for r in knobs} == {"@sandbox", "innodb_flush_log_at_trx_commit", "innodb_io_capacity",
-                                          "innodb_io_capacity_max"}
+    # innodb_io_capacity_max too where the server moved it with the capacity (a companion, found: run/tuning.py)
+    assert {r["name"] for r in knobs} - {"innodb_io_capacity_max"} == {"@sandbox", "innodb_flush_log_at_trx_commit",
+                                                                       "innodb_io_capacity"}
     assert all(r["state"] == "restored" for r in restored)
     assert knob_values(sandbox) == before and sandbox.status().overrides == overrides
     assert json.loads(cli("restore", "--json").stdout)["restored"] == []  # nothing left

@@ -77,7 +77,11 @@ def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli
     # a 16-s step gives sides of ~4-8 s: judged when their seconds barely move together, else "not judged" (issue
     # 42: fewer than 3 effectively independent seconds); either way what is stored is what the series give
     assert v.ci_low <= v.ratio <= v.ci_high if v.judged else "not judged" in ev["label"]
-    assert ev["label"] == f"innodb_flush_log_at_trx_commit 1 → 2: {flip_text(v)}"
+    # issue 44 item 4: one clock for the flip -- the verdict says the seconds into the step's measured ones that
+    # the step's row says (it said "+28 s" from the session's start where the row said "at 21 s of 60")
+    into = data["at"] - data["measured_from"]
+    assert ev["label"] == f"innodb_flush_log_at_trx_commit 1 → 2 at {into:.0f} s of the step's measured seconds: " \
+                          f"{flip_text(v)}"
     md = cli("sessions", "export", str(result["session_id"]), "--format", "md")
     assert md.returncode == 0, md.stderr
     assert f"| {v.ratio:.2f}x{ci_text(v)}" in md.stdout
@@ -87,6 +91,8 @@ def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli
     assert [(f.name, f.before, f.after) for f in ran[2].flips] == [("innodb_flush_log_at_trx_commit", "1", "2")]
     assert 7 <= ran[2].flips[0].at <= 12
     assert "| 2 | as configured; innodb_flush_log_at_trx_commit 1 → 2 at " in md.stdout
+    assert f"1 → 2 at {ran[2].flips[0].at:.0f} s of " in md.stdout and f"| {into:.0f} s of the step's measured |" \
+        in md.stdout and round(ran[2].flips[0].at) == round(into)
     assert knob_values(sandbox) == before
     store.close()
 

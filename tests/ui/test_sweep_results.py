@@ -134,10 +134,10 @@ def test_each_steps_efficiency_side_by_side(win, qtbot, plan):
     c.step.emit(StepResult(2, (summary(2, 2100.0, 0.01),), 1,
                            efficiency={"main": {**costs, "fsyncs_per_commit": 0.004}}))
     heads = [view.costs.horizontalHeaderItem(j).text() for j in range(view.costs.columnCount())]
-    assert heads[:3] == ["configuration", "threads", "TPS"] and "fsync/commit" in heads
+    assert heads[:3] == ["configuration", "threads", "TPS"] and "InnoDB fsync/commit" in heads
     assert "CPU µs/insert" not in heads and "KB rd/q" in heads  # an optional column only with a value
     rows = shown(view.costs, strip=False)
-    fsync = heads.index("fsync/commit")
+    fsync = heads.index("InnoDB fsync/commit")
     assert [(r[0], r[1], r[fsync]) for r in rows] == [("innodb_flush_log_at_trx_commit=1", "2", "1.02"),
                                                       ("innodb_flush_log_at_trx_commit=2", "2", "0.00")]
 

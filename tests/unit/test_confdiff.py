@@ -94,3 +94,31 @@ def test_the_sessions_list_names_every_server_of_a_server_axis():
     row = browse_row(session)
     assert row["server"] == "mariadb 10.11.19 + mysql 9.7.0 + mariadb 11.8.3"
     assert row["knobs"] == "server"  # the varied axis, not "no knob"
+
+
+def test_alignment_takes_the_references_settings_where_the_server_has_them():
+    from tunebench.run.align import alignment
+
+    a = alignment("mariadb-10.11", MARIADB, "mysql-9", MYSQL)
+    assert a.knobs == {"log_bin": "ON", "sync_binlog": "1", "binlog_format": "ROW", "innodb_log_file_size": "104857600",
+                       "performance_schema": "ON"}
+    assert a.cannot == ["gtid_mode=OFF (no such variable on mariadb-10.11)"] or a.cannot == [], a.cannot
+    # the other way round: MySQL without its binary log; a reference without one aligns none of its settings
+    b = alignment("mysql-9", MYSQL, "mariadb-10.11", MARIADB)
+    assert b.knobs == {"log_bin": "OFF", "innodb_redo_log_capacity": "100663296", "performance_schema": "OFF"}
+    assert "aligned mysql-9 with mariadb-10.11: log_bin=OFF" in b.text()
+
+
+def test_align_needs_a_server_axis():
+    import pytest
+
+    from tunebench.core.errors import ConfigError
+    from tunebench.core.sweep import parse_spec, write_spec
+
+    with pytest.raises(ConfigError, match="align = true aligns the servers of a server axis"):
+        parse_spec('workload = "oltp_point_select"\nthreads = [1]\nalign = true\n[axes]\n'
+                   'innodb_spin_wait_delay = [4]\n')
+    spec = parse_spec('workload = "oltp_point_select"\nthreads = [1]\nalign = true\n[axes]\n'
+                      'server = ["mariadb-10.11", "mysql-9"]\n')
+    assert spec.align is True and spec.to_dict()["align"] is True
+    assert parse_spec(write_spec(spec)).align is True  # the window's writer keeps it

@@ -30,7 +30,7 @@ def test_waits_and_counters_per_transaction():
     counters = {r.name: (r.a, r.b) for r in out["server counters per transaction"]}
     assert counters == {"server.innodb_data_fsyncs": pytest.approx((1.0, 0.005))}  # a zero counter is not listed
     eff = {r.name: (r.a, r.b) for r in out["efficiency"]}
-    assert eff["fsync/commit"] == pytest.approx((1.0, 0.005))  # no Com_commit: a transaction is a commit
+    assert eff["InnoDB fsync/commit"] == pytest.approx((1.0, 0.005))  # no Com_commit: a transaction is a commit
 
 
 def test_the_cli_diffs_two_sessions(tmp_path):

@@ -11,7 +11,7 @@ def test_a_knob_flipped_back_and_forth_is_one_entry_of_the_step_row():
     flips = (*back_and_forth, Flip(140, "sync_binlog", "0", "1"))
     ran = StepKnobs({}, frozenset(), flips, 150.0)
     assert ran.text() == ("as configured; innodb_flush_log_at_trx_commit 1 ↔ 2 x7 at 18-108 s; "
-                          "sync_binlog 0 → 1 at 140 s of 150")
+                          "sync_binlog 0 → 1 at 140 s of 150 measured")
     assert StepKnobs({}, frozenset(), flips[:2], 150.0).text() == (
         "as configured; innodb_flush_log_at_trx_commit 1 → 2 at 18 s; innodb_flush_log_at_trx_commit 2 → 1 at 33 s"
-        " of 150")
+        " of 150 measured")

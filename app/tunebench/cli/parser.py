@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("servers", help="the servers Tunebench can sandbox: list, add, fetch, remove")
     sp.add_argument("action", choices=["list", "add", "fetch", "remove"])
     sp.add_argument("what", nargs="?", metavar="PATH|KIT|NAME",
-                    help="add: a basedir or tarball; fetch: mysql or mariadb-11.8; remove: a server's name")
+                    help="add: a basedir or tarball; fetch: mysql, mariadb-11.8 or mariadb-10.5; "
+                         "remove: a server's name")
     sp.add_argument("--name", help="add: the name to give it (default: FLAVOR-VERSION)")
     sp.add_argument("--refresh", action="store_true", help="fetch: download again even if the kit is here")
     common(sp, target=False)

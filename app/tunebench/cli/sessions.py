@@ -15,7 +15,7 @@ from tunebench.cli.output import emit, json_text
 from tunebench.cli.resolve import open_store
 from tunebench.core.display import inert_line, inert_text, local_time
 from tunebench.core.errors import ConfigError
-from tunebench.core.sessions import best_tps
+from tunebench.core.sessions import best_tps, servers_text
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER
 
@@ -44,17 +44,17 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         sessions = store.list_sessions(host=host)
         for s in sessions:
             s["best_tps"] = best_tps(s)
+            s["server"] = servers_text(s)  # every server of a server axis
         lines = [f"{'id':>4}  {'started':19}  {'status':9}  {'host':12}  {'engine':8}  {'workload':22}  "
                  f"{'target':10}  {'server':18}  best tps"]
         for s in sessions:
             started = local_time(s["started_at"])
             best = "-" if s["best_tps"] is None else f"{s['best_tps']:.1f}"
             # each field escaped on its own: a line break in a name would otherwise fake a row
-            f = {k: inert_line(s[k] or "") for k in ("status", "engine", "workload", "target", "flavor", "version",
-                                                     "host")}
+            f = {k: inert_line(s[k] or "") for k in ("status", "engine", "workload", "target", "server", "host")}
             lines.append(f"{s['id']:>4}  {started:19}  {f['status']:9}  {(f['host'] or '-')[:12]:12}  "
                          f"{f['engine']:8}  {f['workload'][:22]:22}  {f['target'][:10]:10}  "
-                         f"{f['flavor']} {f['version']:10}  {best}")
+                         f"{f['server']:18}  {best}")
         emit(args, sessions, "\n".join(lines))
         return 0
     if args.id is None:

@@ -267,10 +267,11 @@ def compare(sides: Sequence[tuple[str, Mapping[str, Any] | None]]) -> ConfigDiff
 
 
 def _material(values: Sequence[str | None]) -> bool:
-    nums = [_number(v) for v in values if v is not None]
-    if any(x is None or x <= 0 for x in nums):
+    parsed = [_number(v) for v in values if v is not None]
+    nums = [x for x in parsed if x is not None and x > 0]
+    if len(nums) < len(parsed) or not nums:
         return True
-    return max(nums) / min(nums) > MATERIAL  # type: ignore[type-var]
+    return max(nums) / min(nums) > MATERIAL
 
 
 def _warnings(labels: Sequence[str], norm: Sequence[Mapping[str, str]], diffs: Sequence[Difference],

@@ -20,7 +20,9 @@ METRICS: dict[str, tuple[str, str, float, str]] = {
     "kb_read_per_trx": (".disk.read_mb", "tps", 1024.0, "KB read (host disks) per transaction"),
     "kb_written_per_trx": (".disk.write_mb", "tps", 1024.0, "KB written (host disks) per transaction"),
     "rows_read_per_query": ("server.rows_read", "server.questions", 1.0, "rows read per query"),
-    "fsyncs_per_commit": ("server.innodb_data_fsyncs", "commits", 1.0, "InnoDB fsyncs per commit"),
+    # InnoDB's own (Innodb_data_fsyncs): the binary log's syncs (sync_binlog) are not among them, and the label says so
+    "fsyncs_per_commit": ("server.innodb_data_fsyncs", "commits", 1.0,
+                          "InnoDB fsyncs per commit (the binary log's syncs are not counted)"),
     "redo_bytes_per_commit": ("server.innodb_os_log_written", "commits", 1.0, "redo bytes per commit"),
     # the insert benchmark's own: per row inserted, and per query
     "cpu_us_per_insert": (".server.cpu", "inserts", 1e4, "server CPU µs per row inserted"),
@@ -31,7 +33,7 @@ METRICS: dict[str, tuple[str, str, float, str]] = {
 OPTIONAL = ("cpu_us_per_insert", "kb_written_per_insert", "kb_read_per_query")
 LABELS = {"cpu_us_per_trx": "CPU µs/trx", "cpu_us_per_query": "CPU µs/q", "cs_per_trx": "cs/trx",
           "kb_read_per_trx": "KB rd/trx", "kb_written_per_trx": "KB wr/trx", "rows_read_per_query": "rows/q",
-          "fsyncs_per_commit": "fsync/commit", "redo_bytes_per_commit": "redo B/commit",
+          "fsyncs_per_commit": "InnoDB fsync/commit", "redo_bytes_per_commit": "redo B/commit",
           "cpu_us_per_insert": "CPU µs/insert", "kb_written_per_insert": "KB wr/insert", "kb_read_per_query": "KB rd/q"}
 # rows inserted: InnoDB's counter (MySQL), else the handler's (MariaDB 10.6+ dropped Innodb_rows_*)
 INSERTED = ("server.innodb_rows_inserted", "server.handler_write")

@@ -28,15 +28,6 @@ TYPES = ("bool", "int", "float", "enum", "set", "string")
 # Variables": the session value "is initialized from the global value when the client connects".) Global-only
 # variables (innodb_flush_log_at_trx_commit, innodb_thread_concurrency, innodb_spin_wait_delay, sync_binlog)
 # act at once and are not here.
-# Variables the server itself moves once a knob is changed: journaled with the knob and put back after it, so a
-# run leaves no trace (MySQL's InnoDB adapts innodb_thread_sleep_delay, from 10000 down to 0, while
-# innodb_thread_concurrency > 0 and innodb_adaptive_max_sleep_delay > 0; the thread-concurrency sweep left 0).
-COMPANIONS: dict[str, tuple[str, ...]] = {
-    "innodb_thread_concurrency": ("innodb_thread_sleep_delay",),
-    # MariaDB raises innodb_io_capacity_max to twice innodb_io_capacity when that goes above it
-    "innodb_io_capacity": ("innodb_io_capacity_max",),
-}
-
 NEW_SESSIONS_ONLY = frozenset({
     "autocommit", "transaction_isolation", "tx_isolation", "transaction_read_only", "tx_read_only",
     "sort_buffer_size", "join_buffer_size", "read_buffer_size", "read_rnd_buffer_size", "tmp_table_size",

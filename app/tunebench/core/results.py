@@ -538,7 +538,9 @@ def verdict_lines(session: Mapping[str, Any]) -> list[str]:
         v = event_verdict(d)
         change = f"{d.get('name')} {d.get('from')} → {d.get('to')}" + \
             (" (new connections only)" if d.get("new_sessions_only") else "")
-        at = f"+{float(d.get('at', e['t'])) - t0:.0f} s"
+        # the step's measured seconds, as its row says; a session recorded before: from the session's start
+        at = (f"{float(d.get('at', e['t'])) - float(d['measured_from']):.0f} s of the step's measured"
+              if d.get("measured_from") is not None else f"+{float(d.get('at', e['t'])) - t0:.0f} s")
         if v is None:
             lines.append(f"| {at} | {change} | {d.get('group')} | - | - | too few settled seconds | - | - | - |")
             continue

@@ -65,7 +65,8 @@ class StepKnobs:
         head = ", ".join(shown) or ("as configured" if configured else "")
         if not self.flips:
             return head
-        flips = "; ".join(flip_texts(self.flips)) + f" of {self.window:.0f}"
+        # one clock for a flip everywhere (the step row, the verdict, Events): seconds into the step's measured ones
+        flips = "; ".join(flip_texts(self.flips)) + f" of {self.window:.0f} measured"
         return f"{head}; {flips}" if head else flips
 
     @property

@@ -498,7 +498,8 @@ def confirm_verdict(series: SeriesMap, group: str, blocks: Sequence[tuple[str, f
 
 def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], start: float, at: float, end: float,
                   settle_before: int, stamped: float, several_groups: bool = False, excluded: Outages = (),
-                  busy_pct: float | None = BUSY_PCT, floor_pct: float | None = None) -> Event:
+                  busy_pct: float | None = BUSY_PCT, floor_pct: float | None = None,
+                  measured_from: float | None = None) -> Event:
     """The "verdict" event of one live change for one client group: its label is the Events line, its data the
     numbers (`verdict`: Verdict.to_dict() or None) and the window, so a replay or a report reads them back and a
     test can recompute them from the stored series. Stamped when it is known (`stamped`, the step's end);
@@ -508,7 +509,9 @@ def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], s
     if v is not None and floor_pct is not None:
         v = replace(v, floor_pct=floor_pct)
     name = str(change.get("name"))
-    head = f"{name} {change.get('from')} → {change.get('to')}" + (f" ({group})" if several_groups else "")
+    # when: on the one clock a flip is told by everywhere (the step's row says "at 21 s of 60 measured")
+    when = f" at {at - measured_from:.0f} s of the step's measured seconds" if measured_from is not None else ""
+    head = f"{name} {change.get('from')} → {change.get('to')}{when}" + (f" ({group})" if several_groups else "")
     text = flip_text(v) if v else "too few settled seconds on one side for a verdict"
     if v is None and busy_pct is not None and ab_verdict(series, group, start, at, end, settle_before=settle_before,
                                                           excluded=excluded) is not None:
@@ -523,6 +526,7 @@ def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], s
                  {"name": name, "from": change.get("from"), "to": change.get("to"), "group": group, "at": at,
                   "start": start, "end": end, "settle_before": settle_before, "new_sessions_only": warn,
                   "excluded": [list(x) for x in excluded], "busy_pct": busy_pct, "floor_pct": floor_pct,
+                  **({"measured_from": measured_from} if measured_from is not None else {}),
                   "verdict": v.to_dict() if v else None})
 
 

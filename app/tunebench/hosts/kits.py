@@ -1,6 +1,6 @@
 """The servers Tunebench can sandbox: the system's binaries, kits fetched from Debian's archive (MySQL 9.x from
-sid, MariaDB 11.8 from trixie) and basedirs or tarballs a user added. A kit lives in a folder of its own under
-the kits dir with a kit.json that says what it is; nothing is installed system-wide."""
+sid, MariaDB 11.8 from trixie, MariaDB 10.5 from bullseye) and basedirs or tarballs a user added. A kit lives in a
+folder of its own under the kits dir with a kit.json that says what it is; nothing is installed system-wide."""
 
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ class DebianKit:
 FETCHABLE = {
     "mysql": DebianKit("sid", "mysql-server-core", "usr/sbin/mysqld"),
     "mariadb-11.8": DebianKit("trixie", "mariadb-server-core", "usr/sbin/mariadbd"),
+    # the MariaDB line before the system's 10.11 (bullseye's; its libraries come with it, run by its own loader)
+    "mariadb-10.5": DebianKit("bullseye", "mariadb-server-core-10.5", "usr/sbin/mariadbd"),
 }
 
 
@@ -329,6 +331,21 @@ def _with_parent() -> list[str]:
     return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
+def _kit_loader(root: Path) -> Path:
+    """The unpacked libc's dynamic loader: /usr/lib on a merged-/usr release (bookworm and later), /lib on one
+    before it (bullseye, whose /lib64 link points at an absolute path: resolved inside the kit, not on this host)."""
+    for rel in (f"usr/lib/{MULTIARCH}/ld-linux-x86-64.so.2", f"lib/{MULTIARCH}/ld-linux-x86-64.so.2"):
+        if (root / rel).exists():
+            return root / rel
+    link = root / "lib64/ld-linux-x86-64.so.2"
+    if link.is_symlink():
+        target = os.readlink(link)
+        inside = root / target.lstrip("/") if target.startswith("/") else link.parent / target
+        if inside.exists():
+            return inside
+    return link
+
+
 def _unique_name(name: str) -> str:
     taken = {s.name for s in list_servers()}
     if name not in taken:
@@ -394,9 +411,7 @@ def _fetch_locked(kit: DebianKit, kits: Path, mirror: Mirror, source_prefix: str
         version_deb = next((d.name for d in debs if d.name.startswith(kit.package + "_")), "")
         pkg_version = unquote(version_deb.split("_")[1]) if version_deb else "?"
         shutil.rmtree(state)
-        loader = root / "usr/lib" / MULTIARCH / "ld-linux-x86-64.so.2"
-        if not loader.exists():
-            loader = root / "lib64/ld-linux-x86-64.so.2"
+        loader = _kit_loader(root)
         libs = f"{root / 'usr/lib' / MULTIARCH}:{root / 'lib' / MULTIARCH}"
         binary = root / kit.binary
         if not binary.exists():

@@ -319,12 +319,16 @@ class SandboxServer:
         `mariadbd --bootstrap` (the script would start the binary directly, without the kit's libraries)."""
         share = mariadb_share(server)
         if share is None:
-            raise SandboxError(f"no mariadb_system_tables.sql under {server.prefix}/share: not a complete MariaDB")
+            raise SandboxError(f"no mariadb_system_tables.sql (or mysql_system_tables.sql) under "
+                               f"{server.prefix}/share: not a complete MariaDB")
         parts = ["create database if not exists mysql;", "use mysql;", "SET @auth_root_socket=NULL;"]
         for name in ("mariadb_system_tables.sql", "mariadb_performance_tables.sql", "mariadb_system_tables_data.sql",
                      "fill_help_tables.sql", "maria_add_gis_sp_bootstrap.sql", "mariadb_sys_schema.sql"):
-            if (share / name).exists():
-                parts.append((share / name).read_text(errors="replace"))
+            # (MariaDB before 10.6 names them mysql_*.sql)
+            found = next((share / n for n in (name, name.replace("mariadb_", "mysql_", 1)) if (share / n).exists()),
+                         None)
+            if found is not None:
+                parts.append(found.read_text(errors="replace"))
         argv = [*server.argv, f"--defaults-file={self.cnf}", "--bootstrap", "--log-warnings=0",
                 "--enforce-storage-engine=", "--max_allowed_packet=8M", "--net_buffer_length=16K"]
         try:
@@ -597,8 +601,9 @@ def _first_dir(candidates: list[Path], marker: str) -> Path | None:
 
 def mariadb_share(server: ServerBinary) -> Path | None:
     top = server.prefix
-    return _first_dir([top / "share/mariadb", top / "share", top / "share/mysql", top / "scripts"],
-                      "mariadb_system_tables.sql")
+    dirs = [top / "share/mariadb", top / "share", top / "share/mysql", top / "scripts"]
+    # MariaDB 10.6 and later name it mariadb_system_tables.sql, 10.5 and before mysql_system_tables.sql
+    return _first_dir(dirs, "mariadb_system_tables.sql") or _first_dir(dirs, "mysql_system_tables.sql")
 
 
 def kit_lines(server: ServerBinary) -> list[str]:

@@ -5,6 +5,7 @@ measure another server than the one the session says, e.g. results 8x too good."
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -18,8 +19,10 @@ from tunebench.mysql.connect import query_all, text_of
 
 # Variables that move by themselves on a busy server (replication positions) or that the probes write as
 # commands (the InnoDB monitor counters' enable/disable/reset take a counter name, and show the last one).
+# Others (whatever the next version exposes as a variable and moves) are learned in the first step's warm-up.
 MOVING = frozenset({
     "gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos", "gtid_slave_pos", "gtid_executed", "gtid_purged",
+    "gtid_owned",
     "innodb_monitor_enable", "innodb_monitor_disable", "innodb_monitor_reset", "innodb_monitor_reset_all",
 })
 
@@ -39,10 +42,12 @@ def read_variables(conn: Any) -> dict[str, str | None]:
     return {text_of(k).lower(): (None if v is None else text_of(v)) for k, v in rows}
 
 
-def drifted(before: Mapping[str, str | None], after: Mapping[str, str | None], ours: Iterable[str]) -> list[Drift]:
+def drifted(before: Mapping[str, str | None], after: Mapping[str, str | None], ours: Iterable[str],
+            moving: Iterable[str] = ()) -> list[Drift]:
     """What changed from `before` to `after`, less the variables Tunebench changed (`ours`) and those that move
-    by themselves; a variable that appeared or went away (a plugin loaded) counts too."""
-    mine = {n.lower() for n in ours} | MOVING
+    by themselves (MOVING and `moving`, learned); a variable that appeared or went away (a plugin loaded) counts
+    too."""
+    mine = {n.lower() for n in ours} | MOVING | set(moving)
     names = sorted((set(before) | set(after)) - mine)
     return [Drift(n, before.get(n), after.get(n)) for n in names if before.get(n) != after.get(n)]
 
@@ -63,6 +68,33 @@ class DriftGuard:
         # someone's SET GLOBAL of a knob of the configuration is drift at every check where it still differs
         # (each step that ran with another value than its label is flagged)
         self.expected = expected or (lambda _now: [])
+        self.moving: set[str] = set()  # learned in the first warm-up: variables the server moves by itself
+        self.learned = False
+        self._lock = threading.Lock()  # check (the run) and learn (a timer in the first warm-up)
+
+    def learn(self) -> list[str]:
+        """In the first step's warm-up, with no knob changed since the last snapshot: the variables that moved
+        meanwhile move by themselves (GTID sets, counters a version exposes as variables): never drift, never a
+        knob's companion. Said in one event."""
+        with self._lock:
+            if self.learned or self.last is None:
+                return []
+            self.learned = True
+            try:
+                conn = self.connect()
+                try:
+                    now = read_variables(conn)
+                finally:
+                    conn.close()
+            except (TunebenchError, mysql.connector.Error, OSError):
+                return []
+            found = [d.name for d in drifted(self.last, now, self.ours(), self.moving)]
+            self.moving.update(found)
+            self.last = now
+        if found:
+            self.record(Event(time.time(), "note", "server variables that move by themselves under load (not drift, "
+                              "never put back): " + ", ".join(found), {"moving": found}))
+        return found
 
     def check(self, when: str) -> list[Drift]:
         """Compare the server's variables now with the last snapshot; `when` says where ("during step 2"). A
@@ -75,9 +107,10 @@ class DriftGuard:
                 conn.close()
         except (TunebenchError, mysql.connector.Error, OSError):  # an outage: the watch reports it
             return []
-        found = [] if self.last is None else drifted(self.last, now, self.ours())
-        found += self.expected(now)
-        self.last = now
+        with self._lock:
+            found = [] if self.last is None else drifted(self.last, now, self.ours(), self.moving)
+            found += self.expected(now)
+            self.last = now
         if found:
             self.record(Event(time.time(), "drift", f"server variables changed outside Tunebench ({when}): "
                               + ", ".join(d.text() for d in found),

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import mysql.connector
+
 from tunebench.core.confdiff import compare
 from tunebench.core.display import rate_text
 from tunebench.core.errors import ConfigError, EngineError, StoreError, TargetError, TunebenchError
@@ -26,10 +28,10 @@ from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup, LoadEngine
 from tunebench.load.remote_builtin import RemoteBuiltinEngine, check_client_python
 from tunebench.load.sysbench import SysbenchEngine, check_sysbench_tls, sysbench_tls
-from tunebench.mysql.connect import connection_tls, introspect, open_connection
+from tunebench.mysql.connect import ServerInfo, connection_tls, introspect, open_connection
 from tunebench.mysql.knobs import check_set_privilege
 from tunebench.mysql.target import Target, conn_params
-from tunebench.run.drift import DriftGuard
+from tunebench.run.drift import DriftGuard, read_variables
 from tunebench.run.monitor import ProbeSampler, server_is_local
 from tunebench.run.records import RunError, RunOutcome, RunSession, StepResult
 from tunebench.run.run_probes import RunProbes
@@ -113,6 +115,8 @@ class Experiment(RunProbes):
         self.servers: list[dict[str, Any]] = []  # every server the run measured (a server axis: several)
         self._server_variables: list[tuple[str, dict[str, Any]]] = []  # (label, its global variables), per server
         self._axis = False  # a server axis: several servers, one session
+        self._reference: tuple[str, dict[str, str | None]] | None = None  # align = true: the first server's
+        self._server_pending: ServerInfo | None = None  # a server axis: the server whose variables are still due
         self.tls: dict[str, Any] = {}  # what the run's connections use: mode, TLS version and cipher
         self._final = True  # the last server of the run: its end closes the session
         self.controller: KnobController | None = None
@@ -309,12 +313,38 @@ class Experiment(RunProbes):
             if not sb.status().running:
                 self.on_note(f"starting the {sb.target_name} server ...")
                 sb.start()
-            self.target, self.configs, self._final = sb.target(), configs, k == len(segments) - 1
+            mine = self._align(sb.target(), name or "", configs) if self.plan is not None and self.plan.spec.align \
+                else configs
+            self.target, self.configs, self._final = sb.target(), mine, k == len(segments) - 1
             self.on_note(f"server {k + 1}/{len(segments)}: {name} ({len(configs)} configuration(s))")
             outcome = self._run_target()
             if outcome.status not in ("completed", "incomplete"):
                 break
         return outcome
+
+    def _align(self, target: Target, name: str, configs: tuple[ConfigPlan, ...]) -> tuple[ConfigPlan, ...]:
+        """`align = true`: the first server is the reference; each later one's configurations get its settings
+        (run/align.py), said in a note and kept in the summary (`aligned`)."""
+        from tunebench.mysql.knobs import describe_knobs
+        from tunebench.run.align import aligned_configs, alignment
+        from tunebench.run.drift import read_variables
+
+        conn = open_connection(conn_params(target, target.default_transport()), target.name)
+        try:
+            variables = read_variables(conn)
+            if self._reference is None:
+                self._reference = (name, variables)
+                self.on_note(f"aligned: {name} is the reference; the other servers run with its durability and "
+                             "logging settings where they have them")
+                return configs
+            found = alignment(name, variables, *self._reference)
+            facts = describe_knobs(conn, introspect(conn), list(found.knobs))
+        finally:
+            conn.close()
+        found.knobs = {k: (facts[k].normalize(v) if facts[k].type != "string" else v) for k, v in found.knobs.items()}
+        self.on_note(found.text())
+        self.extras.setdefault("aligned", []).append(found.to_dict())
+        return aligned_configs(configs, found, {k for k, f in facts.items() if not f.dynamic})
 
     def _run_target(self) -> RunOutcome:
         spec = self.spec
@@ -407,16 +437,8 @@ class Experiment(RunProbes):
                 self.on_note(self.tls["note"])
             self.on_session(RunSession(self.writer.id, "+".join(g.workload.name for g in spec.groups),
                                        self.target.name, socket.gethostname()))
-        if self._axis:  # each server of a server axis (the same session goes on), with its variables: what else
-            # differed between the servers is said beside the results (core/confdiff.py)
-            self._record(Event(time.time(), "server", f"server {info.flavor} {info.version} ({self.target.name})",
-                               {"target": self.target.name, **info.summary(), "index": len(self.servers),
-                                "variables": public_variables(info.variables)}))
+        self._server_pending = info if self._axis else None  # (its variables once its first configuration is on)
         self.servers.append(info.summary())
-        self._server_variables.append((f"{info.flavor} {info.version}", public_variables(info.variables)))
-        if len(self._server_variables) > 1:  # said as the next server starts, and in the results
-            for line in compare(self._server_variables).warnings:
-                self.on_note(f"unfair comparison, {line}")
         self.writer.on_locked = self.on_note
         if self.lock is not None:
             self.lock.name_session(self.writer.id)
@@ -434,6 +456,7 @@ class Experiment(RunProbes):
             self.drift = DriftGuard(lambda: open_connection(admin_params, f"{self.target.name} (drift guard)"),
                                     lambda: self.controller.touched if self.controller else (), self._event,
                                     lambda now: self.controller.unexpected(now) if self.controller else [])
+            self.controller.moving = self.drift.moving  # what it learns is no knob's companion either
             self._start_probes(admin_params, transport, info)
             self.server_watch = watch_server(
                 lambda: open_connection(admin_params, f"{self.target.name} (watch)", timeout=3, read_timeout=3),
@@ -508,6 +531,8 @@ class Experiment(RunProbes):
                                          **({"server": cfg.server} if cfg.server else {}),
                                          "transport": cfg.transport, "engine": cfg.engine,
                                          **({"options": dict(cfg.options)} if cfg.options else {})}))
+        if self._server_pending is not None:
+            self._server_seen(self._server_pending)
         groups = config_groups(self.spec.groups, cfg.options)
         transport = cfg.transport or self.spec.transport or self.target.default_transport()
         if self.spec.client_hosts and transport not in ("tcp", "tcp+tls"):
@@ -637,6 +662,13 @@ class Experiment(RunProbes):
         self._step_stop = threading.Event()
         if self.stop_event.is_set():
             self._step_stop.set()
+        # the first step's warm-up (or its first seconds) tells which variables the server moves by itself
+        learner = None
+        if self.drift is not None and not self.drift.learned:
+            learner = threading.Timer(max(1.0, min(float(spec.warmup_seconds or 5), spec.step_seconds / 2)),
+                                      self.drift.learn)
+            learner.daemon = True
+            learner.start()
         try:
             hists = engine.run_step(threads, spec.warmup_seconds + spec.step_seconds, sink, self._step_stop,
                                     warmup=spec.warmup_seconds, ramp=ramp, rates=rates)
@@ -649,6 +681,9 @@ class Experiment(RunProbes):
             hists = {}
             lost = TargetError(f"the server stopped answering during step {idx + 1} ({outage.why}); "
                                f"the {engine.name} engine stopped: {exc}")
+        finally:
+            if learner is not None:
+                learner.cancel()
         if self.server_watch is not None:
             self.server_watch.settle(time.time())
         down, why = self.server_watch.down_during(started, time.time()) if self.server_watch else (0.0, "")
@@ -773,6 +808,28 @@ class Experiment(RunProbes):
             if self._final:  # kept once the run's last server is done (an earlier server's end had its steps only)
                 self._per_second = per_second
         return sweep_tables(self.plan, steps_json(self.results), self.applied, per_second, self._floor_at)
+
+    def _server_seen(self, info: ServerInfo) -> None:
+        """A server of a server axis, its first configuration applied (its aligned settings too): its variables as
+        it runs, in a `server` event, and what makes it unfair against the servers before it said now."""
+        self._server_pending = None
+        assert self.controller is not None
+        try:
+            conn = self.controller.connect()
+            try:
+                variables = public_variables(read_variables(conn))
+            finally:
+                conn.close()
+        except (TunebenchError, mysql.connector.Error) as exc:  # said, and the comparison says "not known"
+            self.on_note(f"the server's variables could not be read for the comparison: {exc}")
+            variables = {}
+        self._record(Event(time.time(), "server", f"server {info.flavor} {info.version} ({self.target.name})",
+                           {"target": self.target.name, **info.summary(), "index": len(self._server_variables),
+                            "variables": variables}))
+        self._server_variables.append((f"{info.flavor} {info.version}", variables))
+        if len(self._server_variables) > 1:  # said as the next server starts, and in the results
+            for line in compare(self._server_variables).warnings:
+                self.on_note(f"unfair comparison, {line}")
 
     def _differed(self) -> dict[str, Any]:
         """A server axis: what else differed between its servers' configurations (core/confdiff.py)."""

@@ -146,7 +146,8 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
             out.append(verdict_event(series, g, change, cuts[i - 1] if i else start, at,
                                      cuts[i + 1] if i + 1 < len(cuts) else ended,
                                      SETTLE_SECONDS if i else 0, ended, len(collected) > 1, excluded=down,
-                                     busy_pct=busy_pct, floor_pct=(floors or {}).get(g)))
+                                     busy_pct=busy_pct, floor_pct=(floors or {}).get(g),
+                                     measured_from=ivs[0].t - 1.0))
     return out
 
 

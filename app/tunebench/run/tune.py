@@ -38,7 +38,7 @@ import numpy as np
 
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Event, Interval
-from tunebench.core.knobs import COMPANIONS, KnobInfo, check_knob_name
+from tunebench.core.knobs import KnobInfo, check_knob_name
 from tunebench.core.tune import MIN_GAIN, TABLE_HEADER, Trial, TuneResult, result_text, size_text
 
 __all__ = ["MIN_GAIN", "TABLE_HEADER", "Dimension", "KnobRange", "Trial", "TuneResult", "TuneSpec", "Tuner",
@@ -276,7 +276,6 @@ class Tuner:
         self.result: TuneResult | None = None
         self.error: BaseException | None = None
         self.dims: list[Dimension] = []
-        self._companions: dict[str, str | None] = {}  # the originals of the variables the server moves with a knob
         self.clock: Callable[[], float] = time.time  # the run's seconds are stamped with this clock
         self.waiting = threading.Event()  # set while the search waits for the run's next second (tests drive it)
         # the hosts' other CPU per probe sample (core/busy.py): (sample end, the largest host's %), in order
@@ -488,11 +487,6 @@ class Tuner:
         infos = ctl.describe([k.name for k in spec.knobs])
         self.dims = [resolve(k, infos[k.name]) for k in spec.knobs]
         originals = {d.name: infos[d.name].current for d in self.dims}
-        # variables the server moves after a knob (MariaDB raises innodb_io_capacity_max with innodb_io_capacity):
-        # put back with the knobs after every trial, so every baseline runs with the original settings
-        moved = [c for d in self.dims for c in COMPANIONS.get(d.name, ()) if c not in originals]
-        self._companions = {c: i.current for c, i in ctl.describe([c for c in moved if c in ctl.info.variables]
-                                                                   ).items()}
         r = self.result = TuneResult(spec.to_dict(), originals, started_at=self.clock())
         startup = max(2, spec.planned_trials // 3)
         sampler = optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=startup)
@@ -648,8 +642,11 @@ class Tuner:
         for name, value in originals.items():
             if value is not None:
                 ctl.set_live(name, value)
-        for name, value in self._companions.items():  # after their knobs (MariaDB: max at least the capacity)
-            if value is not None and ctl.describe([name])[name].current != value:
+        # the variables the server moved with the knobs (the controller found them: MariaDB raises
+        # innodb_io_capacity_max with innodb_io_capacity), after their knobs, so every baseline runs with the
+        # original settings
+        for name, value in dict(ctl.companions).items():
+            if value is not None and name not in originals and ctl.describe([name])[name].current != value:
                 ctl.set_live(name, value)
         if "innodb_buffer_pool_size" in originals:
             self._await_resize()

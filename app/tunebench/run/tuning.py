@@ -25,7 +25,8 @@ import mysql.connector
 from tunebench.core.errors import ConfigError, StoreError, TargetError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.core.kinds import JournalKind, JournalState
-from tunebench.core.knobs import COMPANIONS, KnobInfo, cnf_entry
+from tunebench.core.knobs import KnobInfo, cnf_entry, server_set
+from tunebench.core.sessions import probe_variable
 from tunebench.core.sweep import ConfigPlan
 from tunebench.core.sweep.plan import human
 from tunebench.hosts.remote_restart import OPTION_FILE, RemoteRestart, overlay_text, wait_for_server
@@ -34,7 +35,7 @@ from tunebench.mysql.connect import ServerInfo, introspect, open_connection
 from tunebench.mysql.knobs import describe_knobs, read_global, set_global
 from tunebench.mysql.probes import undo_probe_setting
 from tunebench.mysql.target import Target, conn_params
-from tunebench.run.drift import Drift
+from tunebench.run.drift import MOVING, Drift, read_variables
 from tunebench.run.runlock import RunLock, TargetBusy
 from tunebench.store import ledger
 from tunebench.store.owner import owner_alive, proc_start
@@ -105,7 +106,11 @@ class KnobController:
         self.knobs: dict[str, KnobInfo] = {}
         self.touched: set[str] = set()  # every setting this run changed (the drift guard leaves them out)
         self.expected: dict[str, str | None] = {}  # each knob's value as this run set it (the drift guard checks it)
-        self._companions: set[str] = set()  # variables the server moves after a knob (core.knobs.COMPANIONS)
+        # variables the server moved when a knob changed, found by reading them all before and after: name -> its
+        # original (journaled with the knob, put back after it, reset before each configuration, never drift)
+        self.companions: dict[str, str | None] = {}
+        # variables that move by themselves (core MOVING, and what the drift guard learns in the warm-up)
+        self.moving: set[str] = set()
         self.restarts = 0
         self._password: str | None = None
         # the final restore seals the controller: no live change starts after it, and one in flight is killed
@@ -181,6 +186,7 @@ class KnobController:
                     self.expected[name] = readback[name]
                     continue
                 readback[name] = self._set(conn, info, value)
+            self.reset_companions(conn, cfg.knobs)
         finally:
             conn.close()
         return readback
@@ -206,24 +212,69 @@ class KnobController:
         # Journaled before the change (a kill right after the SET must not lose the original); a refused
         # change is discarded so nothing is "restored" that was never changed.
         row = self.journal(info.name, "dynamic", current)
-        for name in COMPANIONS.get(info.name, ()):
-            if name in self.info.variables and name not in self._companions:
-                self._companions.add(name)
-                self.journal(name, "dynamic", read_global(conn, name))
+        before = read_variables(conn)  # every variable: what else the server moves with this one
         try:
             got = set_global(conn, info, value)
         except (TunebenchError, mysql.connector.Error):
             if row is not None:
                 _mark(self.store, row, "discarded", "the server refused the change")
             raise
+        moved = self._companions_of(info.name, before, read_variables(conn))
         self.expected[info.name] = got
         if not info.same(got, value):
             self.note(f"{info.name}: asked for {sized(value)}, the server reads back {sized(got)}")
-        if not info.same(got, current):
+        if not info.same(got, current) or moved:
             # the marker's label the way people write sizes (innodb_buffer_pool_size = 640M); the values as read
             self.event(Event(time.time(), "knob", f"{info.name} = {sized(got)}",
-                             {"name": info.name, "from": current, "to": got, "asked": value}))
+                             {"name": info.name, "from": current, "to": got, "asked": value,
+                              **({"moved": {n: [a, b] for n, (a, b) in moved.items()}} if moved else {})}))
         return got
+
+    def _companions_of(self, knob: str, before: Mapping[str, str | None], after: Mapping[str, str | None]
+                       ) -> dict[str, tuple[str | None, str | None]]:
+        """The variables that moved between the two readings around a knob's SET (MySQL lowers
+        innodb_max_dirty_pages_pct_lwm with innodb_max_dirty_pages_pct, MariaDB raises innodb_io_capacity_max with
+        innodb_io_capacity, InnoDB adapts innodb_thread_sleep_delay): each new one journaled with its original
+        (the reading before), put back after the knob, and no drift. Variables that move by themselves and those
+        the server computes are not companions."""
+        moved: dict[str, tuple[str | None, str | None]] = {}
+        for name in sorted(set(before) | set(after)):
+            was, now = before.get(name), after.get(name)
+            if was == now or name == knob.lower() or name in MOVING or name in self.moving or server_set(name) \
+                    or probe_variable(name):
+                continue
+            moved[name] = (was, now)
+            if name in self.companions or name in self.touched:
+                continue  # journaled already (its first original wins)
+            self.companions[name] = was
+            self.journal(name, "dynamic", was)
+            self.note(f"{name} moved {sized(was)} → {sized(now)} with {knob}: journaled, put back with it")
+        return moved
+
+    def reset_companions(self, conn: Any, keep: Iterable[str]) -> None:
+        """Before a configuration: the companions an earlier one moved, back at their originals (but those the
+        configuration sets itself, `keep`), so that a configuration runs with what the server does for its own
+        knobs only. One the server will not take back (its knob's value bounds it) stays, and is said."""
+        keep = {k.lower() for k in keep}
+        todo = {n: v for n, v in self.companions.items() if n not in keep and v is not None}
+        if not todo:
+            return
+        now = read_variables(conn)
+        stale = [n for n, v in todo.items() if now.get(n) != v]
+        if not stale:
+            return
+        facts = describe_knobs(conn, self.info, stale)
+        for name in stale:
+            try:
+                got = set_global(conn, facts[name], facts[name].normalize(todo[name])
+                                 if facts[name].type != "string" else todo[name])
+            except (TunebenchError, mysql.connector.Error, KeyError) as exc:
+                self.note(f"{name} stays at {sized(now.get(name))} (its original {sized(todo[name])} refused: "
+                          f"{getattr(exc, 'msg', None) or exc})")
+                continue
+            if got != todo[name]:
+                self.note(f"{name} reads back {sized(got)}, not its original {sized(todo[name])}, under this "
+                          "configuration's knobs")
 
     def set_live(self, name: str, value: Any) -> dict[str, Any]:
         """A dynamic knob change while the load runs (the GUI's knob panel)."""

@@ -139,13 +139,19 @@ class SweepPanel(QWidget):
         self.order = QComboBox()
         self.order.addItems(["listed", "random"])
         self.reset_data = QCheckBox("reload the tables before each configuration")
+        # a server axis: every server with the first one's durability and logging settings (run/align.py)
+        self.align = QCheckBox("servers run with the first one's durability and logging settings")
+        self.align.setToolTip("align = true: the binary log and its sync, trx_commit, doublewrite, buffer pool, redo "
+                              "size, performance_schema, isolation and character set as on the first server of the "
+                              "server axis, where a server has the variable; what cannot be aligned is said")
         # how the sweep is recorded, not what it runs: like `tunebench sweep --probes ...,profile`, not in the spec
         self.profile = QCheckBox("perf on the server, every step (Hot functions)")
         self.profile.setToolTip("The profile probe: perf at 99 Hz on the server process, besides the other probes; "
                                 "each step keeps its own stacks (sessions profile ID --step N)")
         for label, w in (("Step", self.step_seconds), ("Warm-up", self.warmup_seconds),
                          ("Cool-down", self.cooldown_seconds), ("Repeats", self.repeats), ("Order", self.order),
-                         ("Reset data", self.reset_data), ("CPU profile", self.profile)):
+                         ("Reset data", self.reset_data), ("Align servers", self.align),
+                         ("CPU profile", self.profile)):
             form.addRow(label, w)
         layout.addLayout(form)
         self.grid = QTableWidget(0, 4)
@@ -202,6 +208,7 @@ class SweepPanel(QWidget):
             s.valueChanged.connect(self._on_edited)
         self.order.currentTextChanged.connect(self._on_edited)
         self.reset_data.toggled.connect(self._on_edited)
+        self.align.toggled.connect(self._on_edited)
         self.grid.itemChanged.connect(self._on_edited)
         self.set_spec(self.spec)
 
@@ -224,6 +231,7 @@ class SweepPanel(QWidget):
             self.repeats.setValue(spec.repeats)
             self.order.setCurrentText(spec.order)
             self.reset_data.setChecked(spec.reset_data)
+            self.align.setChecked(spec.align)
             self.baseline.setText(show_pairs(spec.baseline))
             self.grid.blockSignals(True)
             self.grid.setRowCount(0)
@@ -275,7 +283,8 @@ class SweepPanel(QWidget):
             old, name=self.name.text().strip() or "sweep", groups=(group, *old.groups[1:]), axes=axes,
             optional=tuple(optional), baseline=baseline, step_seconds=self.step_seconds.value(),
             warmup_seconds=self.warmup_seconds.value(), cooldown_seconds=self.cooldown_seconds.value(),
-            repeats=self.repeats.value(), order=self.order.currentText(), reset_data=self.reset_data.isChecked())
+            repeats=self.repeats.value(), order=self.order.currentText(), reset_data=self.reset_data.isChecked(),
+            align=self.align.isChecked())
         # The CLI's own parser is the judge: what the panel holds is what a saved file would give back.
         return parse_spec(spec.to_toml(), spec.source or "<sweep panel>")
 

@@ -40,7 +40,8 @@ TRANSPORTS = ("socket", "tcp", "tcp+tls")
 ENGINES = ("builtin", "sysbench")
 CPUS_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 TOP_KEYS = {"name", "description", "workload", "threads", "step_seconds", "warmup_seconds", "cooldown_seconds",
-            "repeats", "order", "seed", "reset_data", "engine", "transport", "baseline", "options", "axes", "group",
+            "repeats", "order", "seed", "reset_data", "align", "engine", "transport", "baseline", "options", "axes",
+            "group",
             "schema", "optional_axes", "rates", "arrival", "latency_limit_ms", "slo_p99_ms", "phase", "busy_threshold"}
 PHASE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 ARRIVAL_NAMES = ("poisson", "fixed")  # core/schedule.py's
@@ -98,6 +99,7 @@ class SweepSpec:
     # busy seconds (another process over this % of the machine's CPU, core/busy.py) left out of the verdicts;
     # None ("off"): judged too
     busy_pct: float | None = BUSY_PCT
+    align: bool = False  # a server axis: every server with the first one's durability and logging settings
 
     @property
     def knob_axes(self) -> dict[str, tuple[Any, ...]]:
@@ -171,6 +173,7 @@ class SweepSpec:
                 "axes": {k: list(v) for k, v in self.axes.items()}, "step_seconds": self.step_seconds,
                 "warmup_seconds": self.warmup_seconds, "cooldown_seconds": self.cooldown_seconds,
                 "repeats": self.repeats, "order": self.order, "seed": self.seed, "reset_data": self.reset_data,
+                **({"align": True} if self.align else {}),
                 "engine": self.engine, "transport": self.transport, "baseline": dict(self.baseline),
                 "schema": self.schema, "optional_axes": list(self.optional), "configurations": self.config_count,
                 "busy_threshold": "off" if self.busy_pct is None else self.busy_pct,
@@ -360,6 +363,12 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
     reset_data = data.get("reset_data", False)
     if not isinstance(reset_data, bool):
         raise ConfigError(f"{source}: reset_data must be true or false, got {reset_data!r}")
+    align = data.get("align", False)
+    if not isinstance(align, bool):
+        raise ConfigError(f"{source}: align must be true or false, got {align!r}")
+    if align and len(axes.get("server") or ()) < 2:
+        raise ConfigError(f"{source}: align = true aligns the servers of a server axis; this sweep has none "
+                          "(axes: server = [\"mariadb-10.11\", \"mysql-9\"])")
     optional = data.get("optional_axes", [])
     if not isinstance(optional, list) or not all(isinstance(x, str) for x in optional):
         raise ConfigError(f"{source}: optional_axes must be a list of variable names, got {optional!r}")
@@ -392,7 +401,7 @@ def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
         warmup_seconds=_int(data, "warmup_seconds", 5, 0, MAX_SECONDS, source),
         cooldown_seconds=_int(data, "cooldown_seconds", 0, 0, MAX_SECONDS, source),
         repeats=_int(data, "repeats", 1, 1, MAX_REPEATS, source), order=order,
-        seed=_int(data, "seed", 1, 0, 2**32 - 1, source), reset_data=reset_data, engine=engine,
+        seed=_int(data, "seed", 1, 0, 2**32 - 1, source), reset_data=reset_data, align=align, engine=engine,
         transport=transport, baseline=baseline, description=_str(data, "description", "", source),
         schema=_str(data, "schema", None, source), source=source, optional=optional_names, arrival=arrival,
         latency_limit_ms=limits["latency_limit_ms"], slo_p99_ms=limits["slo_p99_ms"])

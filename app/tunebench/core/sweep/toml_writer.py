@@ -75,7 +75,8 @@ def write_spec(spec: SweepSpec) -> str:
     lines += [f"step_seconds = {spec.step_seconds}", f"warmup_seconds = {spec.warmup_seconds}",
               f"cooldown_seconds = {spec.cooldown_seconds}", f"repeats = {spec.repeats}",
               f"order = {toml_value(spec.order)}", f"seed = {spec.seed}",
-              f"reset_data = {toml_value(spec.reset_data)}", f"engine = {toml_value(spec.engine)}"]
+              f"reset_data = {toml_value(spec.reset_data)}", f"engine = {toml_value(spec.engine)}",
+              *([f"align = {toml_value(spec.align)}"] if spec.align else [])]
     if spec.transport is not None:
         lines.append(f"transport = {toml_value(spec.transport)}")
     if spec.busy_pct != BUSY_PCT:
