@@ -162,10 +162,10 @@ def test_client_errors_show_up_to_the_head_and_hide_when_there_are_none(qtbot):
                      "client.main.errors": (np.arange(1000.0, 1010.0), np.array([0, 0, 0, 2, 0, 0, 3, 0, 0, 0.0]))},
             [])
     d.bar.update_from(tl)
-    assert d.bar.errors_label.isVisible() and d.bar.errors_label.text() == "errors 5"
+    assert d.bar.errors_label.isVisible() and d.bar.errors_label.text() == "errors 5 in the session"
     tl.seek(4.5)  # a replay's head before the second burst: only what it has passed
     d.bar.update_from(tl)
-    assert d.bar.errors_label.text() == "errors 2"
+    assert d.bar.errors_label.text() == "errors 2 in the session"
     tl.seek(2.0)
     d.bar.update_from(tl)
     assert d.bar.errors_label.isHidden()

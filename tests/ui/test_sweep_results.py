@@ -398,3 +398,24 @@ def test_a_replayed_phase_plan_shows_its_phases_as_the_report_does(win, qtbot):
     assert view.bar.format() == "2/5 steps"
     win.replay_bar.seek(1e9)
     assert shown(view.phase_table, strip=False) == md
+
+
+def test_a_server_axis_says_what_else_differed_live_and_in_a_replay(win, qtbot, plan):
+    """Issue 44 item 1: each server's `server` event carries its variables; the view says the unfair difference
+    (MySQL's binary log against MariaDB without one) as the second server starts, not before."""
+    from tests.unit.test_confdiff import MARIADB, MYSQL
+
+    c = win.controller
+    view = win.sweep_results
+    c.sweep_planned.emit(plan)
+    t = 1_790_000_000.0
+    c.timeline_event.emit(Event(t, "server", "server mysql 9.7.0",
+                                {"flavor": "mysql", "version": "9.7.0", "index": 0, "variables": MYSQL}))
+    assert view.differed.isHidden()  # one server: nothing to compare yet
+    c.timeline_event.emit(Event(t + 30, "server", "server mariadb 10.11.14",
+                                {"flavor": "mariadb", "version": "10.11.14", "index": 1, "variables": MARIADB}))
+    assert not view.differed.isHidden()
+    text = view.differed.text()
+    assert "⚠ unfair: binary log: log_bin=ON, sync_binlog=1, binlog_format=ROW on mysql 9.7.0; log_bin=OFF on " \
+           "mariadb 10.11.14" in text, text
+    assert "log_bin: ON | OFF" in view.differed.toolTip()

@@ -544,7 +544,11 @@ def verdict_lines(session: Mapping[str, Any]) -> list[str]:
         if v is None:
             lines.append(f"| {at} | {change} | {d.get('group')} | - | - | too few settled seconds | - | - | - |")
             continue
-        ratio = f"{v.ratio:.2f}x" + ci_text(v)
+        # open loop: the p95 at the asked rate is the verdict (TPS follows the rate: the check columns)
+        ratio = (f"p95 {v.lat_ratio:.2f}x" + (f" ({v.lat_low:.2f}-{v.lat_high:.2f}"
+                                               f"{'' if v.lat_clear else ', no clear difference'})"
+                                               if v.lat_judged else " (not judged)") + f" {v.rate_text()}"
+                 if v.open_loop and v.lat_ratio is not None else f"{v.ratio:.2f}x" + ci_text(v))
         lat = [f"{_f(b, 2)} → {_f(a, 2)}" if b is not None and a is not None else "-"
                for b, a in ((v.p95_before, v.p95_after), (v.p99_before, v.p99_after))]
         waits = "; ".join(f"{short_wait(w.name)} {w.before:.1f} → {w.after:.1f}" for w in v.waits) or "-"

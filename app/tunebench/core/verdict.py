@@ -78,6 +78,14 @@ class Verdict:
     repeats: int = 0  # a sweep's repeats the interval is over (paired_blocks); 0: one run's seconds
     order: str = ""  # a confirmed flip's blocks in order ("ABBABAAB"), the interval from their pairs' spread
     floor_pct: float | None = None  # this machine's noise floor for the load (`tunebench calibrate`), when known
+    # Open loop (a rate asked: TPS follows the rate, so a TPS ratio says nothing): the latency is the headline --
+    # the mean per-second p95 after / before with its interval (lower is better), at the asked rate, and whether
+    # that rate was served on both sides; TPS stays as the check. None in closed loop.
+    rate: float | None = None
+    lat_ratio: float | None = None
+    lat_low: float | None = None
+    lat_high: float | None = None
+    served: bool | None = None
 
     @property
     def judged(self) -> bool:
@@ -88,6 +96,60 @@ class Verdict:
     def clear(self) -> bool:
         """Whether the interval excludes 1.0 (no change)."""
         return self.ci_low > 1.0 or self.ci_high < 1.0
+
+    @property
+    def open_loop(self) -> bool:
+        return self.rate is not None
+
+    @property
+    def lat_judged(self) -> bool:
+        return self.lat_low is not None and self.lat_high is not None and math.isfinite(self.lat_low) \
+            and math.isfinite(self.lat_high)
+
+    @property
+    def lat_clear(self) -> bool:
+        return self.lat_judged and (self.lat_low > 1.0 or self.lat_high < 1.0)  # type: ignore[operator]
+
+    def better(self) -> int:
+        """The headline's sense: 1 better (more TPS, or less latency at the asked rate), -1 worse, 0 no clear
+        difference or not judged."""
+        if self.open_loop:
+            if not self.lat_clear or self.lat_ratio is None:
+                return 0
+            return 1 if self.lat_ratio < 1.0 else -1
+        if not self.judged or not self.clear:
+            return 0
+        return 1 if self.ratio > 1.0 else -1
+
+    def headline(self) -> str:
+        """What the verdict is about, first: TPS in closed loop, the p95 at the asked rate in open loop."""
+        return self.lat_headline() if self.open_loop else self.tps_text()
+
+    def check_text(self) -> str:
+        """The second line: the latency in closed loop; TPS (the rate's, a check) in open loop."""
+        if self.open_loop:
+            return f"TPS {self.tps_before:,.0f} → {self.tps_after:,.0f} (the rate's: a check, not the verdict)"
+        return self.latency_text()
+
+    def rate_text(self) -> str:
+        if self.rate is None:
+            return ""
+        served = "" if self.served is None else ", served" if self.served else ", NOT served on both sides"
+        return f"at {self.rate:g}/s{served}"
+
+    def lat_headline(self) -> str:
+        """Open loop: "p95 11.1 → 5.15 ms, 0.46x (95 % CI 0.41-0.52) at 300/s, served"."""
+        move = f"p95 {_ms(self.p95_before)} → {_ms(self.p95_after)} ms" \
+            if self.p95_before is not None and self.p95_after is not None else "p95 unknown"
+        if self.lat_ratio is None:
+            return f"{move} (no latency on one side) {self.rate_text()}"
+        if not self.lat_judged:
+            return (f"not judged: {move}, {self.lat_ratio:.2f}x, but its seconds move together too long for the "
+                    f"seconds a side {self.rate_text()}")
+        ci = f"95 % CI {self.lat_low:.2f}-{self.lat_high:.2f}"
+        if not self.lat_clear:
+            return f"no clear difference in p95 latency ({move}, {self.lat_ratio:.2f}x, {ci}) {self.rate_text()}"
+        return f"{move}, {self.lat_ratio:.2f}x ({ci}) {self.rate_text()}"
 
     def tps_text(self) -> str:
         return self._tps_text() + self.floor_text()
@@ -126,7 +188,14 @@ class Verdict:
         return f"{self.ratio:.2f}x TPS ({ci}; {how})"
 
     def short_text(self) -> str:
-        """For a plot's annotation: "1.24x TPS (CI 1.18-1.30)" or "no clear TPS difference (CI 0.97-1.05)"."""
+        """For a plot's annotation: "1.24x TPS (CI 1.18-1.30)" or "no clear TPS difference (CI 0.97-1.05)"; open
+        loop: "p95 0.46x (CI 0.41-0.52) at 300/s"."""
+        if self.open_loop:
+            if self.lat_ratio is None or not self.lat_judged:
+                return f"p95 not judged {self.rate_text()}"
+            ci = f"CI {self.lat_low:.2f}-{self.lat_high:.2f}"
+            return (f"p95 {self.lat_ratio:.2f}x ({ci}) {self.rate_text()}" if self.lat_clear
+                    else f"no clear p95 difference ({ci}) {self.rate_text()}")
         if not self.judged:
             return f"{self.ratio:.2f}x TPS (not judged: too few independent seconds)"
         ci = f"CI {self.ci_low:.2f}-{self.ci_high:.2f}"
@@ -146,7 +215,13 @@ class Verdict:
         return "waits " + ", ".join(f"{short_wait(w.name)} {_ms(w.before)} → {_ms(w.after)} ms/s" for w in self.waits)
 
     def text(self, waits: bool = False) -> str:
-        """One line: "1.24x TPS (95 % CI 1.18-1.30), p95 11.7 → 9.9 ms" (and the top waits if asked)."""
+        """One line: "1.24x TPS (95 % CI 1.18-1.30), p95 11.7 → 9.9 ms" (and the top waits if asked); open loop, the
+        latency first and TPS as the check: "p95 11.1 → 5.15 ms, 0.46x (95 % CI 0.41-0.52) at 300/s, served; TPS
+        300 → 300 (the rate's)"."""
+        if self.open_loop:
+            parts = [self.lat_headline() + f"; TPS {self.tps_before:,.0f} → {self.tps_after:,.0f} (the rate's: a "
+                                           "check, not the verdict)"] + ([self.waits_text()] if waits else [])
+            return ", ".join(p for p in parts if p) + self.left_out_text()
         parts = [self.tps_text(), self.latency_text()] + ([self.waits_text()] if waits else [])
         return ", ".join(p for p in parts if p) + self.left_out_text()
 
@@ -158,8 +233,8 @@ class Verdict:
     def to_dict(self) -> dict[str, object]:
         """JSON-safe: an interval not judged is None (not NaN)."""
         d = asdict(self)
-        for k in ("ci_low", "ci_high"):
-            if not math.isfinite(d[k]):
+        for k in ("ci_low", "ci_high", "lat_low", "lat_high"):
+            if d[k] is not None and not math.isfinite(d[k]):
                 d[k] = None
         return d
 
@@ -171,6 +246,9 @@ class Verdict:
         kw["waits"] = tuple(WaitShift(**w) for w in d.get("waits") or ())
         for k in ("ci_low", "ci_high"):
             kw[k] = math.nan if kw.get(k) is None else float(kw[k])
+        if kw.get("lat_ratio") is not None:  # a ratio without its interval: not judged
+            for k in ("lat_low", "lat_high"):
+                kw[k] = math.nan if kw.get(k) is None else float(kw[k])
         win = d.get("windows")
         kw["windows"] = tuple(tuple(w) for w in win) if win else None
         return cls(**kw)
@@ -399,12 +477,45 @@ def ab_verdict(series: SeriesMap, group: str, start: float, flip: float, end: fl
         if m is not None and max(m) > 0:
             waits.append(WaitShift(name, *m))
     waits.sort(key=lambda w: -max(w.before, w.after))
+    loop = open_loop_verdict(arrays(f"client.{group}.rate"), arrays(f"client.{group}.lat.p95"), wb, wa,
+                             [*excluded, *busy_t], float(before.mean()), float(after.mean()))
     return Verdict(
         tps_before=float(before.mean()), tps_after=float(after.mean()), ratio=ratio, ci_low=low, ci_high=high,
         seconds_before=len(before), seconds_after=len(after), block=block,
         p95_before=p95[0] if p95 else None, p95_after=p95[1] if p95 else None,
         p99_before=p99[0] if p99 else None, p99_after=p99[1] if p99 else None,
-        waits=tuple(waits[:TOP_WAITS]), windows=(wb, wa), left_out=left_out, busy_left_out=busy_left_out)
+        waits=tuple(waits[:TOP_WAITS]), windows=(wb, wa), left_out=left_out, busy_left_out=busy_left_out, **loop)
+
+
+SERVED = 0.95  # an open-loop side served its rate when its TPS was at least this share of it
+
+
+def open_loop_verdict(rate: tuple[Floats, Floats] | None, p95: tuple[Floats, Floats] | None,
+                      wb: tuple[float, float], wa: tuple[float, float], excluded: Outages, tps_before: float,
+                      tps_after: float) -> dict[str, Any]:
+    """An open-loop flip's headline (Verdict.rate, lat_ratio, lat_low, lat_high, served): the per-second p95 over
+    the same settled seconds as the TPS, after / before, with its interval (core.verdict.ratio_ci: the seconds'
+    dependence counted, as for TPS). {} in closed loop (no `rate` series in the window)."""
+    if rate is None:
+        return {}
+    rb = window(*rate, *wb, excluded)
+    ra = window(*rate, *wa, excluded)
+    rates = np.concatenate([rb, ra])
+    rates = rates[np.isfinite(rates) & (rates > 0)]
+    if not len(rates):
+        return {}
+    asked = float(np.median(rates))
+    served = bool(tps_before >= SERVED * float(np.mean(rb[np.isfinite(rb)] if len(rb) else rates))
+                  and tps_after >= SERVED * float(np.mean(ra[np.isfinite(ra)] if len(ra) else rates)))
+    out: dict[str, Any] = {"rate": asked, "served": served}
+    if p95 is None:
+        return out
+    lb, la = window(*p95, *wb, excluded), window(*p95, *wa, excluded)
+    lb, la = lb[np.isfinite(lb) & (lb > 0)], la[np.isfinite(la) & (la > 0)]
+    if len(lb) < MIN_SECONDS or len(la) < MIN_SECONDS:
+        return out
+    lat_ratio, lat_low, lat_high, _block = ratio_ci(lb, la)
+    return {**out, "lat_ratio": lat_ratio, "lat_low": lat_low, "lat_high": lat_high}
 
 
 def series_names(group: str, names: Sequence[str]) -> list[str]:
@@ -534,7 +645,7 @@ def flip_text(v: Verdict) -> str:
     """A live flip's verdict in words; a clear one says what a single window before and one after cannot tell
     apart from the knob (issue 42)."""
     text = v.text(waits=True)
-    if v.clear:
+    if (v.lat_clear if v.open_loop else v.clear):
         text += " (a single flip: a change in the machine's load at the flip would read the same)"
     return text
 

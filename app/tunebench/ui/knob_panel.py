@@ -165,7 +165,7 @@ class KnobPanel(QWidget):
             else " (a single flip)"
         if data.get("group") not in (None, "main"):
             head += f" ({data['group']})"
-        lines = [head] + ([v.tps_text(), v.latency_text(), v.waits_text()] if v is not None
+        lines = [head] + ([v.headline(), v.check_text(), v.waits_text()] if v is not None
                           else ["too few settled seconds on one side for a verdict"])
         if data.get("new_sessions_only"):
             lines.append("applies to new connections only: the load's open connections kept the old value")

@@ -64,12 +64,14 @@ class StageHelp(QLabel):
         kind = f"Confirm, {order_text(str(data.get('order', '')))}" \
             if data.get("confirmed") else "a single flip (C confirms it)"
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')} · {kind}"
-        big = v.tps_text() if v else "too few settled seconds for a verdict"
-        colour = "#ffffff" if v is None or not v.clear else "#5fd35f" if v.ratio > 1 else "#ff6b6b"
+        # the headline follows the load: TPS in closed loop, the p95 at the asked rate in open loop
+        big = v.headline() if v else "too few settled seconds for a verdict"
+        sense = v.better() if v is not None else 0
+        colour = "#ffffff" if sense == 0 else "#5fd35f" if sense > 0 else "#ff6b6b"
         rows = [f"<div style='color:#ffd400'>{_esc(head)}</div>",
                 f"<div style='font-size:46px; color:{colour}'><b>{_esc(big)}</b></div>"]
         if v is not None:
-            rows += [f"<div>{_esc(v.latency_text())}</div>"] if v.latency_text() else []
+            rows += [f"<div>{_esc(v.check_text())}</div>"] if v.check_text() else []
             rows += [f"<div style='font-size:24px'>{_esc(short_wait(w.name))} {w.before:.1f} → {w.after:.1f} ms/s"
                      "</div>" for w in v.waits]
         if data.get("new_sessions_only"):
