@@ -122,3 +122,13 @@ def test_align_needs_a_server_axis():
                       'server = ["mariadb-10.11", "mysql-9"]\n')
     assert spec.align is True and spec.to_dict()["align"] is True
     assert parse_spec(write_spec(spec)).align is True  # the window's writer keeps it
+
+
+def test_sandbox_set_log_bin_follows_the_sweep_axis_rule():
+    """Issue 46 item 13: `sandbox start --set log_bin=ON` wrote `log_bin = ON`, and the binary logs were named
+    ON.000001; the sweep axis maps ON to `log_bin = binlog`. One rule now."""
+    from tunebench.cli.targets import set_overrides
+
+    assert set_overrides(["log_bin=ON", "sync_binlog=1"]) == {"log_bin": "binlog", "sync_binlog": "1"}
+    assert set_overrides(["log_bin=ON", "log_bin=OFF"]) == {"skip_log_bin": None}
+    assert set_overrides(["skip-name-resolve"]) == {"skip-name-resolve": None}

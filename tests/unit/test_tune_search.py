@@ -27,6 +27,7 @@ class FakeController:
         self.changes: list[tuple[str, str]] = []
         self.refuse: set[str] = set()  # values the server refuses (as SET GLOBAL raising)
         self.rounds: Callable[[str, str], str] = lambda _name, value: value  # what the server makes of a value
+        self.companions: dict[str, str | None] = {}  # found as the real controller finds them: what else moved
 
     def describe(self, names):
         return {n: replace(self.infos[n], current=self.now[n]) for n in names}
@@ -37,9 +38,13 @@ class FakeController:
         before, self.now[name] = self.now[name], self.rounds(name, str(value))
         self.changes.append((name, str(value)))
         # as MariaDB: innodb_io_capacity above innodb_io_capacity_max raises the max to twice the capacity
+        was = dict(self.now)
         if name == "innodb_io_capacity" and "innodb_io_capacity_max" in self.now \
                 and int(value) > int(self.now["innodb_io_capacity_max"]):
             self.now["innodb_io_capacity_max"] = str(2 * int(value))
+        for other, v in was.items():  # the real controller reads every variable before and after the SET
+            if other != name and self.now[other] != v:
+                self.companions.setdefault(other, v)
         return {"name": name, "from": before, "to": self.now[name]}
 
 

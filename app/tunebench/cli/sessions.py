@@ -195,9 +195,9 @@ def _diff(args: argparse.Namespace, store: Any, sid: int) -> int:
     # what else differed between the two sessions' servers (one session against itself: its knobs, in the labels)
     config = between_sessions(store.get_session(sid, events=False), store.get_session(other, events=False)) \
         if other != sid else None
-    head = "\n".join(config.lines()) + "\n\n" if config is not None else ""
+    tail = "\n\n" + "\n".join(config.lines()) if config is not None else ""
     emit(args, {"a": a.label, "b": b.label, **({"configuration": config.to_dict()} if config else {}),
-                **to_dict(sections)}, head + text(a, b, sections).rstrip())
+                **to_dict(sections)}, text(a, b, sections).rstrip() + tail)
     return 0
 
 

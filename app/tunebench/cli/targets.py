@@ -13,6 +13,7 @@ from tunebench.cli.journal import auto_restore
 from tunebench.cli.output import emit
 from tunebench.cli.resolve import open_store, sandbox
 from tunebench.core.errors import ConfigError
+from tunebench.core.knobs import cnf_entry
 from tunebench.core.target import check_ssl_mode
 
 TARGET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -22,17 +23,32 @@ def _abs(path: str | None) -> str | None:
     return str(Path(path).expanduser().resolve()) if path else None
 
 
+def set_overrides(items: list[str]) -> dict[str, str | None]:
+    """`sandbox start --set OPTION=VALUE ...` as my.cnf overrides; log_bin=ON/OFF by the sweep axis's rule
+    (core/knobs.cnf_entry): ON is `log_bin = binlog` (binlog.000001 ...; `log_bin = ON` named them ON.000001),
+    OFF `skip_log_bin`."""
+    out: dict[str, str | None] = {}
+    for item in items:
+        k, eq, v = item.partition("=")
+        name = k.strip()
+        if not name:
+            raise ConfigError(f"--set wants OPTION=VALUE (or OPTION), got {item!r}")
+        if name.replace("-", "_").lower() == "log_bin" and v.strip().upper() in ("ON", "1", "OFF", "0"):
+            ck, cv = cnf_entry("log_bin", "ON" if v.strip().upper() in ("ON", "1") else "OFF")
+            out.pop("log_bin" if ck == "skip_log_bin" else "skip_log_bin", None)
+            out[ck] = cv
+            continue
+        out[name] = v.strip() if eq else None
+    return out
+
+
 def cmd_sandbox(args: argparse.Namespace) -> int:
     sb = sandbox(args)
     if args.action == "start":
         overrides: dict[str, str | None] = {}
         if args.option_file:  # [mysqld] of this file: what a restart command of a remote target passes
             overrides.update(mysqld_options(args.option_file))
-        for item in args.set or []:
-            k, _, v = item.partition("=")
-            if not k.strip():
-                raise ConfigError(f"--set wants OPTION=VALUE (or OPTION), got {item!r}")
-            overrides[k.strip()] = v.strip() if _ else None
+        overrides.update(set_overrides(args.set or []))
         # (no run lock here: `tunebench sandbox start --option-file F` is how a target's restart command starts
         # the server again while the sweep that asked for it holds the lock)
         st = sb.start(overrides, cpus=args.cpus)

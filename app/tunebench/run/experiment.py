@@ -455,7 +455,8 @@ class Experiment(RunProbes):
         try:
             self.drift = DriftGuard(lambda: open_connection(admin_params, f"{self.target.name} (drift guard)"),
                                     lambda: self.controller.touched if self.controller else (), self._event,
-                                    lambda now: self.controller.unexpected(now) if self.controller else [])
+                                    lambda now: self.controller.unexpected(now) if self.controller else [],
+                                    self.controller.delayed_companion)
             self.controller.moving = self.drift.moving  # what it learns is no knob's companion either
             self._start_probes(admin_params, transport, info)
             self.server_watch = watch_server(
@@ -753,7 +754,8 @@ class Experiment(RunProbes):
                 writer.flush()  # the verdict reads the step's seconds back from the store
                 verdicts = flip_verdicts(self.store, writer.id, self._live_marks, collected, ended, spec.busy_pct,
                                          floors={g: f["floor_pct"] for g in collected
-                                                 if (f := self.noise_floor(g)) is not None})
+                                                 if (f := self.noise_floor(g)) is not None},
+                                         measured_from=measure_from)
             except StoreError as exc:
                 self._store_failed(exc)
                 verdicts = []

@@ -121,7 +121,7 @@ def verdict_outlook(now: float, measured_since: float | None, step_ends: float |
 
 def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, dict[str, Any]]],
                   collected: dict[str, list[Interval]], ended: float, busy_pct: float | None = BUSY_PCT,
-                  floors: Mapping[str, float] | None = None) -> list[Event]:
+                  floors: Mapping[str, float] | None = None, measured_from: float | None = None) -> list[Event]:
     """One "verdict" event per live change of the step and client group, computed from the series as the store
     holds them (so a replay, the report and a recomputation get the same numbers): before = from the step's
     first measured second (or the previous change) to the change, after = to the next change (or the step's
@@ -147,7 +147,8 @@ def flip_verdicts(store: Store, session_id: int, marks: Sequence[tuple[float, di
                                      cuts[i + 1] if i + 1 < len(cuts) else ended,
                                      SETTLE_SECONDS if i else 0, ended, len(collected) > 1, excluded=down,
                                      busy_pct=busy_pct, floor_pct=(floors or {}).get(g),
-                                     measured_from=ivs[0].t - 1.0))
+                                     # the step's own measure_from: its row tells a flip on that clock
+                                     measured_from=measured_from if measured_from is not None else ivs[0].t - 1.0))
     return out
 
 

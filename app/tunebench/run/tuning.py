@@ -251,6 +251,24 @@ class KnobController:
             self.note(f"{name} moved {sized(was)} → {sized(now)} with {knob}: journaled, put back with it")
         return moved
 
+    def delayed_companion(self, name: str, was: str | None, now: str | None) -> bool:
+        """A variable seen moving at a drift check, after a knob of this run changed: the companion of the knob of
+        its family (the same first two words: innodb_thread_sleep_delay of innodb_thread_concurrency, which InnoDB
+        adapts under load) -- journaled with the value it had before (put back with the knob) and no drift. One of
+        no changed knob's family is drift (someone's SET GLOBAL)."""
+        if name in self.companions:
+            return True
+        if server_set(name) or probe_variable(name) or name in MOVING:
+            return False
+        mine = [k for k in self.expected if _family(k) == _family(name) and k.lower() != name]
+        if not mine:
+            return False
+        self.companions[name] = was
+        self.journal(name, "dynamic", was)
+        self.note(f"{name} moved {sized(was)} → {sized(now)} under load with {mine[0]} changed: its companion, "
+                  "journaled and put back with it")
+        return True
+
     def reset_companions(self, conn: Any, keep: Iterable[str]) -> None:
         """Before a configuration: the companions an earlier one moved, back at their originals (but those the
         configuration sets itself, `keep`), so that a configuration runs with what the server does for its own
@@ -421,6 +439,11 @@ class KnobController:
             else:
                 self.event(Event(time.time(), "error", f"could not restore {d['name']}: {d['message']}", d))
         return done
+
+
+def _family(name: str) -> str:
+    """A variable's family: its first two words (innodb_thread, innodb_io, innodb_max)."""
+    return "_".join(name.lower().split("_")[:2])
 
 
 def sized(value: Any) -> str:
