@@ -185,3 +185,16 @@ def test_a_sweep_run_from_the_window_with_the_cpu_profile_ticked_profiles_each_s
     outcome = finished.args[0]
     assert outcome.status == "completed", outcome.error
     assert_every_step_profiled(outcome.session_id, "\n".join(notes), run_cli)
+
+
+def test_an_error_in_the_panel_names_the_sweep_not_a_widget(qtbot):
+    """Issue 46 item 5: "<sweep panel>: invalid server variable name ..." named a widget; the panel's own sweep is
+    "this sweep" (a loaded file, its path), and align without a server axis is one line too."""
+    from tunebench.ui.sweep_panel import SweepPanel
+
+    panel = SweepPanel()
+    qtbot.addWidget(panel)
+    panel.load_toml('workload = "oltp_point_select"\nthreads = [1]\n[axes]\ninnodb_spin_wait_delay = [4]\n')
+    panel.align.setChecked(True)
+    text = panel.summary.text()
+    assert "<" not in text and "this sweep: align = true aligns the servers of a server axis" in text, text

@@ -75,3 +75,20 @@ def test_cli_skips_with_one_line_and_imports_a_copy_with_again(tmp_path, capsys)
     rc, text, _ = _run(capsys, "--db", db, "sessions", "import", str(out), "--again")
     assert rc == 0 and text.startswith("imported 1 session(s)")
     assert len(Store(db).list_sessions()) == 2
+
+
+def test_a_pushed_session_keeps_its_own_tags(tmp_path):
+    """Issue 46 item 11: `sessions push` tagged the team's copy "imported"; the copy is the same session, with its
+    own tags (an import of a file is still tagged "imported")."""
+    from tunebench.store.session_transfer import transfer_session
+
+    a = Store(tmp_path / "a.sqlite")
+    sid = record(a, 20, 20)
+    a.update_session(sid, tags="baseline,nightly")
+    team = Store(tmp_path / "team.sqlite")
+    (new,) = transfer_session(a, team, sid).ids
+    assert team.get_session(new, events=False)["tags"] == "baseline,nightly"
+    out = a.export_session(sid, tmp_path / "one.tbsession")
+    other = Store(tmp_path / "other.sqlite")
+    (imported,) = other.import_sessions(out).ids
+    assert "imported" in other.get_session(imported, events=False)["tags"].split(",")

@@ -278,7 +278,7 @@ def plan_server_sweep(sweep: SweepSpec, target: Target, transport: str | None = 
     servers = [resolve_server(str(n)) for n in sweep.axes["server"]]
     names = [s.name for s in servers]
     if len(set(names)) != len(names):
-        raise ConfigError(f"{sweep.source or '<sweep>'}: the server axis names one server twice: {', '.join(names)}")
+        raise ConfigError(f"{sweep.source or 'this sweep'}: the server axis names one server twice: {', '.join(names)}")
     want_base = sweep.baseline.get("server")
     base_server = resolve_server(str(want_base), servers).name if want_base else names[0]
     sub = sweep.without_axes({"server"})

@@ -56,7 +56,9 @@ def transfer_session(src: Store, dst: Store, session_id: int) -> Imported:
         raise StoreError(f"session {session_id} is still running; copy it once its run has ended")
     with tempfile.TemporaryDirectory(prefix="tunebench-transfer-") as tmp:
         path = export_session(src, session_id, Path(tmp) / f"session-{session_id}.tbsession")
-        return import_sessions(dst, path)
+        # the team's copy is the same session: it keeps its own tags (an import from a file is tagged "imported";
+        # a push tagged it too, and the team saw every session it shared as "imported": issue 46 item 11)
+        return import_sessions(dst, path, tag=None)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Imported:
 
 
 def import_sessions(store: Store, path: Path | str, again: bool = False,
-                    only: Collection[int] | None = None) -> Imported:
+                    only: Collection[int] | None = None, tag: str | None = IMPORTED_TAG) -> Imported:
     """Every session of an exported file (or those of `only`, IDs in the file) copied in under new IDs, all or
     none; one already here (see the module) is skipped, unless `again` (then it is copied once more). The file
     is only read (never migrated, switched to WAL or given tables); a file that is not a session store (or is
@@ -114,7 +116,7 @@ def import_sessions(store: Store, path: Path | str, again: bool = False,
             if only is not None:
                 wanted = set(only)
                 ids = [i for i in ids if i in wanted]
-            return store._guard(_copy_sessions, src.engine, store.engine, ids, again)
+            return store._guard(_copy_sessions, src.engine, store.engine, ids, again, tag)
         finally:
             src.close()
 
@@ -138,9 +140,10 @@ def _checked(src: Engine, path: Path) -> list[int]:
         return checked_sessions(c, path)
 
 
-def _copy_sessions(src: Engine, dst: Engine, ids: list[int], again: bool) -> Imported:
-    """Several sessions in one transaction: all are imported or none; each tagged "imported". Those already
-    here are left out unless `again`."""
+def _copy_sessions(src: Engine, dst: Engine, ids: list[int], again: bool, tag: str | None = IMPORTED_TAG
+                   ) -> Imported:
+    """Several sessions in one transaction: all are imported or none; each tagged `tag` ("imported"; None: a
+    push or pull, which keeps the session's own tags). Those already here are left out unless `again`."""
     done = Imported()
     with src.connect() as a, dst.begin() as b:
         for sid in ids:
@@ -148,7 +151,7 @@ def _copy_sessions(src: Engine, dst: Engine, ids: list[int], again: bool) -> Imp
             if here is not None:
                 done.skipped.append((sid, here))
             else:
-                done.ids.append(_copy_rows(a, b, sid, tag=IMPORTED_TAG))
+                done.ids.append(_copy_rows(a, b, sid, tag=tag, foreign=True))
     return done
 
 
@@ -193,17 +196,19 @@ def with_tag(tags: str | None, tag: str) -> str:
     return f"{tags},{tag}" if tags else tag
 
 
-def _copy_rows(a: Connection, b: Connection, session_id: int, tag: str | None = None) -> int:
+def _copy_rows(a: Connection, b: Connection, session_id: int, tag: str | None = None, foreign: bool = False
+               ) -> int:
     """One session and everything under it, from connection `a` into transaction `b` (with `tag` added to its
-    tags); its ID there."""
+    tags; `foreign`: from another store, whose process is not this one's); its ID there."""
     tables = Base.metadata.tables
     sessions, series, chunks = tables["sessions"], tables["series"], tables["sample_chunks"]
     row = a.execute(select(sessions).where(sessions.c.id == session_id)).mappings().one_or_none()
     if row is None:
         raise StoreError(f"no session {session_id} to copy")
     values = {k: v for k, v in row.items() if k != "id"}
-    if tag:  # an import: its process, if it still ran, is another machine's or long gone
+    if tag:
         values["tags"] = with_tag(values.get("tags"), tag)
+    if tag or foreign:  # an import: its process, if it still ran, is another machine's or long gone
         values["owner_pid"] = values["owner_start"] = None
         if values.get("status") == "running":
             values["status"] = "interrupted"

@@ -286,7 +286,8 @@ class SweepPanel(QWidget):
             repeats=self.repeats.value(), order=self.order.currentText(), reset_data=self.reset_data.isChecked(),
             align=self.align.isChecked())
         # The CLI's own parser is the judge: what the panel holds is what a saved file would give back.
-        return parse_spec(spec.to_toml(), spec.source or "<sweep panel>")
+        # (the error names the file, or the sweep as the user calls it: never a widget: issue 46 item 5)
+        return parse_spec(spec.to_toml(), spec.source or "this sweep")
 
     def _on_edited(self, *_args: object) -> None:
         if self._filling:
@@ -431,7 +432,7 @@ class SweepPanel(QWidget):
     def to_toml(self) -> str:
         return self.current_spec().to_toml()
 
-    def load_toml(self, text: str, source: str = "<sweep>") -> None:
+    def load_toml(self, text: str, source: str = "this sweep") -> None:
         self.set_spec(parse_spec(text, source))
 
     def save(self, path: str) -> None:

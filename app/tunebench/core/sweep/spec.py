@@ -143,7 +143,7 @@ class SweepSpec:
 
     def check(self) -> None:
         """Ranges of the numbers (also after command-line overrides) and the size of the product."""
-        src = self.source or "<sweep>"
+        src = self.source or "this sweep"
         for key, low in (("step_seconds", 1), ("warmup_seconds", 0), ("cooldown_seconds", 0)):
             value = getattr(self, key)
             if not _is_int(value) or not low <= value <= MAX_SECONDS:
@@ -283,7 +283,7 @@ def config_count(axes: Mapping[str, tuple[Any, ...]], repeats: int) -> int:
     return n
 
 
-def parse_spec(text: str, source: str = "<sweep>") -> SweepSpec:
+def parse_spec(text: str, source: str = "this sweep") -> SweepSpec:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
