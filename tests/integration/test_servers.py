@@ -178,3 +178,25 @@ def test_an_aligned_server_axis_runs_every_server_with_the_first_ones_settings(m
     assert "log_bin" not in {d["name"] for d in differed["differences"]}
     # put back: the MariaDB sandbox runs with its own settings again
     assert _globals(maria, names) == before and sandbox.status().overrides == overrides
+
+
+def test_a_server_axis_stops_the_sandboxes_it_started_and_runs_mariadb_10_5(sandbox, kit_sandboxes, cli, tmp_path):
+    """Issue 46 item 6: a versions sweep left the servers it started running, unsaid; it stops them. Issue 44
+    item 5: MariaDB 10.5 (bullseye's kit) on the version axis."""
+    from tunebench.hosts.kits import resolve_server
+    from tunebench.hosts.sandbox import SandboxServer
+
+    old = SandboxServer.for_server(resolve_server("mariadb-10.5"))
+    if old.status().running:
+        old.stop()
+    spec = tmp_path / "old.toml"
+    spec.write_text('name = "old"\nworkload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 3\n'
+                    'warmup_seconds = 1\n[options]\ntable_size = 2000\n'
+                    '[axes]\nserver = ["mariadb-10.11", "mariadb-10.5"]\n')
+    out = cli("sweep", str(spec), "--json", timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    assert [s["version"].split(".")[:2] for s in result["servers"]] == [["10", "11"], ["10", "5"]]
+    assert all(s["tps"] > 0 for s in result["steps"])
+    assert not old.status().running and f"{old.target_name} stopped (this sweep started it)" in out.stderr
+    assert sandbox.status().running  # the one it found running stays

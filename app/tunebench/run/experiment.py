@@ -304,23 +304,40 @@ class Experiment(RunProbes):
             return self._run_target()
         self._axis = True
         outcome = self.outcome("failed")
-        for k, (name, configs) in enumerate(segments):
-            if self.stop_event.is_set():
-                break
-            from tunebench.hosts.sandbox import SandboxServer
-
-            sb = SandboxServer.named(name)
-            if not sb.status().running:
-                self.on_note(f"starting the {sb.target_name} server ...")
-                sb.start()
-            mine = self._align(sb.target(), name or "", configs) if self.plan is not None and self.plan.spec.align \
-                else configs
-            self.target, self.configs, self._final = sb.target(), mine, k == len(segments) - 1
-            self.on_note(f"server {k + 1}/{len(segments)}: {name} ({len(configs)} configuration(s))")
-            outcome = self._run_target()
-            if outcome.status not in ("completed", "incomplete"):
-                break
+        started: list[Any] = []  # the sandboxes this sweep started: stopped again once it is done with them
+        try:
+            for k, (name, configs) in enumerate(segments):
+                if self.stop_event.is_set():
+                    break
+                outcome = self._run_server(k, len(segments), name or "", configs, started)
+                if outcome.status not in ("completed", "incomplete"):
+                    break
+        finally:
+            for sb in started:  # (its knobs are back: each server's part restores before the next one starts)
+                try:
+                    sb.stop()
+                    self.on_note(f"{sb.target_name} stopped (this sweep started it)")
+                except TunebenchError as exc:
+                    self.on_note(f"{sb.target_name} is still running (this sweep started it; `tunebench sandbox "
+                                 f"stop --server {sb.target_name.removeprefix('sandbox:')}` stops it): {exc}")
         return outcome
+
+    def _run_server(self, k: int, count: int, name: str, configs: tuple[ConfigPlan, ...], started: list[Any]
+                    ) -> RunOutcome:
+        """One server of a server axis: its sandbox (started if it was not, and noted in `started`), its
+        configurations (aligned to the first server's settings when asked)."""
+        from tunebench.hosts.sandbox import SandboxServer
+
+        sb = SandboxServer.named(name)
+        if not sb.status().running:
+            self.on_note(f"starting the {sb.target_name} server ...")
+            sb.start()
+            started.append(sb)
+        mine = self._align(sb.target(), name, configs) if self.plan is not None and self.plan.spec.align \
+            else configs
+        self.target, self.configs, self._final = sb.target(), mine, k == count - 1
+        self.on_note(f"server {k + 1}/{count}: {name} ({len(configs)} configuration(s))")
+        return self._run_target()
 
     def _align(self, target: Target, name: str, configs: tuple[ConfigPlan, ...]) -> tuple[ConfigPlan, ...]:
         """`align = true`: the first server is the reference; each later one's configurations get its settings
