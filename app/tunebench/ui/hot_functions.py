@@ -11,7 +11,6 @@ import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -25,6 +24,7 @@ from tunebench.core.errors import TunebenchError
 from tunebench.core.flamegraph import svg
 from tunebench.store.repo import Store
 from tunebench.ui.dashboard import Dashboard
+from tunebench.ui.dialog_helpers import save_path
 from tunebench.ui.flame_window import FlameWindow
 
 TOP = 15
@@ -145,7 +145,7 @@ class HotFunctions(QWidget):
         if data is None:
             return
         sid, idx = data
-        path, _ = QFileDialog.getSaveFileName(self, "Flame graph", f"session-{sid}-step-{idx + 1}.svg", "SVG (*.svg)")
+        path = save_path(self, "Flame graph", f"session-{sid}-step-{idx + 1}.svg", "SVG (*.svg)")
         if path:
             self.save_flame(sid, idx, path)
 

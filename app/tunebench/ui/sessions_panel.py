@@ -13,7 +13,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -38,6 +37,7 @@ from tunebench.core.sessions import browse_row, diff_settings, matches, session_
 from tunebench.core.step_context import StepKnobs, step_knobs, step_seconds
 from tunebench.core.sweep import human
 from tunebench.store.repo import Store
+from tunebench.ui.dialog_helpers import NotesDialog, open_path, save_path
 
 ALL_HOSTS = "all machines"
 COLUMNS = [("id", "ID"), ("started_at", "date"), ("name", "name"), ("host", "machine"), ("target", "target"),
@@ -326,8 +326,10 @@ class SessionsPanel(QWidget):
         if sid is None:
             return
         row = next(r for r in self.rows if r["id"] == sid)
-        if multiline:
-            text, ok = QInputDialog.getMultiLineText(self, title, f"{title} of session {sid}", row[field])
+        if multiline:  # wrapped lines (QInputDialog's multi-line text ran a long line out of sight)
+            dialog = NotesDialog(self, title, f"{title} of session {sid}", row[field])
+            ok = dialog.exec() == NotesDialog.DialogCode.Accepted
+            text = dialog.text()
         else:
             text, ok = QInputDialog.getText(self, title, f"{title} of session {sid}", text=row[field])
         if ok:
@@ -376,8 +378,7 @@ class SessionsPanel(QWidget):
         sid = self._one()
         if sid is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export session", f"session-{sid}.tbsession",
-                                              "Tunebench session (*.tbsession)")
+        path = save_path(self, "Export session", f"session-{sid}.tbsession", "Tunebench session (*.tbsession)")
         if path:
             self.export_file(sid, path)
 
@@ -390,7 +391,7 @@ class SessionsPanel(QWidget):
         self.message.emit(f"session {sid} exported to {out}")
 
     def import_files(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import sessions", "", "Tunebench session (*.tbsession *.sqlite)")
+        path = open_path(self, "Import sessions", "Tunebench session (*.tbsession *.sqlite)")
         if path:
             self.import_file(path)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QFileDialog
-
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.ui import export
+from tunebench.ui.dialog_helpers import open_path, save_path
 from tunebench.ui.shortcuts_dialog import ShortcutsDialog, shortcut_rows
 
 if TYPE_CHECKING:
@@ -78,7 +77,7 @@ class WindowDialogs(_WindowBase):
             self.show_message("a report is of a recorded session: replay one or finish a run first")
             return
         name = f"session-{sid}.{kind}" if sid else f"tunebench.{kind}"
-        path, _ = QFileDialog.getSaveFileName(self, "Export", name, export.FILTERS[kind])
+        path = save_path(self, "Export", name, export.FILTERS[kind])
         if not path:
             return
         visible = self.visible_only_action.isChecked()
@@ -91,7 +90,7 @@ class WindowDialogs(_WindowBase):
         self.show_message(f"wrote {out} ({'visible range' if visible else 'whole session'})")
 
     def _on_save_sweep(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save sweep", f"{self.sweep.spec.name}.toml", "TOML (*.toml)")
+        path = save_path(self, "Save sweep", f"{self.sweep.spec.name}.toml", "TOML (*.toml)")
         if path:
             try:
                 self.sweep.save(path)
@@ -99,7 +98,7 @@ class WindowDialogs(_WindowBase):
                 self.show_message(str(exc))
 
     def _on_load_sweep(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load sweep", "", "TOML (*.toml)")
+        path = open_path(self, "Load sweep", "TOML (*.toml)")
         if path:
             try:
                 with open(path) as f:
