@@ -247,6 +247,10 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
             self.settings.setValue(f"client_hosts/{self.hosts_for}", self.workload.client_hosts.text())
         self.hosts_for = name
         self.workload.client_hosts.setText(client_hosts_of(self.settings, name))
+        try:
+            self.workload.follow_target(self.targets.current_target())
+        except ConfigError:  # a stopped sandbox (it has a socket), a target gone: every transport offered
+            self.workload.follow_target(None)
 
     def save_settings(self) -> None:
         """The everyday layout and choices: never stage mode's (it is left first)."""
@@ -286,9 +290,13 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         try:
             target = self.targets.current_target()
             spec = self.workload.run_spec()
+            target.check_transport(spec.transport or target.default_transport())  # before a run child starts
         except ConfigError as exc:
             self.show_message(str(exc))
+            self.workload.refused(str(exc))
             return
+        if self.workload.progress_label.text().startswith("⚠"):
+            self.workload.refused("")
         self._start(RunRequest(self.store.location, target, spec, password=typed_password(target)))
 
     def run_sweep(self) -> None:

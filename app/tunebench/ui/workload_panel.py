@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,12 +24,14 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.errors import ConfigError
 from tunebench.core.probe import DEFAULT_PROBES
+from tunebench.core.target import Target
 from tunebench.load.engine import ClientGroup
 from tunebench.load.options import OptionSpec
 from tunebench.load.prepare import RowsProgress
 from tunebench.load.workload import available, load_workload, lua_workload
 from tunebench.run.spec import RunSpec
 from tunebench.run.tasks import GroupRequest, build_run_spec, parse_option_items
+from tunebench.ui.wording import for_window
 
 DOUBLING = "1,2,4,8,16,32,64,128,256,512,1024"
 
@@ -299,6 +302,25 @@ class WorkloadPanel(QWidget):
         extra = tuple(name for name, box in (("statements", self.statements), ("profile", self.profile))
                       if box.isChecked())
         return (*DEFAULT_PROBES, *extra) if extra else None
+
+    def follow_target(self, target: Target | None) -> None:
+        """The transport follows the target: socket only where it has one (a target reachable over TCP alone kept
+        "socket", and Run did nothing visible but an Events line: issue 46 item 2)."""
+        model = self.transport.model()
+        socket_item = model.item(0) if isinstance(model, QStandardItemModel) else None
+        has_socket = target is None or bool(target.socket)
+        if socket_item is not None:
+            socket_item.setEnabled(has_socket)
+            socket_item.setToolTip("" if has_socket else f"{target.name if target else ''} has no UNIX socket here")
+        if not has_socket and self.transport.currentText() == "socket":
+            self.transport.setCurrentText("tcp")
+        elif has_socket and target is not None and target.is_sandbox:
+            self.transport.setCurrentText("socket")
+
+    def refused(self, why: str) -> None:
+        """A Run or Prepare refused before it started: said here, under the panel's buttons, where the user just
+        clicked (and in the status bar and Events)."""
+        self.progress_label.setText(f"⚠ {for_window(why)}" if why else "")
 
     def run_spec(self, threads: str | None = None) -> RunSpec:
         """The run this panel describes, built and validated as `tunebench run` builds it (run/tasks.py);
