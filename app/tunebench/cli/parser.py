@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_servers)
 
     sp = sub.add_parser("target", help="saved targets (passwords are never stored)")
-    sp.add_argument("action", choices=["add", "list", "remove", "restart"])
+    sp.add_argument("action", choices=["add", "list", "remove", "restart", "test"])
     sp.add_argument("name", nargs="?")
     sp.add_argument("--socket")
     sp.add_argument("--host")

@@ -142,6 +142,8 @@ def cmd_target(args: argparse.Namespace) -> int:
         emit(args, t.to_dict(), f"target {t.name} saved (no password is stored)")
     elif args.action == "restart":
         return _restart(args, store)
+    elif args.action == "test":
+        return _test(args, store)
     elif args.action == "remove":
         if not store.delete_target(args.name or ""):
             raise ConfigError(f"unknown target {args.name!r}")
@@ -151,6 +153,22 @@ def cmd_target(args: argparse.Namespace) -> int:
         lines = [f"{t['name']:20} {t['socket'] or str(t['host']) + ':' + str(t['port'])} user={t['user']}"
                  for t in targets]
         emit(args, targets, "\n".join(lines) or "(no targets; the sandbox is built in)")
+    return 0
+
+
+def _test(args: argparse.Namespace, store: Any) -> int:
+    """`target test NAME`: one connection as a run would open it (its password from the keyring, the password
+    file, $MYSQL_PWD, ~/.my.cnf, else asked on the terminal), then what the window's Test connection says: the
+    server, its performance_schema, TLS. A failure is one line naming the target, exit 2."""
+    from tunebench.run.tasks import read_server_facts
+
+    target = store.get_target(args.name or "")
+    if target is None:
+        raise ConfigError(f"unknown target {args.name!r}" + ("" if args.name else ": target test NAME"))
+    facts = read_server_facts(target)
+    emit(args, {"target": target.name, "flavor": facts.flavor, "version": facts.version,
+                "performance_schema": facts.performance_schema, "tls": facts.tls},
+         facts.connection_line)
     return 0
 
 

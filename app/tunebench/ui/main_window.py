@@ -286,7 +286,20 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.dashboard.state_label.setText("running" if running else "idle")
 
     # -- runs --
+    def _password_ready(self) -> bool:
+        """A saved target with no password anywhere: asked here (the run's child process cannot ask), and the
+        Run waits for the user to run again."""
+        if self.targets.needs_password() is None:
+            return True
+        self.targets.ask_password()
+        why = f"{self.targets.current_name()}: give its password, then run again"
+        self.show_message(why)
+        self.workload.refused(why)
+        return False
+
     def run_workload(self) -> None:
+        if not self._password_ready():
+            return
         try:
             target = self.targets.current_target()
             spec = self.workload.run_spec()
@@ -300,6 +313,8 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self._start(RunRequest(self.store.location, target, spec, password=typed_password(target)))
 
     def run_sweep(self) -> None:
+        if not self._password_ready():
+            return
         try:
             target = self.targets.current_target()
             sweep = self.sweep.current_spec()  # the panel's SweepSpec: what `tunebench sweep` would run

@@ -35,10 +35,14 @@ class TargetFacts(QObject):
 
     def _target(self) -> Target | None:
         try:
-            return self.targets.current_target()
+            target = self.targets.current_target()
         except ConfigError as exc:
             self.knobs.show_facts(str(exc))
             return None
+        if self.targets.needs_password(target.name) is not None:  # asked for; read once it is given
+            self.knobs.show_facts(f"{target.name}: its password is asked for")
+            return None
+        return target
 
     def reload(self) -> None:
         """Read the current target's facts again (it changed, or it started or stopped)."""

@@ -23,12 +23,33 @@ from PySide6.QtWidgets import (
 from tunebench.core.errors import ConfigError
 from tunebench.core.target import SSL_MODES
 from tunebench.hosts.sandbox import SandboxServer, other_sandboxes
-from tunebench.mysql.target import Target, remember_password, save_to_keyring
+from tunebench.mysql.target import Target, remember_password, resolve_password, save_to_keyring, typed_password
 from tunebench.run.tasks import read_server_facts
 from tunebench.store.repo import Store
 from tunebench.ui.tasks import TaskRunner
 
 SANDBOX = "sandbox"
+
+
+class PasswordDialog(QDialog):
+    """A saved target's password, asked once per session when nothing else gives it (no keyring entry, password
+    file, $MYSQL_PWD or ~/.my.cnf): kept in memory for this session, or in the system keyring if asked."""
+
+    def __init__(self, target: Target, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.target = target
+        self.setWindowTitle(f"Password for {target.name}")
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.keyring = QCheckBox("keep it in the system keyring (else for this session only)")
+        form = QFormLayout(self)
+        form.addRow(QLabel(f"{target.user}@{target.address()} ({target.name}): no password is stored for it"))
+        form.addRow("Password", self.password)
+        form.addRow(self.keyring)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
 
 
 class TargetDialog(QDialog):
@@ -139,6 +160,7 @@ class TargetsPanel(QWidget):
         self.list.currentTextChanged.connect(self.target_changed.emit)
         self.list.currentTextChanged.connect(self._on_current_changed)
         self._others: dict[str, SandboxServer] = {}
+        self.password_dialog: PasswordDialog | None = None  # open while a target's password is being asked
         self.refresh()
         self._update_sandbox()
 
@@ -203,6 +225,45 @@ class TargetsPanel(QWidget):
 
     def _on_current_changed(self, _name: str) -> None:
         self._update_sandbox()
+        self.ask_password()
+
+    def needs_password(self, name: str | None = None) -> Target | None:
+        """The saved target (the current one by default) when nothing gives its password yet: not typed this
+        session, no password file, $MYSQL_PWD, keyring entry or ~/.my.cnf. None for a sandbox or a target that
+        has one."""
+        name = name or self.current_name()
+        if name == SANDBOX or name in self._others:
+            return None
+        t = self.store.get_target(name)
+        if t is None or t.password_file or typed_password(t) is not None:
+            return None
+        return t if resolve_password(t, prompt=False) == "" else None
+
+    def ask_password(self) -> PasswordDialog | None:
+        """Ask for the current target's password when it needs one (once per session and target: a dialog
+        cancelled is not asked again on selection; Run or Test connection ask again). The facts, a run, a test
+        then use it."""
+        t = self.needs_password()
+        if t is None or self.password_dialog is not None:
+            return None
+        dialog = PasswordDialog(t, self)
+        self.password_dialog = dialog
+
+        def done(result: int) -> None:
+            self.password_dialog = None
+            if result != QDialog.DialogCode.Accepted:
+                self.info.setText(f"{t.name}: no password given; Test connection or Run asks again")
+                return
+            remember_password(t, dialog.password.text())
+            if dialog.keyring.isChecked() and (why := save_to_keyring(t, dialog.password.text())):
+                self.message.emit(f"{t.name}: password kept for this session only: {why}")
+            self.info.setText(f"{t.name}: password kept for this session" if not dialog.keyring.isChecked()
+                              else f"{t.name}: password given")
+            self.target_ready.emit(t.name)  # what it answers can be read now
+
+        dialog.finished.connect(done)
+        dialog.open()  # window-modal, without a nested event loop
+        return dialog
 
     def _on_delete(self) -> None:
         name = self.current_name()
@@ -216,10 +277,14 @@ class TargetsPanel(QWidget):
         except ConfigError as exc:
             self.info.setText(str(exc))
             return
+        if self.needs_password() is not None:  # asked first; the test follows the answer (target_ready)
+            self.ask_password()
+            return
         self.info.setText(f"connecting to {target.name} …")
         self.tasks.submit("test-connection", lambda: read_server_facts(target),
                           lambda f: self.info.setText(f.connection_line),
-                          lambda m: self.info.setText(f"{target.name}: {m}"))
+                          # the error names the target once ("mine: mine: access denied" named it twice)
+                          lambda m: self.info.setText(m if m.startswith(f"{target.name}:") else f"{target.name}: {m}"))
 
     def _update_sandbox(self) -> None:
         sb = self.selected_sandbox()

@@ -45,6 +45,8 @@ class WindowTune(_WindowBase):
 
     def _start(self, request: RunRequest) -> None: ...  # (MainWindow's)
 
+    _password_ready: Any  # (MainWindow's: a saved target's password asked for first)
+
     def _connect_tune(self) -> None:
         self.tune.start_requested.connect(self.run_tune)
         self.tune.stop_requested.connect(self.controller.stop_run)
@@ -65,6 +67,8 @@ class WindowTune(_WindowBase):
     def run_tune(self) -> None:
         """Start the tune the Tune tab describes on the Workload tab's load; refused input in one line, in the
         tab and the Events."""
+        if not self._password_ready():
+            return
         try:
             tune = self.tune.current_spec()
             spec = self.workload.run_spec(threads=self.tune.threads_text())
