@@ -64,7 +64,9 @@ def test_bars_have_the_colour_of_their_configuration_curve(qtbot):
     assert len(curves) == 4 and len(set(curves.values())) == 4
     bars = next(i for i in view.bars.getPlotItem().items if isinstance(i, BarGraphItem))
     brushes = [pg.mkBrush(b).color().name() for b in bars.opts["brushes"]]
-    labels = [view.table.item(r, 0).text().split(". ", 1)[1] for r in range(view.table.rowCount())]
+    # the table names a configuration "sweep 2 innodb_...=1", its curve's legend "#2 innodb_...=1"
+    labels = [f"#{view.table.item(r, 1).text()} " + view.table.item(r, 0).text().split(". ", 1)[1].split(" ", 2)[2]
+              for r in range(view.table.rowCount())]
     heights = list(bars.opts["height"])
     assert heights == sorted(heights, reverse=True)
     assert [curves[label] for label in labels] == brushes
@@ -88,8 +90,10 @@ def test_the_why_tab_is_the_sessions_diff_of_two(qtbot, tmp_path):
     qtbot.waitUntil(lambda: view.why.table.rowCount() > 0, timeout=60000)
     want = diff(diff_side(store, a), diff_side(store, b))
     shown = [view.why.table.item(r, 0).text() for r in range(view.why.table.rowCount())]
-    assert shown[0] == "waits per transaction"
-    assert [r.name for r in want["waits per transaction"]] == shown[1:1 + len(want["waits per transaction"])]
+    # first what else differed between the two servers (issue 44): the same settings here
+    assert shown[0] == "server configuration (what else differed)"
+    assert shown[1].startswith("(nothing in the servers' configurations") and shown[2] == "waits per transaction"
+    assert [r.name for r in want["waits per transaction"]] == shown[3:3 + len(want["waits per transaction"])]
     assert view.why.head.text().startswith(f"A: session {a} step ")
     view.set_sessions([])
     assert view.why.table.rowCount() == 0
@@ -124,3 +128,20 @@ def test_the_why_tab_diffs_steps_at_the_same_threads_and_any_pair_picked(qtbot, 
     why.pick("A", b, 3)
     assert why.table.rowCount() == 0 and "same step" in why.head.text()
     store.close()
+
+
+def test_every_curve_says_what_differs(qtbot):
+    """Issue 46 item 8: "TPS vs threads" named all four configurations of a sweep the same (the session's long
+    name first, cut by the legend). Each entry leads with its configuration's values; one session: only them."""
+    a = sweep_session(1, 1000.0, [(1, 100), (2, 300)])
+    a["name"] = "trx_commit x sync_binlog, anna's 9.7 on the lab box, a long name"
+    b = sweep_session(2, 5000.0, [(1, 400), (2, 200)])
+    view = CompareView(FakeStore([a, b]), THEMES["light"])
+    qtbot.addWidget(view)
+    view.set_sessions([1, 2])
+    names = sorted(item.name() for item in view.curve_plot.getPlotItem().items if isinstance(item, PlotDataItem))
+    assert names == ["#1 innodb_flush_log_at_trx_commit=1", "#1 innodb_flush_log_at_trx_commit=2",
+                     "#2 innodb_flush_log_at_trx_commit=1", "#2 innodb_flush_log_at_trx_commit=2"]
+    view.set_sessions([1])
+    names = sorted(item.name() for item in view.curve_plot.getPlotItem().items if isinstance(item, PlotDataItem))
+    assert names == ["innodb_flush_log_at_trx_commit=1", "innodb_flush_log_at_trx_commit=2"]

@@ -89,6 +89,15 @@ def flame_pair(sessions: list[dict[str, Any]]) -> tuple[tuple[int, int] | None, 
     return (first.session, first.idx), (b.session, b.idx)
 
 
+def curve_legend(sid: int, label: str, title: str, sessions: int) -> str:
+    """A concurrency curve's legend entry: its configuration first ("innodb_flush_log_at_trx_commit=2,
+    sync_binlog=0"), "#ID" before it when several sessions are compared; the session's title for a session of
+    one configuration."""
+    if not label:
+        return title
+    return label if sessions == 1 else f"#{sid} {label}"
+
+
 class CompareView(QWidget):
     def __init__(self, store: Store, theme: Theme, parent: QWidget | None = None):
         super().__init__(parent)
@@ -314,7 +323,11 @@ class CompareView(QWidget):
                 y = [p[1] for p in ordered]
                 color = self.colors[(sid, label)]
                 name = f"{self._title(sid)} {label}".strip()
-                plot.plot(x, y, pen=pg.mkPen(color, width=3), symbol="o", symbolBrush=color, name=name)
+                # the legend leads with what differs between the curves (the configuration's values; a session's
+                # long name first cut every entry to the same "trx_commit x sync_binlog, anna's 9.7 …"); the
+                # session by its number when several are compared, whole in the hover readout
+                legend = curve_legend(sid, label, self._title(sid), len(self.session_ids))
+                plot.plot(x, y, pen=pg.mkPen(color, width=3), symbol="o", symbolBrush=color, name=legend)
                 self.curve_traces.append(Trace(name, QColor(color), x, np.asarray(y, dtype=float), "TPS"))
         ticks = sorted({p[0] for sid in self.session_ids for pts in tps_by_threads(self.sessions[sid]).values()
                         for p in pts})
