@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from tunebench.store.synthetic import record
 from tunebench.ui import export
@@ -290,3 +290,29 @@ def test_clip_polyline_cuts_at_the_edges():
     x, y = clip_polyline(np.array([2.0, 3, np.nan, 5, 6]), np.array([1.0, 1, np.nan, 1, 1]), (0, 10, 0, 10))
     assert np.allclose(x, [2, 3, np.nan, 5, 6], equal_nan=True)
     assert len(clip_polyline(np.array([0.0, 1]), np.array([5.0, 6]), (0, 1, 0, 1))[0]) == 0
+
+
+def test_a_picture_names_every_curve_its_legends_could_not(win, tmp_path):
+    """Issue 46 item 7: exported PNG and SVG kept "+5 more" legends -- curves no one could identify. Under the
+    plots a key names every curve of a plot whose legend hid or cut a name, in its colour; none when every
+    legend shows all its names whole."""
+    sid = record(win.store, 40, 200)
+    win.open_replay(sid)
+    win.resize(1280, 720)  # short plots: their legends count what they cannot show
+    win.dashboard.redraw()
+    QApplication.processEvents()
+    win.dashboard.redraw()
+    cut = [p for p in win.dashboard.panels if p.legend.more.isVisible()]
+    assert cut, "no legend had to hide a name at this size"
+    key = dict(export.legend_key(win.dashboard))
+    for panel in cut:
+        names = [str(s.item.name()) for s, _label in panel.legend.items]
+        assert [n for n, _c in key[panel.title]] == names  # every one, whole
+    session = win.store.get_session(sid)
+    plain = win.dashboard.graphics.height()
+    png = QImage(str(export.export("png", win.dashboard, tmp_path / "k.png", session)))
+    assert png.height() > plain + 40  # the title lines and the key
+    svg = export.export("svg", win.dashboard, tmp_path / "k.svg", session).read_text()
+    hidden = [n for panel in cut for (s, label) in panel.legend.items if not label.isVisible()
+              for n in [str(s.item.name())]]
+    assert hidden and all(n in svg for n in hidden[:5])

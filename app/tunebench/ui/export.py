@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
@@ -136,21 +137,89 @@ def _paint_heading(painter: QPainter, dashboard: Dashboard, lines: list[str], wi
         painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeft) | WRAP, text)
 
 
+Key = list[tuple[str, list[tuple[str, QColor]]]]  # per plot: its title, every curve's (name, colour)
+
+
+def legend_key(dashboard: Dashboard) -> Key:
+    """Every curve of every plot shown, by name in full: a picture's legend cannot say "+5 more" or cut a name (a
+    curve no one can identify). Empty when every plot's own legend shows all its names whole."""
+    key: Key = []
+    complete = True
+    for panel in dashboard.panels:
+        if not panel.plot.isVisible():  # a plot the user hid is not in the picture
+            continue
+        entries = []
+        for sample, label in panel.legend.items:
+            name = str(sample.item.name() or label.text)
+            pen = sample.item.opts.get("pen") if hasattr(sample.item, "opts") else None
+            colour = pg.mkPen(pen).color() if pen is not None else QColor(dashboard.theme.plot_foreground)
+            entries.append((name, colour))
+            complete = complete and label.isVisible() and label.text == name
+        if entries:
+            key.append((panel.title, entries))
+    return [] if complete else key
+
+
+SWATCH = 14
+
+
+def _key_layout(dashboard: Dashboard, key: Key, width: int) -> tuple[list[tuple[QRectF, str, QColor | None]], int]:
+    """Where each title and entry of the key goes, rows filled left to right across `width`; its height."""
+    metrics = QFontMetrics(_heading_font(dashboard))
+    row_h = max(metrics.height(), SWATCH) + 4
+    out: list[tuple[QRectF, str, QColor | None]] = []
+    y = 4
+    for title, entries in key:
+        x = 8
+        w = metrics.horizontalAdvance(f"{title}:") + 10
+        out.append((QRectF(x, y, w, row_h), f"{title}:", None))
+        x += w
+        for name, colour in entries:
+            w = SWATCH + 6 + metrics.horizontalAdvance(name) + 16
+            if x + w > width - 8 and x > 8 + 40:
+                x, y = 8 + 24, y + row_h
+            out.append((QRectF(x, y, w, row_h), name, colour))
+            x += w
+        y += row_h
+    return out, y + 6
+
+
+def _paint_key(painter: QPainter, dashboard: Dashboard, key: Key, width: int, top: int) -> None:
+    layout, height = _key_layout(dashboard, key, width)
+    painter.fillRect(QRectF(0, top, width, height), QColor(dashboard.theme.plot_background))
+    painter.setFont(_heading_font(dashboard))
+    fg = QColor(dashboard.theme.plot_foreground)
+    for rect, text, colour in layout:
+        r = rect.translated(0, top)
+        if colour is None:
+            painter.setPen(fg)
+            painter.drawText(r, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+            continue
+        painter.fillRect(QRectF(r.left(), r.center().y() - 2, SWATCH, 4), colour)
+        painter.setPen(fg)
+        painter.drawText(r.adjusted(SWATCH + 6, 0, 0, 0),
+                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text)
+
+
 def save_png(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] | None = None,
              visible: bool = False) -> Path:
-    """The plots under their title lines."""
+    """The plots under their title lines, and over a key naming every curve when a plot's legend could not."""
     p = _ready(path)
     sc = scope(dashboard, visible)
     with showing(dashboard, sc):
         plots = dashboard.graphics.grab()
+        key = legend_key(dashboard)
     lines = heading(session, sc)
     top = _heading_height(dashboard, lines, plots.width())
-    image = QImage(plots.width(), plots.height() + top, QImage.Format.Format_ARGB32)
+    bottom = _key_layout(dashboard, key, plots.width())[1] if key else 0
+    image = QImage(plots.width(), plots.height() + top + bottom, QImage.Format.Format_ARGB32)
     image.fill(QColor(dashboard.theme.plot_background))
     painter = QPainter(image)
     try:
         _paint_heading(painter, dashboard, lines, image.width())
         painter.drawPixmap(0, top, plots)
+        if key:
+            _paint_key(painter, dashboard, key, image.width(), top + plots.height())
     finally:
         painter.end()
     # PySide6 6.8's stub types `format` as bytes; the binding refuses bytes and takes str
@@ -169,6 +238,8 @@ def save_svg(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] 
     view = dashboard.graphics
     top = _heading_height(dashboard, lines, view.width())
     with showing(dashboard, sc), clipped_to_views(dashboard):
+        key = legend_key(dashboard)
+        bottom = _key_layout(dashboard, key, view.width())[1] if key else 0
         # SVG 1.1: its clip paths are honoured where a renderer can (QtSvg cannot: clipped_to_views)
         gen = QSvgGenerator(QSvgGenerator.SvgVersion.Svg11)
         gen.setFileName(str(p))
@@ -177,11 +248,13 @@ def save_svg(dashboard: Dashboard, path: Path | str, session: Mapping[str, Any] 
         # the screen's dots per inch, not the generator's 72: pyqtgraph paints its axes from a QPicture recorded
         # at the screen's, which a 72-dpi device replays scaled by 72/96 (axes two-thirds across, ticks off)
         gen.setResolution(view.logicalDpiX())
-        gen.setSize(QSize(view.width(), view.height() + top))
-        gen.setViewBox(QRect(0, 0, view.width(), view.height() + top))
+        gen.setSize(QSize(view.width(), view.height() + top + bottom))
+        gen.setViewBox(QRect(0, 0, view.width(), view.height() + top + bottom))
         painter = QPainter(gen)
         try:
             _paint_heading(painter, dashboard, lines, view.width())
+            if key:
+                _paint_key(painter, dashboard, key, view.width(), top + view.height())
             painter.translate(0, top)
             view.render(painter)
         finally:
