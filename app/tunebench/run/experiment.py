@@ -344,7 +344,6 @@ class Experiment(RunProbes):
         (run/align.py), said in a note and kept in the summary (`aligned`)."""
         from tunebench.mysql.knobs import describe_knobs
         from tunebench.run.align import aligned_configs, alignment
-        from tunebench.run.drift import read_variables
 
         conn = open_connection(conn_params(target, target.default_transport()), target.name)
         try:
