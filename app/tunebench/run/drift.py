@@ -77,6 +77,17 @@ class DriftGuard:
         self.learned = False
         self._lock = threading.Lock()  # check (the run) and learn (a timer in the first warm-up)
 
+    def _snapshot(self) -> dict[str, str | None] | None:
+        """SHOW GLOBAL VARIABLES now; None when the server does not answer."""
+        try:
+            conn = self.connect()
+            try:
+                return read_variables(conn)
+            finally:
+                conn.close()
+        except (TunebenchError, mysql.connector.Error, OSError):
+            return None
+
     def learn(self) -> list[str]:
         """In the first step's warm-up, with no knob changed since the last snapshot: the variables that moved
         meanwhile move by themselves (GTID sets, counters a version exposes as variables): never drift, never a
@@ -85,13 +96,8 @@ class DriftGuard:
             if self.learned or self.last is None:
                 return []
             self.learned = True
-            try:
-                conn = self.connect()
-                try:
-                    now = read_variables(conn)
-                finally:
-                    conn.close()
-            except (TunebenchError, mysql.connector.Error, OSError):
+            now = self._snapshot()
+            if now is None:
                 return []
             found = [d.name for d in drifted(self.last, now, self.ours(), self.moving)]
             self.moving.update(found)
@@ -104,13 +110,8 @@ class DriftGuard:
     def check(self, when: str) -> list[Drift]:
         """Compare the server's variables now with the last snapshot; `when` says where ("during step 2"). A
         server that does not answer is the server watch's to report: no snapshot then, the next compares."""
-        try:
-            conn = self.connect()
-            try:
-                now = read_variables(conn)
-            finally:
-                conn.close()
-        except (TunebenchError, mysql.connector.Error, OSError):  # an outage: the watch reports it
+        now = self._snapshot()
+        if now is None:  # an outage: the watch reports it
             return []
         with self._lock:
             found = [] if self.last is None else drifted(self.last, now, self.ours(), self.moving)
