@@ -13,7 +13,7 @@ class _Conn:
 
 def _guard(companion=None):
     events = []
-    guard = DriftGuard(lambda: _Conn(), lambda: {"innodb_thread_concurrency"}, events.append, None, companion)
+    guard = DriftGuard(_Conn, lambda: {"innodb_thread_concurrency"}, events.append, None, companion)
     return guard, events
 
 
