@@ -98,8 +98,9 @@ def test_search_highlights_matches(graph, qtbot):
     assert pixel(graph, ("main", "idle")) != MATCH
 
 
-def record_profiled(store, profiles, t0=1_790_000_000.0, threads=8):
-    """A session of len(profiles) 20 s steps, each with its CPU profile and the knob it ran with."""
+def record_profiled(store, profiles, t0=1_790_000_000.0, threads=8, per_step=None, tps=None):
+    """A session of len(profiles) 20 s steps, each with its CPU profile and the knob it ran with (`per_step`: each
+    step's threads instead; `tps`: each step's TPS)."""
     from tunebench.core.interval import Event
 
     w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_write_only",
@@ -108,11 +109,13 @@ def record_profiled(store, profiles, t0=1_790_000_000.0, threads=8):
                           flavor="mariadb", version="10.11.19", started_at=t0)
     for k, (knobs, folded) in enumerate(profiles):
         start = t0 + 20 * k
-        step = w.start_step(k, start, start, {"threads": {"main": threads}, "config": k, "step": 0, "knobs": knobs})
-        w.add_event(Event(start, "step_start", f"step {k + 1}: main={threads}"))
+        n = per_step[k] if per_step else threads
+        rate = tps[k] if tps else 7000.0
+        step = w.start_step(k, start, start, {"threads": {"main": n}, "config": k, "step": 0, "knobs": knobs})
+        w.add_event(Event(start, "step_start", f"step {k + 1}: main={n}"))
         for s in range(20):
-            w.add_samples(start + s + 1, {"client.main.tps": 7000.0, "client.main.threads": float(threads)})
-        w.end_step(step, start + 20, {"main": {"threads": threads, "tps": 7000.0}, "_profile": folded})
+            w.add_samples(start + s + 1, {"client.main.tps": rate, "client.main.threads": float(n)})
+        w.end_step(step, start + 20, {"main": {"threads": n, "tps": rate}, "_profile": folded})
     w.flush()
     w.finish("completed", {"steps": []}, ended_at=t0 + 20 * len(profiles))
     return w.id
@@ -213,4 +216,17 @@ def test_the_graph_opens_on_its_root_row_and_stays_where_the_user_scrolled(win, 
     fw.resize(1100, 480)
     qtbot.waitUntil(lambda: fw.graph.width() < 1100)
     assert bar.value() == 0
+    fw.close()
+
+
+def test_a_sweeps_flame_graph_opens_on_the_why_tabs_pair_at_one_concurrency(win, qtbot):
+    """Issue 46 item 3: a sweep's flame graph opened on step 1 at 4 users against step 2 at 16 (the concurrency
+    passed for the knob's effect). It opens on the pair the Why tab shows: the best step and another at its
+    threads, each named by its threads and configuration."""
+    sid = record_profiled(win.store, [({"k": "1"}, A), ({"k": "1"}, B), ({"k": "2"}, A), ({"k": "2"}, B)],
+                          per_step=[4, 16, 4, 16], tps=[5000.0, 9000.0, 5500.0, 9900.0])
+    win.compare_sessions([sid])
+    fw = win.compare.open_flame()
+    qtbot.waitUntil(lambda: fw.tree is not None, timeout=10000)
+    assert fw.a_box.currentText() == "step 2: main=16; k=1" and fw.b_box.currentText() == "step 4: main=16; k=2"
     fw.close()

@@ -309,6 +309,9 @@ PROFILE_KEYS = {"server": "_profile", "client": "_profile_client"}  # (the profi
 def profiled_steps(session: Mapping[str, Any], whose: str = "server") -> list[ProfiledStep]:
     """A stored session's steps that have `whose` CPU profile ("server" or "client"), each labelled with its
     threads and the knob values it ran with."""
+    from tunebench.core.step_context import step_knobs
+
+    ran = step_knobs(session) if session.get("events") else {}
     out = []
     for st in session.get("steps") or []:
         folded = (st.get("summary") or {}).get(PROFILE_KEYS[whose])
@@ -318,5 +321,8 @@ def profiled_steps(session: Mapping[str, Any], whose: str = "server") -> list[Pr
         threads = ", ".join(f"{g}={t}" for g, t in (config.get("threads") or {}).items())
         knobs = ", ".join(f"{k}={v}" for k, v in (config.get("knobs") or {}).items())
         label = f"step {st['idx'] + 1}: " + "; ".join(p for p in (threads, knobs) if p)
+        here = ran.get(int(st["idx"]) + 1)
+        if here is not None and here.flips:  # its stacks mix the values before and after
+            label = label.rstrip(": ") + f" ⚑ a live flip mid-step ({'; '.join(f.text() for f in here.flips)})"
         out.append(ProfiledStep(int(session["id"]), int(st["idx"]), label.rstrip(": "), folded, threads))
     return out

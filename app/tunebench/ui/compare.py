@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench.core.confdiff import compare, session_sides
+from tunebench.core.diff import default_pair, step_choices
 from tunebench.core.errors import TunebenchError
 from tunebench.core.flame import profiled_steps
 from tunebench.core.sessions import (
@@ -76,17 +77,26 @@ def aligned_seconds(x: float) -> str:
 
 
 def flame_pair(sessions: list[dict[str, Any]]) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
-    """The steps a differential flame graph of compared sessions starts on: the first session's first profiled
-    step as A, and as B the last session's profiled step at the same threads (else its first)."""
-    steps = [profiled_steps(s) or profiled_steps(s, "client") for s in sessions]
-    steps = [st for st in steps if st]
-    if not steps:
+    """The steps a differential flame graph of compared sessions starts on: the pair the Why tab starts on
+    (core/diff.default_pair: never two concurrencies when the same one exists on both sides), among the profiled
+    steps; (session, step index)."""
+    found = [(s, {st.idx for st in (profiled_steps(s) or profiled_steps(s, "client"))}) for s in sessions]
+    found = [(s, idx) for s, idx in found if idx]
+    if not found:
         return None, None
-    first, last = steps[0][0], steps[-1]
-    if len(steps) == 1:
-        return (first.session, first.idx), ((last[1].session, last[1].idx) if len(last) > 1 else None)
-    b = next((st for st in last if st.threads == first.threads), last[0])
-    return (first.session, first.idx), (b.session, b.idx)
+    (first, in_a), (last, in_b) = found[0], found[-1]
+    ca = [c for c in step_choices(first) if c.step - 1 in in_a]
+    if len(found) == 1:
+        pair = default_pair(ca, baseline=int((first.get("summary") or {}).get("baseline") or 0))
+        if pair is None:
+            idx = sorted(in_a)
+            return (int(first["id"]), idx[0]), ((int(first["id"]), idx[1]) if len(idx) > 1 else None)
+        return (int(first["id"]), pair[0] - 1), (int(first["id"]), pair[1] - 1)
+    cb = [c for c in step_choices(last) if c.step - 1 in in_b]
+    pair = default_pair(ca, cb)
+    if pair is None:
+        return (int(first["id"]), min(in_a)), (int(last["id"]), min(in_b))
+    return (int(first["id"]), pair[0] - 1), (int(last["id"]), pair[1] - 1)
 
 
 def curve_legend(sid: int, label: str, title: str, sessions: int) -> str:
@@ -241,6 +251,9 @@ class CompareView(QWidget):
         """The flame graph window over the compared sessions' profiled steps: A the first session's first, B the
         last session's at the same threads (else its first)."""
         a, b = flame_pair([self.sessions[sid] for sid in self.session_ids])
+        pair = self.why.current_pair()  # the steps the Why tab shows, when both are profiled: the same pair
+        if pair is not None and all(p in self.flame_steps() for p in pair):
+            a, b = pair
         if self.flame_window is None:
             self.flame_window = FlameWindow(self.store, self)
         self.flame_window.show_steps(self.session_ids, a, b)
@@ -248,6 +261,11 @@ class CompareView(QWidget):
             self.flame_window.raise_()  # open behind the main window: to the front
         self.flame_window.show()
         return self.flame_window
+
+    def flame_steps(self) -> set[tuple[int, int]]:
+        """(session, step index) of every profiled step of the compared sessions."""
+        return {(st.session, st.idx) for sid in self.session_ids
+                for st in (profiled_steps(self.sessions[sid]) or profiled_steps(self.sessions[sid], "client"))}
 
     def _draw_knee(self) -> None:
         """The sessions' open-loop curves side by side: a knob that moves the knee shows as two curves."""

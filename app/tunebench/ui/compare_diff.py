@@ -156,6 +156,13 @@ class DiffView(QWidget):
             self.step_box[side].setCurrentIndex(self.step_box[side].findData(best.step))
         self._pair_picked()
 
+    def current_pair(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The two steps shown, as (session, step index) each (the flame graph opens on them)."""
+        if self._pair is None:
+            return None
+        (sa, a), (sb, b) = self._pair
+        return (sa, a - 1), (sb, b - 1)
+
     def _picked(self, side: str) -> tuple[int, int] | None:
         sid, step = self.session_box[side].currentData(), self.step_box[side].currentData()
         return None if sid is None or step is None else (int(sid), int(step))
