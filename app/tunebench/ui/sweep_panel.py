@@ -140,10 +140,11 @@ class SweepPanel(QWidget):
         self.order.addItems(["listed", "random"])
         self.reset_data = QCheckBox("reload the tables before each configuration")
         # a server axis: every server with the first one's durability and logging settings (run/align.py)
-        self.align = QCheckBox("servers run with the first one's durability and logging settings")
-        self.align.setToolTip("align = true: the binary log and its sync, trx_commit, doublewrite, buffer pool, redo "
-                              "size, performance_schema, isolation and character set as on the first server of the "
-                              "server axis, where a server has the variable; what cannot be aligned is said")
+        self.align = QCheckBox("as the first server")
+        self.align.setToolTip("align = true: every server of the server axis runs with the first one's durability "
+                              "and logging settings -- the binary log and its sync, trx_commit, doublewrite, buffer "
+                              "pool, redo size, performance_schema, isolation and character set -- where it has the "
+                              "variable; what cannot be aligned is said")
         # how the sweep is recorded, not what it runs: like `tunebench sweep --probes ...,profile`, not in the spec
         self.profile = QCheckBox("perf on the server, every step (Hot functions)")
         self.profile.setToolTip("The profile probe: perf at 99 Hz on the server process, besides the other probes; "
