@@ -282,7 +282,8 @@ def markdown(session: Mapping[str, Any]) -> str:
     if summary.get("ratios") and base:
         lines += ["", f"## Ratio to baseline ({base['label']})", "",
                   "At the same threads; in brackets the 95 % confidence interval of the ratio from the steps' "
-                  "settled per-second TPS (moving-block bootstrap).", "",
+                  "settled per-second TPS (Welch's t, the seconds' dependence counted; over the repeats' pairs "
+                  "when the sweep repeats).", "",
                   "| configuration | " + " | ".join(f"{t} thr TPS | ratio" for t in threads) + " |",
                   "|---|" + "---:|---:|" * len(threads)]
         for r in summary["ratios"]:
@@ -530,7 +531,9 @@ def verdict_lines(session: Mapping[str, Any]) -> list[str]:
     t0 = float(session.get("started_at") or events[0]["t"])
     lines = ["", "## A/B verdicts of live changes", "",
              "Settled per-second values before and after each change (3 s after it skipped, and seconds below the "
-             "steady level); 95 % confidence interval of the TPS ratio by a moving-block bootstrap.", "",
+             "steady level); the 95 % confidence interval of the ratio after / before by Welch's t with the seconds' "
+             "dependence counted: of the TPS in closed loop, of the p95 latency at the asked rate in open loop (TPS "
+             "there is the rate's).", "",
              "| at | change | group | TPS before | TPS after | ratio (95 % CI) | p95 ms | p99 ms | top waits (ms/s) |",
              "|---:|---|---|---:|---:|---|---|---|---|"]
     for e in events:
