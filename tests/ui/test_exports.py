@@ -224,13 +224,16 @@ def test_svg_draws_the_png_geometry(win, tmp_path):
     png_image = QImage(str(export.export("png", win.dashboard, tmp_path / "p.png", session)))
     png = _rgb(png_image)
     svg = _svg_rendered(export.export("svg", win.dashboard, tmp_path / "p.svg", session), png_image.size())
+    # the title lines and the plots (the key naming every curve under them is the same text in both)
+    top = export._heading_height(win.dashboard, export.heading(session, export.scope(win.dashboard)),
+                                 png_image.width())
+    png, svg = png[:top + win.dashboard.graphics.height()], svg[:top + win.dashboard.graphics.height()]
     # the x axis: at the same height, from the same column to the same column
     row, lo, hi = _x_axis_extent(png)
     assert hi - lo > 300
     svg_row, svg_lo, svg_hi = _x_axis_extent(svg)
     assert abs(svg_row - row) <= 2 and abs(svg_lo - lo) <= 2 and abs(svg_hi - hi) <= 2
-    # the y ticks: on the same axis line at the same rows
-    top = png_image.height() - win.dashboard.graphics.height()  # below the title lines
+    # the y ticks: on the same axis line at the same rows (below the title lines)
     axis = _left_axis(png)
     assert abs(_left_axis(svg) - axis) <= 1
     ticks = _major_ticks(png, top, axis)
@@ -266,7 +269,8 @@ def test_svg_of_a_zoom_keeps_curves_and_markers_inside_their_plots(win, tmp_path
     png_image = QImage(str(export.export("png", dash, tmp_path / "z.png", session, visible=True)))
     png = _rgb(png_image)
     svg = _svg_rendered(export.export("svg", dash, tmp_path / "z.svg", session, visible=True), png_image.size())
-    title = png_image.height() - dash.graphics.height()  # the title lines' rows
+    title = export._heading_height(dash, export.heading(session, export.scope(dash, True)), png_image.width())
+    png, svg = png[:title + dash.graphics.height()], svg[:title + dash.graphics.height()]  # (the key under them)
     for color in ("#1f77b4", "#ff7f0e", "#d62728"):  # the plots' first two curves, the knob line
         assert not _near(svg[:title], color).any(), color
     assert not (_near(svg, "#d62728").sum(axis=0) > 300).any()  # the knob at 30 s is out of this picture

@@ -15,6 +15,7 @@ from tunebench.core.confdiff import compare, session_sides
 from tunebench.core.display import local_time
 from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
 from tunebench.core.schedule import served
+from tunebench.core.sessions import servers_text
 from tunebench.core.step_context import StepKnobs, note_lines, step_notes
 from tunebench.core.sweep import Plan
 from tunebench.core.tune import TABLE_HEADER, TuneResult, confirm_text
@@ -493,12 +494,13 @@ def settings_changed(session: Mapping[str, Any]) -> list[str]:
 
 def title_line(session: Mapping[str, Any]) -> str:
     """Session, date, target, server, workload, knobs changed: what a picture of the session carries on top."""
-    server = f"{session.get('flavor') or ''} {session.get('version') or ''}".strip() or "server ?"
+    server = servers_text(session) or "server ?"  # every server of a server axis
+    several = " + " in server
     parts = [f"Session {session['id']}" + (f" ({session['name']})" if session.get("name") else ""),
              local_time(session["started_at"], "%Y-%m-%d %H:%M"),
-             str(session["target"]), server, str(session["workload"])]
+             *([] if several else [str(session["target"])]), server, str(session["workload"])]
     configs = (session.get("summary") or {}).get("configs") or []
-    axes = sorted({k for c in configs for k in c.get("knobs") or {}})
+    axes = sorted({k for c in configs for k in c.get("knobs") or {}} | ({"server"} if several else set()))
     knobs = ([f"sweep of {', '.join(axes)} over {len(configs)} configurations"] if axes else []) + live_flips(session)
     parts.append("knobs: " + "; ".join(knobs) if knobs else "no knob changed")
     return " · ".join(parts)
