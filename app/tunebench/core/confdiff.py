@@ -193,6 +193,17 @@ class ConfigDiff:
                 "only": {k: v for k, v in self.only.items() if v}, "only_counts": dict(self.only_counts),
                 "not_recorded": list(self.missing)}
 
+    def short(self) -> str:
+        """One line for a view with little room: the topics that make it unfair (the lines in a tooltip)."""
+        if self.missing:
+            return self.lines()[0]
+        if self.warnings:
+            return "⚠ unfair: " + ", ".join(w.split(":", 1)[0] for w in self.warnings) + " differ (hover for how)"
+        if self.differences:
+            return (f"what else differed: {len(self.relevant)} performance-relevant setting(s), none that makes "
+                    "the comparison unfair (hover for the list)")
+        return self.lines()[0]
+
     def lines(self, limit: int = 12) -> list[str]:
         """The diff as text lines: the warnings, then the relevant differences (at most `limit`), then a count."""
         if self.missing:

@@ -233,16 +233,8 @@ class CompareView(QWidget):
             self.differed.setToolTip("")
             return
         config = compare(sides)
-        lines = config.lines()
-        if config.warnings:
-            text = "\n".join(f"⚠ unfair: {w}" for w in config.warnings)
-        elif config.missing or not config.differences:
-            text = lines[0]
-        else:
-            text = (f"what else differed: {len(config.relevant)} performance-relevant setting(s), none that makes the "
-                    "comparison unfair (hover for the list)")
-        self.differed.setText(text)
-        self.differed.setToolTip("\n".join(lines))
+        self.differed.setText(config.short())  # one line whatever the window's size; every line on hover
+        self.differed.setToolTip("\n".join(config.lines(limit=30)))
 
     def _on_flame(self) -> None:
         self.open_flame()
