@@ -173,6 +173,38 @@ def test_a_rate_changed_live_goes_on_from_then_and_is_marked(sandbox, point_sele
     store.close()
 
 
+@pytest.mark.parametrize(("planned", "second"), [((300.0,), 600.0), ((300.0, 900.0), 900.0)])
+def test_a_live_rate_holds_into_the_next_step_unless_the_plan_asks_another(sandbox, point_select, planned, second):
+    """Issue 45 item 3: a rate raised with PgUp fell back to the configured rate at the next step. It holds while
+    the steps ask the rate it replaced; a step that asks another (a sweep over rates) has its own."""
+    from tests.conftest import wait_until
+    from tests.integration.test_sweep import store_for
+
+    from tunebench.run.experiment import Experiment
+    from tunebench.run.spec import RunSpec
+
+    wl, opts = point_select
+    group = ClientGroup("main", wl, opts, (4, 4), rates=planned)
+    store = store_for(sandbox)
+    seconds: list = []
+    notes: list = []
+    exp = Experiment(store, sandbox.target(), RunSpec(groups=(group,), step_seconds=4, warmup_seconds=0, probes=()),
+                     on_interval=seconds.append, on_note=notes.append)
+
+    def change():
+        wait_until(lambda: len(seconds) >= 2, 120, "2 s of load")
+        exp.change_rate("main", 600.0)
+
+    th = threading.Thread(target=change)
+    th.start()
+    result = exp.run().to_dict()
+    th.join()
+    assert result["status"] == "completed"
+    assert [s["rate"] for s in result["steps"]][1] == second
+    assert any(("stays at 600/s" if second == 600.0 else "the live 600/s ends") in n for n in notes), notes
+    store.close()
+
+
 def _kill_load_connections(params, n: int) -> int:
     """KILL `n` of the load's connections (on the tunebench schema, not this one)."""
     from tunebench.mysql.connect import open_connection

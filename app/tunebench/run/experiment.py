@@ -131,6 +131,8 @@ class Experiment(RunProbes):
         self._calibrations: list[dict[str, Any]] | None = None  # this machine's calibration sessions, read once
         self._feeds: list[Any] = []  # who else gets every interval and probe sample (feed, feed_samples)
         self._rates_now: dict[str, OpenLoop] = {}  # the open-loop groups' rates now (changed live: change_rate)
+        self._rates_asked: dict[str, float] = {}  # what the running step's plan asks of each open-loop group
+        self._live_rates: dict[str, tuple[float, float]] = {}  # group -> (the rate the plan asked, the live one)
         self._measured_since: float | None = None  # the running step's first measured second
         self._step_ends: float | None = None  # and when it is planned to end
         self._done: set[tuple[int, int]] = set()
@@ -228,6 +230,10 @@ class Experiment(RunProbes):
         new = replace(load, rate=float(rate))
         engine.set_rate(group, new)
         self._rates_now[group] = new
+        # held for the steps after this one while they ask the rate this one asked (a speaker's PgUp fell back
+        # at the next step); a step that asks another (a sweep over rates) has its own, said then
+        asked = self._rates_asked.get(group)
+        self._live_rates[group] = (asked if asked is not None else load.rate, float(rate))
         change = {"group": group, "from": load.rate, "to": new.rate}
         label = f"rate {group} {rate_text(load.rate)} → {rate_text(new.rate)}/s"
         self._record(Event(time.time(), "rate", label, change))
@@ -620,6 +626,19 @@ class Experiment(RunProbes):
         running = [g for g in spec.groups if threads[g.name] > 0]  # a phase plan's idle groups: no summary
         main = running[0].name
         rates = {g.name: load for g in running if (load := g.open_loop_at(step)) is not None}
+        self._rates_asked = {g: load.rate for g, load in rates.items()}
+        for g, load in list(rates.items()):
+            held = self._live_rates.get(g)
+            if held is None:
+                continue
+            if held[0] == load.rate:
+                rates[g] = replace(load, rate=held[1])
+                self.on_note(f"rate {g} stays at {rate_text(held[1])}/s (set live; this step asks "
+                             f"{rate_text(load.rate)}/s)")
+            else:
+                del self._live_rates[g]
+                self.on_note(f"rate {g}: this step asks {rate_text(load.rate)}/s; the live {rate_text(held[1])}/s "
+                             "ends")
         self._rates_now = dict(rates)
         if self.drift:
             self.drift.check(f"before step {idx + 1}")
