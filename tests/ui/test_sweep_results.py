@@ -420,3 +420,17 @@ def test_a_server_axis_says_what_else_differed_live_and_in_a_replay(win, qtbot, 
     tip = view.differed.toolTip()
     assert "unfair: binary log: log_bin=ON, sync_binlog=1, binlog_format=ROW on mysql 9.7.0; log_bin=OFF on " \
            "mariadb 10.11.14" in tip and "log_bin: ON | OFF" in tip
+
+
+def test_the_sweep_dock_goes_with_the_sweep_replay(win):
+    """Issue 46 item 10: after a sweep's replay an empty "Sweep results" dock stayed and squeezed the Statements
+    dock. Replaying a session that is no sweep, or going back to live with no sweep running, hides it."""
+    from tunebench.store.synthetic import record
+
+    win.sweep_results.reveal()  # as a sweep's replay leaves it
+    assert win.sweep_dock.isVisible()
+    win.open_replay(record(win.store, 20, 20))
+    assert not win.sweep_dock.isVisible()
+    win.sweep_results.reveal()
+    win.show_live()
+    assert not win.sweep_dock.isVisible()

@@ -458,6 +458,8 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.knobs.new_session()
         if self.sweep_results.show_session(s):
             self._show_sweep_results()
+        else:  # not a sweep: an empty "Sweep results" dock stayed from the last one and squeezed the others
+            self.sweep_dock.hide()
         self._show_replayed_tune(s, tl.t0 or 0.0)
         self.central.setCurrentIndex(0)
         took = time.perf_counter() - t
@@ -473,6 +475,8 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
             self.view.show_live()
             self.controller.close_replay()
             self.sweep_results.show_live()
+            if not self.sweep_results.live.active:  # no sweep runs: its dock goes with the replay
+                self.sweep_dock.hide()
             self._show_live_tune()
             self._update_mark_action()
 
