@@ -29,6 +29,7 @@ from tunebench.ui.launch import (  # noqa: F401
 )
 from tunebench.ui.main_window import MainWindow
 from tunebench.ui.theme import THEMES
+from tunebench.ui.window_settings import fit_to_screen
 
 DEMO_WORKLOAD = "oltp_update_index"
 DEMO_THREADS = "4,16"
@@ -109,6 +110,8 @@ def run_gui(store_path: Path | str, demo: bool = False, screenshot: str | None =
     if full_screen:
         window.showFullScreen()
     else:
+        if not screenshot:  # a picture's size is its own; on screen the window fits the screen it opens on
+            fit_to_screen(window)
         window.show()
     settle_heap()
     if os.environ.get("TUNEBENCH_STARTUP_TIME"):

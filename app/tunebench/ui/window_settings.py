@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QWidget
 
 from tunebench.ui.theme import THEMES, Theme
 
@@ -71,13 +73,30 @@ def restore_form(s: QSettings, p: WorkloadPanel) -> None:
         p.second.setChecked(_bool(s.value("second/on")))
 
 
+def fit_to_screen(w: QWidget) -> None:
+    """The window within the screen it is on: a size saved on a bigger screen (or the 1600x1000 default on a
+    1280x720 projector) is clamped to the screen's available area, and the window moved onto it."""
+    screen = w.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    room = screen.availableGeometry()
+    width, height = min(w.width(), room.width()), min(w.height(), room.height())
+    if (width, height) != (w.width(), w.height()):
+        w.resize(width, height)
+    x = min(max(w.x(), room.left()), room.right() - width + 1)
+    y = min(max(w.y(), room.top()), room.bottom() - height + 1)
+    if (x, y) != (w.x(), w.y()):
+        w.move(x, y)
+
+
 def restore_window(w: MainWindow) -> None:
     s = w.settings
     geometry = s.value("geometry")
     if geometry is not None:
         w.restoreGeometry(geometry)
+        fit_to_screen(w)  # saved on another (bigger) screen
     else:
-        w.resize(1600, 1000)
+        w.resize(1600, 1000)  # (`tunebench gui` fits it to the screen before showing it)
     state = s.value("state")
     if state is not None:
         w.restoreState(state)
