@@ -34,3 +34,14 @@ def test_what_moves_in_the_warm_up_is_learned_and_what_moves_later_is_drift(monk
     assert ("innodb_thread_sleep_delay", "10000", "0") in seen
     found = guard.check("before step 3")
     assert [d.name for d in found] == ["innodb_io_capacity"] and events[-1].kind == "drift"
+
+
+def test_a_companion_moving_in_the_warm_up_is_the_knobs_not_learned(monkeypatch):
+    """The first configuration sets innodb_thread_concurrency: InnoDB moves innodb_thread_sleep_delay during the
+    warm-up. It is that knob's companion (put back at the end), not a variable that moves by itself."""
+    base = {"innodb_thread_sleep_delay": "10000", "x_counter": "1"}
+    readings = iter([base, {"innodb_thread_sleep_delay": "0", "x_counter": "2"}])
+    monkeypatch.setattr(drift_mod, "read_variables", lambda _c: next(readings))
+    guard, _events = _guard(companion=lambda n, _b, _a: n == "innodb_thread_sleep_delay")
+    guard.check("before step 1")
+    assert guard.learn() == ["x_counter"] and "innodb_thread_sleep_delay" not in guard.moving

@@ -99,7 +99,10 @@ class DriftGuard:
             now = self._snapshot()
             if now is None:
                 return []
-            found = [d.name for d in drifted(self.last, now, self.ours(), self.moving)]
+            # a knob's delayed companion first (the first configuration's innodb_thread_concurrency moves
+            # innodb_thread_sleep_delay in the warm-up: journaled and put back, not learned as moving)
+            found = [d.name for d in drifted(self.last, now, self.ours(), self.moving)
+                     if not self.companion(d.name, d.before, d.after)]
             self.moving.update(found)
             self.last = now
         if found:
