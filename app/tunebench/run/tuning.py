@@ -244,12 +244,31 @@ class KnobController:
                     or probe_variable(name):
                 continue
             moved[name] = (was, now)
-            if name in self.companions or name in self.touched:
-                continue  # journaled already (its first original wins)
+        new = [n for n in moved if n not in self.companions and n not in self.touched]  # (the first original wins)
+        settable = self._settable(new)
+        for name in new:
+            was, now = moved[name]
+            if name not in settable:  # the server's own state, moving under the load: neither put back nor drift
+                self.moving.add(name)
+                continue
             self.companions[name] = was
             self.journal(name, "dynamic", was)
             self.note(f"{name} moved {sized(was)} → {sized(now)} with {knob}: journaled, put back with it")
-        return moved
+        return {n: v for n, v in moved.items() if n not in self.moving}
+
+    def _settable(self, names: list[str]) -> set[str]:
+        """Those of `names` a SET GLOBAL can put back (dynamic, not read-only)."""
+        if not names:
+            return set()
+        try:
+            conn = self.connect()
+            try:
+                facts = describe_knobs(conn, self.info, [n for n in names if n in self.info.variables])
+            finally:
+                conn.close()
+        except (TunebenchError, mysql.connector.Error):
+            return set(names)  # unknown: journaled (a restore that fails says so)
+        return {n for n, k in facts.items() if k.dynamic and not k.fixed}
 
     def delayed_companion(self, name: str, was: str | None, now: str | None) -> bool:
         """A variable seen moving at a drift check, after a knob of this run changed: the companion of the knob of
