@@ -249,3 +249,21 @@ def test_leaving_stage_leaves_nothing_behind(win, qtbot, theme):
     assert bytes(win.saveState()) == before["state"]
     assert [p.plot.isVisible() for p in win.dashboard.panels] == before["plots"]
     assert saved_settings(win) == settings
+
+
+def test_a_stage_replay_shows_a_verdict_when_the_head_reaches_it(win, qtbot):
+    """Issue 45 item 3: a replay on stage showed the verdict card as the head passed the change, before the step
+    ended -- before the verdict was known and before its marker appears. It shows when the head reaches the
+    verdict (the step's end)."""
+    sid = record(win.store, 60, 40, knob_at=20, verdict=True)  # the flip at 20 s, its step ends at 30 s
+    win.open_replay(sid)
+    win.replay_bar.seek(10.0)
+    win.stage.set(True, full_screen=False)
+    shown = []
+    win.stage.help.show_verdict = lambda data, ms=None: shown.append(data)
+    for x in (15.0, 22.0, 28.0):
+        win.replay_bar.seek(x)
+    assert shown == []  # the change passed, the verdict not known yet
+    win.replay_bar.seek(31.0)
+    assert len(shown) == 1 and shown[0]["name"] == "innodb_flush_log_at_trx_commit"
+    win.stage.set(False)

@@ -171,14 +171,15 @@ class Stage(QObject):
         return slot
 
     def _on_moved(self, x: float) -> None:
-        """A replay played past a flip's change: its verdict, big, as live shows it when it arrives (seeking
-        backwards or jumping more than a minute ahead shows nothing)."""
+        """A replay played past the moment a flip's verdict was known (its step's end, the verdict event's time,
+        where its marker appears): its verdict, big, as live shows it when it arrives -- not at the change itself,
+        which showed it before the play head reached it (seeking backwards or jumping more than a minute ahead
+        shows nothing)."""
         before, self._head = self._head, x
         session, t0 = self.w.controller.replay_session, self.w.replay_timeline.t0
         if not self.on or session is None or t0 is None or before is None or not 0 < x - before <= 60:
             return
-        crossed = [e for e in session["events"] if e["kind"] == "verdict"
-                   and before < float(e["data"].get("at", e["t"])) - t0 <= x]
+        crossed = [e for e in session["events"] if e["kind"] == "verdict" and before < float(e["t"]) - t0 <= x]
         if crossed:
             self.help.show_verdict(crossed[-1]["data"])
 
