@@ -11,7 +11,7 @@ from typing import Any
 from tunebench.cli.output import EXIT_CODES, emit, exit_code, live_line, steps_table
 from tunebench.cli.progress import ProgressBar, ctrl_c_sets
 from tunebench.cli.resolve import open_store, resolve_target
-from tunebench.core.errors import ConfigError
+from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Interval
 
 # The plan's text lives in core.sweep: the window's sweep panel shows the same lines as `--plan`.
@@ -167,6 +167,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     plan, _info = plan_sweep(sweep, target, spec.transport, note=lambda m: print(m, file=sys.stderr))
     if args.plan:
         emit(args, plan.to_dict(), plan_text(plan))
+        _stop_started(plan)
         return 0
     if args.calibrate:
         sweep_calibrations(store, target, spec, quiet=args.json)
@@ -195,6 +196,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]
                                            if r.get("kind") != "probe"))
     return exit_code(result["status"])
+
+
+def _stop_started(plan: Any) -> None:
+    """`sweep --plan` of a server axis started the sandboxes it needed to read: stopped again, said."""
+    from tunebench.hosts.sandbox import SandboxServer
+
+    for name in plan.started:
+        sb = SandboxServer.named(name)
+        try:
+            sb.stop()
+            print(f"{sb.target_name} stopped (started to plan)", file=sys.stderr)
+        except TunebenchError as exc:
+            print(f"{sb.target_name} is still running (started to plan): {exc}", file=sys.stderr)
 
 
 def sweep_calibrations(store: Any, target: Any, spec: Any, quiet: bool = False) -> None:

@@ -310,7 +310,10 @@ class Experiment(RunProbes):
             return self._run_target()
         self._axis = True
         outcome = self.outcome("failed")
-        started: list[Any] = []  # the sandboxes this sweep started: stopped again once it is done with them
+        from tunebench.hosts.sandbox import SandboxServer
+
+        # the sandboxes this sweep started (its planning too): stopped again once it is done with them
+        started: list[Any] = [SandboxServer.named(n) for n in (self.plan.started if self.plan else ())]
         try:
             for k, (name, configs) in enumerate(segments):
                 if self.stop_event.is_set():
@@ -321,6 +324,8 @@ class Experiment(RunProbes):
         finally:
             for sb in started:  # (its knobs are back: each server's part restores before the next one starts)
                 try:
+                    if not sb.status().running:
+                        continue
                     sb.stop()
                     self.on_note(f"{sb.target_name} stopped (this sweep started it)")
                 except TunebenchError as exc:
@@ -338,7 +343,8 @@ class Experiment(RunProbes):
         if not sb.status().running:
             self.on_note(f"starting the {sb.target_name} server ...")
             sb.start()
-            started.append(sb)
+            if all(s.target_name != sb.target_name for s in started):
+                started.append(sb)
         mine = self._align(sb.target(), name, configs) if self.plan is not None and self.plan.spec.align \
             else configs
         self.target, self.configs, self._final = sb.target(), mine, k == count - 1

@@ -284,11 +284,13 @@ def plan_server_sweep(sweep: SweepSpec, target: Target, transport: str | None = 
     sub = sweep.without_axes({"server"})
     configs: list[ConfigPlan] = []
     restarts, seconds, baseline, first_info = 0, 0.0, 0, None
+    started: list[str] = []  # (the run stops them again once done with them; `sweep --plan` at once)
     for server in servers:
         sb = SandboxServer.for_server(server)
         if not sb.status().running:
             say(f"starting the {sb.target_name} server ...")
             sb.start()
+            started.append(server.name)
         def prefixed(message: str, name: str = server.name) -> None:
             say(f"{name}: {message}")
 
@@ -301,7 +303,7 @@ def plan_server_sweep(sweep: SweepSpec, target: Target, transport: str | None = 
         restarts += plan.restarts
         seconds += plan.seconds
     assert first_info is not None
-    return Plan(sweep, tuple(configs), restarts, seconds, baseline), first_info
+    return Plan(sweep, tuple(configs), restarts, seconds, baseline, tuple(started)), first_info
 
 
 def check_run_capacity(conn: Any, info: ServerInfo, spec: RunSpec, configs: Sequence[ConfigPlan],

@@ -67,6 +67,7 @@ class Plan:
     restarts: int
     seconds: float
     baseline: int
+    started: tuple[str, ...] = ()  # a server axis: the servers whose sandboxes planning had to start
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.spec.name, "configs": [{"idx": c.idx, "knobs": dict(c.knobs), "transport": c.transport,
