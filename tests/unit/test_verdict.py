@@ -560,3 +560,12 @@ def test_an_open_loop_verdict_is_about_latency_and_claims_no_noise() -> None:
 
     assert flip_text(v).startswith(v.headline()) and "TPS" in v.check_text()
     assert v.better() in (0, 1) and Verdict.from_dict(v.to_dict()) == v
+
+
+def test_the_series_a_verdict_reads_back_hold_the_rate():
+    """The open-loop verdict passed its simulation but a real run's was judged on TPS: the series the run reads
+    back from the store for it (series_names) left the rate out."""
+    from tunebench.core.verdict import series_names
+
+    names = ["client.main.tps", "client.main.rate", "client.main.lat.p95", "client.main.qps"]
+    assert "client.main.rate" in series_names("main", names) and "client.main.qps" not in series_names("main", names)

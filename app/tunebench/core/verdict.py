@@ -520,7 +520,9 @@ def open_loop_verdict(rate: tuple[Floats, Floats] | None, p95: tuple[Floats, Flo
 
 def series_names(group: str, names: Sequence[str]) -> list[str]:
     """The series a verdict for `group` reads, out of a session's `names`."""
-    own = [f"client.{group}.{s}" for s in ("tps", "lat.p95", "lat.p99")]
+    # (the rate: an open-loop flip is judged on its latency at that rate -- without it a run's verdict, read back
+    # from the store, was judged on TPS, the rate's)
+    own = [f"client.{group}.{s}" for s in ("tps", "lat.p95", "lat.p99", "rate")]
     return [n for n in names if n in own or is_wait(n)] + other_series(names)
 
 
