@@ -65,8 +65,14 @@ class RunWorker(QObject):
     def start(self) -> None:
         ctx = mp.get_context("spawn")  # this process runs Qt threads: never fork it
         parent, child = ctx.Pipe()
-        self._proc = ctx.Process(target=child_main, args=(self.request, child), name="tunebench-run")
-        self._proc.start()
+        proc = ctx.Process(target=child_main, args=(self.request, child), name="tunebench-run")
+        try:
+            proc.start()
+        except BaseException:  # never started: nothing to wait for (closing the window joined it and raised)
+            child.close()
+            parent.close()
+            raise
+        self._proc = proc
         child.close()
         self._conn = parent
         self._notifier = QSocketNotifier(parent.fileno(), QSocketNotifier.Type.Read, self)
