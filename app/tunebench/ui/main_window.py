@@ -270,7 +270,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
     # -- status --
     def show_message(self, text: str) -> None:
         text = for_window(text)
-        self.statusBar().showMessage(text, 10000)
+        bar = self.statusBar()
+        # elided to the room the permanent labels leave (whole in the Events and on hover): never over them
+        shown = bar.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, self.status.message_room(bar))
+        bar.showMessage(shown, 10000)
+        bar.setToolTip(text if shown != text else "")
         self.log.addItem(text)
         self.log.scrollToBottom()
 

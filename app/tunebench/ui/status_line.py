@@ -28,6 +28,12 @@ class StatusLine(QObject):
         self.timer.timeout.connect(self.update)
         self.timer.start()
 
+    def message_room(self, bar: QStatusBar) -> int:
+        """The pixels a temporary message has left of the permanent labels (a longer one overprinted them: the
+        stage's key list after leaving stage)."""
+        used = sum(w.sizeHint().width() for w in (self.target, self.engine, self.driver, self.clock) if w.isVisible())
+        return max(80, bar.width() - used - 40)
+
     def fix_clock_width(self) -> None:
         """The clock ticks every second: a fixed width (of the present font), so it never relayouts the bar."""
         self.clock.setFixedWidth(self.clock.fontMetrics().horizontalAdvance("888:88") + 8)
