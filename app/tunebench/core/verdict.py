@@ -144,8 +144,8 @@ class Verdict:
         if self.lat_ratio is None:
             return f"{move} (no latency on one side) {self.rate_text()}"
         if not self.lat_judged:
-            return (f"not judged: {move}, {self.lat_ratio:.2f}x, but its seconds move together too long for the "
-                    f"seconds a side {self.rate_text()}")
+            return (f"not judged: {move}, {self.lat_ratio:.2f}x, but its seconds move together too long for "
+                    f"{min(self.seconds_before, self.seconds_after)} s a side {self.rate_text()}")
         ci = f"95 % CI {self.lat_low:.2f}-{self.lat_high:.2f}"
         if not self.lat_clear:
             return f"no clear difference in p95 latency ({move}, {self.lat_ratio:.2f}x, {ci}) {self.rate_text()}"
