@@ -95,7 +95,9 @@ def test_replay_annotates_the_tps_plot_at_the_change_and_stage_flashes_it(win, q
     win.stage.set(True, full_screen=False)
     win.stage.help.hide()
     win.replay_bar.seek(80.0)
-    win.replay_bar.seek(95.0)  # played past the change
+    win.replay_bar.seek(95.0)  # played past the change: its verdict not known yet (issue 45 item 3)
+    assert not win.stage.help.isVisible()
+    win.replay_bar.seek(120.0)  # past the step's end, when it was known (as live)
     assert win.stage.help.isVisible() and v.tps_text() in win.stage.help.text()
 
 
