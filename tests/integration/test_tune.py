@@ -201,3 +201,43 @@ def test_a_live_change_still_waiting_at_the_runs_end_never_lands_after_the_resto
     with pytest.raises(Exception, match="the run is ending"):
         ctl.set_live("innodb_io_capacity", want)
     assert variable(sandbox, "innodb_io_capacity") == before
+
+
+def test_a_kill_between_the_set_and_the_reading_after_it_keeps_the_companions_original(sandbox, tmp_path,
+                                                                                       monkeypatch):
+    """The CI run of 2026-11-29: a tune killed right after its SET left innodb_io_capacity_max at 7098 after
+    `tunebench restore` -- the variable the server moved was journaled only once read after the SET. The knob's
+    family is journaled before the SET now (provisional rows, discarded when the server did not move them); the
+    "kill" here is the process stopping at the reading after the SET."""
+    from tunebench.mysql.connect import introspect
+    from tunebench.run import tuning
+    from tunebench.store.repo import Store
+
+    target = sandbox.target()
+    conn = open_connection(conn_params(target, None), target.name)
+    try:
+        info = introspect(conn)
+    finally:
+        conn.close()
+    before = (variable(sandbox, "innodb_io_capacity"), variable(sandbox, "innodb_io_capacity_max"))
+    store = Store(str(tmp_path / "s.sqlite"))
+    ctl = tuning.KnobController(store, target, info, None)
+    real, calls = tuning.read_variables, []
+
+    def dies_after_the_set(c):
+        calls.append(1)
+        if len(calls) == 2:  # the reading after the SET: the process is gone here
+            raise KeyboardInterrupt
+        return real(c)
+    monkeypatch.setattr(tuning, "read_variables", dies_after_the_set)
+    with pytest.raises(KeyboardInterrupt):
+        ctl.set_live("innodb_io_capacity", 3500)
+    monkeypatch.setattr(tuning, "read_variables", real)
+    assert int(variable(sandbox, "innodb_io_capacity_max")) >= 7000  # the server moved it with the knob
+    notes: list[str] = []
+    done = tuning.restore_rows(store, store.journal_pending(), notes.append)
+    assert (variable(sandbox, "innodb_io_capacity"), variable(sandbox, "innodb_io_capacity_max")) == before, done
+    said = tuning.restored_lines(done)
+    assert sorted(line.split(" = ")[0] for line in said) == ["restored innodb_io_capacity",
+                                                            "restored innodb_io_capacity_max"], said
+    assert not store.journal_pending()

@@ -18,7 +18,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     busy = [d for d in done if d["state"] == "busy"]
     failed = [d for d in done if d["state"] not in ("restored", "busy")]
     lines = [f"restored {d['name']} = {d['original']} on {d['target']}" if d["state"] == "restored" else
-             f"FAILED {d['name']} on {d['target']}: {d.get('message')}" for d in done if d["state"] != "busy"]
+             f"FAILED {d['name']} on {d['target']}: {d.get('message')}" for d in done
+             if d["state"] != "busy" and not d.get("unchanged")]  # (an unchanged one was not set: nothing to say)
     lines += [f"left alone (run in progress, pid {r['owner_pid']}): {r['name']} on {r['target_name']}" for r in live]
     # rows naming this machine that it did not write as they read: a store others can write is no order to a server
     foreign = store.journal_unvouched()

@@ -111,6 +111,7 @@ class KnobController:
         self.companions: dict[str, str | None] = {}
         # variables that move by themselves (core MOVING, and what the drift guard learns in the warm-up)
         self.moving: set[str] = set()
+        self._family_facts: dict[str, bool] = {}  # a family variable -> whether a SET GLOBAL can put it back
         self.restarts = 0
         self._password: str | None = None
         # the final restore seals the controller: no live change starts after it, and one in flight is killed
@@ -147,10 +148,12 @@ class KnobController:
                 raise ConfigError(f"the cpus axis binds the sandbox server; target {self.target.name} is not it")
 
     # -- journal --
-    def journal(self, name: str, kind: JournalKind, original: str | None) -> int | None:
+    def journal(self, name: str, kind: JournalKind, original: str | None, touch: bool = True) -> int | None:
         """A journal row for a setting about to change (its original, kind dynamic, static or probe); kept in
-        memory too, so that the run puts it back even when its (server) store went away."""
-        self.touched.add(name)
+        memory too, so that the run puts it back even when its (server) store went away. `touch`: the run
+        changes it (a provisional row of a knob's family does not, unless the server moves it)."""
+        if touch:
+            self.touched.add(name)
         when = time.time()
         row_id = self.store.journal_add(session_id=self.session_id, target=self.target, name=name, kind=kind,
                                         original=to_journal(original), owner_pid=self.owner[0],
@@ -213,13 +216,18 @@ class KnobController:
         # change is discarded so nothing is "restored" that was never changed.
         row = self.journal(info.name, "dynamic", current)
         before = read_variables(conn)  # every variable: what else the server moves with this one
+        # the knob's family journaled too, before the SET: a kill between the SET and the reading after it must
+        # not lose the original of a variable the server moved with it (innodb_io_capacity_max)
+        provisional = self._journal_family(conn, info.name, before)
         try:
             got = set_global(conn, info, value)
         except (TunebenchError, mysql.connector.Error):
             if row is not None:
                 _mark(self.store, row, "discarded", "the server refused the change")
+            self._discard(provisional, info.name)
             raise
-        moved = self._companions_of(info.name, before, read_variables(conn))
+        moved = self._companions_of(info.name, before, read_variables(conn), provisional)
+        self._discard({n: r for n, r in provisional.items() if n not in self.companions}, info.name)
         self.expected[info.name] = got
         if not info.same(got, value):
             self.note(f"{info.name}: asked for {sized(value)}, the server reads back {sized(got)}")
@@ -230,8 +238,34 @@ class KnobController:
                               **({"moved": {n: [a, b] for n, (a, b) in moved.items()}} if moved else {})}))
         return got
 
-    def _companions_of(self, knob: str, before: Mapping[str, str | None], after: Mapping[str, str | None]
-                       ) -> dict[str, tuple[str | None, str | None]]:
+    def _journal_family(self, conn: Any, knob: str, before: Mapping[str, str | None]) -> dict[str, int]:
+        """Provisional journal rows (original = the reading before the SET) for the settable variables of the
+        knob's family (the same first two words) that this run has not journaled yet; discarded right after the
+        SET for those the server did not move. Their restore after a kill in between changes nothing that did not
+        move (an unchanged variable is not set)."""
+        family = _family(knob)
+        names = [n for n in sorted(before) if _family(n) == family and n != knob.lower()
+                 and n not in self.companions and n not in self.touched and n not in MOVING and n not in self.moving
+                 and not server_set(n) and not probe_variable(n)]
+        todo = [n for n in names if n not in self._family_facts]
+        if todo:
+            self._family_facts.update(dict.fromkeys(todo, False))
+            self._family_facts.update(dict.fromkeys(self._settable(todo, conn), True))
+        rows: dict[str, int] = {}
+        for name in names:
+            if self._family_facts.get(name):
+                row = self.journal(name, "dynamic", before[name], touch=False)
+                if row is not None:
+                    rows[name] = row
+        return rows
+
+    def _discard(self, rows: Mapping[str, int], knob: str) -> None:
+        for name, row in rows.items():
+            _mark(self.store, row, "discarded", f"did not move with {knob}")
+            self._journaled = [r for r in self._journaled if r["id"] != row]
+
+    def _companions_of(self, knob: str, before: Mapping[str, str | None], after: Mapping[str, str | None],
+                       provisional: Mapping[str, int] | None = None) -> dict[str, tuple[str | None, str | None]]:
         """The variables that moved between the two readings around a knob's SET (MySQL lowers
         innodb_max_dirty_pages_pct_lwm with innodb_max_dirty_pages_pct, MariaDB raises innodb_io_capacity_max with
         innodb_io_capacity, InnoDB adapts innodb_thread_sleep_delay): each new one journaled with its original
@@ -252,20 +286,25 @@ class KnobController:
                 self.moving.add(name)
                 continue
             self.companions[name] = was
-            self.journal(name, "dynamic", was)
+            if provisional and name in provisional:  # journaled before the SET already
+                self.touched.add(name)
+            else:
+                self.journal(name, "dynamic", was)
             self.note(f"{name} moved {sized(was)} → {sized(now)} with {knob}: journaled, put back with it")
         return {n: v for n, v in moved.items() if n not in self.moving}
 
-    def _settable(self, names: list[str]) -> set[str]:
+    def _settable(self, names: list[str], conn: Any = None) -> set[str]:
         """Those of `names` a SET GLOBAL can put back (dynamic, not read-only)."""
         if not names:
             return set()
         try:
-            conn = self.connect()
+            own = conn is None
+            conn = self.connect() if own else conn
             try:
                 facts = describe_knobs(conn, self.info, [n for n in names if n in self.info.variables])
             finally:
-                conn.close()
+                if own:
+                    conn.close()
         except (TunebenchError, mysql.connector.Error):
             return set(names)  # unknown: journaled (a restore that fails says so)
         return {n for n, k in facts.items() if k.dynamic and not k.fixed}
@@ -451,13 +490,23 @@ class KnobController:
             if d["name"] in (OVERLAY, OPTION_FILE) and d.get("restarted"):
                 what = "sandbox" if d["name"] == OVERLAY else self.target.name
                 self.event(Event(time.time(), "restart", f"{what} restarted: original settings", d))
-            if d["state"] == "restored" and d.get("kind") != "probe":
+            # (one at its original already -- a restart put it back -- is said too; a provisional row of a knob's
+            # family that nothing moved is not)
+            if d["state"] == "restored" and d.get("kind") != "probe" and (
+                    not d.get("unchanged") or d["name"] in self.touched):
                 self.event(Event(time.time(), "restore", restore_line(d), d))
             elif d.get("unreachable") or d["state"] == "restored":
                 continue  # one note said it for the whole target
             else:
                 self.event(Event(time.time(), "error", f"could not restore {d['name']}: {d['message']}", d))
         return done
+
+
+def _same(k: KnobInfo, got: str | None, want: str) -> bool:
+    try:
+        return got is not None and k.same(got, want)
+    except (TunebenchError, ValueError):
+        return got == want
 
 
 def _family(name: str) -> str:
@@ -621,6 +670,11 @@ def _restore_dynamic(store: Store | None, conn: Any, target: Target,
         result = {"id": r["id"], "target": target.name, "name": r["name"], "original": shown(original)}
         try:
             k = facts[r["name"]]
+            if original is not None and _same(k, read_global(conn, k.name), original):
+                # nothing to put back (a provisional row of a knob's family the server did not move): not set
+                _mark(store, r, "restored")
+                out.append({**result, "state": "restored", "unchanged": True})
+                continue
             value = original if original is None or k.type == "string" else k.normalize(original)
             got = set_global(conn, k, value)
             ok = k.same(got, original)
@@ -667,6 +721,8 @@ def restored_lines(done: Iterable[Mapping[str, Any]]) -> list[str]:
     for d in done:
         if d["state"] == "restored" and d.get("kind") == "probe":
             probes[d["target"]] += 1
+        elif d["state"] == "restored" and d.get("unchanged"):
+            continue  # nothing was changed: nothing to say
         elif d["state"] == "restored":
             lines.append(f"restored {d['name']} = {d['original']} on {d['target']} "
                          "(left changed by an interrupted run)")
