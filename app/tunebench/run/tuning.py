@@ -260,7 +260,7 @@ class KnobController:
         return rows
 
     def _discard(self, rows: Mapping[str, int], knob: str) -> None:
-        for name, row in rows.items():
+        for row in rows.values():
             _mark(self.store, row, "discarded", f"did not move with {knob}")
             self._journaled = [r for r in self._journaled if r["id"] != row]
 
