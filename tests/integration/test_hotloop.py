@@ -76,7 +76,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
     admin = open_connection(dataclasses.replace(table, database=None))
     try:
         session.run(0.3)
-        (events, reads, writes, other, _late, _skipped, _errors), lat, _svc, _typed = totals.take()
+        (events, reads, writes, other, _late, _skipped, _errors), lat, _svc, _typed, _codes = totals.take()
         assert events > 0 and len(lat) == 8 * events and reads == 14 * events and writes == 4 * events
         cur = admin.cursor()
         cur.execute("RENAME TABLE tunebench.sbtest1 TO tunebench.sbtest1_away")
@@ -84,7 +84,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
             with pytest.raises(DriverError) as err:
                 session.run(0.3)
             assert err.value.errno == 1146  # table doesn't exist: the Python loop ends the connection on it
-            (events2, reads2, _w, other2, *_open), lat2, _svc2, _typed2 = totals.take()
+            (events2, reads2, _w, other2, *_open), lat2, _svc2, _typed2, _codes2 = totals.take()
             assert events2 == events and len(lat2) == 0  # the failed event is not an event
             assert other2 == other + 1 and reads2 == reads  # its BEGIN went out; its first SELECT failed
         finally:
@@ -101,7 +101,7 @@ def test_a_server_error_is_a_driver_error_and_the_done_statements_count(table):
     finally:
         session.close()
         admin.close()
-    (events3, *_rest), _lat3, _svc3, _typed3 = totals.take()
+    (events3, *_rest), _lat3, _svc3, _typed3, _codes3 = totals.take()
     assert events3 >= events  # the closed connection's counts stay with the Slot's totals
 
 
@@ -118,14 +118,14 @@ def test_a_take_as_of_an_edge_leaves_later_events_for_the_next_take(table):
         while time.monotonic_ns() < grid0 + 2_100_000_000:  # past both edges (a busy machine may stall a run)
             session.run(0.2)
         edge1, edge2 = grid0 + 1_000_000_000, grid0 + 2_000_000_000
-        (e1, r1, *_c1), lat1, _s1, _t1 = totals.take(edge1)
-        (e2, r2, *_c2), lat2, _s2, _t2 = totals.take(edge2)
-        (e3, r3, *_c3), lat3, _s3, _t3 = totals.take()
+        (e1, r1, *_c1), lat1, _s1, _t1, _k1 = totals.take(edge1)
+        (e2, r2, *_c2), lat2, _s2, _t2, _k2 = totals.take(edge2)
+        (e3, r3, *_c3), lat3, _s3, _t3, _k3 = totals.take()
         assert 0 < e1 < e2 < e3, (e1, e2, e3)
         # each take's latencies are its events' (8 bytes each), its reads 14 an event
         assert (len(lat1), len(lat2), len(lat3)) == (8 * e1, 8 * (e2 - e1), 8 * (e3 - e2))
         assert (r1, r2, r3) == (14 * e1, 14 * e2, 14 * e3)
-        (e4, *_c4), lat4, _s4, _t4 = totals.take(grid0 + 3_000_000_000)  # an edge no event has crossed
+        (e4, *_c4), lat4, _s4, _t4, _k4 = totals.take(grid0 + 3_000_000_000)  # an edge no event has crossed
         assert e4 == e3 and lat4 == b""
     finally:
         session.close()
@@ -151,9 +151,9 @@ def test_an_interrupt_stops_one_run_at_once(table):
         t0 = time.monotonic()
         session.run(30.0)
         assert time.monotonic() - t0 < 0.1
-        (before, *_r), _lat, _svc, _t = session.totals.take()
+        (before, *_r), _lat, _svc, _t, _k = session.totals.take()
         session.run(0.2)  # consumed: this one runs its 0.2 s
-        (after, *_r), _lat, _svc, _t = session.totals.take()
+        (after, *_r), _lat, _svc, _t, _k = session.totals.take()
         assert after > before
     finally:
         session.close()
@@ -374,7 +374,7 @@ def test_open_loop_in_c_claims_due_times_and_counts_from_them(table):
         while (q.pending() or time.monotonic_ns() < int(due[-1])) and time.monotonic() < deadline:
             conn.run(0.3, q)
         conn.run(0.05, q)  # the last one's end
-        e, _r, _w, _o, lat, svc, late, skipped, _errors, _typed = conn.take()
+        e, _r, _w, _o, lat, svc, late, skipped, _errors, _typed, _codes = conn.take()
         lat_ns, svc_ns = np.frombuffer(lat, dtype=np.int64), np.frombuffer(svc, dtype=np.int64)
         assert e == 200 and len(lat_ns) == len(svc_ns) == 200 and (late, skipped) == (0, 0)
         assert np.all(lat_ns >= svc_ns) and np.all(svc_ns > 0)
@@ -385,7 +385,7 @@ def test_open_loop_in_c_claims_due_times_and_counts_from_them(table):
         late_q.push(np.arange(now - 600_000_000, now - 100_000_000, 5_000_000, dtype=np.int64).tobytes())
         assert late_q.backlog(now)[0] == 100 and late_q.backlog(now)[1] >= 500_000_000
         conn.run(0.05, late_q)
-        *_counts, late2, skipped2, _errors2, _typed2 = conn.take()
+        *_counts, late2, skipped2, _errors2, _typed2, _codes2 = conn.take()
         assert skipped2 == 100 and late2 == 0  # every one was later than the limit when the connection was free
         assert late_q.drop(time.monotonic_ns()) == 0
         for bad in (np.array([3, 2], dtype=np.int64).tobytes(), b"123"):
@@ -448,7 +448,7 @@ def test_a_statement_program_computes_sends_and_reads_back_what_the_python_code_
         assert conn.reg(rows.n) == 1 and conn.reg(n.n) == 3 and conn.reg(got.n) == b"3"
         assert conn.reg(fmt.n) == b"|  42|OUGHT|  43."
         assert conn.reg(zero.n).endswith(b"|00042")  # zero-padded (%05d): dbSTRESS's object refs
-        _e, reads, _w, _o, lat, _svc, _late, _sk, errors, typed = conn.take()
+        _e, reads, _w, _o, lat, _svc, _late, _sk, errors, typed, _codes = conn.take()
         assert typed[1][0] >= 1 and typed[0] == (0, 0, 0, 0) and reads == 2 * typed[1][0] and errors == 0
         assert set((np.frombuffer(lat, dtype=np.int64) >> 56).tolist()) <= {1}  # tagged with their type
     finally:
@@ -595,6 +595,9 @@ def test_a_statement_program_retries_a_deadlock_from_its_retry_point_and_counts_
         retries = sum(t[9][0][3] for t in taken)
         assert retries >= 1, "no deadlock in 3 s of opposite lock orders"
         assert sum(t[8] for t in taken) == retries
+        # each retry by its error code (issue 44 item 4): InnoDB's deadlock, 1213, every one of them
+        assert [dict(t[10]) for t in taken if t[10]] and sum(n for t in taken for n in t[10].values()) == retries
+        assert {c for t in taken for c in t[10]} == {1213}, [t[10] for t in taken]
         events = sum(t[0] for t in taken)
         cur.execute("SELECT SUM(v) FROM tb_vm.locks")
         assert int(cur.fetchall()[0][0]) == 2 * events  # every event's two updates committed once

@@ -182,3 +182,41 @@ def conn_params_for(params, schema):
     from dataclasses import replace
 
     return replace(params, database=None) if schema else params
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_every_second_says_its_errors_by_server_error_code(each_server, rw, loop, monkeypatch):
+    """Issue 44 item 4: the error count is one number everywhere, with the codes and a count per code. Rows 1-4
+    held FOR UPDATE by another session and a lock wait timeout of 1 s: every write of eight connections on those
+    rows ends in 1205 -- each second's errors by code sum to its errors, in both loops, and the code is the
+    server's (not 0, "no code known")."""
+    if loop == "python":
+        monkeypatch.setenv("TUNEBENCH_HOT_LOOP", "0")
+    wl, _opts = rw
+    opts = wl.options({"table_size": 4})  # ids 1-4 of the prepared table
+    params = each_server.params()
+    locker = open_connection(params)
+    cur = locker.cursor()
+    cur.execute("SELECT @@GLOBAL.innodb_lock_wait_timeout")
+    was = int(cur.fetchall()[0][0])
+    intervals = []
+    try:
+        cur.execute("SET GLOBAL innodb_lock_wait_timeout = 1")  # the load's sessions, opened after it, take it
+        cur.execute("BEGIN")
+        cur.execute("SELECT id FROM tunebench.sbtest1 WHERE id BETWEEN 1 AND 4 FOR UPDATE")
+        cur.fetchall()
+        engine = BuiltinEngine(params, [ClientGroup("main", wl, opts, (8,))], workers=2)
+        engine.open()
+        try:
+            engine.run_step({"main": 8}, 4, intervals.append, threading.Event())
+        finally:
+            engine.close()
+    finally:
+        cur.execute("ROLLBACK")
+        cur.execute(f"SET GLOBAL innodb_lock_wait_timeout = {was}")
+        locker.close()
+    assert sum(iv.errors for iv in intervals) >= 8, intervals
+    for iv in intervals:
+        assert sum(iv.error_codes.values()) == iv.errors, (iv.errors, iv.error_codes)
+        assert set(iv.error_codes) <= {1205}, iv.error_codes
+        assert all(iv.series()[f"client.main.errcode.{c}"] == n for c, n in iv.error_codes.items())

@@ -119,7 +119,7 @@ def test_oltp_insert_without_auto_inc_never_repeats_an_id():
     held: set[int] = set()
     counts = [SimpleNamespace(reads=0, writes=0, other=0, errors=0, retry=None) for _ in range(3)]
     for c in counts:
-        c.retry = (lambda c=c: setattr(c, "errors", c.errors + 1))
+        c.retry = (lambda code=None, c=c: setattr(c, "errors", c.errors + 1))
     for nonce in (11, 2**31 + 5):
         kept: list[dict] = [{}, {}, {}]
         for _connect in range(2):  # the second time: after a reconnect

@@ -9,6 +9,7 @@ from typing import Any
 
 from tunebench.core.busy import busy_text
 from tunebench.core.display import inert_text
+from tunebench.core.error_codes import codes_text
 from tunebench.core.interval import Interval
 from tunebench.core.kinds import RunStatus
 from tunebench.core.schedule import served
@@ -109,6 +110,8 @@ def steps_table(steps: list[dict[str, Any]]) -> str:
     rows += [f"step {s['step']}: {busy_text(s['busy'])} (over {s['busy']['threshold_pct']:g} % of the machine)"
              for s in steps if (s.get("busy") or {}).get("seconds") and s["group"] == steps[0]["group"]]
     rows += open_loop_lines(steps)
+    rows += [f"step {s['step']} {s['group']}: errors {s['errors']:,.0f} = {text}"
+             for s in steps if (text := codes_text(s.get("error_codes")))]
     mixes = [s for s in steps if s.get("trx")]
     if mixes:
         rows += ["", "per transaction type: tps (share) p95 ms, rollbacks/retries over the step"]

@@ -49,6 +49,9 @@ class Interval:
     # this one; sysbench's report hook reads the clock as it takes them. Kept as `edge_ms`, how late after `t`: a
     # starved load generator shows there, and a count over a span uses the seconds' real edges.
     edge: float | None = None
+    # The second's errors by server error code (1213 deadlock, 1205 lock wait timeout, ...; 0: no code known), summing
+    # to `errors`; empty where the engine does not know them (sysbench reports a count only)
+    error_codes: Mapping[int, float] = field(default_factory=dict)
 
     def series(self) -> dict[str, float]:
         """The interval as named series values (DESIGN.md naming), skipping unknown latencies."""
@@ -81,6 +84,8 @@ class Interval:
                     out[f"{prefix}svc.lat.{key}"] = value
         if self.edge is not None:
             out[prefix + "edge_ms"] = (self.edge - self.t) * 1000.0
+        for code, n in self.error_codes.items():
+            out[f"{prefix}errcode.{int(code)}"] = float(n)
         for name, values in self.trx.items():
             for key, value in values.items():
                 if value is not None:

@@ -14,6 +14,7 @@ import numpy as np
 from tunebench.core.confdiff import compare, session_sides
 from tunebench.core.display import local_time
 from tunebench.core.efficiency import LABELS, OPTIONAL, efficiency_rows, fmt
+from tunebench.core.error_codes import codes_text
 from tunebench.core.schedule import served
 from tunebench.core.sessions import servers_text
 from tunebench.core.step_context import StepKnobs, note_lines, step_notes
@@ -49,6 +50,7 @@ def sweep_tables(plan: Plan, steps: Sequence[Mapping[str, Any]], applied: Mappin
                        "lat_p99_ms": s["lat_p99_ms"], "cv": s["cv"], "tps_median": s["tps_median"],
                        "qps_median": s.get("qps_median"), "seconds": s.get("seconds"),
                        "steady_skipped": s.get("steady_skipped", 0), "errors": s.get("errors", 0),
+                       **({"error_codes": s["error_codes"]} if s.get("error_codes") else {}),
                        # a knob flipped live during the step: its figures mix two values
                        **({"flipped": len(s["segments"]) - 1} if s.get("segments") else {}),
                        **({"rate": s["rate"], "service_p99_ms": s.get("service_p99_ms")}
@@ -184,6 +186,13 @@ def number(v: Any, digits: int = 1) -> str:
 _f = number
 
 
+def error_code_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The steps' errors by server error code, a line per step that had any (the count is the errors column's)."""
+    rows = [f"- step {s.get('step')} {s.get('group')}: {_f(s.get('errors'), 0)} = {text}"
+            for s in steps if (text := codes_text(s.get("error_codes")))]
+    return ["", "Errors by server error code:", "", *rows] if rows else []
+
+
 def trx_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
     """Per transaction type of the steps of multi-type families (TPC-C): rate, share of the mix, latency,
     the profile's own rollbacks and the deadlock retries."""
@@ -233,8 +242,8 @@ def markdown(session: Mapping[str, Any]) -> str:
     if summary.get("phases"):  # a phase plan (the insert benchmark's l.i0, l.x, ...): its table says it all
         steps = summary.get("steps", [])
         return "\n".join(lines + phase_lines(summary["phases"], steps) + open_loop_report(steps)
-                         + trx_lines(steps) + efficiency_lines(session) + drift_lines(session) + busy_lines(session)
-                         + verdict_lines(session)) + "\n"
+                         + trx_lines(steps) + error_code_lines(steps) + efficiency_lines(session)
+                         + drift_lines(session) + busy_lines(session) + verdict_lines(session)) + "\n"
     if not configs:
         steps = summary.get("steps", [])
         label = next((s["headline_label"] for s in steps if s.get("headline_label")), "")
@@ -249,13 +258,15 @@ def markdown(session: Mapping[str, Any]) -> str:
                          f"{_f(s['qps'])} | " + (f"{_f(s.get('headline'), 0)} | " if label else "")
                          + f"{_f(s['lat_p95_ms'], 3)} | {_f(s['lat_p99_ms'], 3)} | {_f(s['cv'], 3)} | "
                          f"{_f(s.get('errors'), 0)} | {seconds} |")
-        return "\n".join(lines + open_loop_report(steps) + trx_lines(steps) + efficiency_lines(session)
-                         + drift_lines(session) + busy_lines(session) + verdict_lines(session)) + "\n"
+        return "\n".join(lines + open_loop_report(steps) + trx_lines(steps) + error_code_lines(steps)
+                         + efficiency_lines(session) + drift_lines(session) + busy_lines(session)
+                         + verdict_lines(session)) + "\n"
     if summary.get("knee") and any(len({st.get("rate") for st in c["steps"]}) > 1 for c in configs):
         # a sweep over rates: TPS follows the rate asked, so a best TPS (or a ratio of two) says nothing; the
         # latency against rate, each configuration's knee and the open-loop steps are its results
         return "\n".join(lines + knee_lines(summary) + open_loop_report(summary.get("steps", []))
-                         + trx_lines(summary.get("steps", [])) + efficiency_lines(session) + drift_lines(session)
+                         + trx_lines(summary.get("steps", [])) + error_code_lines(summary.get("steps", []))
+                         + efficiency_lines(session) + drift_lines(session)
                          + busy_lines(session) + verdict_lines(session)) + "\n"
     threads = sorted({st["threads"] for c in configs for st in c["steps"]})
     lines += ["## TPS by configuration and concurrency", "",
@@ -300,7 +311,7 @@ def markdown(session: Mapping[str, Any]) -> str:
                   "Knobs set or flipped live, and seconds left out of a step's figures:", "",
                   *(f"- {n}" for n in worded)]
     return "\n".join(lines + knee_lines(summary) + open_loop_report(summary.get("steps", []))
-                     + trx_lines(summary.get("steps", []))
+                     + trx_lines(summary.get("steps", [])) + error_code_lines(summary.get("steps", []))
                      + efficiency_lines(session) + drift_lines(session) + busy_lines(session)
                      + verdict_lines(session)) + "\n"
 

@@ -46,6 +46,9 @@ class StepSummary:
     service_p99_ms: float | None = None
     late: float = 0.0
     skipped: float = 0.0
+    # the errors by server error code ("1213": deadlocks, ...; "0": no code known), summing to `errors`; empty where
+    # the engine does not know them (sysbench)
+    error_codes: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -54,6 +57,15 @@ class StepSummary:
     def from_dict(cls, d: Mapping[str, object]) -> StepSummary:
         names = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in names})  # type: ignore[arg-type]
+
+
+def codes_of(intervals: Sequence[Interval]) -> dict[str, float]:
+    """The intervals' errors by server error code, summed (keys as text: a session's JSON)."""
+    out: dict[str, float] = {}
+    for iv in intervals:
+        for code, n in iv.error_codes.items():
+            out[str(int(code))] = out.get(str(int(code)), 0.0) + float(n)
+    return {k: v for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v}
 
 
 def steady_start(values: Sequence[float], min_keep: int = 3) -> int:
@@ -124,6 +136,7 @@ def summarize(
         lat_p99_ms=latency.get("p99"),
         lat_max_ms=latency.get("max"),
         errors=sum(iv.errors for iv in intervals),
+        error_codes=codes_of(intervals),
         reconnects=sum(iv.reconnects for iv in intervals),
         transactions=sum(iv.tps for iv in intervals),
         qps_median=statistics.median(iv.qps for iv in intervals) if n else 0.0,

@@ -184,10 +184,16 @@ typedef struct {
     size_t len, cap;
 } buf_t;
 
-/* what one event (or the init code) did, published with it */
+/* The server error codes of a connection's errors, each with its cumulative count (issue 44 item 4): the first
+   NCODES - 1 codes met keep a slot each; later ones count in the last slot (code 0: "other codes") */
+#define NCODES 8
+
+/* what one event (or the init code) did, published with it: its retries' error codes too */
 typedef struct {
     unsigned long long counts[NCOUNTS];
     unsigned long long retries, rollbacks, errmarks;
+    unsigned int codes[NCODES];
+    unsigned int ncodes[NCODES];
 } ev_t;
 
 /* The state as of a whole second of the worker's clock (issue 41): kept when the first event ends after that edge
@@ -199,6 +205,7 @@ typedef struct {
     int64_t first, last;
     size_t nlat, nsvc;
     unsigned long long e, r, w, o, late, sk, errors;
+    unsigned long long ecount[NCODES]; /* per code of the connection's ecode[] */
     int ntypes;
     unsigned long long *typed; /* ntypes * 4, or NULL */
 } cut_t;
@@ -247,6 +254,8 @@ typedef struct {
     int inflight;          /* I_SEND sent a statement whose result I_RECV has not read yet */
     int inflight_class;    /* and its statement class */
     unsigned long long errors;  /* deadlocks and lock waits the program retried, and its error marks (under mu) */
+    unsigned int ecode[NCODES];            /* the codes of those retries (0: none yet; the last slot: others) */
+    unsigned long long ecount[NCODES];     /* and their cumulative counts (under mu) */
     unsigned long long *typed;  /* per type: events, errors, rollbacks, retries (under mu) */
     int current;           /* the type under way (__atomic: current() reads it from another thread) */
     int finished;          /* I_FINISH ran: no more events on this connection (__atomic) */
@@ -530,6 +539,7 @@ static void cut_record(Conn *c, int64_t now) {
     k->late = c->late;
     k->sk = c->skipped;
     k->errors = c->errors;
+    memcpy(k->ecount, c->ecount, sizeof k->ecount);
     k->ntypes = ntypes;
     c->ncuts++;
     c->cut_next = last + SECOND_NS;
@@ -1209,6 +1219,34 @@ static int drain_inflight(Conn *c) {
     return 0;
 }
 
+/* an error code of this event, counted by code (a slot per code; full: the last slot, code 0) */
+static void ev_code(ev_t *ev, unsigned int code) {
+    for (int i = 0; i < NCODES; i++) {
+        if (ev->codes[i] == code || (i == NCODES - 1) || !ev->ncodes[i]) {
+            if (!ev->ncodes[i]) ev->codes[i] = i == NCODES - 1 ? 0 : code;
+            ev->ncodes[i]++;
+            return;
+        }
+    }
+}
+
+/* the event's error codes into the connection's table (under mu) */
+static void conn_codes(Conn *c, const ev_t *ev) {
+    for (int i = 0; i < NCODES && ev->ncodes[i]; i++) {
+        unsigned int code = ev->codes[i];
+        int j = 0;
+        for (; j < NCODES - 1; j++) {
+            if (c->ecount[j] && c->ecode[j] == code) break;
+            if (!c->ecount[j]) {
+                c->ecode[j] = code;
+                break;
+            }
+        }
+        if (j == NCODES - 1) c->ecode[j] = 0; /* others */
+        c->ecount[j] += ev->ncodes[i];
+    }
+}
+
 /* a statement failed: a deadlock or lock wait is rolled back and the transaction runs again with the same inputs
    from the retry point (VM_OK, *pc there, counted as a retry); anything else fails the event */
 static int statement_failed(Conn *c, ev_t *ev, int retry_pc, int *retries, int *pc) {
@@ -1216,6 +1254,7 @@ static int statement_failed(Conn *c, ev_t *ev, int retry_pc, int *retries, int *
     if (!retryable(e) || retry_pc < 0 || *retries >= c->vm->max_retries) return server_fail(c);
     (*retries)++;
     ev->retries++;
+    ev_code(ev, e);
     if (mysql_real_query(c->m, "ROLLBACK", 8)) return server_fail(c);
     MYSQL_RES *r = mysql_store_result(c->m);
     if (r) mysql_free_result(r);
@@ -1846,6 +1885,7 @@ static int publish(Conn *c, int64_t now, int64_t lat, int64_t svc, int late, uns
     c->writes += ev->counts[C_WRITE];
     c->other += ev->counts[C_OTHER];
     c->errors += ev->retries + ev->errmarks; /* a retry is an error of the run, not of its type (Slot.retry()) */
+    conn_codes(c, ev);
     if (c->typed) {
         c->typed[type * 4 + 1] += ev->errmarks;
         c->typed[type * 4 + 2] += ev->rollbacks;
@@ -1992,7 +2032,8 @@ static PyObject *Conn_grid(Conn *c, PyObject *args) {
 
 /* take([until]) -> (events, reads, writes, other, latencies: bytes of int64 ns since the last take, service times
    (open loop), late, skipped, errors, per type ((events, errors, rollbacks, retries), ...) or None without a VM
-   program); counters cumulative. With `until` (an edge of grid(), CLOCK_MONOTONIC ns, taken in order): the state
+   program, {error code: count} of the retried errors (0: codes beyond the first NCODES - 1)); counters
+   cumulative. With `until` (an edge of grid(), CLOCK_MONOTONIC ns, taken in order): the state
    as of that edge -- events that ended after it stay for the next take. May come while run() is in progress (the
    reporter's thread): what it reads is under mu */
 static PyObject *Conn_take(Conn *c, PyObject *args) {
@@ -2002,8 +2043,11 @@ static PyObject *Conn_take(Conn *c, PyObject *args) {
     size_t n, nsvc;
     unsigned long long e, r, w, o, late, sk, errors;
     unsigned long long typed[255 * 4];
+    unsigned long long ecount[NCODES];
+    unsigned int ecode[NCODES];
     int ntypes;
     pthread_mutex_lock(&c->mu);
+    memcpy(ecode, c->ecode, sizeof ecode); /* (a slot's code never changes once given) */
     int now_types = c->vm && c->typed ? c->vm->ntypes : 0;
     cut_t *k = NULL;
     int before = 0; /* the cuts before k: stale, k's state includes theirs */
@@ -2038,6 +2082,7 @@ static PyObject *Conn_take(Conn *c, PyObject *args) {
         c->nlat -= n;
         c->nsvc -= nsvc;
         e = k->e, r = k->r, w = k->w, o = k->o, late = k->late, sk = k->sk, errors = k->errors;
+        memcpy(ecount, k->ecount, sizeof ecount);
         ntypes = k->ntypes == now_types ? k->ntypes : 0;
         if (ntypes) memcpy(typed, k->typed, sizeof(unsigned long long) * 4 * (size_t)ntypes);
         for (int i = before; i < c->ncuts; i++) {
@@ -2050,6 +2095,7 @@ static PyObject *Conn_take(Conn *c, PyObject *args) {
         n = c->nlat, nsvc = c->nsvc;
         e = c->events, r = c->reads, w = c->writes, o = c->other, late = c->late, sk = c->skipped;
         errors = c->errors;
+        memcpy(ecount, c->ecount, sizeof ecount);
         ntypes = now_types;
         if (ntypes) memcpy(typed, c->typed, sizeof(unsigned long long) * 4 * (size_t)ntypes);
         c->lat = c->svc = NULL;
@@ -2068,13 +2114,22 @@ static PyObject *Conn_take(Conn *c, PyObject *args) {
         if (!t) Py_CLEAR(types);
         else PyTuple_SET_ITEM(types, j, t);
     }
-    if (!bytes || !svc_bytes || !types) {
+    PyObject *codes = PyDict_New();
+    for (int j = 0; codes && j < NCODES; j++) {
+        if (!ecount[j]) continue;
+        PyObject *key = PyLong_FromUnsignedLong(ecode[j]), *val = PyLong_FromUnsignedLongLong(ecount[j]);
+        if (!key || !val || PyDict_SetItem(codes, key, val)) Py_CLEAR(codes);
+        Py_XDECREF(key);
+        Py_XDECREF(val);
+    }
+    if (!bytes || !svc_bytes || !types || !codes) {
         Py_XDECREF(bytes);
         Py_XDECREF(svc_bytes);
         Py_XDECREF(types);
+        Py_XDECREF(codes);
         return NULL;
     }
-    return Py_BuildValue("(KKKKNNKKKN)", e, r, w, o, bytes, svc_bytes, late, sk, errors, types);
+    return Py_BuildValue("(KKKKNNKKKNN)", e, r, w, o, bytes, svc_bytes, late, sk, errors, types, codes);
 }
 
 /* query(sql: bytes) -> None: a plain statement (ROLLBACK after a deadlock), its rows read and dropped */

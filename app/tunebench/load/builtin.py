@@ -320,8 +320,10 @@ class BuiltinEngine:
     def _merge(self, reports: Mapping[int, Mapping[str, Any]]) -> dict[str, list[Any]]:
         merged: dict[str, list[Any]] = {}
         for report in reports.values():
-            for group, (totals, idx, counts, max_ns, threads, finished, trx, open_loop) in report.items():
-                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0, None, None, [0, 0, 0.0]])
+            for group, (totals, idx, counts, max_ns, threads, finished, trx, open_loop, *rest) in report.items():
+                m = merged.setdefault(group, [[0] * 6, LatencyHistogram(), 0, None, None, [0, 0, 0.0], {}])
+                for code, n in (rest[0] if rest else {}).items():  # the second's errors by server error code
+                    m[6][int(code)] = m[6].get(int(code), 0) + int(n)
                 m[5] = [m[5][0] + finished[0], m[5][1] + finished[1], max(m[5][2], finished[2])]
                 if open_loop is not None:
                     o_idx, o_counts, o_max, late, skipped, backlog, lag, dropped, overflow = open_loop
@@ -484,8 +486,8 @@ class BuiltinEngine:
             in_step = measured is not None and tick >= measured + warmup
             measured_seconds += in_step
             for g in self.groups:
-                (ev, r, w, o, err, rc), hist, nthreads, per_type, open_loop, _finished = merged.get(
-                    g.name, [[0] * 6, LatencyHistogram(), 0, None, None, [0, 0, 0.0]])
+                (ev, r, w, o, err, rc), hist, nthreads, per_type, open_loop, _finished, codes = merged.get(
+                    g.name, [[0] * 6, LatencyHistogram(), 0, None, None, [0, 0, 0.0], {}])
                 statements += r + w + o
                 lat = hist.summary_ms()
                 h = step_hist[g.name]
@@ -506,6 +508,7 @@ class BuiltinEngine:
                 out(Interval(t=t, group=g.name, threads=nthreads, tps=float(ev),
                              qps=float(r + w + o), reads=float(r), writes=float(w), other=float(o),
                              lat_ms=lat, errors=float(err), reconnects=float(rc), trx=self._trx(g, per_type),
+                             error_codes={int(k): float(n) for k, n in codes.items()},
                              edge=self.edges.get(tick) if self.EDGES_ON_OUR_CLOCK else None, **extra))
             # silence counts the connections asked for: a lost server's are reconnecting, not connected
             silence_reported = self._watch_silence(asked, statements, silence_reported)

@@ -66,7 +66,7 @@ class Counts(Protocol):
     # run, and a step whose every connection has stopped ends
     finished: bool
 
-    def retry(self) -> None: ...  # a deadlock/lock-wait the family retried itself
+    def retry(self, code: int | None = None) -> None: ...  # a deadlock/lock-wait the family retried (its code)
 
     def rollback(self) -> None: ...  # a rollback the transaction profile asks for (TPC-C's 1 % NewOrders)
 

@@ -17,6 +17,7 @@ import importlib.util
 import math
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,6 +172,7 @@ class HotTotals:
         self._lock = threading.Lock()
         self._base = [0] * 7  # events, reads, writes, other, late, skipped, errors
         self._typed: list[list[int]] | None = None
+        self._codes: dict[int, int] = {}  # the errors by server error code of the connections gone
         self._pending: list[bytes] = []
         self._svc: list[bytes] = []
         self.conn: Any = None
@@ -183,12 +185,13 @@ class HotTotals:
 
     @staticmethod
     def _counts(taken: tuple[Any, ...]) -> tuple[list[int], Any]:
-        e, r, w, o, _lat, _svc, late, skipped, errors, typed = taken
+        e, r, w, o, _lat, _svc, late, skipped, errors, typed, _codes = taken
         return [e, r, w, o, late, skipped, errors], typed
 
     def _add(self, taken: tuple[Any, ...]) -> None:
         counts, typed = self._counts(taken)
         self._base = [a + b for a, b in zip(self._base, counts, strict=True)]
+        self._codes = _plus(self._codes, taken[10])
         if typed is not None:
             base = self._typed or [[0, 0, 0, 0] for _ in typed]
             self._typed = [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(base, typed, strict=True)]
@@ -207,26 +210,37 @@ class HotTotals:
                 self._add(self.conn.take())
                 self.conn = None
 
-    def take(self, until_ns: int | None = None) -> tuple[list[int], bytes, bytes, list[list[int]] | None]:
+    def take(self, until_ns: int | None = None
+             ) -> tuple[list[int], bytes, bytes, list[list[int]] | None, dict[int, int]]:
         """(cumulative events, reads, writes, other, late, skipped, errors), the latencies and the open loop's
         service times since the last take (int64 ns, as bytes: the reporter joins every connection's before one
-        numpy conversion; a statement program's carry their type, see TYPE_SHIFT), and per type the cumulative
-        (events, errors, rollbacks, retries) -- None for an OLTP program. `until_ns`: as of that edge of the grid
-        (events that ended after it stay for the next take); None: everything so far."""
+        numpy conversion; a statement program's carry their type, see TYPE_SHIFT), per type the cumulative
+        (events, errors, rollbacks, retries) -- None for an OLTP program -- and the cumulative errors by server
+        error code. `until_ns`: as of that edge of the grid (events that ended after it stay for the next take);
+        None: everything so far."""
         with self._lock:
-            counts, lats, svc = list(self._base), self._pending, self._svc
+            counts, lats, svc, codes = list(self._base), self._pending, self._svc, dict(self._codes)
             typed = [list(t) for t in self._typed] if self._typed is not None else None
             self._pending, self._svc = [], []
             if self.conn is not None:  # its counters are cumulative: added to the base only when it goes
                 taken = self.conn.take() if until_ns is None else self.conn.take(until_ns)
                 now, now_typed = self._counts(taken)
                 counts = [a + b for a, b in zip(counts, now, strict=True)]
+                codes = _plus(codes, taken[10])
                 if now_typed is not None:
                     base = typed or [[0, 0, 0, 0] for _ in now_typed]
                     typed = [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(base, now_typed, strict=True)]
                 lats.append(taken[4])
                 svc.append(taken[5])
-        return counts, b"".join(lats), b"".join(svc), typed
+        return counts, b"".join(lats), b"".join(svc), typed, codes
+
+
+def _plus(a: Mapping[int, int], b: Mapping[int, int]) -> dict[int, int]:
+    """Two counts by error code, added."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
 
 
 class HotSession:

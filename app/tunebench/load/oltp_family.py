@@ -243,6 +243,6 @@ class OltpEvent:
                     if unique is None or exc.errno != ER_DUP_ENTRY or attempt == DUPLICATE_TRIES - 1:
                         raise
                     unique.clash()
-                    counts.retry()
+                    counts.retry(exc.errno)
             counts.writes += 1
         return run

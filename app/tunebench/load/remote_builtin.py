@@ -103,13 +103,15 @@ def _last(out: str) -> str:
 
 def _a_report(r: Any) -> bool:
     """A group's second as the remote workers send it (remote_workers.report): totals, the histogram's indexes
-    and counts, its max, threads, finished, per-type totals (or None), the open loop's part (or None)."""
+    and counts, its max, threads, finished, per-type totals (or None), the open loop's part (or None), and the
+    errors by server error code (a host of an older Tunebench: none)."""
     def nums(x: Any, n: int | None = None) -> bool:
         return (isinstance(x, (tuple, list)) and (n is None or len(x) == n)
                 and all(isinstance(v, (int, float)) for v in x))
-    return (isinstance(r, (tuple, list)) and len(r) == 8 and nums(r[0], 6) and nums(r[1]) and nums(r[2], len(r[1]))
+    return (isinstance(r, (tuple, list)) and len(r) in (8, 9) and nums(r[0], 6) and nums(r[1]) and nums(r[2], len(r[1]))
             and isinstance(r[3], int) and isinstance(r[4], int) and nums(r[5], 3)
-            and (r[6] is None or isinstance(r[6], (tuple, list))) and (r[7] is None or nums(r[7][2:], 7)))
+            and (r[6] is None or isinstance(r[6], (tuple, list))) and (r[7] is None or nums(r[7][2:], 7))
+            and (len(r) == 8 or (isinstance(r[8], Mapping) and nums(list(r[8]), None) and nums(list(r[8].values())))))
 
 
 @dataclass(eq=False)

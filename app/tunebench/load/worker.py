@@ -63,6 +63,7 @@ class SlotTake:
     trx_counts: list[list[int]]  # per type: events, errors, rollbacks, retries (cumulative)
     svc: list[int] = field(default_factory=list)  # open loop: service times (the latencies count from the due time)
     open_counts: tuple[int, int] = (0, 0)  # open loop: late, skipped (cumulative)
+    codes: Mapping[int, int] = field(default_factory=dict)  # the errors by server error code (cumulative)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,7 @@ class Slot(threading.Thread):
         self.cuts: list[tuple[int, int, Any]] = []  # (first edge, last edge it stands for, the state)
         # cumulative counters: events, reads, writes, other, errors, reconnects
         self.events = self.reads = self.writes = self.other = self.errors = self.reconnects = 0
+        self.codes: dict[int, int] = {}  # every error of `errors` by its server error code (cumulative)
         self.lat: list[int] = []
         # per transaction type (families with more than one): events, errors, rollbacks, retries; latencies
         self.ntrx = len(group.trx) if len(group.trx) > 1 else 0
@@ -147,8 +149,15 @@ class Slot(threading.Thread):
         self.late = self.skipped = 0
 
     # ---- Counts -----------------------------------------------------------------------------
-    def retry(self) -> None:
-        self.errors += 1
+    def _error(self, code: int | None) -> None:
+        """One more error (of `errors`), counted by its code too (0: none known); both at once for the reporter's
+        take (an error is rare: the lock costs nothing)."""
+        with self.handoff:
+            self.errors += 1
+            self.codes[code or 0] = self.codes.get(code or 0, 0) + 1
+
+    def retry(self, code: int | None = None) -> None:
+        self._error(code)
         if self.ntrx:
             self.trx_counts[self.current][3] += 1
 
@@ -191,7 +200,7 @@ class Slot(threading.Thread):
                     return False
                 return True
             except DriverError as exc:
-                self.errors += 1
+                self._error(exc.errno)
                 self.notes.append(f"connection {self.number}: cannot connect ({exc.errno}: {exc.msg})")
                 if self.session is not None:
                     self.session.close()
@@ -365,7 +374,7 @@ class Slot(threading.Thread):
         if exc.errno in RETRY_ERRNOS and self.ntrx and isinstance(self.session, HotSession):
             self.trx_counts[self.session.current()][1] += 1  # the compiled loop's type under way
         if exc.errno in RETRY_ERRNOS:
-            self.errors += 1
+            self._error(exc.errno)
             try:
                 self.session.query(b"ROLLBACK")
                 self.other += 1
@@ -390,7 +399,7 @@ class Slot(threading.Thread):
         began) is the state as of every edge it crossed. Under `handoff`."""
         last = self.cut_next + (now - self.cut_next) // SECOND_NS * SECOND_NS
         state = ((self.events, *before, self.errors, self.reconnects), len(self.lat), [len(x) for x in self.trx_lat],
-                 len(self.svc), [list(c) for c in self.trx_counts], (self.late, self.skipped))
+                 len(self.svc), [list(c) for c in self.trx_counts], (self.late, self.skipped), dict(self.codes))
         if len(self.cuts) == CUTS_KEPT:  # the reporter is seconds late: those events count in a later take
             del self.cuts[0]
         self.cuts.append((self.cut_next, last, state))
@@ -409,17 +418,18 @@ class Slot(threading.Thread):
                 trx_lat, self.trx_lat = self.trx_lat, [[] for _ in range(self.ntrx)]
                 svc, self.svc = self.svc, []
                 return SlotTake(lat, trx_lat, self.counters(), [list(c) for c in self.trx_counts], svc,
-                                (self.late, self.skipped))
-            _first, last, (counters, nlat, ntrx_lat, nsvc, trx_counts, open_counts) = self.cuts[i]
+                                (self.late, self.skipped), dict(self.codes))
+            _first, last, (counters, nlat, ntrx_lat, nsvc, trx_counts, open_counts, codes) = self.cuts[i]
             lat, self.lat = self.lat[:nlat], self.lat[nlat:]
             trx_lat = [x[:k] for x, k in zip(self.trx_lat, ntrx_lat, strict=True)]
             self.trx_lat = [x[k:] for x, k in zip(self.trx_lat, ntrx_lat, strict=True)]
             svc, self.svc = self.svc[:nsvc], self.svc[nsvc:]
             # the cuts after (and one that also stands for later edges) keep their place in what is left
             rest = self.cuts[i if last > until_ns else i + 1:]  # type: ignore[operator]
-            self.cuts = [(f, l_, (c, n - nlat, [a - b for a, b in zip(t, ntrx_lat, strict=True)], v - nsvc, tc, oc))
-                         for f, l_, (c, n, t, v, tc, oc) in rest]
-            return SlotTake(lat, trx_lat, counters, trx_counts, svc, open_counts)
+            self.cuts = [(f, l_, (c, n - nlat, [a - b for a, b in zip(t, ntrx_lat, strict=True)], v - nsvc, tc, oc,
+                                  cd))
+                         for f, l_, (c, n, t, v, tc, oc, cd) in rest]
+            return SlotTake(lat, trx_lat, counters, trx_counts, svc, open_counts, codes)
 
 
 def _trx_report(slots: list[Slot], buffers: dict[int, list[list[int]]],
@@ -582,6 +592,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     feeder = threading.Thread(target=_feed, args=(feeds,), name="feeder", daemon=True)
     feeder.start()
     last_open = {id(s): (0, 0) for ss in slots.values() for s in ss}
+    last_codes: dict[int, dict[int, int]] = {id(s): {} for ss in slots.values() for s in ss}
     steps = 0
     fatal_sent = False
     grace = STOP_GRACE
@@ -672,7 +683,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                         if h[3] is not None:  # a statement program's: per type
                             vals, per_type = _split_typed(h[1], s.ntrx)
                             svc_bytes = (np.frombuffer(h[2], dtype=np.int64) & LAT_MASK).tobytes()
-                            hot_taken[id(s)] = (h[0], vals.tobytes(), svc_bytes, h[3])
+                            hot_taken[id(s)] = (h[0], vals.tobytes(), svc_bytes, h[3], h[4])
                             if s.ntrx:
                                 trx_buffers[id(s)] = [np.concatenate([np.asarray(py, dtype=np.int64), hot])
                                                       for py, hot in zip(t.trx_lat, per_type, strict=True)]
@@ -681,6 +692,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
             for name, ss in slots.items():
                 hist = LatencyHistogram()
                 totals = [0] * 6
+                codes: dict[int, int] = {}  # this second's errors by server error code
                 # every connection's latencies in one histogram add (one per connection cost 2,048 numpy
                 # bincounts a second in a worker of 2,048 connections)
                 hot_ns: list[bytes] = []
@@ -689,8 +701,11 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                     t = taken[id(s)]
                     now = t.counters
                     hot_typed = None
+                    now_codes = dict(t.codes)
                     if id(s) in hot_taken:
-                        (e, r, w, o, _late, _skipped, errs), lat, _svc, hot_typed = hot_taken[id(s)]
+                        (e, r, w, o, _late, _skipped, errs), lat, _svc, hot_typed, hot_codes = hot_taken[id(s)]
+                        for k, v in hot_codes.items():
+                            now_codes[k] = now_codes.get(k, 0) + v
                         now = (now[0] + e, now[1] + r, now[2] + w, now[3] + o, now[4] + errs, now[5])
                         hot_ns.append(lat)
                     if s.ntrx:
@@ -703,6 +718,10 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                         now = (sum(c[0] for c in snap), *now[1:])
                     prev = last[id(s)]
                     last[id(s)] = now
+                    before_codes, last_codes[id(s)] = last_codes[id(s)], now_codes
+                    for k, v in now_codes.items():
+                        if v != before_codes.get(k, 0):
+                            codes[k] = codes.get(k, 0) + v - before_codes.get(k, 0)
                     for i in range(6):
                         totals[i] += now[i] - prev[i]
                     listed += t.lat
@@ -720,7 +739,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 report[name] = (tuple(totals), idx, counts, hist.max_ns, threads, finished,
                                 _trx_report(ss, trx_buffers, last_trx, snaps),
                                 _open_report(ss, taken, hot_open, last_open, schedules.get(name),
-                                             feeds[name][1] if name in feeds else None))
+                                             feeds[name][1] if name in feeds else None), codes)
             fatal = next((s.fatal for ss in slots.values() for s in ss if s.fatal), None)
             if fatal and not fatal_sent:
                 conn.send(("fatal", spec.index, fatal))

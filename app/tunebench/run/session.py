@@ -241,6 +241,7 @@ def steps_json(results: Sequence[StepResult]) -> list[dict[str, Any]]:
                         **({"headline": s.headline, "headline_label": s.headline_label}
                            if s.headline_label else {}),
                         **({"trx": {k: dict(v) for k, v in s.trx.items()}} if s.trx else {}),
+                        **({"error_codes": dict(s.error_codes)} if s.error_codes else {}),
                         **({"segments": list(r.segments)} if r.segments else {}),
                         **({"incomplete": True} if r.incomplete else {}),
                         **({"busy": dict(r.busy)} if r.busy else {}),

@@ -17,6 +17,7 @@ import numpy as np
 
 from tunebench.core.busy import BUSY_PCT, busy_mask, other_series
 from tunebench.core.confdiff import ConfigDiff, compare, server_sides
+from tunebench.core.error_codes import codes_text
 from tunebench.core.interval import Event, Interval
 from tunebench.core.results import phase_rows, sweep_tables
 from tunebench.core.stats import StepSummary
@@ -38,6 +39,7 @@ class Cell:
     ramp: int = 0  # leading seconds below the steady level, left out
     flipped: int = 0  # live knob changes during the step: its figures mix the values
     errors: float = 0.0
+    error_codes: str = ""  # the errors by server error code, as said (core/error_codes.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +281,8 @@ class SweepProgress:
                                          (st["headline_label"], st["headline"])
                                          if st.get("headline_label") and st.get("headline") is not None else None,
                                          st.get("seconds"), int(st.get("steady_skipped") or 0),
-                                         int(st.get("flipped") or 0), float(st.get("errors") or 0.0))
+                                         int(st.get("flipped") or 0), float(st.get("errors") or 0.0),
+                                         codes_text(st.get("error_codes")))
                      for st in (c["steps"] if c else [])}
             measuring: float | None = self.running_threads if idx == self.running_config else None
             if self.by_rate and measuring is not None and self.plan is not None:  # the running step's rate

@@ -6,6 +6,7 @@ The bar's size never asks the window for room: whatever they read, the docks and
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import numpy as np
@@ -14,6 +15,7 @@ from PySide6.QtGui import QFontMetrics, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from tunebench.core.display import rate_text
+from tunebench.core.error_codes import codes_text
 from tunebench.core.interval import is_trx_series
 from tunebench.ui.plot_panel import font
 from tunebench.ui.timeline import Timeline
@@ -163,8 +165,16 @@ class ReadoutBar(QWidget):
         # every second of the session (warm-ups too): a step's row counts its measured seconds only -- each
         # number says which it is (issue 44 item 4: "errors 10" here against 9 in the step read as a disagreement)
         text = f"errors {errors:,.0f} in the session" if errors > 0 else ""
+        codes: dict[int, float] = {}  # the same seconds by server error code
+        for n in tl.names("client.", ""):
+            head, sep, code = n.rpartition(".errcode.")
+            if sep and "@" not in head and not head.startswith("client.total") and (buf := tl.series.get(n)):
+                with contextlib.suppress(ValueError):
+                    codes[int(code)] = codes.get(int(code), 0.0) + float(np.nansum(buf.v[:buf.n]))
+        by_code = codes_text(codes)
         self.errors_label.setToolTip("failed transactions over every second of the session so far, warm-ups "
-                                     "included; a step's row and the report count its measured seconds")
+                                     "included; a step's row and the report count its measured seconds"
+                                     + (f"\nby server error code: {by_code}" if by_code else ""))
         if text != self.errors_label.text():
             self.errors_label.setText(text)
             self.errors_label.setVisible(bool(text))

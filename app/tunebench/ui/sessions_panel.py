@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import html
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from tunebench.core.busy import busy_text
 from tunebench.core.display import local_time
+from tunebench.core.error_codes import codes_text
 from tunebench.core.errors import TunebenchError
 from tunebench.core.results import tls_text
 from tunebench.core.sessions import browse_row, diff_settings, matches, session_title
@@ -59,6 +61,12 @@ def _cell(key: str, value: Any) -> str:
         s = int(value)
         return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
     return str(value)
+
+
+def _codes_cell(st: Mapping[str, Any]) -> str:
+    """A step's errors by server error code, under its count in the errors cell (issue 44 item 4)."""
+    text = codes_text(st.get("error_codes"), names=False)
+    return f"<br><small>{html.escape(text)}</small>" if text else ""
 
 
 def _ms(v: float | None) -> str:
@@ -274,7 +282,7 @@ class SessionsPanel(QWidget):
             lines.append(f"<tr><td>{st['step']}</td><td>{config}</td><td>{html.escape(st['group'])}</td>"
                          f"<td>{st['threads']}</td><td>{st['tps']:,.1f}</td><td>{st['qps']:,.1f}</td>{head}"
                          f"<td>{_ms(st['lat_p95_ms'])}</td><td>{_ms(st['lat_p99_ms'])}</td>"
-                         f"<td>{st.get('errors', 0):,.0f}</td><td>{html.escape(seconds)}</td></tr>")
+                         f"<td>{st.get('errors', 0):,.0f}{_codes_cell(st)}</td><td>{html.escape(seconds)}</td></tr>")
         lines.append("</table><br><b>events</b><br>")
         for ev in s["events"]:
             kind, text = html.escape(ev["kind"]), html.escape(ev["label"])

@@ -67,7 +67,7 @@ def cell_tip(label: str, column: str, c: Cell) -> str:
         lines.append(f"⚑ a knob was changed live {c.flipped} time(s) during the step: its figures mix the values "
                      "(the Events and the report say which)")
     if c.errors:
-        lines.append(f"! {c.errors:,.0f} errors during the step")
+        lines.append(f"! {c.errors:,.0f} errors during the step" + (f": {c.error_codes}" if c.error_codes else ""))
     return "\n".join(lines)
 
 

@@ -184,7 +184,7 @@ class TpccConnection:
             except DriverError as exc:
                 if exc.errno not in RETRY_ERRNOS or attempt == self.max_retries:
                     raise
-                self.counts.retry()
+                self.counts.retry(exc.errno)
                 try:
                     self._other(self.rollback)
                 except DriverError:
