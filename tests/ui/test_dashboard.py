@@ -159,13 +159,20 @@ def test_client_errors_show_up_to_the_head_and_hide_when_there_are_none(qtbot):
     d.bar.update_from(tl)
     assert d.bar.errors_label.isHidden()
     tl.load(1000.0, {"client.main.tps": (np.arange(1000.0, 1010.0), np.full(10, 100.0)),
-                     "client.main.errors": (np.arange(1000.0, 1010.0), np.array([0, 0, 0, 2, 0, 0, 3, 0, 0, 0.0]))},
+                     "client.main.errors": (np.arange(1000.0, 1010.0), np.array([0, 0, 0, 2, 0, 0, 3, 0, 0, 0.0])),
+                     # by server error code (issue 44 item 4), summing to the errors
+                     "client.main.errcode.1213": (np.arange(1000.0, 1010.0),
+                                                  np.array([0, 0, 0, 2, 0, 0, 1, 0, 0, 0.0])),
+                     "client.main.errcode.1205": (np.arange(1000.0, 1010.0),
+                                                  np.array([0, 0, 0, 0, 0, 0, 2, 0, 0, 0.0]))},
             [])
     d.bar.update_from(tl)
     assert d.bar.errors_label.isVisible() and d.bar.errors_label.text() == "errors 5 in the session"
+    assert d.bar.errors_label.toolTip().endswith("by server error code: 1213 deadlock: 3, 1205 lock wait timeout: 2")
     tl.seek(4.5)  # a replay's head before the second burst: only what it has passed
     d.bar.update_from(tl)
     assert d.bar.errors_label.text() == "errors 2 in the session"
+    assert d.bar.errors_label.toolTip().endswith("by server error code: 1213 deadlock: 2")
     tl.seek(2.0)
     d.bar.update_from(tl)
     assert d.bar.errors_label.isHidden()

@@ -189,7 +189,9 @@ _f = number
 def error_code_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
     """The steps' errors by server error code, a line per step that had any (the count is the errors column's)."""
     rows = [f"- step {s.get('step')} {s.get('group')}: {_f(s.get('errors'), 0)} = {text}"
-            for s in steps if (text := codes_text(s.get("error_codes")))]
+            if (text := codes_text(s.get("error_codes"))) else
+            f"- step {s.get('step')} {s.get('group')}: {_f(s.get('errors'), 0)} (no codes recorded: sysbench, and "
+            "sessions older than the codes, count errors only)" for s in steps if _float(s.get("errors")) or codes_text(s.get("error_codes"))]
     return ["", "Errors by server error code:", "", *rows] if rows else []
 
 
