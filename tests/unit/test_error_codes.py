@@ -42,4 +42,5 @@ def test_the_report_says_each_steps_codes_under_its_table():
                                        "- step 2 main: 12 = 1213 deadlock: 10, 1205 lock wait timeout: 2"]
     assert error_code_lines(steps[:1]) == []
     assert error_code_lines([{"step": 3, "group": "main", "errors": 4}]) == [  # sysbench's: a count
-        "", "Errors by server error code:", "", "- step 3 main: 4 (no codes recorded: sysbench, and sessions older than the codes, count errors only)"]
+        "", "Errors by server error code:", "",
+        "- step 3 main: 4 (no codes recorded: sysbench, and sessions older than the codes, count errors only)"]

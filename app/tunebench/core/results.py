@@ -188,10 +188,14 @@ _f = number
 
 def error_code_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
     """The steps' errors by server error code, a line per step that had any (the count is the errors column's)."""
-    rows = [f"- step {s.get('step')} {s.get('group')}: {_f(s.get('errors'), 0)} = {text}"
-            if (text := codes_text(s.get("error_codes"))) else
-            f"- step {s.get('step')} {s.get('group')}: {_f(s.get('errors'), 0)} (no codes recorded: sysbench, and "
-            "sessions older than the codes, count errors only)" for s in steps if _float(s.get("errors")) or codes_text(s.get("error_codes"))]
+    rows = []
+    for s in steps:
+        text = codes_text(s.get("error_codes"))
+        if text:
+            rows.append(f"- step {s.get('step')} {s.get('group')}: {_f(s.get('errors'), 0)} = {text}")
+        elif _float(s.get("errors")):
+            rows.append(f"- step {s.get('step')} {s.get('group')}: {_f(s.get('errors'), 0)} (no codes recorded: "
+                        "sysbench, and sessions older than the codes, count errors only)")
     return ["", "Errors by server error code:", "", *rows] if rows else []
 
 
