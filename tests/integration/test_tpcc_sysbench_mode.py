@@ -189,7 +189,7 @@ def test_mode_sysbench_tpcc_sends_what_sysbench_tpcc_sends(tpcc_data, tmp_path, 
         """Steps of `seconds` until the server has ended `transactions` (bounded), then the engine closed."""
         monkeypatch.setenv("TUNEBENCH_HOT_LOOP", "1" if hot else "0")
         engine = BuiltinEngine(params, [ClientGroup("main", wl, request.options, (THREADS,))], workers=2, seed=11)
-        start, deadline = global_status(admin, ("Com_commit",))["Com_commit"], time.monotonic() + 90
+        start, deadline = global_status(admin, ("Com_commit",))["Com_commit"], time.monotonic() + 150
         engine.open()
         try:
             while True:
