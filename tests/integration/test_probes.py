@@ -177,7 +177,15 @@ def test_server_questions_agree_with_engine_qps(rw16):
         _amount(series, "server.questions", a, b) / sum(_amount(series, name, a, b, edges="client.main.edge_ms")
                                                         for name in ("client.main.qps", "client.main.errors"))
         for a, b in itertools.pairwise(probe_t) if a >= lo and b <= hi]
-    assert len(per_second) >= 4 and np.median(np.abs(np.asarray(per_second) - 1)) < 0.1, per_second
+    # Each probe reading's instant is trusted to RateTracker.UNCERTAIN_SHARE of its interval (a reading less certain
+    # is folded into the next), so one second's count may be off by that much at each of its two edges: the median
+    # second within twice that (and the in-flight statements' 5 %). A quiet machine gives medians of 0.5-2 %,
+    # eight CPU hogs 2-5 %; a CI run at load 15 gave 0.20 against the 0.1 this once asked (seconds of 0.55 and
+    # 1.64 beside each other: one edge's reading late by ~0.4 s of a 1-s interval).
+    from tunebench.core.probe import RateTracker
+
+    bound = 2 * RateTracker.UNCERTAIN_SHARE + 0.05
+    assert len(per_second) >= 4 and np.median(np.abs(np.asarray(per_second) - 1)) < bound, per_second
 
 
 def test_settings_are_put_back_exactly(rw16):
