@@ -78,6 +78,49 @@ def test_run_flip_a_knob_and_stop(window, qtbot, sandbox):
     assert not window.stop_action.isEnabled()
 
 
+def test_a_knob_set_between_runs_is_journaled_marked_at_the_next_run_and_put_back(window, qtbot, sandbox):
+    """Issue 46 item 4: Set was greyed out while idle. Set between runs changes the server now (journaled, owned by
+    the window), the next run starts with it -- a marker at its start and "set before the run" in its rows -- and
+    keeps it after its end; Restore all puts it back."""
+    before = spin_wait_delay(sandbox)
+    want = "31" if before != "31" else "33"
+    window.targets.list.setCurrentRow(0)
+    assert window.knobs.buttons[0].isEnabled() and not window.knobs.confirm_button.isEnabled()
+    try:
+        window.flip_knob("innodb_spin_wait_delay", want)
+        qtbot.waitUntil(lambda: spin_wait_delay(sandbox) == want, timeout=15000)
+        qtbot.waitUntil(lambda: window.knobs.current["innodb_spin_wait_delay"].text() == want, timeout=5000)
+        assert "the next run starts with it" in window.knobs.result.text()
+        pending = [r for r in window.store.journal_pending() if r["name"] == "innodb_spin_wait_delay"]
+        assert len(pending) == 1 and pending[0]["original"] == before
+        w = window.workload
+        w.workload.setCurrentText("oltp_point_select")
+        w.threads.setText("1")
+        w.step_seconds.setValue(3)
+        w.warmup_seconds.setValue(0)
+        w.editors["table_size"].setValue(10000)
+        with qtbot.waitSignal(window.run_finished, timeout=90000) as finished:
+            window.run_workload()
+        outcome = finished.args[0]
+        assert outcome.status == "completed", outcome
+        session = window.store.get_session(outcome.session_id)
+        knob = [e for e in session["events"] if e["kind"] == "knob"]
+        assert [e["label"] for e in knob] == [f"innodb_spin_wait_delay = {want} (set before the run)"], knob
+        assert knob[0]["t"] <= min(st["started_at"] for st in session["steps"])
+        row = session["summary"]["steps"][0]
+        from tunebench.core.step_context import step_knobs
+
+        assert step_knobs(session)[1].text() == f"innodb_spin_wait_delay={want} (set before the run)", row
+        assert spin_wait_delay(sandbox) == want  # the run put back its own changes only
+        window.knobs.restore_all.emit()
+        qtbot.waitUntil(lambda: spin_wait_delay(sandbox) == before, timeout=15000)
+        qtbot.waitUntil(lambda: not [r for r in window.store.journal_pending()
+                                     if r["name"] == "innodb_spin_wait_delay"], timeout=5000)
+    finally:
+        window.controller.idle_knobs.restore()
+    assert spin_wait_delay(sandbox) == before
+
+
 def test_the_window_closed_under_a_run_ends_it_aborted_with_the_knob_back(window, qtbot, sandbox):
     """The README says a window that went away ends its run `aborted`; closing it mid-run recorded `stopped` (the
     Stop button's word, issue 43 item 14)."""

@@ -55,13 +55,15 @@ class StepKnobs:
     live: frozenset[str] = frozenset()  # of those, the ones set live (not by the step's configuration)
     flips: tuple[Flip, ...] = ()
     window: float = 0.0  # the measured window's length, seconds
+    before: frozenset[str] = frozenset()  # of `values`, those set between runs, before this run (the knob panel)
 
     def text(self, configured: bool = True) -> str:
         """'innodb_flush_log_at_trx_commit=2 (set live)', 'as configured; innodb_… 1 → 2 at 14 s of 30'.
         `configured=False`: the configuration's own values are said elsewhere (a sweep's label); only what
         differs from it."""
-        shown = [f"{k}={v}" + (" (set live)" if k in self.live else "") for k, v in self.values.items()
-                 if configured or k in self.live]
+        shown = [f"{k}={v}" + (" (set live)" if k in self.live else " (set before the run)" if k in self.before
+                                else "") for k, v in self.values.items()
+                 if configured or k in self.live or k in self.before]
         head = ", ".join(shown) or ("as configured" if configured else "")
         if not self.flips:
             return head
@@ -124,6 +126,7 @@ def step_knobs(session: Mapping[str, Any]) -> dict[int, StepKnobs]:
                     key=lambda e: float(e["t"]))
     values: dict[str, str] = {}
     live: set[str] = set()
+    before_run: set[str] = set()
     out: dict[int, StepKnobs] = {}
     k = 0
     steps = sorted((st for st in session.get("steps") or () if st.get("measure_from") is not None),
@@ -136,6 +139,7 @@ def step_knobs(session: Mapping[str, Any]) -> dict[int, StepKnobs]:
             for name, value in (data.get("knobs") or {}).items():
                 values[str(name)] = _text(value)
                 live.discard(str(name))
+                before_run.discard(str(name))
             return None
         name = str(data.get("name") or "")
         if not name:
@@ -143,9 +147,15 @@ def step_knobs(session: Mapping[str, Any]) -> dict[int, StepKnobs]:
         if e["kind"] == "restore":
             values.pop(name, None)
             live.discard(name)
+            before_run.discard(name)
             return None
         before = values.get(name, _text(data.get("from")))
         values[name] = _text(data.get("to"))
+        if data.get("before_run"):  # set between runs, found set as this run started (run/idle_knobs.py)
+            live.discard(name)
+            before_run.add(name)
+            return None
+        before_run.discard(name)
         if _applied_by_config(e, events):
             live.discard(name)
             return None
@@ -158,7 +168,7 @@ def step_knobs(session: Mapping[str, Any]) -> dict[int, StepKnobs]:
         while k < len(events) and float(events[k]["t"]) < start:
             apply(events[k])
             k += 1
-        at_start = StepKnobs(dict(values), frozenset(live & set(values)))
+        at_start = StepKnobs(dict(values), frozenset(live & set(values)), before=frozenset(before_run & set(values)))
         flips = []
         while k < len(events) and float(events[k]["t"]) <= end:
             flip = apply(events[k])
@@ -166,7 +176,7 @@ def step_knobs(session: Mapping[str, Any]) -> dict[int, StepKnobs]:
                 flips.append(Flip(float(events[k]["t"]) - start, *flip))
             k += 1
         window = end - start if end != float("inf") else 0.0
-        out[int(st["idx"]) + 1] = StepKnobs(at_start.values, at_start.live, tuple(flips), window)
+        out[int(st["idx"]) + 1] = StepKnobs(at_start.values, at_start.live, tuple(flips), window, at_start.before)
     return out
 
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tunebench.core.errors import TunebenchError
 from tunebench.core.sweep import SweepSpec
@@ -55,6 +55,7 @@ class RunRequest:
     password: str | None = None  # typed in the GUI for this target; travels through the pipe only
     live_metrics: bool = False  # the window serves --metrics-listen: the probes' readings come up the pipe too
     tune: TuneSpec | None = None  # a live knob search on the one load of `spec` (run/tune.py)
+    preset: tuple[dict[str, Any], ...] = ()  # knobs the window set between runs: markers at the run's start
 
     def __repr__(self) -> str:
         return f"RunRequest({self.target.name}, sweep={self.sweep is not None}, tune={self.tune is not None})"
@@ -111,7 +112,8 @@ def child_main(req: RunRequest, conn: Connection) -> None:
                              cooldown_seconds=sweep.cooldown_seconds if sweep else 0,
                              on_interval=send, on_note=lambda m: send(Note(m)),
                              on_samples=lambda t, v: send(Samples(t, v)), on_event=send, on_step=send,
-                             on_reading=send if req.live_metrics else None, on_session=send)
+                             on_reading=send if req.live_metrics else None, on_session=send,
+                             preset=req.preset)
             threading.Thread(target=_commands, args=(conn, exp, send), daemon=True).start()
             outcome = exp.run()
     except TunebenchError as exc:

@@ -47,7 +47,7 @@ from tunebench.run.session import (
 )
 from tunebench.run.spec import RunSpec, check_run_capacity, config_groups, single_config
 from tunebench.run.tasks import DiskSpace, datadir_space, ensure_data, server_refusals
-from tunebench.run.tuning import KnobController, restore_pending, restored_lines
+from tunebench.run.tuning import KnobController, restore_pending, restored_lines, sized
 from tunebench.run.watch import ServerWatch, stop_on_sigterm, watch_server
 from tunebench.store.repo import SessionWriter, Store
 from tunebench.store.writer import public_variables
@@ -87,7 +87,8 @@ class Experiment(RunProbes):
                  plan: Plan | None = None, resume: int | None = None, reset_data: bool = False,
                  cooldown_seconds: int = 0, on_event: Callable[[Event], None] | None = None,
                  on_reading: Callable[[LiveReading], None] | None = None,
-                 on_session: Callable[[RunSession], None] | None = None):
+                 on_session: Callable[[RunSession], None] | None = None,
+                 preset: Sequence[Mapping[str, Any]] = ()):
         spec.validate()
         self.store, self.target, self.spec = store, target, spec
         self.plan = plan
@@ -101,6 +102,8 @@ class Experiment(RunProbes):
         # a live metrics endpoint's: each probe reading with its kinds and counters, and the session's labels
         self.on_reading = on_reading
         self.on_session = on_session or (lambda _s: None)
+        # knobs set between runs (the window's knob panel, run/idle_knobs.py): markers at this run's start
+        self.preset = tuple(preset)
         self.sampler: ProbeSampler | None = None
         self.probe_status: dict[str, dict[str, Any]] = {}
         self.stop_event = threading.Event()
@@ -284,6 +287,18 @@ class Experiment(RunProbes):
                 self._store_failed(exc)
         self.on_event(ev)
 
+    def _record_preset(self, info: Any) -> None:
+        """The knobs set between runs that the server still reads as set: a marker each at the session's start
+        ("set before the run"); one that reads otherwise now (put back, or changed by someone) is not claimed."""
+        t = time.time()
+        for p in self.preset:
+            name = str(p.get("name", ""))
+            now = info.variables.get(name.lower())
+            if not name or now is None or str(now) != str(p.get("to")):
+                continue
+            self._record(Event(t, "knob", f"{name} = {sized(now)} (set before the run)",
+                               {"name": name, "from": p.get("from"), "to": now, "before_run": True}))
+
     def _store_failed(self, exc: StoreError) -> None:
         """The store stopped taking writes (disk full, read-only, locked too long): stop the run; what was
         committed stays, the knobs go back, and the run ends with this one line."""
@@ -465,6 +480,7 @@ class Experiment(RunProbes):
                 self.on_note(self.tls["note"])
             self.on_session(RunSession(self.writer.id, "+".join(g.workload.name for g in spec.groups),
                                        self.target.name, socket.gethostname()))
+            self._record_preset(info)
         self._server_pending = info if self._axis else None  # (its variables once its first configuration is on)
         self.servers.append(info.summary())
         self.writer.on_locked = self.on_note

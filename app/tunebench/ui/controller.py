@@ -18,6 +18,7 @@ from tunebench.hosts.sandbox import SandboxServer
 from tunebench.mysql.target import Target
 from tunebench.run import tasks
 from tunebench.run.child import RunRequest
+from tunebench.run.idle_knobs import IdleKnobs
 from tunebench.run.metrics_endpoint import MetricsEndpoint
 from tunebench.run.records import RunOutcome
 from tunebench.store.repo import Store
@@ -60,6 +61,8 @@ class WindowController(QObject):
         self.server_version: str | None = None
         self.prepare_cancel: threading.Event | None = None
         self.metrics: MetricsEndpoint | None = None  # `gui --metrics-listen`: every run of the window feeds it
+        # knobs set between runs (issue 46 item 4): journaled, put back by Restore all or when the window closes
+        self.idle_knobs = IdleKnobs(store.location)
 
     # -- the run --
     def start_run(self, request: RunRequest) -> bool:
@@ -73,6 +76,7 @@ class WindowController(QObject):
         self.last_outcome = None
         if self.metrics is not None:
             request = replace(request, live_metrics=True)
+        request = replace(request, preset=self.idle_knobs.changes(request.target.name))  # its start's markers
         worker = RunWorker(request, self)
         if self.metrics is not None:
             self._feed_metrics(worker, self.metrics)
@@ -113,10 +117,24 @@ class WindowController(QObject):
 
     def shutdown(self, timeout: float = 30) -> None:
         """Stop the run and wait for its process: it puts the knobs back before it exits. The window closed under
-        a run: it ends "aborted", as the README says (not "stopped", which is the Stop button's)."""
+        a run: it ends "aborted", as the README says (not "stopped", which is the Stop button's). Then the knobs
+        set between runs go back too (bounded: a server that does not answer leaves them to the journal)."""
         self.stop_run(by_user=False)
         if self.worker is not None:
             self.worker.wait(timeout)
+        if self.idle_knobs.pending():
+            done = threading.Event()
+
+            def restore() -> None:
+                try:
+                    self.idle_knobs.restore()
+                except Exception:  # the journal keeps them: put back at the next start or `tunebench restore`
+                    pass
+                finally:
+                    done.set()
+            threading.Thread(target=restore, name="idle-knobs-restore", daemon=True).start()
+            done.wait(min(timeout, 15))
+        self.idle_knobs.close()
 
     def _on_event(self, ev: Event) -> None:
         self.timeline.add_event(ev)
@@ -140,9 +158,15 @@ class WindowController(QObject):
         assert self.worker is not None
         self.worker.change_rate(group, rate, on_done, on_failed)
 
-    def change_knob(self, name: str, value: str, on_done: Any, on_failed: Any) -> None:
+    def change_knob(self, name: str, value: str, on_done: Any, on_failed: Any, target: Target | None = None
+                    ) -> None:
+        """A live flip in the running load; between runs (`target`: the one the next run goes to), a change the next
+        run starts with, journaled and put back by Restore all or when the window closes."""
         if not self.running():
-            on_failed("knobs change during a run")
+            if target is None:
+                on_failed("pick a target to set a knob on")
+                return
+            self.tasks.submit("idle-knob", lambda: self.idle_knobs.set(target, name, value), on_done, on_failed)
             return
         assert self.worker is not None
         self.worker.change_knob(name, value, on_done, on_failed)
@@ -156,6 +180,11 @@ class WindowController(QObject):
         self.worker.confirm_knob(name, on_done, on_failed, block_seconds)
 
     def restore_knobs(self) -> None:
+        if not self.running() and self.idle_knobs.pending():
+            self.tasks.submit("idle-knob", self.idle_knobs.restore,
+                              lambda done: self.message.emit(f"restored {len(done)} knob(s) set between runs"),
+                              self.message.emit)
+            return
         if self.worker is not None:
             self.worker.restore_knobs(lambda done: self.message.emit(f"restored {len(done)} knob(s)"),
                                       self.message.emit)

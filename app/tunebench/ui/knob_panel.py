@@ -31,7 +31,8 @@ FAVOURITES: dict[str, tuple[str, ...]] = {
 }
 
 
-IDLE_TEXT = "Knobs can change while a run goes."
+IDLE_TEXT = ("Knobs can change while a run goes. Set between runs: the next run starts with it (a marker at its "
+             "start); Restore all, or closing the window, puts it back.")
 
 
 class KnobPanel(QWidget):
@@ -102,9 +103,10 @@ class KnobPanel(QWidget):
         return lambda: self.flip.emit(name, self.editors[name].currentText().strip())
 
     def set_running(self, running: bool) -> None:
+        """Set works between runs too (issue 46 item 4); Confirm alternates a flip on a running load only."""
         for b in self.buttons:
-            b.setEnabled(running)
-        self.restore_button.setEnabled(running)
+            b.setEnabled(True)
+        self.restore_button.setEnabled(True)
         self.confirm_button.setEnabled(running)
 
     def show_facts(self, line: str) -> None:
@@ -153,7 +155,9 @@ class KnobPanel(QWidget):
             if new_sessions_only(str(change["name"])) else ""
         # when the verdict comes, or why there will be none, as the run judged it at the change (run/session.py
         # verdict_outlook)
-        outlook = change.get("outlook") or "The A/B verdict comes at the end of the step."
+        outlook = change.get("outlook") or ("Set between runs: the next run starts with it; Restore all or closing "
+                                            "the window puts it back" if change.get("idle")
+                                            else "The A/B verdict comes at the end of the step.")
         self.result.setText(f"{change['name']}: {change['from']} → {change['to']}{warn}\n{outlook[0].upper()}"
                             f"{outlook[1:]}.".replace("..", "."))
 

@@ -393,7 +393,15 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
 
     def flip_knob(self, name: str, value: str, on_done: Any = None, on_failed: Any = None) -> None:
         """`on_done(change)` / `on_failed(message)` in addition to the knob panel and the Events log."""
-        self.controller.change_knob(name, value, *self._replies(self.knobs.show_change, on_done, on_failed))
+        target = None
+        if not self.controller.running():  # between runs: set on the target the next run goes to
+            try:
+                target = self.targets.current_target()
+            except ConfigError as exc:
+                self.show_message(str(exc))
+                return
+        self.controller.change_knob(name, value, *self._replies(self.knobs.show_change, on_done, on_failed),
+                                    target=target)
 
     def confirm_flip(self, on_done: Any = None, on_failed: Any = None) -> None:
         """Confirm the last live flip: its two values in ABBA BAAB blocks on the running load (run/confirm.py); the
