@@ -137,3 +137,31 @@ def test_the_hover_title_names_the_configuration(dashboard):
     dashboard.crosshair.show_at(50.0)
     box = dashboard.crosshair._items[dashboard.panels[0].view][1]
     assert box.header == "50 s · 2: flush_log_at_trx_commit=2, sync_binlog=0"
+
+
+def test_a_replayed_sweep_draws_its_last_band_to_the_end(qtbot):
+    """Issue 46 item 9: replaying a whole sweep dropped the last configuration's band and label. A replay's
+    markers come at once: past a frame's marker budget the rest are added by a later `update`, after the frame
+    that set the data (and the last band's end) for this version -- the last band stayed zero wide."""
+    import numpy as np
+
+    d = Dashboard(Timeline(), THEMES["light"])
+    qtbot.addWidget(d)
+    d.resize(1600, 1100)
+    d.show()
+    qtbot.waitExposed(d)
+    d.timer.stop()
+    t0 = 1000.0
+    events = [Event(t0 + 1, "config", f"configuration 1: {CONFIGS[0]}")]
+    events += [Event(t0 + 2 + k, "knob", f"innodb_io_capacity = {200 + k}", {"name": "innodb_io_capacity"})
+               for k in range(12)]  # more than a frame's budget of markers before the second configuration
+    events.append(Event(t0 + 41, "config", f"configuration 2: {CONFIGS[1]}"))
+    t = np.arange(t0, t0 + 80.0)
+    d.timeline.load(t0, {"client.main.tps": (t, np.full(80, 1000.0))}, events)
+    for _ in range(500):  # the window's frames: the data first, then what is left of the markers, panel by panel
+        d._update_step()
+        if all(p.version == d.timeline.version for p in d.panels):
+            break
+    for p in d.panels:
+        assert [(b.start, b.end) for b in p.bands] == [(1.0, 41.0), (41.0, 79.0)], p.title
+    assert d.panels[0].bands[1].label is not None and d.panels[0].bands[1].label.isVisible()

@@ -505,6 +505,11 @@ class Panel:
                 return -1
             self._add_marker(m)
             budget -= 1
+            if m.kind == "config":
+                # the newest configuration lasts up to the newest data now: a replay's last band came in a later
+                # pass than its data, whose end was never set again (issue 46 item 9: no band, no label)
+                self.bands[-1].set_end(max(tl.x_max, self.bands[-1].start))
+                self._on_x_range_changed()
         return budget
 
     def _sync_items(self, tl: Timeline, budget: int) -> bool:
