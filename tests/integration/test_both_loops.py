@@ -27,6 +27,7 @@ from tunebench.mysql.connect import global_status, open_connection
 # each counted per transaction of the types that send them (below), whose statements are fixed.
 pytestmark = pytest.mark.integration
 SOLO = ("tpcc-spec",)
+MOST_PER_TRX = 32  # the most statements of one class a transaction sends (TPC-C's NewOrder: 2 + 2 x 15 selects)
 COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Com_rollback", "Com_begin")
 # (workload, options, schema, seconds per loop, threads, anchor, {counter: the transaction types it is counted per})
 # The anchor is the server's count of transactions: Com_commit + Com_rollback (every transaction of the family
@@ -111,6 +112,7 @@ def _run(params, schema: str, workload: str, options: dict[str, str], seconds: i
     out = {k: d[k] / ended for k in COM}
     for counter, types in per.items():
         out[counter] = d[counter] / (ended * share(types))
+    out["retries"] = sum(iv.errors for iv in intervals) / ended  # errors retried, per transaction ended
     return out, _digests(p, schema), ended
 
 
@@ -129,7 +131,7 @@ def test_the_compiled_and_the_python_loop_send_the_same_statements_in_the_same_m
     hot2, hot_digests2, n3 = _run(sandbox_params, schema, workload, options, seconds // 2 or 1, threads, True,
                                   anchor, per, monkeypatch)
     assert hot_digests | hot_digests2 == py_digests, (hot_digests ^ py_digests)
-    hot = {k: (hot1[k] * n1 + hot2[k] * n3) / (n1 + n3) for k in COM}
+    hot = {k: (hot1[k] * n1 + hot2[k] * n3) / (n1 + n3) for k in (*COM, "retries")}
     # and the data still meets the family's own conditions (dbSTRESS: 20 history records per object, which a
     # WRITE whose DELETE missed its row breaks; TPC-C's consistency conditions)
     if workload in ("tpcc", "dbstress_rw1"):  # the families with a check
@@ -138,4 +140,9 @@ def test_the_compiled_and_the_python_loop_send_the_same_statements_in_the_same_m
     for k in ("Com_select", "Com_insert", "Com_update", "Com_delete"):
         if py[k] < 0.05 and hot[k] < 0.05:  # none, or a connection's setup (iiBench's bounds), not per transaction
             continue
-        assert hot[k] == pytest.approx(py[k], rel=0.02), (k, hot, py, n1 + n3, n2)
+        # A retried transaction (a deadlock) sent its statements up to the error again, counted by the server and not
+        # as another transaction: the loop with more retries (the faster one, on a busy machine) sends more per
+        # transaction ended, up to MOST_PER_TRX of a class per retry (a clean clone at load 14: TPC-C's inserts 5.72
+        # against 5.54 per transaction). 2 % beyond what the retries can explain.
+        allowed = 0.02 * py[k] + abs(hot["retries"] - py["retries"]) * MOST_PER_TRX
+        assert abs(hot[k] - py[k]) <= allowed, (k, hot, py, n1 + n3, n2)

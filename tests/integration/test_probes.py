@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -173,10 +174,16 @@ def test_server_questions_agree_with_engine_qps(rw16):
     # counted over that same second (its seconds and the probe's are not in phase: pairing them by index compared
     # each with the one before once a probe's sample fell just inside the span, 16 % apart on a busy machine)
     probe_t = series["server.questions"].t
-    per_second = [
-        _amount(series, "server.questions", a, b) / sum(_amount(series, name, a, b, edges="client.main.edge_ms")
-                                                        for name in ("client.main.qps", "client.main.errors"))
-        for a, b in itertools.pairwise(probe_t) if a >= lo and b <= hi]
+
+    def ratio_over(a: float, b: float) -> float:
+        engine = sum(_amount(series, name, a, b, edges="client.main.edge_ms")
+                     for name in ("client.main.qps", "client.main.errors"))
+        server = _amount(series, "server.questions", a, b)
+        # a second the engine counted nothing in (the machine stalled it): as far off as can be, unless the server
+        # counted nothing either
+        return server / engine if engine > 0 else (1.0 if server == 0 else math.inf)
+
+    per_second = [ratio_over(a, b) for a, b in itertools.pairwise(probe_t) if a >= lo and b <= hi]
     # Each probe reading's instant is trusted to RateTracker.UNCERTAIN_SHARE of its interval (a reading less certain
     # is folded into the next), so one second's count may be off by that much at each of its two edges: the median
     # second within twice that (and the in-flight statements' 5 %). A quiet machine gives medians of 0.5-2 %,

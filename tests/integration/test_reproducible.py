@@ -64,7 +64,11 @@ def test_the_same_seed_sends_the_same_ids(sandbox, cli, general_log, loop):
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["steps"][0]["tps"] > 0
         drawn.append(_point_ids(general_log("SELECT c FROM sbtest1 WHERE id=%")))
-    assert len(drawn[0]) == FIRST, f"only {len(drawn[0])} point selects were logged"
+    # the first ids each run drew, as many as the shortest run logged (a 1-s step of the Python loop logged 180
+    # point selects at load 14): at least 100, each of them the same for the same seed
+    n = min(len(d) for d in drawn)
+    assert n >= 100, f"only {[len(d) for d in drawn]} point selects were logged"
+    drawn = [d[:n] for d in drawn]
     assert drawn[0] == drawn[1]
     assert drawn[2] != drawn[0]  # the seed does choose them
     assert drawn[3] == drawn[0]  # sysbench's --rand-seed seeds the run too, not only the prepare

@@ -148,13 +148,8 @@ def test_a_tune_killed_mid_search_has_its_knob_put_back_by_the_journal(sandbox, 
                                                                                                      max_before)
 
 
-def test_a_live_change_still_waiting_at_the_runs_end_never_lands_after_the_restore(sandbox, tmp_path, monkeypatch):
-    """The tune thread's SET still waiting for the server when the run ends (issue 43 item 8: a 30 s join, no read
-    timeout) used to land after the final restore: the server kept the trial's value. Now the final restore seals
-    the controller: the waiting statement is killed first, and no change starts after it. (The wait is a SLEEP
-    before the SET on the same connection: a server slow to answer.)"""
-    import threading
-
+def _controller(sandbox, tmp_path):
+    """A KnobController on the sandbox, journaling into a store of the test's own."""
     from tunebench.mysql.connect import introspect
     from tunebench.run import tuning
     from tunebench.store.repo import Store
@@ -165,9 +160,22 @@ def test_a_live_change_still_waiting_at_the_runs_end_never_lands_after_the_resto
         info = introspect(conn)
     finally:
         conn.close()
+    store = Store(str(tmp_path / "s.sqlite"))
+    return tuning.KnobController(store, target, info, None), store
+
+
+def test_a_live_change_still_waiting_at_the_runs_end_never_lands_after_the_restore(sandbox, tmp_path, monkeypatch):
+    """The tune thread's SET still waiting for the server when the run ends (issue 43 item 8: a 30 s join, no read
+    timeout) used to land after the final restore: the server kept the trial's value. Now the final restore seals
+    the controller: the waiting statement is killed first, and no change starts after it. (The wait is a SLEEP
+    before the SET on the same connection: a server slow to answer.)"""
+    import threading
+
+    from tunebench.run import tuning
+
     before = variable(sandbox, "innodb_io_capacity")
     want = "1234" if before != "1234" else "1500"
-    ctl = tuning.KnobController(Store(str(tmp_path / "s.sqlite")), target, info, None)
+    ctl, _store = _controller(sandbox, tmp_path)
     real = tuning.set_global
     waiting = threading.Event()
 
@@ -209,19 +217,10 @@ def test_a_kill_between_the_set_and_the_reading_after_it_keeps_the_companions_or
     `tunebench restore` -- the variable the server moved was journaled only once read after the SET. The knob's
     family is journaled before the SET now (provisional rows, discarded when the server did not move them); the
     "kill" here is the process stopping at the reading after the SET."""
-    from tunebench.mysql.connect import introspect
     from tunebench.run import tuning
-    from tunebench.store.repo import Store
 
-    target = sandbox.target()
-    conn = open_connection(conn_params(target, None), target.name)
-    try:
-        info = introspect(conn)
-    finally:
-        conn.close()
     before = (variable(sandbox, "innodb_io_capacity"), variable(sandbox, "innodb_io_capacity_max"))
-    store = Store(str(tmp_path / "s.sqlite"))
-    ctl = tuning.KnobController(store, target, info, None)
+    ctl, store = _controller(sandbox, tmp_path)
     real, calls = tuning.read_variables, []
 
     def dies_after_the_set(c):

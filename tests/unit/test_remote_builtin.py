@@ -34,12 +34,17 @@ def test_orders_and_reports_come_back_as_they_went():
     assert wire.loads(wire.dumps(order)) == order
     hist = LatencyHistogram()
     hist.add_ns(np.array([1_000_000, 2_000_000, 40_000_000], dtype=np.int64))
-    report = report_of({"main": [[3, 30, 6, 6, 0, 0], hist, 2, None, None, [0, 0, 0.0]]})
+    report = report_of({"main": [[3, 30, 6, 6, 2, 0], hist, 2, None, None, [0, 0, 0.0], {1213: 2}]})
     back = wire.loads(wire.dumps(("tick", 5, report)))
-    totals, idx, counts, max_ns, threads, _finished, _trx, _open_loop = back[2]["main"]
+    totals, idx, counts, max_ns, threads, _finished, _trx, _open_loop, codes = back[2]["main"]
     again = LatencyHistogram()
     again.add_sparse(idx, counts, max_ns)
-    assert again.summary_ms() == hist.summary_ms() and tuple(totals) == (3, 30, 6, 6, 0, 0) and threads == 2
+    assert again.summary_ms() == hist.summary_ms() and tuple(totals) == (3, 30, 6, 6, 2, 0) and threads == 2
+    # the second's errors by server error code travel with it (issue 44 item 4), and are a report's shape
+    from tunebench.load.remote_builtin import _a_report
+
+    assert codes == {1213: 2} and _a_report(back[2]["main"])
+    assert not _a_report((*back[2]["main"][:8], {"1213": "two"}))
     assert wire.loads(wire.dumps({1: float("inf")})) == {1: float("inf")}
 
 

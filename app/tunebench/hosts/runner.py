@@ -129,7 +129,10 @@ class LocalProcess:
                     break
                 except subprocess.TimeoutExpired:
                     continue
-        return self.wait(0)
+        outcome = self.wait(0)
+        if self._proc.stdout and not self._proc.stdout.closed:  # stopped: nobody reads it any more (not even when
+            self._proc.stdout.close()  # the kill has not been reaped yet: an open pipe was a ResourceWarning later)
+        return outcome
 
 
 class LocalRunner:

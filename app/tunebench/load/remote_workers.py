@@ -34,7 +34,8 @@ def report_of(merged: Mapping[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
     """A second merged over this host's workers, as one worker's report (worker.py) - what BuiltinEngine._merge
     takes - with the histograms sparse."""
     out: dict[str, tuple[Any, ...]] = {}
-    for group, (totals, hist, threads, per_type, open_loop, finished) in merged.items():
+    for group, (totals, hist, threads, per_type, open_loop, finished, *rest) in merged.items():
+        codes = rest[0] if rest else {}  # the second's errors by server error code
         idx, counts = hist.sparse()
         trx = None if per_type is None else tuple(
             (*tot, *t_hist.sparse(), t_hist.max_ns) for tot, t_hist in per_type)
@@ -42,7 +43,7 @@ def report_of(merged: Mapping[str, list[Any]]) -> dict[str, tuple[Any, ...]]:
         if open_loop is not None:
             o_hist, late, skipped, backlog, lag, dropped, overflow = open_loop
             o = (*o_hist.sparse(), o_hist.max_ns, late, skipped, backlog, lag, dropped, overflow)
-        out[group] = (tuple(totals), idx, counts, hist.max_ns, threads, tuple(finished), trx, o)
+        out[group] = (tuple(totals), idx, counts, hist.max_ns, threads, tuple(finished), trx, o, dict(codes))
     return out
 
 
