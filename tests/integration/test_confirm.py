@@ -90,7 +90,9 @@ def test_a_flip_of_trx_commit_confirmed_from_another_terminal(sandbox, cli):
             assert "no clear difference" in done["verdict"] and "within this machine's noise" in done["verdict"]
             assert v.ci_high > 1.34 and cal["floor_pct"] > 20, (done["verdict"], cal)
         assert "confirmed over 4 pairs of blocks, BAAB ABBA" in done["verdict"]
-        assert v.floor_pct == cal["floor_pct"] and f"noise: ±{cal['floor_pct']:.0f} %" in done["verdict"]
+        # "(this machine's noise: ±N %)", or "-- within this machine's noise (±N %)" when the ratio is inside the
+        # floor (a clean clone at load 14: 3.31x inside an A/A floor of ±824 %)
+        assert v.floor_pct == cal["floor_pct"] and f"±{cal['floor_pct']:.0f} %)" in done["verdict"]
     finally:
         exp.request_stop(by_user=True)
         th.join(120)

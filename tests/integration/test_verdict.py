@@ -31,7 +31,7 @@ def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli
     wl = load_workload("oltp_update_index")
     group = ClientGroup("main", wl, wl.options({"table_size": 10000}), (4, 4))
     store = store_for(sandbox)
-    spec = RunSpec(groups=(group,), step_seconds=16, warmup_seconds=0, probes=("status", "waits"))
+    spec = RunSpec(groups=(group,), step_seconds=20, warmup_seconds=0, probes=("status", "waits"))
     starts: list[float] = []
     measured: list[float] = []  # the ends of the second step's measured seconds, as they are recorded
 
@@ -58,9 +58,10 @@ def test_live_flip_records_a_verdict_equal_to_the_stored_series(each_server, cli
     result = exp.run().to_dict()
     th.join()
     assert result["status"] == "completed" and changes and changes[0]["from"] == "1"
-    # said at the change (issue 30 item 12): 8-10 s into a 16 s step, the verdict comes in about 6-8 s
+    # said at the change (issue 30 item 12): 8-10 s into a 20-s step, the verdict comes in about 10-12 s (a 16-s
+    # step had 6 s left after a flip the stalled machine made 10 s in: no verdict, correctly said)
     assert changes[0]["outlook"].startswith("the A/B verdict comes at the step's end, in about ")
-    assert 4 <= changes[0]["verdict_in"] <= 9
+    assert 8 <= changes[0]["verdict_in"] <= 13
     session = store.get_session(result["session_id"])
     verdicts = [e for e in session["events"] if e["kind"] == "verdict"]
     assert len(verdicts) == 1
