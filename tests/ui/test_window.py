@@ -114,6 +114,9 @@ def test_a_knob_set_between_runs_is_journaled_marked_at_the_next_run_and_put_bac
         assert spin_wait_delay(sandbox) == want  # the run put back its own changes only
         window.knobs.restore_all.emit()
         qtbot.waitUntil(lambda: spin_wait_delay(sandbox) == before, timeout=15000)
+        # the panel says it (it kept showing the value set, the "set between runs" text under it)
+        qtbot.waitUntil(lambda: window.knobs.current["innodb_spin_wait_delay"].text() == before, timeout=5000)
+        assert window.knobs.result.text() == f"innodb_spin_wait_delay put back to {before}"
         qtbot.waitUntil(lambda: not [r for r in window.store.journal_pending()
                                      if r["name"] == "innodb_spin_wait_delay"], timeout=5000)
     finally:

@@ -46,6 +46,7 @@ class WindowController(QObject):
     plan_ready = Signal(object, object, object)  # SweepSpec, Plan, [notes]
     plan_failed = Signal(object, str)  # SweepSpec, message
     prepared = Signal(str)  # the prepare/cleanup outcome's one line (a failure's too)
+    idle_restored = Signal(object)  # [restored journal rows]: the knobs set between runs, put back
 
     def __init__(self, store: Store, sandbox: SandboxServer, parent: QObject | None = None):
         super().__init__(parent)
@@ -181,9 +182,11 @@ class WindowController(QObject):
 
     def restore_knobs(self) -> None:
         if not self.running() and self.idle_knobs.pending():
-            self.tasks.submit("idle-knob", self.idle_knobs.restore,
-                              lambda done: self.message.emit(f"restored {len(done)} knob(s) set between runs"),
-                              self.message.emit)
+            def restored(done: list[dict[str, Any]]) -> None:
+                self.idle_restored.emit(done)
+                self.message.emit(f"restored {len(done)} knob(s) set between runs")
+
+            self.tasks.submit("idle-knob", self.idle_knobs.restore, restored, self.message.emit)
             return
         if self.worker is not None:
             self.worker.restore_knobs(lambda done: self.message.emit(f"restored {len(done)} knob(s)"),

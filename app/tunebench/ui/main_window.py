@@ -230,6 +230,7 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         c.message.connect(self.show_message)
         c.running_changed.connect(self._set_running)
         c.timeline_event.connect(self._on_event)
+        c.idle_restored.connect(self._idle_restored)
         c.run_started.connect(self._on_run_started)
         c.run_started.connect(self._on_tune_run_started)
         c.run_started.connect(self._feed_sweep_results)
@@ -362,6 +363,16 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
                 self.stage.help.show_verdict(dict(ev.data))
         if ev.kind == "restore" and ev.data.get("state") == "restored":
             self.knobs.show_value(str(ev.data.get("name")), ev.data.get("now", ev.data.get("original")))
+
+    def _idle_restored(self, done: list[dict[str, Any]]) -> None:
+        """The knobs set between runs, back: their values in the knob panel, and said there."""
+        back = [d for d in done if d.get("state") == "restored" and not d.get("unchanged")]
+        for d in back:
+            self.knobs.show_value(str(d["name"]), d.get("now", d.get("original")))
+        failed = [f"{d['name']}: {d.get('message')}" for d in done if d.get("state") != "restored"]
+        self.knobs.result.setText("\n".join([f"{d['name']} put back to {d.get('now', d.get('original'))}"
+                                              for d in back] + [f"not put back: {f}" for f in failed])
+                                  or "nothing to put back")
 
     def _show_sweep_results(self, *_plan: Any) -> None:
         if not self.stage.on:  # stage keeps its docks hidden
