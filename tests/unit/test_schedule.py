@@ -104,3 +104,23 @@ def test_the_cli_table_and_the_report_give_an_open_loop_step_its_own_figures():
     assert ("| 1 | main | 2,000 | 1,540 (not served) | 40.00 | 900.00 | 1,500.00 | 2,100.00 | 0.20 | 0.50 | 1.00 | "
             "12 | 300 |") in report
     assert open_loop_report([{k: v for k, v in step.items() if k != "rate"}]) == []
+
+
+def test_the_backlog_is_what_was_due_and_not_started_at_the_edge_however_late_it_is_read():
+    """A reporter that woke after a catch-up read the backlog then (0) and under-counted what came due before the
+    next window (a clean clone: 1,111 due in 7 s of a 150/s rate over client hosts, 1,050 asked). The schedule
+    keeps the backlog as of each second's edge at the first claim after it (the compiled loop's queue the same, in
+    C: tests/integration/test_open_loop.py)."""
+    from tunebench.core.schedule import SECOND_NS
+
+    sched = Schedule(100.0, "fixed", start_ns=0)
+    sched.grid(0, 0)
+    for _ in range(51):  # the first half second's 51 (due at 0, 0.01, ..., 0.50 s) claimed on time
+        sched.claim(int(0.5 * SECOND_NS))
+    # the machine stalls: nothing claimed until 1.4 s, then the 90 due by then are claimed at once
+    for _ in range(90):
+        sched.claim(int(1.4 * SECOND_NS))
+    assert sched.backlog(int(1.4 * SECOND_NS)) == (0, 0.0)  # what a late reader saw
+    n, lag = sched.backlog(int(1.4 * SECOND_NS), SECOND_NS)  # as of the edge at 1 s
+    assert n == 50 and lag == pytest.approx(490.0)  # due at 0.51-1.00 s, the oldest 490 ms late
+    assert sched.backlog(int(2.5 * SECOND_NS), 2 * SECOND_NS)[0] == 60  # no claim since 1.4 s: as now, at 2 s

@@ -28,6 +28,8 @@ MAX_RATE = 10_000_000  # transactions per second for one group
 MIN_RATE = 0.01  # one transaction every 100 s: below it a "rate" is no load (1e-300 was taken, issue 43 item 18)
 CHUNK = 4096  # arrival gaps drawn at a time
 BACKLOG_LIMIT = 10_000_000  # due and not started: past this the schedule stops generating (and says so)
+SECOND_NS = 1_000_000_000
+EDGES_KEPT = 16  # seconds of edges whose backlog is kept for a reporter that wakes late
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,10 @@ class Schedule:
         self.skipped = 0  # skipped for the latency limit (cumulative)
         self.dropped = 0  # due, never started, dropped by reset() (the warm-up's backlog)
         self.overflow = False  # the backlog passed BACKLOG_LIMIT: the schedule stopped drawing
+        # the backlog as of each second's edge (grid()): kept at the first claim after the edge, before it, so that
+        # a reporter waking late reads what was due and not started at the edge, not after a catch-up
+        self._edge_next: int | None = None
+        self._at_edges: dict[int, tuple[int, float]] = {}
 
     # -- drawing --
     def _draw(self) -> None:
@@ -92,11 +98,31 @@ class Schedule:
                 return
             self._draw()
 
+    def grid(self, grid0_ns: int, now_ns: int) -> None:
+        """The reporter's seconds end at grid0_ns + k s: the backlog is kept as of each edge from now on."""
+        with self._lock:
+            self._edge_next = grid0_ns + max(0, (now_ns - grid0_ns) // SECOND_NS + 1) * SECOND_NS
+
+    def _keep_edges(self, now_ns: int) -> None:
+        """The backlog at every edge up to `now_ns` not kept yet, before a claim changes it (under the lock)."""
+        edge = self._edge_next
+        if edge is None or now_ns < edge:
+            return
+        if (now_ns - edge) // SECOND_NS >= EDGES_KEPT:  # seconds without a claim: the last few are enough
+            edge += ((now_ns - edge) // SECOND_NS - EDGES_KEPT + 1) * SECOND_NS
+        while edge <= now_ns:
+            self._at_edges[edge] = self._backlog(edge)
+            edge += SECOND_NS
+        self._edge_next = edge
+        for old in sorted(self._at_edges)[:-EDGES_KEPT]:
+            del self._at_edges[old]
+
     # -- the connections' side --
     def claim(self, now_ns: int) -> Claim:
         """The next due transaction for a connection free at `now_ns`; those already later than the latency
         limit are skipped first (counted, not run)."""
         with self._lock:
+            self._keep_edges(now_ns)
             skipped = 0
             due = self._next()
             if self.limit_ns is not None:
@@ -128,14 +154,24 @@ class Schedule:
             return out
 
     # -- the reporter's side --
-    def backlog(self, now_ns: int) -> tuple[int, float]:
-        """(due and not started at `now_ns`, how late the oldest of them is in ms: 0 without a backlog)."""
+    def backlog(self, now_ns: int, edge_ns: int | None = None) -> tuple[int, float]:
+        """(due and not started at `now_ns`, how late the oldest of them is in ms: 0 without a backlog). With
+        `edge_ns` (a second's edge of grid(), now or before): as of that edge -- kept at the first claim after it,
+        or, with no claim since, the state now is the state then."""
         with self._lock:
-            self._drawn_to(now_ns)
-            pending = self._times[self._i:]
-            n = int(np.searchsorted(pending, now_ns, side="right"))
-            lag = (now_ns - int(pending[0])) / 1e6 if n else 0.0
-            return n, lag
+            if edge_ns is None:
+                return self._backlog(now_ns)
+            kept = self._at_edges.pop(edge_ns, None)
+            for old in [e for e in self._at_edges if e < edge_ns]:
+                del self._at_edges[old]
+            return kept if kept is not None else self._backlog(edge_ns)
+
+    def _backlog(self, at_ns: int) -> tuple[int, float]:
+        self._drawn_to(at_ns)
+        pending = self._times[self._i:]
+        n = int(np.searchsorted(pending, at_ns, side="right"))
+        lag = (at_ns - int(pending[0])) / 1e6 if n else 0.0
+        return n, lag
 
     def reset(self, now_ns: int) -> int:
         """Drop what is due and not started (the warm-up's backlog must not be carried into the measured

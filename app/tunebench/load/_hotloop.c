@@ -275,12 +275,20 @@ static PyObject *HotError;
 /* Python draws the arrival times (core/schedule.py) and push()es them ahead of the clock; the connections claim
    them in order under mu, each one at most once; a claim skips (and counts) those already later than the
    latency limit, as pgbench's --latency-limit does. backlog() and drop() are the reporter's. */
+#define NEDGES 16
 typedef struct {
     PyObject_HEAD
     pthread_mutex_t mu;
     int64_t *due; /* due[head..tail): pushed, not claimed; ascending */
     size_t head, tail, cap;
     int64_t limit_ns; /* 0: none */
+    /* the backlog as of each second's edge of grid(): kept at the first claim after the edge, before it, so that a
+       reporter waking late reads what was due and not started at the edge, not after a catch-up (under mu) */
+    int64_t edge_next; /* 0: grid() not called */
+    int64_t edges[NEDGES];
+    size_t eback[NEDGES];
+    int64_t elag[NEDGES];
+    int nedges;
 } DueQueue;
 
 static PyObject *DueQueue_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
@@ -367,13 +375,71 @@ static size_t due_by(DueQueue *q, int64_t now) {
     return lo - q->head;
 }
 
-/* backlog(now_ns) -> (due and not started, how late the oldest of them is, ns; 0 without a backlog) */
-static PyObject *DueQueue_backlog(DueQueue *q, PyObject *args) {
-    long long now;
-    if (!PyArg_ParseTuple(args, "L", &now)) return NULL;
+/* the backlog at every edge up to `now` not kept yet, before a claim changes it (under mu) */
+static void keep_edges(DueQueue *q, int64_t now) {
+    if (!q->edge_next || now < q->edge_next) return;
+    int64_t edge = q->edge_next;
+    if ((now - edge) / SECOND_NS >= NEDGES) edge += ((now - edge) / SECOND_NS - NEDGES + 1) * SECOND_NS;
+    for (; edge <= now; edge += SECOND_NS) {
+        if (q->nedges == NEDGES) { /* the oldest goes */
+            memmove(q->edges, q->edges + 1, (NEDGES - 1) * sizeof q->edges[0]);
+            memmove(q->eback, q->eback + 1, (NEDGES - 1) * sizeof q->eback[0]);
+            memmove(q->elag, q->elag + 1, (NEDGES - 1) * sizeof q->elag[0]);
+            q->nedges--;
+        }
+        size_t n = due_by(q, edge);
+        q->edges[q->nedges] = edge;
+        q->eback[q->nedges] = n;
+        q->elag[q->nedges] = n ? edge - q->due[q->head] : 0;
+        q->nedges++;
+    }
+    q->edge_next = edge;
+}
+
+/* grid(grid0_ns): the reporter's seconds end at grid0_ns + k s; the backlog is kept as of each edge from now on */
+static PyObject *DueQueue_grid(DueQueue *q, PyObject *args) {
+    long long grid0;
+    if (!PyArg_ParseTuple(args, "L", &grid0)) return NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * SECOND_NS + ts.tv_nsec;
     pthread_mutex_lock(&q->mu);
-    size_t n = due_by(q, now);
-    long long lag = n ? now - q->due[q->head] : 0;
+    int64_t k = now > grid0 ? (now - grid0) / SECOND_NS + 1 : 1;
+    q->edge_next = grid0 + k * SECOND_NS;
+    q->nedges = 0;
+    pthread_mutex_unlock(&q->mu);
+    Py_RETURN_NONE;
+}
+
+/* backlog(now_ns[, edge_ns]) -> (due and not started, how late the oldest of them is, ns; 0 without a backlog);
+   with `edge_ns` (an edge of grid(), now or before): as of that edge -- kept at the first claim after it, or, with
+   no claim since, the state now is the state then */
+static PyObject *DueQueue_backlog(DueQueue *q, PyObject *args) {
+    long long now, edge = -1;
+    if (!PyArg_ParseTuple(args, "L|L", &now, &edge)) return NULL;
+    pthread_mutex_lock(&q->mu);
+    size_t n;
+    long long lag;
+    if (edge < 0) {
+        n = due_by(q, now);
+        lag = n ? now - q->due[q->head] : 0;
+    } else {
+        int i = 0, found = -1;
+        for (; i < q->nedges && q->edges[i] <= edge; i++)
+            if (q->edges[i] == edge) found = i;
+        if (found >= 0) {
+            n = q->eback[found];
+            lag = q->elag[found];
+        } else {
+            n = due_by(q, edge);
+            lag = n ? edge - q->due[q->head] : 0;
+        }
+        /* those up to `edge` are taken */
+        memmove(q->edges, q->edges + i, (size_t)(q->nedges - i) * sizeof q->edges[0]);
+        memmove(q->eback, q->eback + i, (size_t)(q->nedges - i) * sizeof q->eback[0]);
+        memmove(q->elag, q->elag + i, (size_t)(q->nedges - i) * sizeof q->elag[0]);
+        q->nedges -= i;
+    }
     pthread_mutex_unlock(&q->mu);
     return Py_BuildValue("(nL)", (Py_ssize_t)n, lag);
 }
@@ -402,6 +468,7 @@ static PyObject *DueQueue_pending(DueQueue *q, PyObject *noargs) {
 static int due_claim(DueQueue *q, int64_t now, int64_t *due, unsigned long long *skipped) {
     int got = 0;
     pthread_mutex_lock(&q->mu);
+    keep_edges(q, now);
     while (q->head < q->tail && q->limit_ns && now - q->due[q->head] > q->limit_ns) {
         q->head++;
         (*skipped)++;
@@ -416,7 +483,9 @@ static int due_claim(DueQueue *q, int64_t now, int64_t *due, unsigned long long 
 
 static PyMethodDef DueQueue_methods[] = {
     {"push", (PyCFunction)DueQueue_push, METH_VARARGS, "push(times): due times, int64 ns, ascending"},
-    {"backlog", (PyCFunction)DueQueue_backlog, METH_VARARGS, "backlog(now) -> (due and not started, lag ns)"},
+    {"backlog", (PyCFunction)DueQueue_backlog, METH_VARARGS,
+     "backlog(now[, edge]) -> (due and not started, lag ns), as of a grid edge when given"},
+    {"grid", (PyCFunction)DueQueue_grid, METH_VARARGS, "grid(grid0_ns): keep the backlog as of each second's edge"},
     {"drop", (PyCFunction)DueQueue_drop, METH_VARARGS, "drop(now) -> how many due by now were dropped"},
     {"pending", (PyCFunction)DueQueue_pending, METH_NOARGS, "pushed and not claimed"},
     {NULL, NULL, 0, NULL},

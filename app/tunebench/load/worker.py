@@ -491,7 +491,7 @@ def push_due(sched: Schedule, feed: Any) -> None:
 
 def _open_report(slots: list[Slot], taken: Mapping[int, SlotTake],
                  hot_open: Mapping[int, tuple[list[int], bytes]], last: dict[int, tuple[int, int]],
-                 sched: Schedule | None, feed: Any) -> tuple[Any, ...] | None:
+                 sched: Schedule | None, feed: Any, edge_ns: int | None = None) -> tuple[Any, ...] | None:
     """One group's open-loop second: (service histogram index, counts, max ns, late, skipped, backlog, lag ms,
     dropped, overflow); None in closed loop. The compiled loop's connections count their own (`hot_open`), and
     its backlog is its queue's."""
@@ -511,11 +511,13 @@ def _open_report(slots: list[Slot], taken: Mapping[int, SlotTake],
         prev = last[id(s)]
         late, skipped = late + oc[0] - prev[0], skipped + oc[1] - prev[1]
         last[id(s)] = (oc[0], oc[1])
-    now = time.monotonic_ns()
+    # as of the second's edge (`edge_ns`): what was due and not started then, whenever this reporter woke (one that
+    # woke after a catch-up read 0 and under-counted what came due before the next window)
+    now = time.monotonic_ns() if edge_ns is None else min(edge_ns, time.monotonic_ns())
     if feed is None:
-        backlog, lag = sched.backlog(now)
+        backlog, lag = sched.backlog(now, edge_ns)
     else:
-        backlog, lag_ns = feed.backlog(now)
+        backlog, lag_ns = feed.backlog(now, edge_ns) if edge_ns is not None else feed.backlog(now)
         lag = lag_ns / 1e6
     dropped, sched.dropped = sched.dropped, 0
     idx, counts = hist.sparse()
@@ -639,8 +641,10 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                             feeds.pop(g.name, None)
                             if sched is not None:
                                 schedules[g.name] = sched
+                                sched.grid(grid0_ns, time.monotonic_ns())  # its backlog kept as of each edge
                                 if hot[g.name]:
                                     feed = due_queue(sched.limit_ns)
+                                    feed.grid(grid0_ns)
                                     push_due(sched, feed)
                                     feeds[g.name] = (sched, feed)  # one item: the feeder never mixes two steps
                             for s in slots[g.name]:
@@ -739,7 +743,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                 report[name] = (tuple(totals), idx, counts, hist.max_ns, threads, finished,
                                 _trx_report(ss, trx_buffers, last_trx, snaps),
                                 _open_report(ss, taken, hot_open, last_open, schedules.get(name),
-                                             feeds[name][1] if name in feeds else None), codes)
+                                             feeds[name][1] if name in feeds else None, until_ns), codes)
             fatal = next((s.fatal for ss in slots.values() for s in ss if s.fatal), None)
             if fatal and not fatal_sent:
                 conn.send(("fatal", spec.index, fatal))
