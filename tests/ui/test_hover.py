@@ -87,7 +87,11 @@ def test_hover_shows_the_stored_sample_of_every_series_at_that_second(win, qtbot
                      "CPU %": "%", "data MB": "MB"}
 
 
-def test_hover_in_stage_mode_and_dark_theme(win, qtbot):
+def test_no_hover_on_stage_and_hover_at_a_plus_and_in_the_dark_theme(win, qtbot):
+    """Issue 45: on stage a pointer resting on a plot brought hover boxes over the flip's label; none there now.
+    Off stage the boxes follow the font scale (A+) and the theme."""
+    from PySide6.QtCore import QPointF
+
     sid = record(win.store, 90, 40, knob_at=45)
     win.open_replay(sid)
     win.stage.set(True, full_screen=False)
@@ -96,11 +100,18 @@ def test_hover_in_stage_mode_and_dark_theme(win, qtbot):
     QApplication.processEvents()
     shown = d._shown_panels()
     assert [p.title for p in shown] != [p.title for p in d.panels]  # stage shows fewer plots
-    _hover(qtbot, d, shown[-1], 50.0)
+    d.graphics.scene().sigMouseMoved.emit(QPointF(shown[-1].view.sceneBoundingRect().center()))
+    qtbot.wait(200)  # past the hover delay (HOVER_MS, 33 ms): nothing came
+    assert d.crosshair.x is None and not any(box.isVisible() for _ln, box in d.crosshair._items.values())
+    win.stage.set(False)
+    for _ in range(3):  # 1.52x (each plot keeps 90 px times that: fewer of them in a 1600x1000 window)
+        win.bigger_action.trigger()
+    d.redraw()
+    QApplication.processEvents()
+    _hover(qtbot, d, d.panels[1], 50.0)
     _check_against_store(win, sid, d.crosshair.hovered_x)
     box = next(iter(d.crosshair._items.values()))[1]
     assert box.font.pointSizeF() == pytest.approx(9 * win.font_scale) and win.font_scale > 1.5
-    win.stage.set(False)
     win.set_theme("dark")
     d.redraw()
     QApplication.processEvents()

@@ -170,7 +170,7 @@ def test_stage_mode_keys_and_back(win):
     sid = record(win.store, 30, 40)
     win.open_replay(sid)
     win.stage.set(True, full_screen=False)
-    assert win.theme.name == "stage" and win.font_scale == pytest.approx(1.8)
+    assert win.theme.name == "stage" and win.font_scale == pytest.approx(win.stage.scale) and win.stage.scale >= 1.8
     assert [p.title for p in win.dashboard.panels if p.plot.scene() is not None] == ["TPS", "latency ms",
                                                                                     "waits ms/s"]
     keys = {a.shortcut().toString(): a.text() for a in win.stage.actions}

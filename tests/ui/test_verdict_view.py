@@ -35,7 +35,7 @@ def test_stage_shows_the_verdict_big_when_it_arrives(win, qtbot):
     help_card = win.stage.help
     assert help_card.isVisible()
     assert f"{v.ratio:.2f}x TPS (95 % CI {v.ci_low:.2f}-{v.ci_high:.2f})" in help_card.text()
-    assert "font-size:46px" in help_card.text()
+    assert f"font-size:{help_card.px['big']}px" in help_card.text() and help_card.px["big"] >= 40  # (1000 px high)
     assert win.rect().contains(help_card.geometry())
 
 

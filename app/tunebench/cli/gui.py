@@ -14,8 +14,14 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
     if args.screenshot:
         check_screenshot_path(args.screenshot)  # before anything runs (issue 43 item 14)
+    plan = getattr(args, "demo_plan", None)
+    if plan is not None:
+        from tunebench.load.demo_plans import load_plan
+
+        load_plan(plan)  # a bad plan is one line, before any window opens
     asked = [flag for flag, on in (("--replay", args.replay is not None), ("--screenshot", args.screenshot),
-                                   ("--stage", args.stage), ("--full-screen", args.full_screen)) if on]
+                                   ("--stage", args.stage), ("--full-screen", args.full_screen),
+                                   ("--demo-plan", plan is not None)) if on]
     if not has_display() and asked:  # the headless demo is what `make run` falls back to, not what these ask
         raise ConfigError(f"no display for {' '.join(asked)} (set DISPLAY, or QT_QPA_PLATFORM=offscreen)")
     if not has_display():
@@ -34,7 +40,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise ConfigError(f"the GUI needs PySide6 and pyqtgraph ({exc}); `make run` installs them") from None
     return run_gui(db_path(args), demo=args.demo, screenshot=args.screenshot, full_screen=args.full_screen,
-                   theme=args.theme, replay=args.replay, stage=args.stage, metrics=endpoint)
+                   theme=args.theme, replay=args.replay, stage=args.stage, metrics=endpoint, demo_plan=plan)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -377,6 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --demo or --replay: render the window to FILE and exit")
     sp.add_argument("--full-screen", action="store_true", help="full screen")
     sp.add_argument("--theme", choices=["light", "dark", "stage"])
+    sp.add_argument("--demo-plan", metavar="FILE",
+                    help="run a demo plan hands-free (a TOML file, or a name from workloads/demos: durability, "
+                         "knee); with --replay SESSION, rehearse it over that recording at 10x")
     metrics_option(sp, "the window's runs'")
     sp.set_defaults(func=cmd_gui)
 

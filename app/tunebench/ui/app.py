@@ -82,7 +82,10 @@ def report_slot_errors(window: MainWindow) -> None:
 
 
 def run_gui(store_path: Path | str, demo: bool = False, screenshot: str | None = None, full_screen: bool = False,
-            theme: str | None = None, replay: int | None = None, stage: bool = False, metrics: Any = None) -> int:
+            theme: str | None = None, replay: int | None = None, stage: bool = False, metrics: Any = None,
+            demo_plan: str | None = None) -> int:
+    if demo_plan is not None and (demo or screenshot):
+        raise ConfigError("--demo-plan runs the plan's own load: not with --demo or --screenshot")
     if screenshot and not (demo or replay is not None):
         raise ConfigError("--screenshot needs --demo or --replay SESSION")
     if demo and replay is not None:
@@ -107,6 +110,10 @@ def run_gui(store_path: Path | str, demo: bool = False, screenshot: str | None =
         theme = "light"  # a reproducible picture, whatever the last session chose
     if theme:
         window.set_appearance(THEMES[theme], 1.0 if screenshot else window.font_scale)
+    # a projector's width (or a picture's): one tabbed side column below 1,500 px, the dashboard keeping most of
+    # it -- before the size is fitted to the screen, which the side-by-side docks' minimum width would overrule
+    screen = window.screen()
+    window.room.fit(window.width() if screenshot or screen is None else screen.availableGeometry().width())
     if full_screen:
         window.showFullScreen()
     else:
@@ -116,11 +123,18 @@ def run_gui(store_path: Path | str, demo: bool = False, screenshot: str | None =
     settle_heap()
     if os.environ.get("TUNEBENCH_STARTUP_TIME"):
         QTimer.singleShot(0, report_startup)  # runs once the shown window has had its first paint
-    if not (demo or replay is not None or screenshot):
+    if not (demo or replay is not None or screenshot or demo_plan):
         window.maybe_welcome()  # first start, empty store
     if demo:
         start_demo(window, screenshot)
-    if replay is not None:
+    if demo_plan is not None:  # live, or rehearsed over --replay's recording at 10x
+        if stage:
+            window.stage.set(True)
+        if replay is not None:
+            QTimer.singleShot(300, lambda: window.rehearse_demo_plan(demo_plan, replay))
+        else:
+            QTimer.singleShot(300, lambda: window.run_demo_plan(demo_plan))
+    elif replay is not None:
         start_replay(window, replay, stage, screenshot)
     elif stage:
         window.stage.set(True, full_screen=not screenshot)  # live on stage: the keys work from the start

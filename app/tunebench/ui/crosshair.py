@@ -157,6 +157,7 @@ class Crosshair(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(HOVER_MS)
         self._timer.timeout.connect(self._on_hover_tick)
+        self.enabled = True  # off on stage: no hover boxes over the flip's label when the pointer rests
         view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         view.viewport().installEventFilter(self)
         self.set_appearance(theme, 1.0)
@@ -180,7 +181,16 @@ class Crosshair(QObject):
         box.set_font(points)
 
     # -- the mouse --
+    def set_enabled(self, on: bool) -> None:
+        self.enabled = on
+        if not on:
+            self._timer.stop()
+            self._mouse = None
+            self.hide()
+
     def _on_mouse_moved(self, pos: QPointF) -> None:
+        if not self.enabled:
+            return
         self._mouse = QPointF(pos)
         if not self._timer.isActive():
             self._timer.start()

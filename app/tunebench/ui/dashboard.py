@@ -22,13 +22,13 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from tunebench.ui.crosshair import Crosshair, HoverPlot, seconds
 from tunebench.ui.plot_panel import PALETTE, SHOWN_PREFIXES, TOP_WAITS, Panel, TopWaits, font, panel_specs
-from tunebench.ui.readouts import ReadoutBar
+from tunebench.ui.readouts import READOUT_MIN_POINTS, ReadoutBar
 from tunebench.ui.theme import Theme
 from tunebench.ui.timeline import Timeline
 
@@ -37,6 +37,7 @@ __all__ = ["FOLLOW_STEP", "PALETTE", "SHOWN_PREFIXES", "TOP_WAITS", "Dashboard"]
 FOLLOW_STEP = 10  # seconds the followed window moves at a time
 LEGEND_SHARE = 0.3  # at most this share of the plots' width goes to the legends
 LEGEND_MIN = 90.0  # pixels (times the font scale): below this the names are elided rather than the plots
+PLOT_MIN_HEIGHT = 90  # pixels per plot (times the font scale): room for three of its axis's ticks and its title
 
 
 class PlotStack(pg.GraphicsView):
@@ -56,6 +57,7 @@ class Dashboard(QWidget):
         self.timeline = timeline
         self.theme = theme
         self.follow_seconds = 120.0
+        self.text_floor: float | None = None  # set_text_floor's (stage), None: the everyday floors
         self.line_scale = 1.0
         self.font_scale = 1.0
         layout = QVBoxLayout(self)
@@ -72,6 +74,29 @@ class Dashboard(QWidget):
         layout.addWidget(self.tune_readout)
         self.graphics = PlotStack()
         layout.addWidget(self.graphics, 1)
+        # which plots: the user's choice (View > Plots; None: all), stage's own list while on stage; of those,
+        # as many as keep PLOT_MIN_HEIGHT each (fewer plots, never all of them squeezed), the rest named here
+        self.chosen: list[str] | None = None
+        self._stage_titles: list[str] | None = None
+        self._arranged: list[str] = []
+        self.room_note = QLabel("")
+        self.room_note.setObjectName("plots-room-note")
+        self.room_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.room_note.hide()
+        layout.addWidget(self.room_note)
+        # a demo plan's countdown and caption (ui/demo.py), while one runs
+        self.demo_line = QLabel("")
+        self.demo_line.setObjectName("demo-line")
+        self.demo_line.setWordWrap(True)
+        self.demo_line.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.demo_line.hide()
+        layout.addWidget(self.demo_line)
+        # stage: the band under the plots where its cards sit (ui/stage_help.py), so none covers a plot's data
+        self.card_strip = QWidget()
+        self.card_strip.setObjectName("stage-card-strip")
+        self.card_strip.hide()
+        layout.addWidget(self.card_strip)
+        self.graphics.installEventFilter(self)
         self.panels: list[Panel] = []
         self._waits = TopWaits()
         self._leader: pg.ViewBox | None = None
@@ -79,6 +104,7 @@ class Dashboard(QWidget):
         self._legend_width = -1.0
         self.crosshair = Crosshair(self.graphics, self._hover_plots, theme, self._hover_title)
         self._build_plots()
+        self._arranged = [p.title for p in self.panels]
         # One panel per tick, a full round about every second (data arrive every second, every 0.25 s at the
         # fastest probe rate): no single event-loop turn holds the whole redraw.
         self._next_panel = 0
@@ -100,8 +126,8 @@ class Dashboard(QWidget):
             plot = self.graphics.ci.addPlot(row=i, col=0)
             # marker labels, configuration names and verdicts on the first plot, and the knob's on the latency
             # plot too
-            labels = ("config", "trial", "step", "knob", "mark", "restart", "verdict", "drift", "ramp") if i == 0 else \
-                ("knob",) if title == "latency ms" else ()
+            labels = ("config", "trial", "step", "knob", "rate", "mark", "restart", "verdict", "drift", "ramp") \
+                if i == 0 else ("knob", "rate") if title == "latency ms" else ()
             panel = Panel(title, unit, plot, select, self.theme, labels)
             if first is None:
                 first = plot
@@ -125,8 +151,27 @@ class Dashboard(QWidget):
         for p in self.panels:
             p.set_appearance(theme, scale, self.line_scale)
         self.bar.set_scale(scale)
+        self.arrange()  # the plots' minimum height grows with their text
         self._fit_legends(force=True)
         self.crosshair.set_appearance(theme, scale)
+
+    def show_demo_line(self, text: str) -> None:
+        """The demo plan's line (empty: none), at the readouts' colour, never under the stage's floor."""
+        f = font(max(11.0, (self.text_floor or 0.0) * 1.2) * (1.0 if self.text_floor else self.font_scale),
+                 bold=True)
+        self.demo_line.setFont(f)
+        self.demo_line.setText(text)
+        self.demo_line.setVisible(bool(text))
+
+    def set_text_floor(self, points: float | None) -> None:
+        """The smallest size a text that shrinks to fit may take (stage: its readable-from-the-back minimum), in
+        points; None: the everyday floors. Below it the text is elided, whole in its tooltip."""
+        self.text_floor = points
+        self.bar.min_points = READOUT_MIN_POINTS if points is None else points
+        for p in self.panels:
+            p.text_floor = 6.0 if points is None else points
+            p.fit_title()
+        self.bar.fit()
 
     def show_tune_readout(self, text: str | None) -> None:
         """The stage's tune line ("best so far: 1.31x (innodb_io_capacity=4000)"), or none (None)."""
@@ -138,8 +183,12 @@ class Dashboard(QWidget):
             return
         points = 0.8 * self._readout_size
         room = self.width() - 16
-        while points > 8 and QFontMetrics(font(points, bold=True)).horizontalAdvance(text) > room:
-            points *= 0.9  # a long list of knobs: smaller, never cut at the window's edge
+        floor = min(points, max(8.0, self.text_floor or 0.0))
+        while points > floor and QFontMetrics(font(points, bold=True)).horizontalAdvance(text) > room:
+            points = max(floor, points * 0.9)  # a long list of knobs: smaller, never cut at the window's edge
+        if QFontMetrics(font(points, bold=True)).horizontalAdvance(text) > room:
+            label.setToolTip(text)
+            text = QFontMetrics(font(points, bold=True)).elidedText(text, Qt.TextElideMode.ElideRight, room)
         label.setFont(font(points, bold=True))
         label.setStyleSheet(f"color: {self.theme.palette[0] if self.theme.palette else self.theme.plot_foreground};")
         label.setText(text)
@@ -205,8 +254,46 @@ class Dashboard(QWidget):
         self.bar.fit()
 
     def show_only(self, titles: list[str] | None, line_scale: float = 1.0) -> None:
-        """Stage mode: only the named plots (None: all), lines `line_scale` times thicker."""
-        shown = [p for p in self.panels if titles is None or p.title in titles]
+        """Stage mode: only the named plots (None: the user's choice again), lines `line_scale` times thicker."""
+        self._stage_titles = None if titles is None else list(titles)
+        self.line_scale = line_scale
+        for p in self.panels:
+            p.set_line_scale(line_scale)
+        self.arrange(force=True)
+        self.crosshair.hide()
+
+    def choose(self, titles: list[str] | None) -> None:
+        """The plots the user wants (View > Plots), in the dashboard's order; None: every plot."""
+        known = [p.title for p in self.panels]
+        self.chosen = None if titles is None else [t for t in known if t in titles]
+        self.arrange()
+
+    def plots_that_fit(self) -> int:
+        """How many plots the stack holds at PLOT_MIN_HEIGHT each (times the font scale: the axes' text grows)."""
+        height = self.graphics.height()
+        if not self.graphics.isVisible() or height <= 0:
+            return len(self.panels)
+        return max(1, int(height // (PLOT_MIN_HEIGHT * max(1.0, self.font_scale))))
+
+    def arrange(self, force: bool = False) -> None:
+        """The wanted plots (stage's, else the user's, else all) that fit, top to bottom, one time axis under
+        the last; the note names those left out for room."""
+        wanted = self._stage_titles if self._stage_titles is not None else self.chosen
+        titles = [p.title for p in self.panels if wanted is None or p.title in wanted]
+        # stage's list is the speaker's own (three by default): all of it, whatever a card strip takes a while
+        fit = len(titles) if self._stage_titles is not None else self.plots_that_fit()
+        shown = [p for p in self.panels if p.title in titles[:fit]]
+        left_out = titles[fit:]
+        note = "" if not left_out or self._stage_titles is not None else \
+            f"{', '.join(left_out)}: no room for {'it' if len(left_out) == 1 else 'them'} here " \
+            "(a taller window shows more; View > Plots chooses which)"
+        if note != self.room_note.text():
+            self.room_note.setText(note)
+            self.room_note.setToolTip(note)
+            self.room_note.setVisible(bool(note))
+        if not force and [p.title for p in shown] == self._arranged:
+            return
+        self._arranged = [p.title for p in shown]
         layout = self.graphics.ci
         for p in self.panels:
             if p.plot.scene() is not None:
@@ -220,11 +307,12 @@ class Dashboard(QWidget):
         for p in self.panels:
             if p not in shown:
                 p.plot.setVisible(False)
-        self.line_scale = line_scale
-        for p in self.panels:
-            p.set_line_scale(line_scale)
         self._fit_legends(force=True)
-        self.crosshair.hide()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.graphics and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
+            self.arrange()  # (only when the number that fits changed)
+        return False
 
     def reset(self) -> None:
         self.crosshair.hide()

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
 
 from tunebench.ui.dashboard import PALETTE
 from tunebench.ui.legend import add_legend, fit_legend, natural_width, set_column_width
@@ -28,6 +29,7 @@ class KneePlot(pg.PlotWidget):
         self.setLabel("left", "p99 ms (intended start)")
         self.showGrid(x=True, y=True, alpha=0.2)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self.points = 9.0
         self.getPlotItem().getViewBox().sigResized.connect(self._fit_legend)
         self.apply_theme(theme)
 
@@ -45,6 +47,26 @@ class KneePlot(pg.PlotWidget):
             item.getAxis(axis).setTextPen(pg.mkPen(theme.plot_foreground))
         if item.legend is not None:
             item.legend.setLabelTextColor(theme.plot_foreground)
+
+    def set_points(self, points: float) -> None:
+        """Its text size (stage: the plots' own, readable from the back of a hall): ticks, axis names, legend."""
+        self.points = points
+        item = self.getPlotItem()
+        f = QFont()
+        f.setPointSizeF(points)
+        for axis in ("left", "bottom"):
+            ax = item.getAxis(axis)
+            ax.setTickFont(f)
+            ax.label.setFont(f)
+        item.getAxis("left").setWidth(int(70 * points / 9))
+        item.getAxis("bottom").setHeight(int(40 * points / 9))
+        if item.legend is not None:
+            item.legend.points = points
+            size = f"{points:.4g}pt"
+            item.legend.setLabelTextSize(size)
+            for _sample, label in item.legend.items:
+                label.setText(label.text, size=size)
+        self._fit_legend()
 
     def show_curves(self, curves: Mapping[str, Mapping[str, Any]]) -> None:
         item = self.getPlotItem()
@@ -75,5 +97,8 @@ class KneePlot(pg.PlotWidget):
                                    pen=pg.mkPen("#d62728", width=1.5, style=Qt.PenStyle.DashLine),
                                    label=f"SLO p99 {slo:g} ms", labelOpts={"position": 0.95, "color": "#d62728",
                                                                            "anchors": [(1, 1), (1, 1)]})
+            f = QFont()
+            f.setPointSizeF(self.points)
+            line.label.setFont(f)
             item.addItem(line)
         self._fit_legend()

@@ -25,7 +25,8 @@ SPACING = 4  # between a sample and its name
 MARGIN = 2  # the legend's own margin, all round
 LABEL_GAP = 3  # pixels between two rows of marker labels
 # Where a marker's label sits along its line (0 bottom, 1 top) when the rows above leave it room
-LABEL_POSITION = {"step": 0.92, "knob": 0.92, "verdict": 0.92}  # until place_marker_labels puts them in place
+# until place_marker_labels puts them in place
+LABEL_POSITION = {"step": 0.92, "knob": 0.92, "verdict": 0.92, "rate": 0.92}
 TOP_ROWS = 2  # rows of step and knob labels at a plot's top (the second only for labels the first has no room for)
 PRIORITY = {"step": 0, "ramp": 1, "mark": 1, "restart": 2}  # which label of the step row stays when two would overlap
 
@@ -206,11 +207,13 @@ def _rows_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], rows: int) -> li
     out: list[list[pg.InfiniteLine]] = [[] for _ in range(rows)]
     xs = {id(line): view.mapFromView(QPointF(line.value(), 0)).x() for line in lines}
 
-    def rank(line: pg.InfiniteLine) -> tuple[int, float]:
+    def rank(line: pg.InfiniteLine) -> tuple[int, int, float]:
         kind = getattr(line, "kind", "step")
         if kind == "drift":  # a warning that the step measured another server: before anything else
-            return (-2, xs[id(line)])
-        return (-1, -xs[id(line)]) if kind in ("knob", "verdict") else (PRIORITY.get(kind, 1), xs[id(line)])
+            return (-2, 0, xs[id(line)])
+        if kind in ("knob", "verdict", "rate"):  # knob changes, then rate changes (a live PgUp): newest first
+            return (-1, int(kind == "rate"), -xs[id(line)])
+        return (PRIORITY.get(kind, 1), 0, xs[id(line)])
 
     for line in sorted(lines, key=rank):
         label = line.label
@@ -231,7 +234,7 @@ def _pick_side(line: pg.InfiniteLine, x: float, w: float, width: float) -> None:
     """A knob label sits left of its line (the newest change is near the right edge), other labels right of
     theirs; where its side would cut it at the plot's edge, the other side; where neither has room (a narrow
     plot, a long verdict), across its line, inside the plot (its filled box hides the line under it)."""
-    left_first = getattr(line, "kind", "") in ("knob", "verdict")
+    left_first = getattr(line, "kind", "") in ("knob", "verdict", "rate")
     fits_left, fits_right = x - w >= 0, x + w <= width
     if fits_left and (left_first or not fits_right):
         f = 1.0

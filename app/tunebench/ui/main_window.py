@@ -26,9 +26,11 @@ from PySide6.QtWidgets import (
 )
 
 from tunebench import paths
+from tunebench.core.demo_plan import DemoPlan
 from tunebench.core.errors import ConfigError, TunebenchError
 from tunebench.core.interval import Event
 from tunebench.hosts.sandbox import SandboxServer
+from tunebench.load.demo_plans import load_plan
 from tunebench.mysql.target import typed_password
 from tunebench.run.child import RunRequest
 from tunebench.run.records import RunOutcome
@@ -40,6 +42,7 @@ from tunebench.store.repo import Store
 from tunebench.ui.compare import CompareView
 from tunebench.ui.controller import WindowController
 from tunebench.ui.dashboard import SHOWN_PREFIXES
+from tunebench.ui.demo import DemoRunner
 from tunebench.ui.empty_state import install_empty_states
 from tunebench.ui.hot_functions import HotFunctions
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
@@ -60,6 +63,7 @@ from tunebench.ui.tune_results import TuneResultsView
 from tunebench.ui.window_actions import build_actions
 from tunebench.ui.window_appearance import WindowAppearance
 from tunebench.ui.window_dialogs import WindowDialogs
+from tunebench.ui.window_room import WindowRoom
 from tunebench.ui.window_settings import client_hosts_of, initial_appearance, restore_window, save_window
 from tunebench.ui.window_tune import WindowTune
 from tunebench.ui.wording import for_window
@@ -77,6 +81,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
     bigger_action: QAction
     smaller_action: QAction
     stage_action: QAction
+    compact_action: QAction
+    demo_pause_action: QAction
+    demo_next_action: QAction
+    demo_stop_action: QAction
+    plot_actions: list[QAction]
     live_action: QAction
     visible_only_action: QAction
     import_action: QAction
@@ -126,14 +135,14 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
             # as wide as the form wants, and room for the vertical bar: nothing is cut at the right
             scroll.setMinimumWidth(page.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width())
             self.builders.addTab(scroll, title)
-        self._dock("Targets", self.targets, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Build", self.builders, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Knobs", self.knobs, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Events", self.log, Qt.DockWidgetArea.RightDockWidgetArea)
+        left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+        side = [(self._dock("Targets", self.targets, left), left), (self._dock("Build", self.builders, left), left),
+                (self._dock("Knobs", self.knobs, right), right), (self._dock("Events", self.log, right), right)]
         self.hot = HotFunctions(self.dashboard, store, self.controller.session_id)
         # under the Events, not tabbed with them: a tab bar the dock layout makes on its own first appeared after
         # stage mode (a residue test_one_model caught)
-        self._dock("Hot functions", self.hot, Qt.DockWidgetArea.RightDockWidgetArea)
+        side.append((self._dock("Hot functions", self.hot, right), right))
+        self.room = WindowRoom(self, side)  # a small screen's compact layout (one tabbed side column)
         # under the plots, between the side docks: both in sight during a sweep
         self.sweep_results = SweepResultsView(SweepProgress(), SweepProgress())
         self.sweep_dock = self._dock("Sweep results", self.sweep_results, Qt.DockWidgetArea.BottomDockWidgetArea)
@@ -145,6 +154,8 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.tune_dock = self._dock("Tune results", self.tune_results, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.demo = DemoRunner(self)  # a demo plan run hands-free (the Demo menu, `gui --demo-plan`)
+        self.demo.line.connect(self.dashboard.show_demo_line)
         build_actions(self)
         self.empty_states = install_empty_states(self)
         self._set_running(False)
@@ -413,6 +424,46 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
                 return
         self.controller.change_knob(name, value, *self._replies(self.knobs.show_change, on_done, on_failed),
                                     target=target)
+
+    # -- demo plans --
+    def run_demo_plan(self, path: str | None = None) -> bool:
+        """A demo plan live (a file; None: asked for), from its first step; False (said) when refused."""
+        plan = self._demo_plan(path)
+        if plan is None:
+            return False
+        self.demo.start(plan)
+        return True
+
+    def rehearse_demo_plan(self, path: str | None = None, session_id: int | None = None) -> bool:
+        """The plan over a recorded session at 10x (None: asked for; the plan's own `rehearsal` first)."""
+        plan = self._demo_plan(path)
+        if plan is None:
+            return False
+        if session_id is None:
+            from PySide6.QtWidgets import QInputDialog
+
+            sid, ok = QInputDialog.getInt(self, "Rehearse over a session", "Session ID (a run of this plan)",
+                                          plan.rehearsal or self.controller.session_id() or 1, 1, 10 ** 9)
+            if not ok:
+                return False
+            session_id = sid
+        return self.demo.rehearse(plan, session_id)
+
+    def _demo_plan(self, path: str | None) -> DemoPlan | None:
+        if path is None:
+            from PySide6.QtWidgets import QFileDialog
+
+            path = QFileDialog.getOpenFileName(self, "Demo plan", str(paths.workloads_dir() / "demos"),
+                                               "Demo plans (*.toml)")[0]
+            if not path:
+                return None
+        try:
+            return load_plan(path)
+        except ConfigError as exc:
+            self.show_message(str(exc))
+            if self.stage.on:
+                self.stage.help.flash(str(exc))
+            return None
 
     def confirm_flip(self, on_done: Any = None, on_failed: Any = None) -> None:
         """Confirm the last live flip: its two values in ABBA BAAB blocks on the running load (run/confirm.py); the

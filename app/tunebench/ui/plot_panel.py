@@ -32,7 +32,9 @@ from tunebench.ui.timeline import Marker, Timeline
 MARKER_Z = 20  # marker lines and their labels above the curves (z 0)
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78"]
-MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "mark": "#2ca02c", "restart": "#9467bd", "config": "#888888",
+# (a live rate change is drawn like a knob's)
+MARKER_COLORS = {"step": "#888888", "knob": "#d62728", "rate": "#d62728", "mark": "#2ca02c", "restart": "#9467bd",
+                 "config": "#888888",
                  "verdict": "#d62728", "drift": "#ff7f0e", "ramp": "#888888"}
 # A knob label on a dark plot: the knob's red lightened to stay readable (4.5:1 on black)
 KNOB_LABEL_DARK = "#ff6b6b"
@@ -214,6 +216,7 @@ class Panel:
         self.tick_x: list[float] = []
         self._ticks_dirty = False
         self._labels_dirty = False
+        self.text_floor = 6.0  # points: the smallest its title is shrunk to before it is elided (stage: more)
         self.labelled: list[tuple[pg.InfiniteLine, str]] = []  # markers with a label, and their kind
         self.bands: list[ConfigBand] = []  # one per configuration marker
         self.trial_bands: list[ConfigBand] = []  # one per trial marker (a tune's trials, baselines, confirmations)
@@ -299,8 +302,9 @@ class Panel:
         want = 9 * self.font_scale
         size = want
         text = self.title
-        while size > 6 and QFontMetricsF(font(size)).horizontalAdvance(text) > room:
-            size -= 0.5
+        floor = min(want, self.text_floor)
+        while size > floor and QFontMetricsF(font(size)).horizontalAdvance(text) > room:
+            size = max(floor, size - 0.5)
         f = font(size)
         metrics = QFontMetricsF(f)
         if metrics.horizontalAdvance(text) > room:
@@ -358,7 +362,7 @@ class Panel:
 
     def _label_color(self, kind: str) -> str:
         """Marker labels in the plot's foreground (a grey step label faded on a projector), knob labels red."""
-        if kind in ("knob", "verdict"):
+        if kind in ("knob", "verdict", "rate"):
             return MARKER_COLORS["knob"] if self.theme.name == "light" else KNOB_LABEL_DARK
         if kind == "drift":
             return MARKER_COLORS["drift"]
@@ -495,7 +499,7 @@ class Panel:
         dense = len(getattr(tl, "all_markers", None) or tl.markers) > MAX_MARKER_LINES
         while len(self.markers) < len(tl.markers):
             m = tl.markers[len(self.markers)]
-            if (m.kind == "knob" and dense) or (
+            if (m.kind in ("knob", "rate") and dense) or (
                     m.kind not in ("config", "trial") and len(self.markers) - len(self.tick_x) >= MAX_MARKER_LINES):
                 self.markers.append(_Tick(m.t, m.kind))  # (costs nothing: no budget)
                 self.tick_x.append(m.t)
@@ -575,7 +579,8 @@ class Panel:
                                           self._label_color(m.kind), "fill": self.theme.label_fill,
                                           # knob labels and verdicts sit left of their line: the newest
                                           # change is at the right edge (right of it, a verdict was cut off)
-                                          "anchors": [(1, 0.5), (1, 0.5)] if m.kind in ("knob", "verdict")
+                                          "anchors": [(1, 0.5), (1, 0.5)]
+                                          if m.kind in ("knob", "verdict", "rate")
                                           else [(0, 0.5), (0, 0.5)]})
         line.kind = m.kind
         # over the curves: where a label cannot keep clear of them (a verdict near the bottom, a short plot), its
@@ -585,7 +590,7 @@ class Panel:
         self.plot.addItem(line, ignoreBounds=True)
         self.markers.append(line)
         if shown:
-            self.labelled.append((line, m.kind if m.kind in ("knob", "verdict") else "step"))
+            self.labelled.append((line, m.kind if m.kind in ("knob", "verdict", "rate") else "step"))
             self._labels_dirty = True
 
     def _knob_line_at(self, t: float) -> pg.InfiniteLine | None:

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QRect, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QApplication, QDockWidget
 
 from tunebench.core.display import rate_text
 from tunebench.ui.knee_plot import KneePlot
 from tunebench.ui.stage_help import FLASH_MS, StageHelp
 from tunebench.ui.theme import THEMES
+from tunebench.ui.window_room import ResizeWatch
 
 if TYPE_CHECKING:
     from tunebench.ui.main_window import MainWindow
@@ -34,6 +35,15 @@ DEFAULT_PRESETS = ["innodb_flush_log_at_trx_commit=1", "innodb_flush_log_at_trx_
                    "innodb_thread_concurrency=0", "innodb_thread_concurrency=32"]
 FONT_SCALE = 1.8
 LINE_SCALE = 2.0
+# Every text on stage is at least 1/TEXT_SHARE of the screen's height (its em, in pixels): 24 px on a 1080-line
+# screen, 17 on 768, 16 on 720 -- read from the back of a hall. The plots' base text (ticks, legends, marker
+# labels: 9 pt times the stage's font scale) is at least that; texts that shrink to fit (readouts, titles, the
+# tune line) stop there and are elided instead; the cards' smallest text is that.
+TEXT_SHARE = 45
+
+
+def text_floor_px(screen_height: int) -> float:
+    return screen_height / TEXT_SHARE
 
 
 # pairs of values per knob, in the order the default presets take them from the knobs the server has
@@ -81,6 +91,10 @@ class Stage(QObject):
         # dock state and geometry to restore once the size is back, and how many more times to try
         self._pending: tuple[QByteArray | None, QRect, int] | None = None
         self.on = False
+        self.scale = FONT_SCALE  # the stage's font scale (from the screen's height, at least FONT_SCALE)
+        self._floor_for = 0  # the height the texts' floor was set for
+        self._watch = ResizeWatch(self._on_window_resized)
+        window.installEventFilter(self._watch)
         self._saved: dict[str, Any] = {}
         self.presets = read_presets(window.settings)
         plots = window.settings.value("stage/plots", DEFAULT_PLOTS)
@@ -118,6 +132,7 @@ class Stage(QObject):
             self.help.flash("K shows a sweep over rates: p99 against rate and each knee (none on screen)")
             return
         self.knee.apply_theme(self.w.theme)
+        self.knee.set_points(9 * self.scale)  # the stage's sizes: its ticks and legend as the plots' below
         self.knee.show_curves({c["label"]: {"points": c["points"], "knee": c["knee"],
                                             "slo_p99_ms": knee.get("slo_p99_ms")} for c in knee["configs"]})
         self.knee.setGeometry(self.w.central.rect())
@@ -195,6 +210,27 @@ class Stage(QObject):
     def toggle(self) -> None:
         self.set(not self.on)
 
+    def _apply_floor(self, height: int) -> None:
+        """The stage's text sizes for a screen `height` px high: the smallest text 1/TEXT_SHARE of it, the
+        plots' base text at least that (FONT_SCALE at least), the cards' smallest that."""
+        if height <= 0 or height == self._floor_for:
+            return
+        self._floor_for = height
+        w = self.w
+        floor_px = text_floor_px(height)
+        px_per_point = w.logicalDpiY() / 72
+        self.scale = max(FONT_SCALE, 1.02 * floor_px / (9 * px_per_point))  # the plots' 9-pt base text
+        w.set_appearance(THEMES["stage"], self.scale)
+        w.dashboard.set_text_floor(floor_px / px_per_point)
+        self.help.set_sizes(floor_px)
+        if self.help.strip is not None:
+            self.help.strip.setFixedHeight(self.help.reserve())
+
+    def _on_window_resized(self) -> None:
+        """On stage the window is the screen (full screen): its height sets the texts' floor."""
+        if self.on:
+            self._apply_floor(self.w.height())
+
     def set(self, on: bool, full_screen: bool = True) -> None:
         """Enter or leave stage mode. A view state: leaving puts back exactly what entering found (theme and
         font scale through the window's one appearance function, geometry, full screen or not, docks)."""
@@ -220,7 +256,11 @@ class Stage(QObject):
             w.central.tabBar().hide()
             w.central.setCurrentIndex(0)
             w.dashboard.show_only(self.plots, LINE_SCALE)
-            w.set_appearance(THEMES["stage"], FONT_SCALE)
+            screen = w.screen()
+            self._apply_floor(screen.geometry().height() if full_screen and screen is not None else w.height())
+            w.dashboard.crosshair.set_enabled(False)
+            w.dashboard.card_strip.show()
+            self.help.attach(w.dashboard.card_strip)
             w.update_tune_readout()  # during a tune: the best so far, large
             if full_screen:
                 w.showFullScreen()
@@ -231,7 +271,13 @@ class Stage(QObject):
                 w.show_message(keys)
             self.help.show_keys()
             return
+        self._floor_for = 0
         self.help.hide()
+        self.help.attach(None)
+        self.help.set_sizes(18)
+        w.dashboard.card_strip.hide()
+        w.dashboard.crosshair.set_enabled(True)
+        w.dashboard.set_text_floor(None)
         self.knee.hide()
         w.dashboard.show_tune_readout(None)
         saved = self._saved
@@ -246,6 +292,10 @@ class Stage(QObject):
         w.toolbar.show()
         w.menuBar().show()
         w.statusBar().show()
+        # the bar keeps the height it last laid itself out for (a strut of the stage font's height, 33 px instead of
+        # 22 at 1080 lines): a font change makes it measure again, with the everyday font
+        QApplication.sendEvent(w.statusBar(), QEvent(QEvent.Type.FontChange))
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)  # before the docks' sizes are put back
         w.central.tabBar().show()
         w.central.setCurrentIndex(int(saved.get("tab", 0)))
         state = saved.get("state")
@@ -259,6 +309,8 @@ class Stage(QObject):
             # the rectangle itself: restoreGeometry() after full screen kept a grown size (2224x1167 on a
             # 1920x1080 screen)
             w.setGeometry(geometry)
+            if w.geometry() == geometry and isinstance(state, QByteArray):
+                w.restoreState(state)  # the docks' sizes once more, now in the window's own size
             if w.geometry() != geometry:
                 # Leaving full screen is carried out later by the window system, and its idea of the normal
                 # size can overrule ours: set ours again when it is done, then the docks once more (their

@@ -64,7 +64,9 @@ class Marker:
 
 MARKER_KINDS = {"step_start": "step", "knob": "knob", "mark": "mark", "restart": "restart", "config": "config",
                 "verdict": "verdict", "drift": "drift", "ramp": "ramp",
-                "rate": "knob",  # an open-loop rate changed live: a change on the timeline like a knob's
+                # an open-loop rate changed live: a change on the timeline drawn like a knob's, its label placed after
+                # the knob changes' (a flip's label with its verdict stays when rate changes crowd the top row)
+                "rate": "rate",
                 "trial": "trial"}
 
 

@@ -60,6 +60,67 @@ def build_actions(w: MainWindow) -> None:
     w.quit_action = action(w, "Quit", "Ctrl+Q", w.close, "Quit Tunebench (a run is stopped, knobs put back)")
     menu.addAction(w.quit_action)
     w.stage = Stage(w)
+    build_view_menu(w)
+    build_demo_menu(w)
     help_menu = w.menuBar().addMenu("&Help")
     help_menu.addAction(action(w, "Keyboard shortcuts", "Ctrl+/", w.show_shortcuts, "Every action's key"))
     help_menu.addAction(action(w, "About Tunebench", "Ctrl+F1", w.show_about, "Versions, for a bug report"))
+
+
+def build_view_menu(w: MainWindow) -> None:
+    """View: the compact layout (a projector's: one tabbed side column) and which plots the dashboard shows
+    (kept in the settings; fewer plots rather than all of them squeezed on a small screen)."""
+    view = w.menuBar().addMenu("&View")
+    w.compact_action = action(w, "Compact layout", "Ctrl+Shift+L", lambda on: w.room.set_compact(bool(on)),
+                              "The side panels as tabs in one column: the dashboard keeps most of the width")
+    w.compact_action.setCheckable(True)
+    view.addAction(w.compact_action)
+    plots = view.addMenu("Plots")
+    saved = w.settings.value("plots")
+    chosen = None if saved is None else [str(t) for t in (saved if isinstance(saved, list) else [saved])]
+    w.plot_actions = []
+
+    def changed() -> None:
+        titles = [a.text() for a in w.plot_actions if a.isChecked()]
+        if not titles:  # never none at all: the last one stays
+            w.plot_actions[0].setChecked(True)
+            titles = [w.plot_actions[0].text()]
+        every = len(titles) == len(w.plot_actions)
+        w.dashboard.choose(None if every else titles)
+        w.settings.setValue("plots", titles)
+
+    for panel in w.dashboard.panels:
+        a = QAction(panel.title, w)
+        a.setCheckable(True)
+        a.setChecked(chosen is None or panel.title in chosen)
+        a.toggled.connect(lambda _on: changed())
+        plots.addAction(a)
+        w.plot_actions.append(a)
+    if chosen is not None and any(a.isChecked() for a in w.plot_actions):
+        w.dashboard.choose([a.text() for a in w.plot_actions if a.isChecked()])
+
+
+def build_demo_menu(w: MainWindow) -> None:
+    """Demo: run a plan (a TOML file: what happens when), rehearse it over a recording at 10x, and while one
+    runs Space pauses or resumes it and N runs its next step now (enabled only then: Space is the form's
+    otherwise)."""
+    menu = w.menuBar().addMenu("&Demo")
+    menu.addAction(action(w, "Run demo plan…", "", w.run_demo_plan, "A plan file: the load, flips and captions "
+                                                                       "at their seconds, hands-free"))
+    menu.addAction(action(w, "Rehearse demo plan over a session…", "", w.rehearse_demo_plan,
+                          "The plan over a recorded session at 10x: nothing is done to a server"))
+    w.demo_pause_action = action(w, "Pause / resume the demo", "Space", w.demo.toggle_pause,
+                                 "Pause the plan's clock, or resume it")
+    w.demo_next_action = action(w, "Next demo step now", "N", w.demo.skip, "Run the plan's next step now")
+    w.demo_stop_action = action(w, "Stop the demo plan", "", lambda: w.demo.stop("stopped by the speaker"),
+                                "Stop the plan (the load it started keeps running: Stop stops it)")
+    for a in (w.demo_pause_action, w.demo_next_action, w.demo_stop_action):
+        a.setEnabled(False)
+        menu.addAction(a)
+
+    def running(on: bool) -> None:
+        for a in (w.demo_pause_action, w.demo_next_action, w.demo_stop_action):
+            a.setEnabled(on)
+
+    w.demo.line.connect(lambda text: running(w.demo.running))
+    w.demo.finished.connect(lambda _why: running(False))

@@ -98,7 +98,8 @@ def restore_window(w: MainWindow) -> None:
     else:
         w.resize(1600, 1000)  # (`tunebench gui` fits it to the screen before showing it)
     state = s.value("state")
-    if state is not None:
+    # a dock state saved compact (one tabbed column, for a projector) is the screen's, decided at every start
+    if state is not None and not _bool(s.value("compact", False)):
         w.restoreState(state)
     for key, widget in (("workload", w.workload.workload), ("engine", w.workload.engine)):
         value = s.value(key)
@@ -117,6 +118,7 @@ def save_window(w: MainWindow) -> None:
     s = w.settings
     s.setValue("geometry", w.saveGeometry())
     s.setValue("state", w.saveState())
+    s.setValue("compact", w.room.compact)  # a compact state is not restored as such (window_room.py)
     s.setValue("theme", w.theme.name)
     s.setValue("font_scale", round(w.font_scale, 4))
     s.setValue("workload", w.workload.workload.currentText())

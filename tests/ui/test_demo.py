@@ -1,0 +1,132 @@
+"""A demo plan in the window (issue 45 item 4): live through the window's own actions (stubbed here: the real
+run is tests/ui/test_demo_live.py), paused and skipped, rehearsed over a recording without touching a server,
+and going on over the recording when the load dies mid-plan."""
+
+from tunebench.core.demo_plan import parse_plan
+from tunebench.run.records import RunError, RunOutcome
+from tunebench.store.synthetic import record
+
+PLAN = """name = "quick"
+title = "a quick one"
+{extra}
+[load]
+workload = "oltp_update_index"
+threads = 4
+rate = 100
+[[step]]
+at = 0
+do = "start"
+caption = "go"
+[[step]]
+at = {flip}
+do = "flip"
+knob = "innodb_flush_log_at_trx_commit"
+value = "2"
+caption = "the flip"
+[[step]]
+at = {say}
+do = "say"
+caption = "a word"
+[[step]]
+at = {stop}
+do = "stop"
+"""
+
+
+def stubbed(win, monkeypatch) -> list[str]:
+    calls: list[str] = []
+    monkeypatch.setattr(win, "run_workload", lambda: calls.append("run"))
+    monkeypatch.setattr(win, "flip_knob", lambda name, value, **_k: calls.append(f"flip {name}={value}"))
+    monkeypatch.setattr(win, "stop_run", lambda: calls.append("stop"))
+    monkeypatch.setattr(win.controller, "running", lambda: True)
+    return calls
+
+
+def test_a_live_plan_runs_its_steps_in_order_with_a_countdown_pause_and_skip(win, qtbot, monkeypatch):
+    calls = stubbed(win, monkeypatch)
+    plan = parse_plan(PLAN.format(extra="", flip=0.4, say=30, stop=60))
+    lines: list[str] = []
+    win.demo.line.connect(lines.append)
+    win.demo.start(plan)
+    assert calls == ["run"]  # at 0: at once
+    assert win.workload.workload.currentText() == "oltp_update_index" and win.workload.rate.text() == "100"
+    assert win.demo_pause_action.isEnabled() and win.demo_next_action.isEnabled()
+    assert any("next in" in ln and "flip innodb_flush_log_at_trx_commit to 2" in ln for ln in lines)
+    assert win.dashboard.demo_line.isVisible()
+    qtbot.waitUntil(lambda: "flip innodb_flush_log_at_trx_commit=2" in calls, timeout=5000)
+    win.demo_pause_action.trigger()  # Space
+    t = win.demo.now()
+    qtbot.wait(300)
+    assert win.demo.now() == t and "PAUSED" in win.dashboard.demo_line.text()
+    win.demo_pause_action.trigger()
+    assert not win.demo.paused
+    win.demo_next_action.trigger()  # N: the say step now, then the stop
+    assert win.demo.done == 3 and "a word" in win.dashboard.demo_line.text()
+    win.demo_next_action.trigger()
+    assert calls == ["run", "flip innodb_flush_log_at_trx_commit=2", "stop"]
+    assert win.demo.plan is None and not win.dashboard.demo_line.isVisible()
+    assert not win.demo_pause_action.isEnabled()
+
+
+def test_a_rehearsal_plays_the_recording_and_does_nothing_to_a_server(win, qtbot, monkeypatch):
+    calls = stubbed(win, monkeypatch)
+    sid = record(win.store, 120, 30, knob_at=30, verdict=True)
+    plan = parse_plan(PLAN.format(extra="", flip=30, say=60, stop=100))
+    assert win.rehearse_demo_plan.__name__  # (the Demo menu's entry)
+    assert win.demo.rehearse(plan, sid)
+    assert win.demo.mode == "rehearsal" and win.replay_bar.speed_factor == 10
+    win.replay_bar.speed.setCurrentText("30x")  # the test's own hurry
+    win.stage.set(True, full_screen=False)
+    seen: list[str] = []
+    win.demo.finished.connect(seen.append)
+    qtbot.waitUntil(lambda: seen == ["done"], timeout=15000)
+    assert calls == []  # no run, no flip, no stop: the recording has its own
+    assert [do for _t, do in win.demo.log] == ["start", "flip", "say", "stop"]
+    # each when the head reached its second: no earlier, and within a tick of the plan's clock (0.1 s at 30x)
+    assert all(0 <= t - at <= 0.1 * 30 * 2 + 0.5
+               for (t, _do), at in zip(win.demo.log, (0, 30, 60, 100), strict=True)), win.demo.log
+    win.stage.set(False)
+
+
+def test_when_the_load_dies_the_plan_goes_on_over_its_recording(win, qtbot, monkeypatch):
+    calls = stubbed(win, monkeypatch)
+    sid = record(win.store, 120, 30, knob_at=30, verdict=True)
+    plan = parse_plan(PLAN.format(extra=f"rehearsal = {sid}", flip=0.2, say=1.5, stop=3))
+    win.demo.start(plan)
+    qtbot.waitUntil(lambda: len(calls) == 2, timeout=5000)  # run, flip
+    win.controller.run_finished.emit(RunOutcome("failed", None, error=RunError("target", "server has gone away")))
+    assert win.demo.mode == "recording" and win.controller.replay_session["id"] == sid
+    assert "the server stopped at" in win.dashboard.demo_line.text()
+    assert f"the recording of session {sid}" in win.dashboard.demo_line.text()
+    head = win.replay_timeline.head
+    assert head is not None and 0.0 < head < 3.0  # from the second it died, not from the start or the end
+    seen: list[str] = []
+    win.demo.finished.connect(seen.append)
+    qtbot.waitUntil(lambda: seen == ["done"], timeout=10000)
+    assert calls == ["run", "flip innodb_flush_log_at_trx_commit=2"]  # the rest over the recording
+
+
+def test_a_load_that_dies_without_a_recording_ends_the_plan_saying_why(win, qtbot, monkeypatch):
+    stubbed(win, monkeypatch)
+    plan = parse_plan(PLAN.format(extra="", flip=5, say=6, stop=7))
+    seen: list[str] = []
+    win.demo.finished.connect(seen.append)
+    win.demo.start(plan)
+    win.controller.run_finished.emit(RunOutcome("failed", None, error=RunError("target", "server has gone away")))
+    assert len(seen) == 1 and "server has gone away" in seen[0] and "no rehearsed recording" in seen[0]
+    # a load that completes (its steps ran out) is no failure: the plan's captions go on
+    win.demo.start(plan)
+    win.controller.run_finished.emit(RunOutcome("completed", 5))
+    assert win.demo.running and "the load completed" in win.dashboard.demo_line.text()
+    win.demo.stop()
+
+
+def test_a_bad_plan_file_is_one_line_and_nothing_starts(win, qtbot, monkeypatch, tmp_path):
+    calls = stubbed(win, monkeypatch)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[step]]\nat = 0\ndo = \"dance\"\n")
+    messages: list[str] = []
+    monkeypatch.setattr(win, "show_message", messages.append)
+    assert not win.run_demo_plan(str(bad))
+    assert calls == [] and not win.demo.running
+    assert len(messages) == 1 and "step 1: do must be one of" in messages[0]
