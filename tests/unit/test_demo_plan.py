@@ -63,6 +63,7 @@ def test_a_plan_reads_in_order_with_its_parts():
     assert plan.length == 9 and plan.rehearsal is None
     assert due(plan, 0, 0.0) == [0] and due(plan, 1, 4.0) == [1, 2, 3] and due(plan, 4, 8.9) == []
     assert parse_plan(GOOD.replace("value = 2", "value = true")).actions[1].value == "ON"
+    assert parse_plan(GOOD.replace("threads = 4", "threads = [16, 16]")).load["threads"] == [16, 16]
     assert set(ACTIONS) >= {a.do for a in plan.actions}
 
 
@@ -77,6 +78,8 @@ def test_a_plan_reads_in_order_with_its_parts():
     (("factor = 2", "factorr = 2"), "step 3 has unknown key 'factorr'"),
     (("[load]", "[lode]"), "unknown key 'lode'"),
     (("threads = 4", "threads = 4.5"), "[load] threads must be a whole number"),
+    (("threads = 4", "threads = [4, 0]"), "[load] threads must be between 1"),
+    (("threads = 4", "threads = []"), "[load] threads must list 1 to 64 steps"),
     (("rate = 100", "rate = -5"), "[load] rate must be between 0"),
     (("title = \"a title\"", "rehearsal = 0"), "rehearsal must be a session ID"),
     (("caption = \"same second: in the file's order\"", ""), "step 4: a say step has a caption"),

@@ -112,7 +112,16 @@ def parse_plan(text: str, source: str = "this demo plan", folder: Path | None = 
     unknown = sorted(set(load) - LOAD_KEYS)
     if unknown:
         raise ConfigError(f"{source}: [load] has unknown key {unknown[0]!r} (known: {', '.join(sorted(LOAD_KEYS))})")
-    for key in ("threads", "step_seconds", "warmup_seconds", "table_size", "tables"):
+    threads = load.get("threads")
+    if isinstance(threads, list):  # one step per entry ([16, 16]: two steps of 16, a verdict at each's end)
+        if not threads or len(threads) > 64:
+            raise ConfigError(f"{source}: [load] threads must list 1 to 64 steps")
+        for n in threads:
+            _number(n, f"{source}: [load] threads", 1, 10 ** 6)
+            if not isinstance(n, int):
+                raise ConfigError(f"{source}: [load] threads must be whole numbers, not {n!r}")
+    for key in ("step_seconds", "warmup_seconds", "table_size", "tables", *(() if isinstance(threads, list)
+                                                                            else ("threads",))):
         if key in load:
             _number(load[key], f"{source}: [load] {key}", 0 if key == "warmup_seconds" else 1, 10 ** 9)
             if not isinstance(load[key], int):

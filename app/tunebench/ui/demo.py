@@ -3,8 +3,9 @@
 Live, the plan's clock is the wall clock since it began (less its pauses); each action runs through the window's
 own entry points (Run, Flip, Confirm, the rate keys, K, Mark, Stop), so what the plan does is what the keys do,
 with the same answers on the stage card. A line under the plots says what comes next and when ("next in 7 s:
-flip innodb_flush_log_at_trx_commit to 2"), with the last caption; Space pauses and resumes, N runs the next
-action now, Esc (off stage) or the Demo menu stops the plan.
+flip innodb_flush_log_at_trx_commit to 2"), with the last caption (captions stay on that line: the stage card
+keeps the server's answers, and a verdict on it is never replaced by a caption); Space pauses and resumes, N
+runs the next action now, the Demo menu stops the plan.
 
 A rehearsal plays the plan over a recorded session (a run of the same plan) at 10x: the plan's clock is the
 replay's play head, and each action says what it would do instead of doing it (the recording has its own);
@@ -194,7 +195,7 @@ class DemoRunner(QObject):
                 on_failed=lambda m: self._flash(f"demo: {a.text()}: {m}")),
              "confirm": lambda: self.w.confirm_flip(on_failed=lambda m: self._flash(f"demo: confirm: {m}")),
              "rate": lambda: self.w.step_rate(a.factor, on_failed=lambda m: self._flash(f"demo: rate: {m}")),
-             "knee": self._knee, "mark": self.w.mark, "say": lambda: self._flash(a.caption),
+             "knee": self._knee, "mark": self.w.mark, "say": self._say,
              "stop": self._stop_load}[a.do]()
         except ConfigError as exc:  # (a form value the plan set that the window refuses)
             self._flash(f"demo: {a.text()}: {exc}")
@@ -205,8 +206,6 @@ class DemoRunner(QObject):
             self._knee()
         elif a.do != "say":
             self._flash(f"demo ({'rehearsal' if self.mode == 'rehearsal' else 'the recording'}): {a.text()}")
-        elif a.caption:
-            self._flash(a.caption)
         if a.do == "stop":
             self.stop("done")
 
@@ -235,7 +234,8 @@ class DemoRunner(QObject):
                 raise ConfigError(f"workload {load['workload']!r} is not one of the window's")
             form.workload.setCurrentText(str(load["workload"]))
         if "threads" in load:
-            form.threads.setText(str(load["threads"]))
+            threads = load["threads"]
+            form.threads.setText(", ".join(str(n) for n in threads) if isinstance(threads, list) else str(threads))
         form.rate.setText(str(int(load["rate"])) if load.get("rate") else "")
         for key, box in (("step_seconds", form.step_seconds), ("warmup_seconds", form.warmup_seconds)):
             if key in load:

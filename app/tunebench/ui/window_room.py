@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from tunebench.ui.main_window import MainWindow
 
 COMPACT_BELOW = 1500  # px of the screen's available width
-SIDE_SHARE = 0.3  # of the window's width, the side column's at most
-SIDE_MIN = 220  # px: the side column's minimum (its panels scroll below their own)
+SIDE_SHARE = 0.34  # of the window's width, the side column's at most (the Knobs panel whole at 1280 px)
+SIDE_MIN = 240  # px: the side column's minimum (its panels scroll below their own)
 
 
 class Roomy(QScrollArea):
