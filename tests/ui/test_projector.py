@@ -196,7 +196,7 @@ def test_stage_on_any_screen_reads_from_the_back_and_no_card_covers_the_data(win
     before = window_look(win)
     win.stage.set(True, full_screen=False)
     win.resize(width, height)  # (full screen: the screen's size; offscreen it is the window's)
-    win.replay_bar.seek(119.0)
+    win.replay_bar.seek(win.replay_timeline.end)  # past the step's end: the verdict is known
     win.dashboard.redraw()
     ev = next(e for e in win.store.get_session(sid)["events"] if e["kind"] == "verdict")
     win.controller.timeline_event.emit(Event(ev["t"], ev["kind"], ev["label"], ev["data"]))
@@ -208,6 +208,13 @@ def test_stage_on_any_screen_reads_from_the_back_and_no_card_covers_the_data(win
     assert not small, (floor, small)
     for title, rect in plot_rects(win):
         assert not rect.intersects(card.geometry()), (title, rect, card.geometry())
+    # the flip's label with its verdict, longer than the plot is wide here, wraps inside it (it ran into the legend),
+    # or where a wrapped one has no room above the curves, says the verdict without its interval
+    tps = win.dashboard.panels[0]
+    flips = [ln for ln, kind in tps.labelled if kind == "knob" and ln.label.isVisible()]
+    assert flips and "x TPS" in flips[0].label.toPlainText(), [ln.label.toPlainText() for ln in flips]
+    for ln in flips:
+        assert tps.view.sceneBoundingRect().contains(ln.label.sceneBoundingRect()), ln.label.toPlainText()
     # the keys card (H) too, taller at this size: the strip makes room, the plots give it up
     card.show_keys()
     settle(win.dashboard)

@@ -199,6 +199,23 @@ def fit_legend(legend: SideLegend, view: pg.ViewBox) -> None:
     legend.layout.activate()
 
 
+def _fit_label(line: pg.InfiniteLine, width: float, room: float) -> None:
+    """A label longer than the plot is wide (a verdict on a projector) wraps inside it; where even wrapped it is
+    taller than the room above the curves, its next shorter form (`label_forms`: the verdict without its interval,
+    then the change alone) -- rather than hidden, or cut by the legend."""
+    label = line.label
+    forms = getattr(line, "label_forms", None) or [label.format]
+    for i, form in enumerate(forms):
+        if label.format != form:
+            label.setFormat(form)
+        text = label.textItem
+        text.setTextWidth(-1)
+        if text.boundingRect().width() > width > 40:
+            text.setTextWidth(width)
+        if label.boundingRect().height() <= room or i == len(forms) - 1:
+            return
+
+
 def _rows_apart(view: pg.ViewBox, lines: list[pg.InfiniteLine], rows: int) -> list[list[pg.InfiniteLine]]:
     """Labels into at most `rows` rows where each fits beside those already there, the rest hidden: drift
     warnings first, then knob changes (newest first), then steps before marks before restarts, left to right.
@@ -267,6 +284,8 @@ def place_marker_labels(view: pg.ViewBox, labelled: list[tuple[pg.InfiniteLine, 
     if height <= 0 or not labelled:
         return top
     lines = [line for line, _k in labelled]
+    for line in lines:
+        _fit_label(line, view.width() - 4, (limit if limit is not None else height) - top)
     h = max(line.label.boundingRect().height() for line in lines)
     rows = TOP_ROWS if limit is None else max(0, min(TOP_ROWS, int((limit - top + LABEL_GAP) // (h + LABEL_GAP))))
     for row in _rows_apart(view, lines, rows):

@@ -488,6 +488,7 @@ class Panel:
             knob = getattr(line, "merged_into", None)
             if knob is not None:  # its knob's label without the verdict again
                 knob.label.setFormat(knob.base_text)
+                knob.label_forms = None
             if getattr(line, "kind", "") == "config":
                 self.bands.pop().remove()
                 self._name_bands()
@@ -565,6 +566,10 @@ class Panel:
             # one label a change, in the row at the top, clear of the curves
             knob.base_text = getattr(knob, "base_text", knob.label.format)
             knob.label.setFormat(f"{knob.base_text} · {label}")
+            # shorter forms where the plot has no room for it (a projector): the verdict without its interval, then
+            # the change alone (the card, the knob panel and the Events say it whole)
+            knob.label_forms = [f"{knob.base_text} · {label}", f"{knob.base_text} · {label.split(' (')[0]}",
+                                knob.base_text]
             line = pg.InfiniteLine(pos=m.t, angle=90, movable=False, pen=pg.mkPen(None))
             line.kind, line.merged_into = m.kind, knob
             self.plot.addItem(line, ignoreBounds=True)
