@@ -112,8 +112,10 @@ def run_gui(store_path: Path | str, demo: bool = False, screenshot: str | None =
         window.set_appearance(THEMES[theme], 1.0 if screenshot else window.font_scale)
     # a projector's width (or a picture's): one tabbed side column below 1,500 px, the dashboard keeping most of
     # it -- before the size is fitted to the screen, which the side-by-side docks' minimum width would overrule
+    # (a window narrower than the screen -- a size kept from a projector -- counts by its own width)
     screen = window.screen()
-    window.room.fit(window.width() if screenshot or screen is None else screen.availableGeometry().width())
+    window.room.fit(window.width() if screenshot or screen is None
+                    else min(window.width(), screen.availableGeometry().width()))
     if full_screen:
         window.showFullScreen()
     else:

@@ -53,6 +53,9 @@ class DemoRunner(QObject):
         self._paused_at: float | None = None
         self._shift = 0.0  # seconds the live clock was moved (pauses back, skips ahead)
         self._stopping = False  # the plan's own stop (or the user's): a run ending then is no failure
+        # the plan time of its start step while the load it started has no second yet (a prepare, a busy machine:
+        # 29 s once): the next steps count from the load's first second, not from the click
+        self._waiting: float | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
@@ -63,6 +66,8 @@ class DemoRunner(QObject):
         if self.mode in ("rehearsal", "recording"):
             head = self.w.replay_timeline.head
             return float(head or 0.0)
+        if self._waiting is not None:  # the load asked for and not measuring yet: the plan waits at its start
+            return self._waiting
         at = self._paused_at if self._paused_at is not None else time.monotonic()
         return at - self._started + self._shift
 
@@ -95,6 +100,7 @@ class DemoRunner(QObject):
             self.stop("replaced by another plan")
         self.plan, self.mode, self.done = plan, mode, 0
         self.paused, self._paused_at, self._shift, self._stopping = False, None, 0.0, False
+        self._waiting = None
         self.recording = plan.rehearsal if mode == "live" else None
         self.caption = plan.title
         self.note = "rehearsal at 10x over a recording: nothing is done to a server" if mode == "rehearsal" else ""
@@ -148,6 +154,10 @@ class DemoRunner(QObject):
         plan = self.plan
         if plan is None:
             return
+        if self._waiting is not None and self._load_measuring():
+            # the clock from the load's first second: now() is the start step's time again from here
+            self._shift = self._waiting - (time.monotonic() - self._started)
+            self._waiting = None
         if not self.paused:
             for i in due(plan, self.done, self.now()):
                 self.done = i + 1
@@ -165,7 +175,9 @@ class DemoRunner(QObject):
             return
         head = f"demo {plan.name}" + (" · PAUSED (Space resumes)" if self.paused else "")
         parts = [head]
-        if self.done < len(plan.actions):
+        if self._waiting is not None:
+            parts.append("waiting for the load's first second")
+        elif self.done < len(plan.actions):
             nxt = plan.actions[self.done]
             left = max(0.0, nxt.at - self.now())
             what = nxt.text() or nxt.caption
@@ -218,15 +230,22 @@ class DemoRunner(QObject):
             self.w._show_sweep_results()
             self._flash("demo: the knee is on the sweep results' p99 vs rate tab")
 
+    def _load_measuring(self) -> bool:
+        """The load the plan started has its first second on the live timeline (or ended: the plan goes on)."""
+        c = self.w.controller
+        return not c.running() or bool(c.timeline.series)
+
     def _start_load(self) -> None:
         plan = self.plan
         assert plan is not None
+        self._waiting = next(a.at for a in plan.actions if a.do == "start")
         load, w = plan.load, self.w
         if plan.sweep_file:
             from tunebench.load.recipes import load_spec
 
             w.sweep.set_spec(load_spec(plan.sweep_file))
             w.run_sweep()
+            self._started_or_stop()
             return
         form = w.workload
         if "workload" in load:
@@ -251,6 +270,14 @@ class DemoRunner(QObject):
                     more.append(f"{key}={load[key]}")
         form.more_options.setText(", ".join(more))
         w.run_workload()
+        self._started_or_stop()
+
+    def _started_or_stop(self) -> None:
+        """A load the window refused (no target, a password missing, a run already going) ends the plan, said:
+        its flips would otherwise land on a server between runs."""
+        if not self.w.controller.running():
+            self._waiting = None
+            self.stop("the load did not start (the status line says why)")
 
     def _stop_load(self) -> None:
         self._stopping = True

@@ -6,8 +6,9 @@ window goes compact: the five side docks share one tabbed column at the right (K
 a tuner reach for during a run), at most SIDE_SHARE of the window's width, each panel scrolling inside it
 when it is wider, so the dashboard keeps most of the width. The View menu's "Compact layout" switches by hand.
 
-The choice is the screen's at every start: a layout saved compact on a projector is not restored on a 1920-px
-monitor (the default layout is), nor a wide one on a projector. Stage mode saves and restores the dock state
+The choice is made at every start, from the screen's width or the window's if narrower (a size kept from a
+projector): a layout saved compact on a projector is not restored as such (the default layout is), nor a wide
+one on a projector. Stage mode saves and restores the dock state
 as it finds it, compact or not.
 """
 
