@@ -156,3 +156,17 @@ def test_a_flip_says_when_its_verdict_comes_and_the_stage_card_stays(win, qtbot)
     card.flash("F5: innodb_flush_log_at_trx_commit 2 → 1")  # the next flip replaces it
     assert card.isVisible() and card._timer.isActive() and "46px" not in card.text()
     win.stage.set(False)
+
+
+def test_a_verdict_not_judged_says_why_on_the_card_and_in_the_knob_panel_as_the_events_do(win, qtbot):
+    """Seen on stage beside a busy machine: the Events said "not judged: the machine was busy (60 of 60 s ...)"
+    and the stage card and the knob panel "too few settled seconds for a verdict"."""
+    why = "not judged: the machine was busy (60 of 60 s with over 10 % of its CPU used by other processes)"
+    data = {"name": "innodb_flush_log_at_trx_commit", "from": "1", "to": "2", "group": "main", "at": 1.0,
+            "verdict": None, "text": why}
+    ev = Event(1_790_000_100.0, "verdict", f"innodb_flush_log_at_trx_commit 1 → 2: {why}", data)
+    win.stage.set(True, full_screen=False)
+    win.controller.timeline_event.emit(ev)
+    assert why in win.stage.help.text().replace("&amp;", "&")
+    assert why in win.knobs.result.text()
+    win.stage.set(False)

@@ -323,6 +323,7 @@ def test_a_flip_in_a_busy_machine_is_not_judged_and_says_so() -> None:
     ev = verdict_event(series, "main", {"name": "x", "from": "1", "to": "2"}, 0.0, 30.0, 60.0, 0, 60.0)
     assert ev.data["verdict"] is None and ev.data["busy_pct"] == 10.0
     assert "not judged: the machine was busy (" in ev.label and "over 10 % of its CPU used by other" in ev.label
+    assert ev.label.endswith(ev.data["text"])  # the card and the knob panel say the Events' words
     assert recompute(series, ev.data) is None
     # and a verdict with busy seconds left out says how many
     v = ab_verdict(_bursty_flip(5), "main", 0.0, 30.0, 60.0, busy_pct=10.0)

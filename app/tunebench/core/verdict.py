@@ -640,7 +640,10 @@ def verdict_event(series: SeriesMap, group: str, change: Mapping[str, object], s
                   "start": start, "end": end, "settle_before": settle_before, "new_sessions_only": warn,
                   "excluded": [list(x) for x in excluded], "busy_pct": busy_pct, "floor_pct": floor_pct,
                   **({"measured_from": measured_from} if measured_from is not None else {}),
-                  "verdict": v.to_dict() if v else None})
+                  "verdict": v.to_dict() if v else None,
+                  # why there is none, as the Events say it (the stage card and the knob panel said "too few
+                  # settled seconds" where the Events said the machine was busy)
+                  **({"text": text} if v is None else {})})
 
 
 def flip_text(v: Verdict) -> str:

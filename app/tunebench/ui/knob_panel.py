@@ -170,7 +170,7 @@ class KnobPanel(QWidget):
         if data.get("group") not in (None, "main"):
             head += f" ({data['group']})"
         lines = [head] + ([v.headline(), v.check_text(), v.waits_text()] if v is not None
-                          else ["too few settled seconds on one side for a verdict"])
+                          else [str(data.get("text") or "too few settled seconds on one side for a verdict")])
         if data.get("new_sessions_only"):
             lines.append("applies to new connections only: the load's open connections kept the old value")
         self.result.setText("\n".join(line for line in lines if line))

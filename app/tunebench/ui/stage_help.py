@@ -106,7 +106,7 @@ class StageHelp(QLabel):
             if data.get("confirmed") else "a single flip (C confirms it)"
         head = f"{data.get('name')} {data.get('from')} → {data.get('to')} · {kind}"
         # the headline follows the load: TPS in closed loop, the p95 at the asked rate in open loop
-        big = v.headline() if v else "too few settled seconds for a verdict"
+        big = v.headline() if v else str(data.get("text") or "too few settled seconds for a verdict")
         sense = v.better() if v is not None else 0
         colour = "#ffffff" if sense == 0 else "#5fd35f" if sense > 0 else "#ff6b6b"
         px = self.px
