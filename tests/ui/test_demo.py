@@ -114,6 +114,32 @@ def test_when_the_load_dies_the_plan_goes_on_over_its_recording(win, qtbot, monk
     assert calls == ["run", "flip innodb_flush_log_at_trx_commit=2"]  # the rest over the recording
 
 
+def test_a_server_that_stops_answering_sends_the_plan_to_its_recording_at_once(win, qtbot, monkeypatch):
+    """Seen with the sandbox killed -9 mid-demo: the run waited 63 s of its step and 30 s more for the server, and
+    the plan went on flipping a dead server. The watch's "server not answering" now sends it to the recording and
+    stops the live run."""
+    from tunebench.core.interval import Event
+
+    calls = stubbed(win, monkeypatch)
+    sid = record(win.store, 120, 30, knob_at=30, verdict=True)
+    plan = parse_plan(PLAN.format(extra=f"rehearsal = {sid}", flip=0.2, say=1.5, stop=3))
+    win.demo.start(plan)
+    win.controller.timeline.add(1_790_000_000.0, {"client.main.tps": 100.0})
+    qtbot.waitUntil(lambda: len(calls) == 2, timeout=5000)  # run, flip
+    why = "sandbox (watch): cannot connect to UNIX socket …: no server listening there (is it running?)"
+    win.controller.timeline_event.emit(Event(1_790_000_001.0, "gap", f"server not answering: {why}",
+                                             {"server": "down", "why": why}))
+    assert calls[-1] == "stop"  # the live run stopped
+    assert win.demo.mode == "recording" and win.controller.replay_session["id"] == sid
+    assert "the server stopped at" in win.dashboard.demo_line.text() and why in win.dashboard.demo_line.text()
+    # the run's end (the Stop) is not a second failure
+    win.controller.run_finished.emit(RunOutcome("stopped", 7))
+    assert win.demo.mode == "recording"
+    seen: list[str] = []
+    win.demo.finished.connect(seen.append)
+    qtbot.waitUntil(lambda: seen == ["done"], timeout=10000)
+
+
 def test_a_load_that_dies_without_a_recording_ends_the_plan_saying_why(win, qtbot, monkeypatch):
     stubbed(win, monkeypatch)
     plan = parse_plan(PLAN.format(extra="", flip=5, say=6, stop=7))

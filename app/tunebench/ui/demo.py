@@ -60,6 +60,7 @@ class DemoRunner(QObject):
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
         window.controller.run_finished.connect(self._on_run_finished)
+        window.controller.timeline_event.connect(self._on_event)
 
     # -- the plan's clock --
     def now(self) -> float:
@@ -295,7 +296,20 @@ class DemoRunner(QObject):
             self.note = f"the load {outcome.status} at {t:.0f} s"
             self._say()
             return
-        why = outcome.error.message if outcome.error is not None else f"the run ended ({outcome.status})"
+        self._fall_back(outcome.error.message if outcome.error is not None else f"the run ended ({outcome.status})")
+
+    def _on_event(self, ev: Any) -> None:
+        """The server stopped answering (the run's watch: a kill -9, a crash). The run itself waits for it to come
+        back (seen: 63 s of a step, then 30 s more); a talk does not: on over the recording now, the live run
+        stopped (its knobs are journaled: put back by `tunebench restore` or the next start)."""
+        if self.plan is not None and self.mode == "live" and ev.kind == "gap" and ev.data.get("server") == "down":
+            self._fall_back(str(ev.data.get("why") or "it did not answer"), stop_live=True)
+
+    def _fall_back(self, why: str, stop_live: bool = False) -> None:
+        t = self.now()
+        if stop_live and self.w.controller.running():
+            self._stopping = True  # (its end is ours: not a second failure)
+            self.w.stop_run()
         if self.recording is None:
             self.stop(f"the load ended at {t:.0f} s ({why}); no rehearsed recording to go on with")
             return
