@@ -140,6 +140,21 @@ def test_a_server_that_stops_answering_sends_the_plan_to_its_recording_at_once(w
     qtbot.waitUntil(lambda: seen == ["done"], timeout=10000)
 
 
+def test_a_recording_shorter_than_the_plan_still_brings_its_last_steps(win, qtbot, monkeypatch):
+    """Seen with the sandbox killed at 72 s: the recording (136 s) ended before the plan (150 s), its play head
+    stopped at the end and the plan's last steps never came."""
+    calls = stubbed(win, monkeypatch)
+    sid = record(win.store, 20, 30, knob_at=5, verdict=True)
+    plan = parse_plan(PLAN.format(extra="", flip=5, say=18, stop=40))
+    assert win.demo.rehearse(plan, sid)
+    win.replay_bar.speed.setCurrentText("30x")
+    seen: list[str] = []
+    win.demo.finished.connect(seen.append)
+    qtbot.waitUntil(lambda: seen == ["done"], timeout=15000)
+    assert [do for _t, do in win.demo.log] == ["start", "flip", "say", "stop"] and calls == []
+    assert win.demo.log[-1][0] >= 40  # at its time, after the recording's end (20 s)
+
+
 def test_a_load_that_dies_without_a_recording_ends_the_plan_saying_why(win, qtbot, monkeypatch):
     stubbed(win, monkeypatch)
     plan = parse_plan(PLAN.format(extra="", flip=5, say=6, stop=7))

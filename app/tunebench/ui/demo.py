@@ -56,6 +56,7 @@ class DemoRunner(QObject):
         # the plan time of its start step while the load it started has no second yet (a prepare, a busy machine:
         # 29 s once): the next steps count from the load's first second, not from the click
         self._waiting: float | None = None
+        self._past_end: float | None = None  # when a recording's end was reached with steps still to come
         self._timer = QTimer(self)
         self._timer.setInterval(TICK_MS)
         self._timer.timeout.connect(self._tick)
@@ -65,8 +66,17 @@ class DemoRunner(QObject):
     # -- the plan's clock --
     def now(self) -> float:
         if self.mode in ("rehearsal", "recording"):
-            head = self.w.replay_timeline.head
-            return float(head or 0.0)
+            tl = self.w.replay_timeline
+            head = float(tl.head or 0.0)
+            if head < tl.end:
+                self._past_end = None
+                return head
+            # the recording ended before the plan (its session ran 136 s, the plan 150): the plan's clock goes on
+            # from its end at the replay's speed, so the last steps still come, at their pace
+            now = self._paused_at if self._paused_at is not None else time.monotonic()
+            if self._past_end is None:
+                self._past_end = now
+            return tl.end + (now - self._past_end) * self.w.replay_bar.speed_factor
         if self._waiting is not None:  # the load asked for and not measuring yet: the plan waits at its start
             return self._waiting
         at = self._paused_at if self._paused_at is not None else time.monotonic()
@@ -101,7 +111,7 @@ class DemoRunner(QObject):
             self.stop("replaced by another plan")
         self.plan, self.mode, self.done = plan, mode, 0
         self.paused, self._paused_at, self._shift, self._stopping = False, None, 0.0, False
-        self._waiting = None
+        self._waiting = self._past_end = None
         self.recording = plan.rehearsal if mode == "live" else None
         self.caption = plan.title
         self.note = "rehearsal at 10x over a recording: nothing is done to a server" if mode == "rehearsal" else ""
@@ -128,11 +138,15 @@ class DemoRunner(QObject):
         if self.plan is None:
             return
         self.paused = not self.paused
-        if self.mode == "live":
+        if self.mode == "live" or self._past_end is not None:
             if self.paused:
                 self._paused_at = time.monotonic()
             elif self._paused_at is not None:
-                self._shift -= time.monotonic() - self._paused_at  # the pause does not count
+                paused = time.monotonic() - self._paused_at  # the pause does not count
+                if self.mode == "live":
+                    self._shift -= paused
+                elif self._past_end is not None:
+                    self._past_end += paused
                 self._paused_at = None
         else:
             self.w.replay_bar.play(not self.paused)
@@ -146,6 +160,8 @@ class DemoRunner(QObject):
         target = plan.actions[self.done].at
         if self.mode == "live":
             self._shift += max(0.0, target - self.now())
+        elif self._past_end is not None:  # past the recording's end: its clock moves
+            self._past_end -= max(0.0, target - self.now()) / max(self.w.replay_bar.speed_factor, 1e-3)
         else:
             self.w.replay_bar.seek(max(target, self.now()))
         self._tick()
