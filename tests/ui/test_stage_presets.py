@@ -82,7 +82,7 @@ def test_f1_f2_flip_the_presets_and_the_keys_are_on_screen(win, qtbot):
     assert help_card.isVisible()
     text = help_card.text()
     for key, knob in (("F1", "innodb_flush_log_at_trx_commit = 2"), ("F2", "innodb_spin_wait_delay = 96"),
-                      ("F7", "mark"), ("F8", "play/pause"), ("Esc", "leave stage mode")):
+                      ("F7", "mark"), ("F8", "play/pause"), ("Esc", "leave stage")):
         assert f"<b>{key}</b>" in text and knob in text
     # inside the window, clear of its edges
     geo = help_card.geometry()

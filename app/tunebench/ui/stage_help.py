@@ -19,6 +19,11 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from tunebench.core.verdict import event_verdict, order_text, short_wait
 
+# the keys' words on the card (the actions keep the long ones: Help > Keyboard shortcuts, tooltips)
+CARD_WORDS = {"open loop: rate x2": "rate x2", "open loop: rate /2": "rate /2",
+              "a rate sweep's p99 against rate (the knees)": "the knee (rate sweep)",
+              "confirm the last flip (ABBA BAAB)": "confirm the flip", "show these keys (or dismiss a verdict)":
+              "keys / dismiss", "leave stage mode": "leave stage"}
 SHOW_MS = 8000  # long enough to read six presets aloud
 FLASH_MS = 4000
 # the verdict is what the audience waited a step for: it stays until the speaker dismisses it (H) or flips again
@@ -75,12 +80,14 @@ class StageHelp(QLabel):
 
     def card_text(self) -> str:
         """The keys in two columns past six (half the height: the strip grows less at a projector's size)."""
-        cells = [f"<td style='color:#ffd400; padding-right:14px'><b>{k}</b></td><td style='padding-right:30px'>"
-                 f"{_esc(t)}</td>" for k, t in self._keys]
+        # at the stage's smallest size, the shorter words (a 1024x768 projector: the long ones wrapped and the card
+        # ran past the screen's bottom over the plots)
+        cells = [f"<td style='color:#ffd400; padding-right:12px'><b>{k}</b></td><td style='padding-right:26px'>"
+                 f"{_esc(CARD_WORDS.get(t, t))}</td>" for k, t in self._keys]
         half = (len(cells) + 1) // 2 if len(cells) > 6 else len(cells)
         rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
                        for i in range(half))
-        return f"<table>{rows}</table>"
+        return f"<table style='font-size:{self.px['small']}px'>{rows}</table>"
 
     def show_keys(self, ms: int | None = SHOW_MS) -> None:
         self._again = self.show_keys
