@@ -196,6 +196,7 @@ def test_stage_on_any_screen_reads_from_the_back_and_no_card_covers_the_data(win
     before = window_look(win)
     win.stage.set(True, full_screen=False)
     win.resize(width, height)  # (full screen: the screen's size; offscreen it is the window's)
+    win.stage._apply_floor(height)  # what full screen does once the window system made it so
     win.replay_bar.seek(win.replay_timeline.end)  # past the step's end: the verdict is known
     win.dashboard.redraw()
     ev = next(e for e in win.store.get_session(sid)["events"] if e["kind"] == "verdict")
@@ -259,6 +260,7 @@ def test_a_flips_label_stays_when_rate_changes_are_marked_beside_it(win, qtbot):
     win.resize(1280, 680)
     win.stage.set(True, full_screen=False)
     win.resize(1280, 720)
+    win.stage._apply_floor(720)
     win.replay_bar.seek(119.0)
     win.dashboard.redraw()
     settle(win.dashboard)

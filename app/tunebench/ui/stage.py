@@ -227,8 +227,10 @@ class Stage(QObject):
             self.help.strip.setFixedHeight(self.help.reserve())
 
     def _on_window_resized(self) -> None:
-        """On stage the window is the screen (full screen): its height sets the texts' floor."""
-        if self.on:
+        """Full screen, the window is the screen: its height (known once the window system has made it full
+        screen) sets the texts' floor. Not a window of another size: the fonts set its minimum size, and following
+        its height fed back (a --replay --stage window resized itself without end and never painted)."""
+        if self.on and self.w.isFullScreen():
             self._apply_floor(self.w.height())
 
     def set(self, on: bool, full_screen: bool = True) -> None:
