@@ -92,15 +92,20 @@ def _text(value: object, what: str, limit: int = 300) -> str:
     return value.strip()
 
 
+def _only(table: dict[str, Any], known: set[str], where: str) -> None:
+    """ConfigError naming the first key of `table` not in `known` (and the known ones)."""
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{where} unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
+
+
 def parse_plan(text: str, source: str = "this demo plan", folder: Path | None = None) -> DemoPlan:
     """The plan in `text` (TOML), checked whole: ConfigError with one line naming what is wrong."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML ({exc})") from None
-    unknown = sorted(set(doc) - TOP_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
+    _only(doc, TOP_KEYS, f"{source}:")
     name = _text(doc.get("name", Path(source).stem), f"{source}: name", 80)
     title = _text(doc.get("title", ""), f"{source}: title")
     rehearsal = doc.get("rehearsal")
@@ -109,9 +114,7 @@ def parse_plan(text: str, source: str = "this demo plan", folder: Path | None = 
     load = doc.get("load", {})
     if not isinstance(load, dict):
         raise ConfigError(f"{source}: [load] must be a table")
-    unknown = sorted(set(load) - LOAD_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: [load] has unknown key {unknown[0]!r} (known: {', '.join(sorted(LOAD_KEYS))})")
+    _only(load, LOAD_KEYS, f"{source}: [load] has")
     threads = load.get("threads")
     if isinstance(threads, list):  # one step per entry ([16, 16]: two steps of 16, a verdict at each's end)
         if not threads or len(threads) > 64:
@@ -145,9 +148,7 @@ def parse_plan(text: str, source: str = "this demo plan", folder: Path | None = 
         where = f"{source}: step {i}"
         if not isinstance(s, dict):
             raise ConfigError(f"{where} must be a table")
-        unknown = sorted(set(s) - STEP_KEYS)
-        if unknown:
-            raise ConfigError(f"{where} has unknown key {unknown[0]!r} (known: {', '.join(sorted(STEP_KEYS))})")
+        _only(s, STEP_KEYS, f"{where} has")
         do = s.get("do")
         if do not in ACTIONS:
             raise ConfigError(f"{where}: do must be one of {', '.join(ACTIONS)}, not {do!r}")
