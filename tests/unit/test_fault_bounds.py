@@ -155,9 +155,37 @@ sampler.close()
 """
 
 
-def test_a_stopped_process_is_not_a_slow_probe(tmp_path):
-    """SIGSTOP, then SIGCONT, of the process the probes run in: every probe woke late after quick reads, and each
-    said "a read took 0.0 s". The gap was the process's, and it says so (once), not a probe's."""
+SAMPLER_IN_READ_CHILD = """
+import sys, time
+from tunebench.core.probe import Reading
+from tunebench.run.monitor import ProbeSampler
+
+class Quick:
+    def __init__(self, name, tell=0):
+        self.name, self.reads, self.tell = name, 0, tell
+    def open(self):
+        return "quick"
+    def read(self):
+        self.reads += 1
+        if self.reads == self.tell:  # the test stops this process while this read is in progress
+            print("in read", flush=True)
+            time.sleep(0.3)
+        return Reading(gauges={self.name: 1.0})
+    def close(self):
+        pass
+
+sampler = ProbeSampler([Quick("status"), Quick("waits", tell=5)], 0.1, lambda _t, _v, _k: None,
+                       lambda kind, _p, msg: print(kind, msg, flush=True))
+sampler.open()
+sampler.start()
+sys.stdin.readline()
+time.sleep(0.5)
+sampler.close()
+"""
+
+
+def _stop_the_child(source: str, mark: str, pause_before: float) -> list[str]:
+    """Run `source`, SIGSTOP it `pause_before` s after it printed `mark`, SIGCONT 2 s later: what it said."""
     import os
     import signal
     import subprocess
@@ -165,15 +193,15 @@ def test_a_stopped_process_is_not_a_slow_probe(tmp_path):
 
     from tests.conftest import ROOT
 
-    child = subprocess.Popen([sys.executable, "-c", SAMPLER_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-c", source], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, cwd=ROOT, env=dict(os.environ))
     try:
         for line in child.stdout:
-            if line.strip() == "sampling":
+            if line.strip() == mark:
                 break
         else:
             raise AssertionError("the sampler did not start: " + child.stderr.read())
-        time.sleep(0.5)
+        time.sleep(pause_before)
         child.send_signal(signal.SIGSTOP)
         time.sleep(2.0)
         child.send_signal(signal.SIGCONT)
@@ -183,7 +211,21 @@ def test_a_stopped_process_is_not_a_slow_probe(tmp_path):
             child.kill()
             child.wait()
     assert child.returncode == 0, err
-    said = [line for line in out.splitlines() if line.startswith(("probe_slow", "probe_stalled"))]
+    return [line for line in out.splitlines() if line.startswith(("probe_slow", "probe_stalled"))]
+
+
+def test_a_process_stopped_inside_a_read_is_not_a_slow_probe():
+    """The stop landed while one probe was inside its read (CI, a busy machine): that probe said "a read took
+    2.0 s" and the other said the process was stopped. The read's time was the stop's: one report, the stop's."""
+    said = _stop_the_child(SAMPLER_IN_READ_CHILD, "in read", 0.0)
+    assert not any("a read took" in line for line in said), said
+    assert len(said) == 1 and said[0].startswith("probe_stalled probes: this process was stopped"), said
+
+
+def test_a_stopped_process_is_not_a_slow_probe():
+    """SIGSTOP, then SIGCONT, of the process the probes run in: every probe woke late after quick reads, and each
+    said "a read took 0.0 s". The gap was the process's, and it says so (once), not a probe's."""
+    said = _stop_the_child(SAMPLER_CHILD, "sampling", 0.5)
     assert not any("a read took" in line for line in said), said
     assert len(said) == 1, said
     m = re.match(r"probe_stalled probes: this process was stopped for at least (\d+\.\d) s .*, not slow reads", said[0])

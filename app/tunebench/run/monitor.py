@@ -199,6 +199,7 @@ class ProbeSampler:
         # probe id -> its sampling thread, from start until the thread has really left its loop
         self._threads: dict[int, threading.Thread] = {}
         self._stall_until = 0.0  # time.monotonic() at which the last stall of this process was seen to end
+        self._stalls: list[tuple[float, float]] = []  # the last stalls seen (monotonic start, end), for slow reads
 
     def open(self) -> list[ProbeStatus]:
         for p in self.probes:
@@ -239,6 +240,7 @@ class ProbeSampler:
         first = True  # the first read also sets up (an SSH probe's connection): not a sign of falling behind
         deadline = time.monotonic()
         overslept = 0.0  # how long after its deadline the last wait ended
+        slow: tuple[float, float] | None = None  # a slow read (monotonic start, end) not told yet
         while not self._stopping(probe):
             t_start, m_start = time.time(), time.monotonic()
             try:
@@ -271,6 +273,15 @@ class ProbeSampler:
             deadline += self.interval
             now = time.monotonic()
             was_first, first = first, False
+            if slow is not None and now - slow[1] >= self.interval and not self._stop.is_set():
+                # told one read later: a stop of this process that landed inside the read is seen by then by
+                # a probe that was waiting (it woke late), and the read's time was the stop's
+                if not behind_said and not self._in_a_stall(*slow):
+                    behind_said = True  # said once
+                    self.report("probe_slow", probe.name, f"probe {probe.name}: a read took {slow[1] - slow[0]:.1f} "
+                                f"s (one every {self.interval:g} s asked): its series skips the seconds in between "
+                                "while its reads are this slow")
+                slow = None
             if deadline < now:  # fell behind (a slow server): skip the missed ticks, keep the cadence
                 late = now - deadline
                 if not was_first and late >= self.interval and not self._stop.is_set():
@@ -278,11 +289,8 @@ class ProbeSampler:
                     busy = now - m_start  # the read and its samples' delivery
                     if busy < self.interval:
                         self._stalled(overslept, now)  # both quick: the time went by while the loop waited
-                    elif not behind_said:  # said once
-                        behind_said = True
-                        self.report("probe_slow", probe.name, f"probe {probe.name}: a read took {busy:.1f} s "
-                                    f"(one every {self.interval:g} s asked): its series skips the seconds in between "
-                                    "while its reads are this slow")
+                    elif not behind_said and slow is None:
+                        slow = (m_start, now)
                 deadline = now + self.interval - (late % self.interval)
             self._stop.wait(deadline - now)
             overslept = time.monotonic() - deadline
@@ -294,10 +302,19 @@ class ProbeSampler:
         with self._lock:
             seen = now - late < self._stall_until  # the stall another probe has told already
             self._stall_until = max(self._stall_until, now)
+            self._stalls = [*self._stalls[-7:], (now - late, now)]
         if not seen:
             self.report("probe_stalled", "all", f"probes: this process was stopped for at least {late:.1f} s "
                         "(SIGSTOP, a suspended machine, or no CPU for it), not slow reads: the series have no samples "
                         "for that time")
+
+    def _in_a_stall(self, start: float, end: float) -> bool:
+        """Whether a read from `start` to `end` (monotonic) spent all but its own short time in a stall of this
+        process another probe saw (a waiting probe sees a stall's length less at most one interval)."""
+        with self._lock:
+            stalls = list(self._stalls)
+        inside = max((min(end, s1) - max(start, s0) for s0, s1 in stalls), default=0.0)
+        return end - start - inside < 1.5 * self.interval
 
     def stop(self, grace: float | None = None) -> list[Probe]:
         """Stop sampling within STOP_GRACE seconds (or `grace`); returns the probes whose thread is still inside
