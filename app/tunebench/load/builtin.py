@@ -17,6 +17,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, cast
 
+from tunebench.core.clocks import clock_pair
 from tunebench.core.display import rate_text
 from tunebench.core.errors import EngineError
 from tunebench.core.histogram import LatencyHistogram
@@ -144,8 +145,7 @@ class BuiltinEngine:
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
-        self.t0_mono = time.monotonic()
-        self.t0_wall = time.time()
+        self.t0_mono, self.t0_wall = clock_pair()  # read together (a preemption between two reads shifted t0_wall)
         self.start_workers(self.group_plans(secrets.randbits(32), self.nworkers))
 
     def group_plans(self, run_nonce: int, nworkers: int) -> list[GroupPlan]:

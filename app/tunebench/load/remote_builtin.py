@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tunebench import __version__
+from tunebench.core.clocks import clock_pair
 from tunebench.core.errors import ConfigError, EngineError, TunebenchError
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.probe import name_part
@@ -165,8 +166,7 @@ class RemoteBuiltinEngine(BuiltinEngine):
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def open(self) -> None:
-        self.t0_mono = time.monotonic()
-        self.t0_wall = time.time()
+        self.t0_mono, self.t0_wall = clock_pair()  # read together (a preemption between two reads shifted t0_wall)
         self._plans = self.group_plans(secrets.randbits(32), 0)  # each host sets its own number of workers
         self._conns = [None] * len(self.runners)  # type: ignore[list-item]
         self._procs = [None] * len(self.runners)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from tunebench.core import schedule
+from tunebench.core.clocks import wall_at
 from tunebench.core.histogram import LatencyHistogram
 from tunebench.core.schedule import OpenLoop, Schedule
 from tunebench.core.target import ConnParams
@@ -675,7 +676,7 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
             hot_open: dict[int, Any] = {}
             snaps: dict[int, list[list[int]]] = {}
             # the slots' counts are as of the edge, however late this thread woke: it ends the second (wall clock)
-            taken_at = time.time() - (time.monotonic_ns() - until_ns) / 1e9
+            taken_at = wall_at(until_ns)
             for ss in slots.values():
                 for s in ss:
                     taken[id(s)] = t = s.take(until_ns)
