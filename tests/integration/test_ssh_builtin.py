@@ -96,7 +96,9 @@ def test_remote_builtin_tps_agrees_with_com_commit_per_step(tcp_params, trusted)
 def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trusted):
     """A rate (open loop) split over two hosts: what comes due is that rate, not twice it nor half, and the server
     commits what the hosts say they did. Whether the server keeps up is the machine's: beside a loaded suite it
-    committed 111/s of the 150 asked, and the hosts' backlog grew by what it could not take."""
+    committed 111/s of the 150 asked, and the hosts' backlog grew by what it could not take. Fixed arrivals: the count
+    of a Poisson stream's 7 s at 150/s has a standard deviation of 32, and the tolerance below (5 % + 8) is 1.9 of them
+    (two clean-clone runs came out 1,115 and 1,119 due of 1,050); the split between the hosts is the same for both."""
     params, wl, opts = tcp_params
     group = ClientGroup("main", wl, opts, (4,), rates=(150.0,))
     engine = RemoteBuiltinEngine(params, [group], [_runner(trusted), _runner(trusted, "localhost")], python=PYTHON,
@@ -104,7 +106,7 @@ def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trus
     engine.open()
     try:
         with ServerCounters(params, engine=engine) as clock:
-            engine.run_step({"main": 4}, 8, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0)})
+            engine.run_step({"main": 4}, 8, clock.sink, threading.Event(), rates={"main": OpenLoop(150.0, "fixed")})
     finally:
         engine.close()
     ivs = clock.intervals
@@ -112,9 +114,13 @@ def test_remote_builtin_open_loop_rate_is_served_over_the_hosts(tcp_params, trus
     first, last = 1, len(ivs) - 1
     seconds = last - first + 1
     done = clock.client(first, last)
-    # due over the seconds = started (done, give or take the 4 in flight) + the backlog's growth + those skipped
-    due = done + (ivs[last].backlog or 0) - (ivs[first - 1].backlog or 0) + sum(iv.skipped for iv in ivs[first:])
-    assert abs(due - 150 * seconds) <= 0.05 * 150 * seconds + 8, (due, done, [iv.backlog for iv in ivs])
+    # due over the seconds = started (done, give or take the 4 in flight) + the backlog's growth + those skipped; and
+    # the backlog the connections' first second left, dropped in the measured seconds (the engine tells the hosts
+    # after it merged that second): 107 of it once, where it came out 940 of 1,050 due when it was left out
+    due = done + (ivs[last].backlog or 0) - (ivs[first - 1].backlog or 0) + sum(iv.skipped + iv.dropped
+                                                                                 for iv in ivs[first:])
+    assert abs(due - 150 * seconds) <= 0.05 * 150 * seconds + 8, (due, done, [iv.backlog for iv in ivs],
+                                                                   [iv.dropped for iv in ivs])
     server = clock.over(first, last)
     assert abs(done - server) <= 0.03 * server + 8, (done, server)
     if max(iv.backlog or 0 for iv in ivs) < 5:  # kept up: the server committed the rate

@@ -36,13 +36,15 @@ class Interval:
     # Open-loop load (core/schedule.py), None/empty in closed loop: the target rate, the service-time percentiles
     # (`lat_ms` then counts from each transaction's intended start, queue wait included), the transactions due
     # and not started at the second's end and how late the oldest of them is, those over the latency limit
-    # (late) and those skipped for it.
+    # (late) and those skipped for it; `dropped`: the backlog the warm-up (or the ramp) left, dropped in this second
+    # (not started, ever: the measured seconds start without it).
     rate: float | None = None
     svc_lat_ms: Mapping[str, float | None] = field(default_factory=dict)
     backlog: float | None = None
     lag_ms: float | None = None
     late: float = 0.0
     skipped: float = 0.0
+    dropped: float = 0.0
     # Where the engine really took this second's counts (epoch seconds), when it knows and it is on this machine's
     # clock (the builtin engine and sysbench run here; None from client hosts): a builtin worker takes them when it
     # wakes after the second's deadline, late when the machine is busy, and a tick counts from the last take to
@@ -74,6 +76,8 @@ class Interval:
             out[prefix + "rate"] = self.rate
             out[prefix + "late"] = self.late
             out[prefix + "skipped"] = self.skipped
+            if self.dropped:
+                out[prefix + "dropped"] = self.dropped
             if self.backlog is not None:
                 out[prefix + "backlog"] = self.backlog
             if self.lag_ms is not None:

@@ -495,10 +495,10 @@ class BuiltinEngine:
                     h.merge(hist)
                 extra: dict[str, Any] = {}
                 if g.name in rates:
-                    o_hist, late, skipped, backlog, lag, _dropped, _overflow = open_loop or (
+                    o_hist, late, skipped, backlog, lag, dropped_now, _overflow = open_loop or (
                         LatencyHistogram(), 0, 0, 0, 0.0, 0, False)
                     extra = {"rate": self._rates_live[g.name].rate, "svc_lat_ms": o_hist.summary_ms(),
-                             "backlog": float(backlog),
+                             "backlog": float(backlog), "dropped": float(dropped_now),
                              "lag_ms": float(lag), "late": float(late), "skipped": float(skipped)}
                     if in_step:
                         self.service_hists[g.name].merge(o_hist)
