@@ -273,3 +273,27 @@ def test_what_a_lost_connection_does_to_the_rate(sandbox_params, point_select, e
         # latency's business as in the test above; the backlog starts the step empty)
         due = np.mean([iv.tps for iv in ivs]) + ivs[-1].backlog / len(ivs)
         assert due == pytest.approx(500.0, rel=0.05), (due, [(iv.tps, iv.backlog) for iv in ivs])
+
+
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_only_the_backlog_before_the_measured_seconds_is_dropped(sandbox_params, point_select, loop, monkeypatch):
+    """The backlog is dropped when the warm-up ends (here: the part second before the first measured one). The
+    engine tells the workers once it has merged the first measured second, a second later: they dropped what was due
+    by then, the first measured second's arrivals too (a rate the server cannot take, 20,000/s on one connection:
+    23,862 dropped where at most the part second's 20,000 were due; 0-2,643 now: what was due by the edge and was
+    still not started when the word came)."""
+    if loop == "python":
+        monkeypatch.setenv("TUNEBENCH_HOT_LOOP", "0")
+    wl, opts = point_select
+    rate = 20_000.0
+    group = ClientGroup("main", wl, opts, (1,), rates=(rate,))
+    eng = BuiltinEngine(sandbox_params, [group], workers=1)
+    eng.open()
+    ivs: list = []
+    try:
+        eng.run_step({"main": 1}, 3, ivs.append, threading.Event(), rates={"main": OpenLoop(rate, "fixed")})
+    finally:
+        eng.close()
+    dropped = sum(iv.dropped for iv in ivs)
+    assert dropped <= rate, ([iv.dropped for iv in ivs], [iv.backlog for iv in ivs])
+    assert ivs[0].backlog > 0.5 * rate * 0.5, [iv.backlog for iv in ivs]  # the server did not keep up

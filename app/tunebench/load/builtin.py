@@ -479,7 +479,7 @@ class BuiltinEngine:
             if not dropped and measured is not None and tick >= measured + warmup - 1:
                 # the warm-up (or the connections' ramp) ends with this second: its backlog is dropped, not
                 # carried into the measured seconds
-                self._tell(live, ("drop_backlog",))
+                self._tell(live, ("drop_backlog", measured + warmup - 1))
                 dropped = True
             t = self.t0_wall + tick + 1
             statements = 0

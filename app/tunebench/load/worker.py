@@ -622,7 +622,11 @@ def worker_main(conn: Connection, spec: WorkerSpec) -> None:
                                     s.left_out = True
                         continue
                     if msg[0] == "drop_backlog":  # the warm-up ended: its backlog is not carried over
+                        # what was due by the end of the warm-up's last second (the engine tells it once it merged
+                        # that second: later, and what came due since is the measured seconds')
                         at = time.monotonic_ns()
+                        if len(msg) > 1:
+                            at = min(at, grid0_ns + (int(msg[1]) + 1) * SECOND_NS)
                         for name, running in schedules.items():
                             running.reset(at)
                             if name in feeds:
