@@ -124,19 +124,23 @@ class ServerCounters:
 
     def at(self, t: float, name: str) -> float:
         """The counter at wall time `t`: at least the value of the last reading answered by `t`, at most that of
-        the first one sent after `t`; interpolated between the two instants."""
+        the first one sent after `t`; interpolated between the two readings' instants. A reading's value is of some
+        instant between its query's sending and its answer's reading: the middle of the two is taken (the answer's
+        end put a reading whose query waited 100 ms on a loaded server 100 ms late, and the count at an edge short
+        by that many milliseconds of the rate)."""
         lo = bisect.bisect_right(self.read, t) - 1  # read is increasing: the readings are one after another
         hi = bisect.bisect_left(self.sent, t)
         assert lo >= 0 and hi < len(self.sent), f"no reading on both sides of {t} ({self.sent[0]}..{self.read[-1]})"
-        t0, t1 = self.read[lo], self.sent[hi]
+        t0, t1 = (self.sent[lo] + self.read[lo]) / 2, (self.sent[hi] + self.read[hi]) / 2
         v0, v1 = self.values[lo][name], self.values[hi][name]
         return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else float(v1)
 
     def width(self, t: float) -> float:
-        """How far apart the two readings that bracket wall time `t` are (what `at` interpolates over)."""
+        """How long the instants of the two readings that bracket wall time `t` may lie apart (what `at`
+        interpolates over): from the first one's sending to the second one's answer."""
         lo = bisect.bisect_right(self.read, t) - 1
         hi = bisect.bisect_left(self.sent, t)
-        return self.sent[hi] - self.read[lo] if lo >= 0 and hi < len(self.sent) else float("inf")
+        return self.read[hi] - self.sent[lo] if lo >= 0 and hi < len(self.sent) else float("inf")
 
     def window(self, min_intervals: int = 3) -> tuple[int, int]:
         """The intervals (first, last) to compare, leaving out the step's first: among the spans of at least
@@ -178,6 +182,8 @@ class ServerCounters:
         rows = [f"({iv.t - t0:.3f}, edge {'-' if iv.edge is None else f'{iv.edge - t0:.3f}'}, thds {iv.threads}, "
                 f"tps {iv.tps:.0f})" for iv in ivs]
         gaps = sorted((b - a for a, b in zip(self.read, self.sent[1:], strict=False)), reverse=True)[:3]
+        slow = sorted((b - a for a, b in zip(self.sent, self.read, strict=True)), reverse=True)[:3]
         return (f"{len(self.sent)} readings {self.sent[0] - t0:.3f}..{self.read[-1] - t0:.3f} (widest gaps "
-                + ", ".join(f"{g * 1000:.0f} ms" for g in gaps) + "); " + " ".join(rows))
+                + ", ".join(f"{g * 1000:.0f} ms" for g in gaps) + "; slowest readings "
+                + ", ".join(f"{g * 1000:.0f} ms" for g in slow) + "); " + " ".join(rows))
 
