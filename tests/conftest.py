@@ -253,14 +253,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(CpuAccount(), "tunebench-cpu-account")
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         config.pluginmanager.register(CpuReport(config), "tunebench-cpu-report")
-    else:
-        # Each worker a session of its own, so the kernel's autogroup scheduling (on by default) gives it the share of
-        # the CPU that each sandbox server gets (they start in sessions of their own, hosts/sandbox.py). In one
-        # session the five workers and their children (the builtin engine's client processes, the CLIs, the
-        # windows) shared one group's share against every busy server's: at load 15 a test's client was starved
-        # beside its own server, and the tests' own work (imports, windows, mypy) waited behind other tests' loads.
-        with contextlib.suppress(OSError):
-            os.setsid()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
