@@ -136,7 +136,8 @@ def sandbox_params(sandbox):
 # unclosed-file warning in a later test).
 IN_PROCESS = frozenset({("sessions", "show"), ("sessions", "export"), ("sessions", "list"), ("sessions", "profile"),
                         ("sessions", "diff"), ("workloads",), ("target", "list"), ("target", "add"),
-                        ("target", "remove"), ("servers", "list")})
+                        ("target", "remove"), ("servers", "list"), ("history", "list"), ("history", "show"),
+                        ("history", "name")})
 
 
 def _command(args: tuple[str, ...]) -> tuple[str, ...]:

@@ -5,6 +5,8 @@ a busy machine now and then)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from tunebench.core import history as h
@@ -109,3 +111,55 @@ def test_a_regression_is_claimed_beyond_the_series_noise_only():
     assert worse[0] and worse[1] < 0.6
     # a lower p95 latency is better: twice the latency is the regression
     assert h.regression_check([2.0, 2.1, 1.9, 2.0], [4.0], higher_is_better=False)[0]
+
+
+def write_session(store, t0: float, tps: float, variables: dict[str, str], busy: int = 0, version: str = "10.11.19"):
+    """A finished session of one 8-s step at 4 threads, as a run writes it (its step's summary, its variables)."""
+    w = store.new_session(target="sandbox", transport="socket", engine="builtin", workload="oltp_update_index",
+                          config={"groups": [{"name": "main", "workload": "oltp_update_index",
+                                              "options": {"table_size": 10000}, "schedule": [4]}],
+                                  "step_seconds": 8, "warmup_seconds": 0, "probes": None},
+                          flavor="mariadb", version=version, started_at=t0)
+    w.snapshot_variables(variables)
+    sid = w.start_step(0, t0, t0, {"threads": {"main": 4}, "config": 0, "step": 0, "knobs": {}})
+    step = {"group": "main", "threads": 4, "seconds": 8, "tps": tps, "cv": 0.04, "lat_p95_ms": 3.0}
+    w.end_step(sid, t0 + 8, {"main": step, "_busy": {"seconds": busy, "of": 8}})
+    w.finish("completed", {"steps": [step]}, ended_at=t0 + 8)
+    return w.id
+
+
+def test_history_list_show_and_name_from_a_store(tmp_path, cli):
+    """Twelve sessions of one experiment, innodb_flush_log_at_trx_commit changed by hand between the sixth and the
+    seventh, one session beside a busy machine: one change point, at the right place, naming the variable."""
+    from tunebench.store.repo import Store
+
+    db = str(tmp_path / "s.sqlite")
+    store = Store(db)
+    rng = np.random.default_rng(3)
+    ids = []
+    for i in range(12):
+        trx = "1" if i < 6 else "2"
+        tps = (900.0 if i < 6 else 2100.0) * float(np.exp(rng.normal(0, 0.04)))
+        ids.append(write_session(store, 1_790_000_000.0 + 600 * i, tps * (0.6 if i == 3 else 1.0),
+                                 {"innodb_flush_log_at_trx_commit": trx, "innodb_buffer_pool_size": "134217728"},
+                                 busy=6 if i == 3 else 0))
+    store.close()
+    listed = json.loads(cli("--db", db, "history", "list", "--json").stdout)
+    assert [(s["sessions"], s["change_points"]) for s in listed] == [(12, 1)]
+    key = listed[0]["key"]
+    out = cli("--db", db, "history", "name", key[:6], "update-index-4")
+    assert out.returncode == 0 and "is now 'update-index-4'" in out.stdout, out.stderr
+    shown = cli("--db", db, "history", "show", "update-index-4")
+    assert shown.returncode == 0, shown.stderr
+    assert f"4 thr: improvement between sessions {ids[5]} and {ids[6]}: " in shown.stdout, shown.stdout
+    assert "innodb_flush_log_at_trx_commit: 1 | 2" in shown.stdout, shown.stdout
+    assert f"session {ids[3]:>5}" in shown.stdout and "busy 6 of 8 s: not used" in shown.stdout
+    data = json.loads(cli("--db", db, "history", "show", "update-index-4", "--json").stdout)
+    (cp,) = data["change_points"]
+    assert (cp["before"], cp["after"], cp["regression"]) == (ids[5], ids[6], False) and 2.0 < cp["ratio"] < 2.7
+    # bad input: one line, exit 2, nothing named
+    for args, says in ((("history", "show"), "needs a series"), (("history", "show", "nope"), "no series 'nope'"),
+                       (("history", "name", key[:6], "has space"), "without spaces")):
+        bad = cli("--db", db, *args)
+        assert bad.returncode == 2 and says in bad.stderr and bad.stderr.count("\n") == 1, bad.stderr
+    assert json.loads(cli("--db", db, "history", "list", "--json").stdout)[0]["name"] == "update-index-4"

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 from tunebench import __version__
 from tunebench.cli.doctor import cmd_doctor
 from tunebench.cli.gui import cmd_demo, cmd_gui
+from tunebench.cli.history import cmd_history
 from tunebench.cli.journal import cmd_restore
 from tunebench.cli.live import cmd_live
 from tunebench.cli.runs import (
@@ -366,6 +367,16 @@ def build_parser() -> argparse.ArgumentParser:
                          "skipped with one line each")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sessions)
+
+    sp = sub.add_parser("history", help="the sessions of each experiment as a series over time, with the change "
+                                        "points found in it: list, show, name")
+    sp.add_argument("action", choices=["list", "show", "name"])
+    sp.add_argument("series", nargs="?", help="show/name: the series (its name, or its key's first 4+ characters)")
+    sp.add_argument("name", nargs="?", help="name: the series' new name ('' takes the name off)")
+    sp.add_argument("--min-sessions", type=_int_in(1, 1_000_000), default=1, metavar="N",
+                    help="list: only series of at least N sessions")
+    common(sp, target=False)
+    sp.set_defaults(func=cmd_history)
 
     sp = sub.add_parser("gui", help="the workbench window (also: tunebench with no arguments)")
     sp.add_argument("--demo", action="store_true", help="run a short demo on the sandbox with one knob flip")

@@ -54,8 +54,8 @@ def major_version(version: str | None) -> str:
 
 def _probes(config: Mapping[str, Any]) -> list[str]:
     probes = config.get("probes")
-    if probes in (None, "", "all"):
-        names: Iterable[str] = () if probes != "all" else LOAD_PROBES
+    if probes in (None, "", "all", "none"):  # 'all': the default probes, which leave these two out
+        names: Iterable[str] = ()
     elif isinstance(probes, str):
         names = [p.strip() for p in probes.split(",")]
     else:

@@ -509,6 +509,33 @@ class Store:
                 s.commit()
         self._guard(write)
 
+    # ---- names kept beside the sessions (a history's series names) ----------------------------------
+    def meta_items(self, prefix: str) -> dict[str, Any]:
+        """The store's own key/value rows whose key starts with `prefix` (the prefix taken off)."""
+        def read() -> dict[str, Any]:
+            with OrmSession(self.engine) as s:
+                rows = s.scalars(select(Meta).where(Meta.key.startswith(prefix, autoescape=True)))
+                return {r.key[len(prefix):]: r.value for r in rows}
+        return self._guard(read)
+
+    def meta_set(self, key: str, value: Any) -> None:
+        """Set (None: delete) one of the store's own key/value rows ("schema_version" is not one to set)."""
+        if key == "schema_version" or len(key) > 64:
+            raise StoreError(f"not a key to set: {key!r}")
+
+        def write() -> None:
+            with OrmSession(self.engine) as s:
+                row = s.get(Meta, key)
+                if value is None:
+                    if row is not None:
+                        s.delete(row)
+                elif row is None:
+                    s.add(Meta(key=key, value=value))
+                else:
+                    row.value = value
+                s.commit()
+        self._guard(write)
+
     def export_session(self, session_id: int, path: Path | str) -> Path:
         """The session (with its steps, events, variables and samples) as a SQLite file of its own, in
         this store's format: another Tunebench imports it with `import_sessions`."""
