@@ -13,6 +13,7 @@ from tunebench.core.errors import ConfigError
 
 def cmd_history(args: argparse.Namespace) -> int:
     from tunebench.core.display import local_time
+    from tunebench.core.history import number
     from tunebench.run.history import collect, find, name_series
 
     if args.action in ("show", "name") and not args.series:
@@ -41,10 +42,10 @@ def cmd_history(args: argparse.Namespace) -> int:
             pts = [p for p in one.points if p.load == load]
             lines.append(f"{load} ({pts[0].metric}):")
             for p in pts:
-                interval = f" ({p.low:,.4g}-{p.high:,.4g})" if p.low is not None and p.high is not None else ""
+                interval = f" ({number(p.low)}-{number(p.high)})" if p.low is not None and p.high is not None else ""
                 busy = f"  busy {p.busy_seconds} of {p.seconds} s: not used" if p.busy else ""
                 lines.append(f"  session {p.session_id:>5}  {local_time(p.started_at)}  {p.version:16} "
-                             f"{p.value:>12,.4g}{interval}{busy}")
+                             f"{number(p.value):>9}{interval}{busy}")
             lines.append("")
         if one.changes:
             lines.append("change points:")

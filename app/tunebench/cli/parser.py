@@ -6,6 +6,7 @@ import argparse
 from typing import Any, NoReturn
 
 from tunebench import __version__
+from tunebench.cli.ci import cmd_ci
 from tunebench.cli.doctor import cmd_doctor
 from tunebench.cli.gui import cmd_demo, cmd_gui
 from tunebench.cli.history import cmd_history
@@ -367,6 +368,22 @@ def build_parser() -> argparse.ArgumentParser:
                          "skipped with one line each")
     common(sp, target=False)
     sp.set_defaults(func=cmd_sessions)
+
+    sp = sub.add_parser("ci", help="run a recipe, add its result to a named series, exit 1 only on a regression "
+                                   "beyond the series' own noise (Markdown summary, JUnit XML)")
+    sp.add_argument("recipe", help="sweep TOML file, or a recipe name from workloads/recipes")
+    sp.add_argument("--baseline", required=True, metavar="NAME",
+                    help="the series the result joins (the first run under a new name starts it)")
+    sp.add_argument("--repeats", type=_int_in(1, 20), default=1, metavar="N",
+                    help="run the recipe N times: the new result is their median (default 1)")
+    sp.add_argument("--junit", metavar="FILE", help="write JUnit XML here (one test case per load)")
+    sp.add_argument("--markdown", metavar="FILE", help="write the Markdown summary here instead of stdout")
+    sp.add_argument("--threads", help="override the recipe's concurrency steps, e.g. 4,16")
+    sp.add_argument("--step-seconds", type=_int_in(1, SECONDS))
+    sp.add_argument("--warmup-seconds", type=_int_in(0, SECONDS))
+    sp.add_argument("--probes", metavar="LIST", help="as sweep --probes")
+    common(sp)
+    sp.set_defaults(func=cmd_ci)
 
     sp = sub.add_parser("history", help="the sessions of each experiment as a series over time, with the change "
                                         "points found in it: list, show, name")

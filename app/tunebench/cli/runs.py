@@ -128,10 +128,28 @@ def annotate_steps(store: Any, result: dict[str, Any]) -> list[str]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from tunebench.core.results import markdown
+
+    outcome = run_sweep(args)
+    if outcome is None:  # --plan
+        return 0
+    store, result = outcome
+    if args.json:
+        emit(args, result, "")
+    else:
+        session = store.get_session(result["session_id"])
+        print("\n" + markdown(session))
+        if result.get("restored"):
+            print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]
+                                           if r.get("kind") != "probe"))
+    return exit_code(result["status"])
+
+
+def run_sweep(args: argparse.Namespace) -> tuple[Any, dict[str, Any]] | None:
+    """The sweep `args` ask for, run (quiet with --json): its store and result; None for --plan (printed)."""
     from dataclasses import replace
 
     from tunebench.core.probe import parse_probe_list
-    from tunebench.core.results import markdown
     from tunebench.load.recipes import load_spec
     from tunebench.run.experiment import Experiment
     from tunebench.run.spec import plan_sweep, sweep_run_spec
@@ -168,7 +186,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.plan:
         emit(args, plan.to_dict(), plan_text(plan))
         _stop_started(plan)
-        return 0
+        return None
     if args.calibrate:
         sweep_calibrations(store, target, spec, quiet=args.json)
     if not args.json:
@@ -186,16 +204,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     exp = Experiment(store, target, spec, on_note=on_note, plan=plan, resume=args.resume,
                      reset_data=sweep.reset_data, cooldown_seconds=sweep.cooldown_seconds,
                      **live_hooks(args, on_interval=on_interval))
-    result = exp.run().to_dict()
-    if args.json:
-        emit(args, result, "")
-    else:
-        session = store.get_session(result["session_id"])
-        print("\n" + markdown(session))
-        if result.get("restored"):
-            print("restored: " + ", ".join(f"{r['name']}={r['original']} ({r['state']})" for r in result["restored"]
-                                           if r.get("kind") != "probe"))
-    return exit_code(result["status"])
+    return store, exp.run().to_dict()
 
 
 def _stop_started(plan: Any) -> None:

@@ -38,8 +38,14 @@ LOAD_PROBES = ("statements", "profile")
 Z_KEEP = 3.0
 BUSY_SHARE = 0.2  # a step whose seconds were busy (other processes' CPU) for more than this share is not evidence
 MIN_SEGMENT = 3  # sessions on each side of a change point
-PENALTY = 3.0  # PELT's penalty per change point, in units of the noise's variance times log(n)
+PENALTY = 3.0  # PELT's penalty per change point (l1 cost), in units of the noise times log(n)
 MIN_NOISE = 0.005  # a floor on the noise (log units): identical values would make any wiggle significant
+TAU_MIN_SESSIONS = 10  # a regression check estimates how its history's sessions move together from this many on
+
+
+def number(v: float) -> str:
+    """A headline as people read it: 12,940 TPS, 3.42 ms."""
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 def _canonical(obj: Any) -> str:
@@ -286,6 +292,8 @@ def regression_check(history: Sequence[float], new: Sequence[float], higher_is_b
     if len(h) < MIN_SEGMENT or len(n) < 1:
         return False, math.nan, math.nan, math.nan, 0.0
     sigma, tau = _scale(h, [0, len(h)])
+    if len(h) < TAU_MIN_SESSIONS:  # too few to tell sessions that move together from noise (tau's correction
+        tau = 1.0                  # alone doubled it at 6): as independent runs
     se = 1.2533 * sigma * math.sqrt(tau / len(h) + 1.0 / len(n))
     shift = float(np.median(n) - np.median(h))
     z = shift / se
