@@ -176,3 +176,35 @@ def test_the_ci_check_claims_a_regression_rarely_by_chance_and_finds_a_halving()
             false = np.mean([h.regression_check(list(x[:n]), [x[n]])[0] for x in runs])
             found = np.mean([h.regression_check(list(x[:n]), [x[n] * 0.5])[0] for x in runs])
             assert false <= 0.03 and found >= least, (n, s, false, found)
+
+
+def test_ci_judges_the_new_run_against_the_series_and_says_what_differed():
+    import xml.etree.ElementTree as ET
+
+    from tunebench.cli.ci import judge, junit_xml, markdown
+    from tunebench.run.history import differed
+
+    rng = np.random.default_rng(5)
+    earlier = [session(i, tps=2000.0 * float(np.exp(rng.normal(0, 0.04))),
+                       variables={"innodb_flush_log_at_trx_commit": "2"}) for i in range(1, 7)]
+    slower = session(7, tps=800.0, variables={"innodb_flush_log_at_trx_commit": "1"})
+    report = judge("upd", earlier, [slower], h, differed)
+    (row,) = report["loads"]
+    assert report["regression"] and row["regression"] and row["verdict"].startswith("regression: 0.40x TPS"), row
+    assert "      innodb_flush_log_at_trx_commit: 2 | 1" in "\n".join(f"    {x}" for x in report["differed"])
+    md = markdown(report)
+    assert md.startswith("## tunebench ci: upd -- **regression**") and "innodb_flush_log_at_trx_commit: 2 | 1" in md
+    suite = ET.fromstring(junit_xml(report)).find("testsuite")
+    assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == "1"
+    failure = suite.find("testcase/failure")
+    assert failure is not None and "innodb_flush_log_at_trx_commit" in (failure.text or "")
+    # the same with the machine busy during the new run: no claim either way
+    busy = judge("upd", earlier, [session(8, tps=800.0, busy=8)], h, differed)
+    assert not busy["regression"] and busy["loads"][0]["verdict"].startswith("not judged: the machine was busy")
+    # too few earlier sessions: not judged; none at all: the series starts
+    assert judge("upd", earlier[:2], [slower], h, differed)["loads"][0]["verdict"].startswith("not judged: 2 earlier")
+    first = judge("upd", [], [slower], h, differed)
+    assert not first["regression"] and "the first run under upd: it starts the series" in markdown(first)
+    # another experiment under the same name is left out, and said
+    other = judge("upd", [session(9, threads=(16,)), *earlier], [slower], h, differed)
+    assert other["regression"] and any("ran another experiment" in n for n in other["notes"])

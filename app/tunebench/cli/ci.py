@@ -120,17 +120,26 @@ def judge(name: str, earlier: list[dict[str, Any]], new: list[dict[str, Any]], h
             report["notes"].append(f"{load}: the machine was busy with other work in "
                                    f"{sum(p.busy for p in all_before)} of the {len(all_before)} earlier sessions: "
                                    "judged with them (their spread is in the series' noise)")
-        if any(p.busy for p in mine):
-            report["notes"].append(f"{load}: the machine was busy with other work during the new run")
+        quiet = [p for p in mine if not p.busy]
         row: dict[str, Any] = {"load": load, "metric": mine[0].metric, "new": [p.value for p in mine],
                                "history": len(before)}
-        if len(before) < history.MIN_SEGMENT:
+        if not quiet:
+            # the new run's own seconds were not the server's alone: no claim either way (a run beside two CPU hogs
+            # came out at 0.38x and was called a regression)
+            busy = ", ".join(f"{p.busy_seconds} of {p.seconds} s" for p in mine)
+            row["verdict"] = (f"not judged: the machine was busy with other work during the new run ({busy}); "
+                              "run it again on a quiet machine")
+            row["regression"] = False
+        elif len(before) < history.MIN_SEGMENT:
             row["verdict"] = (f"not judged: {len(before)} earlier session(s) in the series, "
                               f"{history.MIN_SEGMENT} needed")
             row["regression"] = False
         else:
-            worse, ratio, low, high, z = history.regression_check(before, [p.value for p in mine],
+            worse, ratio, low, high, z = history.regression_check(before, [p.value for p in quiet],
                                                                   mine[0].higher_is_better)
+            if len(quiet) < len(mine):
+                report["notes"].append(f"{load}: {len(mine) - len(quiet)} of the new run's repeats were beside a "
+                                       "busy machine: judged without them")
             row.update(ratio=ratio, low=low, high=high, z=z, regression=worse)
             way = "regression" if worse else "no regression beyond the series' noise"
             row["verdict"] = f"{way}: {ratio:.2f}x {mine[0].metric} (95 % CI {low:.2f}-{high:.2f}, z {z:.1f})"
