@@ -44,6 +44,7 @@ from tunebench.ui.controller import WindowController
 from tunebench.ui.dashboard import SHOWN_PREFIXES
 from tunebench.ui.demo import DemoRunner
 from tunebench.ui.empty_state import install_empty_states
+from tunebench.ui.history_view import HistoryView
 from tunebench.ui.hot_functions import HotFunctions
 from tunebench.ui.knob_panel import FAVOURITES, KnobPanel
 from tunebench.ui.replay import REPLAY_NOTES
@@ -68,6 +69,8 @@ from tunebench.ui.window_settings import client_hosts_of, initial_appearance, re
 from tunebench.ui.window_tune import WindowTune
 from tunebench.ui.wording import for_window
 from tunebench.ui.workload_panel import WorkloadPanel
+
+HISTORY_TAB = 3  # the central tabs: Dashboard, Sessions, Compare, History
 
 
 class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
@@ -107,10 +110,11 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.dashboard, self.replay_bar = self.view.dashboard, self.view.replay_bar
         self.sessions = SessionsPanel(store)
         self.compare = CompareView(store, self.theme)
+        self.history = HistoryView(store, self.theme)
         self.central = QTabWidget()
         self.central.setObjectName("central-tabs")
         self.central.addTab(self.view, "Dashboard")
-        for page, title in ((self.sessions, "Sessions"), (self.compare, "Compare")):
+        for page, title in ((self.sessions, "Sessions"), (self.compare, "Compare"), (self.history, "History")):
             scroll = QScrollArea()  # their toolbars never set the window's minimum width
             scroll.setWidgetResizable(True)
             scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -221,6 +225,9 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.sessions.message.connect(self.show_message)
         self.sessions.open_requested.connect(self.open_replay)
         self.sessions.compare_requested.connect(self.compare_sessions)
+        self.history.open_session.connect(self.open_replay)
+        self.history.compare_requested.connect(self.compare_sessions)
+        self.central.currentChanged.connect(self._tab_shown)
         self.workload.prepare_button.clicked.connect(lambda: self._on_prepare(False))
         self.workload.cleanup_button.clicked.connect(lambda: self._on_prepare(True))
         self.workload.cancel_requested.connect(self.controller.cancel_prepare)
@@ -553,6 +560,13 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
                 self.sweep_dock.hide()
             self._show_live_tune()
             self._update_mark_action()
+
+    def _tab_shown(self, index: int) -> None:
+        if index == HISTORY_TAB:  # read each time it is shown: a run since may have joined a series
+            self.history.refresh()
+
+    def show_history(self) -> None:
+        self.central.setCurrentIndex(HISTORY_TAB)
 
     def compare_sessions(self, ids: list[int]) -> None:
         try:

@@ -56,6 +56,10 @@ def build_actions(w: MainWindow) -> None:
     w.import_action = action(w, "Import session file…", "Ctrl+I", w.sessions.import_files, "Import session file")
     menu.addAction(w.import_action)
     menu.addAction(action(w, "Sessions", "Ctrl+O", lambda: w.central.setCurrentIndex(1), "Sessions"))
+    history = action(w, "History", "Ctrl+H", w.show_history,
+                     "Each experiment's sessions over time, with the change points found in them")
+    menu.addAction(history)
+    w.addAction(history)  # one key away on stage too, where the menus are hidden
     menu.addSeparator()
     w.quit_action = action(w, "Quit", "Ctrl+Q", w.close, "Quit Tunebench (a run is stopped, knobs put back)")
     menu.addAction(w.quit_action)

@@ -26,6 +26,7 @@ class WindowAppearance(_WindowBase):
     status: Any
     dashboard: Any
     compare: Any
+    history: Any
     sweep_results: Any
     tune_results: Any
 
@@ -53,6 +54,7 @@ class WindowAppearance(_WindowBase):
         self.status.fix_clock_width()
         self.dashboard.set_appearance(theme, self.font_scale)
         self.compare.apply_theme(theme)
+        self.history.apply_theme(theme)
         self.sweep_results.knee.apply_theme(theme)
         self.tune_results.apply_theme(theme)
 
