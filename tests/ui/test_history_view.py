@@ -25,7 +25,7 @@ def test_the_history_tab_shows_the_series_and_its_change_point(win, qtbot):
     view = win.history
     # Ctrl+H: an action of the window itself (the menus are hidden on stage)
     next(a for a in win.actions() if a.shortcut() == QKeySequence("Ctrl+H")).trigger()
-    assert win.central.currentWidget().widget() is view  # (the tab's scroll area holds it)
+    assert win.central.currentWidget() is view
     qtbot.waitUntil(lambda: not view.loading and view.current is not None, timeout=20000)
     assert view.pick.count() == 1 and "12 session(s), 1 change(s)" in view.pick.itemText(0)
     assert view.load_pick.currentText() == "4 thr"
@@ -58,7 +58,9 @@ def test_history_on_stage_and_dark_theme(win, qtbot):
     try:
         win.show_history()
         qtbot.waitUntil(lambda: not win.history.loading and win.history.current is not None, timeout=20000)
-        assert win.history.isVisible()
+        assert win.history.isVisible() and not win.stage.help.isVisible()  # the keys card put away
+        win.show_history()  # the same key: back to the dashboard (no tab bar on stage)
+        assert win.central.currentIndex() == 0
     finally:
         win.stage.set(False)
     win.set_theme("dark")

@@ -65,8 +65,10 @@ class HistoryView(QWidget):
         bar.addWidget(self.refresh_button)
         self.title = QLabel("")
         self.title.setWordWrap(True)
+        self.pick.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
         self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.setMinimumHeight(120)  # a short window (a projector's) keeps the lines under the plot in view
         self.plot.scene().sigMouseClicked.connect(self._clicked)
         self.changes = QLabel("")
         self.changes.setWordWrap(True)
@@ -162,7 +164,8 @@ class HistoryView(QWidget):
             return
         pts = [p for p in s.points if p.load == load]
         self.title.setText(f"{s.label}: {s.describe()} -- {load}, {pts[0].metric if pts else ''}")
-        self.plot.setLabel("left", pts[0].metric if pts else "")
+        self.plot.setLabel("left", pts[0].metric if pts else "", color=self.theme.plot_foreground,
+                           **{"font-size": f"{self.font().pointSizeF():g}pt"})
         fg = self.theme.plot_foreground
         color = (self.theme.palette or ("#1f77b4",))[0]
         x = np.array([p.started_at for p in pts])

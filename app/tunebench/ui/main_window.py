@@ -114,12 +114,13 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
         self.central = QTabWidget()
         self.central.setObjectName("central-tabs")
         self.central.addTab(self.view, "Dashboard")
-        for page, title in ((self.sessions, "Sessions"), (self.compare, "Compare"), (self.history, "History")):
+        for page, title in ((self.sessions, "Sessions"), (self.compare, "Compare")):
             scroll = QScrollArea()  # their toolbars never set the window's minimum width
             scroll.setWidgetResizable(True)
             scroll.setFrameShape(QFrame.Shape.NoFrame)
             scroll.setWidget(page)
             self.central.addTab(scroll, title)
+        self.central.addTab(self.history, "History")  # no scroll area: its plot gives up what a short window lacks
         self.setCentralWidget(self.central)
         self.targets = TargetsPanel(store, self.sandbox, self.controller.tasks)
         self.workload = WorkloadPanel()
@@ -566,7 +567,14 @@ class MainWindow(QMainWindow, WindowDialogs, WindowAppearance, WindowTune):
             self.history.refresh()
 
     def show_history(self) -> None:
+        """Ctrl+H: the History tab; on stage (no tab bar there) the same key goes back to the dashboard, and the
+        stage's card (the keys, a verdict) is put away while the history shows."""
+        if self.stage.on and self.central.currentIndex() == HISTORY_TAB:
+            self.central.setCurrentIndex(0)
+            return
         self.central.setCurrentIndex(HISTORY_TAB)
+        if self.stage.on:
+            self.stage.help.hide()
 
     def compare_sessions(self, ids: list[int]) -> None:
         try:
