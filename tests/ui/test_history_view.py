@@ -4,20 +4,8 @@ brings it, on stage too."""
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtGui import QKeySequence
-from tests.unit.test_history import write_session
-
-
-def twelve(store) -> list[int]:
-    rng = np.random.default_rng(3)
-    ids = []
-    for i in range(12):
-        trx = "1" if i < 6 else "2"
-        tps = (900.0 if i < 6 else 2100.0) * float(np.exp(rng.normal(0, 0.04)))
-        ids.append(write_session(store, 1_790_000_000.0 + 600 * i, tps * (0.6 if i == 3 else 1.0),
-                                 {"innodb_flush_log_at_trx_commit": trx}, busy=6 if i == 3 else 0))
-    return ids
+from tests.unit.test_history import twelve_sessions as twelve
 
 
 def test_the_history_tab_shows_the_series_and_its_change_point(win, qtbot):

@@ -128,13 +128,9 @@ def write_session(store, t0: float, tps: float, variables: dict[str, str], busy:
     return w.id
 
 
-def test_history_list_show_and_name_from_a_store(tmp_path, cli):
-    """Twelve sessions of one experiment, innodb_flush_log_at_trx_commit changed by hand between the sixth and the
-    seventh, one session beside a busy machine: one change point, at the right place, naming the variable."""
-    from tunebench.store.repo import Store
-
-    db = str(tmp_path / "s.sqlite")
-    store = Store(db)
+def twelve_sessions(store) -> list[int]:
+    """Twelve sessions of one experiment: ~900 TPS with innodb_flush_log_at_trx_commit=1, then ~2,100 with it at 2
+    (set by hand between the sixth and the seventh), 4 % noise, the fourth beside a busy machine (0.6x, 6 of 8 s)."""
     rng = np.random.default_rng(3)
     ids = []
     for i in range(12):
@@ -143,6 +139,17 @@ def test_history_list_show_and_name_from_a_store(tmp_path, cli):
         ids.append(write_session(store, 1_790_000_000.0 + 600 * i, tps * (0.6 if i == 3 else 1.0),
                                  {"innodb_flush_log_at_trx_commit": trx, "innodb_buffer_pool_size": "134217728"},
                                  busy=6 if i == 3 else 0))
+    return ids
+
+
+def test_history_list_show_and_name_from_a_store(tmp_path, cli):
+    """Twelve sessions of one experiment, innodb_flush_log_at_trx_commit changed by hand between the sixth and the
+    seventh, one session beside a busy machine: one change point, at the right place, naming the variable."""
+    from tunebench.store.repo import Store
+
+    db = str(tmp_path / "s.sqlite")
+    store = Store(db)
+    ids = twelve_sessions(store)
     store.close()
     listed = json.loads(cli("--db", db, "history", "list", "--json").stdout)
     assert [(s["sessions"], s["change_points"]) for s in listed] == [(12, 1)]
