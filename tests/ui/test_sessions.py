@@ -184,7 +184,8 @@ def test_stage_mode_keys_and_back(win):
 
 @pytest.mark.integration
 def test_replay_stage_screenshot_of_a_real_run(sandbox, cli, tmp_path):
-    run = cli("run", "--workload", "oltp_point_select", "--threads", "2,4", "--step-seconds", "3",
+    # (open loop at 800/s: a real run's replay on stage is tested, not its speed; a closed loop: both CPUs, 6 s)
+    run = cli("run", "--workload", "oltp_point_select", "--threads", "2,4", "--rate", "800", "--step-seconds", "3",
               "--warmup-seconds", "0", "--table-size", "2000", "--json")
     assert run.returncode == 0, run.stderr[-2000:]
     listed = cli("sessions", "list", "--json")
