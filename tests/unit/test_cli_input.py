@@ -29,8 +29,8 @@ import pytest
         (["tune", "--workload", "oltp_point_select", "--knob", "sql_log_bin=0,1"], "sql_log_bin is a session variable"),
     ],
 )
-def test_one_clear_line(cli, args, needle):
-    out = cli(*args)
+def test_one_clear_line(refused_cli, args, needle):
+    out = refused_cli(*args)
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
@@ -106,11 +106,11 @@ def test_json_output_is_json_whatever_a_session_holds():
     ('innodb_io_capacity = ["nan", "200"]', "'nan' is not a number a variable can take"),
     ('sql_log_bin = ["0", "1"]', "sql_log_bin is a session variable"),
 ])
-def test_a_sweep_plan_refuses_axes_no_server_would_take(cli, tmp_path, axis, said):
+def test_a_sweep_plan_refuses_axes_no_server_would_take(refused_cli, tmp_path, axis, said):
     """`sweep --plan` (no server asked) printed a plan over NaN and over a session-only variable (issue 43 item 15)."""
     f = tmp_path / "s.toml"
     f.write_text(f'workload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 5\n[axes]\n{axis}\n')
-    out = cli("--db", str(tmp_path / "x.sqlite"), "sweep", str(f), "--plan")
+    out = refused_cli("--db", str(tmp_path / "x.sqlite"), "sweep", str(f), "--plan")
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert out.returncode == 2 and len(lines) == 1 and said in lines[0], out.stderr
     assert not out.stdout.strip()
