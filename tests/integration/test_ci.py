@@ -12,7 +12,7 @@ def test_the_first_ci_run_starts_its_series(sandbox, cli, tmp_path):
     db, junit, md = str(tmp_path / "s.sqlite"), tmp_path / "ci.xml", tmp_path / "ci.md"
     for args, says in ((("--baseline", "has space"), "--baseline is a name"),
                        (("--baseline", "ok", "--junit", str(tmp_path / "no" / "x.xml")), "no folder")):
-        bad = cli("--db", db, "ci", "ci-update-index", *args)
+        bad = cli("--db", db, "ci", "ci-update-index", *args, refused=True)
         assert bad.returncode == 2 and says in bad.stderr and bad.stderr.count("\n") == 1, bad.stderr
     assert cli("--db", db, "sessions", "list", "--json").stdout.strip() == "[]"  # nothing ran
     out = cli("--db", db, "ci", "ci-update-index", "--baseline", "upd", "--step-seconds", "3", "--junit", str(junit),

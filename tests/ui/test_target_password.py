@@ -65,5 +65,5 @@ def test_the_cli_tests_a_target_as_the_window_does(sandbox, cli, tmp_path):
     store.close()
     out = cli("target", "test", "mine")
     assert out.returncode == 0 and out.stdout.startswith("mine: mariadb 10.11"), (out.stdout, out.stderr)
-    bad = cli("target", "test", "nosuch")
+    bad = cli("target", "test", "nosuch", refused=True)
     assert bad.returncode == 2 and bad.stderr.strip() == "tunebench: error: unknown target 'nosuch'"
