@@ -11,12 +11,12 @@ import dataclasses
 import threading
 
 import pytest
-from tests.conftest import run_cli
 
 from tunebench.load.builtin import BuiltinEngine
 from tunebench.load.engine import ClientGroup
 from tunebench.load.workload import load_workload
 from tunebench.mysql.connect import global_status, open_connection
+from tunebench.run.tasks import check_data, data_request, prepare_data
 
 # TPC-C alone, after the rest of `make test` (Makefile: marker `solo`): the mix's randomness needs the transaction
 # count a quiet machine gives. TPC-C draws each transaction's type, and new_order sends 12 inserts where payment
@@ -38,8 +38,15 @@ COM = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com_commit", "Co
 # the steps' edge seconds included (BuiltinEngine.ended_by_type; the Intervals leave the edges out, and a share
 # estimated from them varied by up to 2.15 % for deletes per Delivery).
 ALL = ("Com_commit", "Com_rollback")
+# The seconds per loop: what a case's counts allow. OLTP's and iiBench-query's counts are exact (every transaction
+# sends the same statements; a query is its own anchor): 14.0/1.0/2.0/1.0 and 1.0 per transaction on both loops,
+# from ~400 transactions a second of the Python loop beside other work, so they run 2 s and 1 s (issue 41: 4 and 2
+# cost ~4 CPU s more each). dbSTRESS keeps 6: its Com_select per read came out 1.011 on the Python loop and 0.997 on
+# the compiled one (6 s at load 10: 1.4 % apart where 2 % fails), a difference the server's counts and the client's
+# disagree by, not the mix's draw, which fewer transactions would weigh more. iibench-insert keeps 3: each connection's
+# bounds SELECT, against ~60-130 INSERTs a loop, must stay under the 0.05 per transaction that leaves it out.
 CASES = {
-    "oltp_read_write": ("oltp_read_write", {"table_size": "10000", "tables": "2"}, "tb_loops_oltp", 4, 4,
+    "oltp_read_write": ("oltp_read_write", {"table_size": "10000", "tables": "2"}, "tb_loops_oltp", 2, 4,
                         (ALL, ()), {}),
     "tpcc-spec": ("tpcc", {"scale": "2"}, "tb_loops_tpcc", 25, 8, (ALL, ()), {"Com_delete": ("delivery",)}),
     "dbstress_rw1": ("dbstress_rw1", {"objects": "20000"}, "tb_loops_dbs", 6, 4, (("Com_commit",), ("write",)),
@@ -48,8 +55,8 @@ CASES = {
     # autocommit: one INSERT (and its DELETE) per insert, one SELECT per query
     "iibench-insert": ("iibench", {"initial_rows": "20000", "rows_per_commit": "100", "delete_per_insert": "on"},
                        "tb_loops_ii", 3, 2, (("Com_insert",), ()), {}),
-    "iibench-query": ("iibench_query", {"initial_rows": "20000"}, "tb_loops_ii", 2, 2, (("Com_select",), ()), {}),
-    "iibench-query-pk": ("iibench_query", {"initial_rows": "20000", "query_pk_only": "on"}, "tb_loops_ii", 2, 2,
+    "iibench-query": ("iibench_query", {"initial_rows": "20000"}, "tb_loops_ii", 1, 2, (("Com_select",), ()), {}),
+    "iibench-query-pk": ("iibench_query", {"initial_rows": "20000", "query_pk_only": "on"}, "tb_loops_ii", 1, 2,
                          (("Com_select",), ()), {}),
 }
 
@@ -120,9 +127,10 @@ def _run(params, schema: str, workload: str, options: dict[str, str], seconds: i
 def test_the_compiled_and_the_python_loop_send_the_same_statements_in_the_same_mix(sandbox, sandbox_params, case,
                                                                                      monkeypatch):
     workload, options, schema, seconds, threads, anchor, per = CASES[case]
-    args = [x for k, v in options.items() for x in ("-o", f"{k}={v}")]
-    out = run_cli("prepare", "--workload", workload, *args, "--schema", schema, timeout=300)
-    assert out.returncode == 0, out.stderr
+    # prepared and checked in this process, as `tunebench prepare`/`check` do it (tasks.prepare_data, check_data):
+    # the loops are what is tested, not the commands (each a process: ~1.5 CPU s, issue 41)
+    request = data_request(workload, options, schema=schema)
+    prepare_data(sandbox.target(), request)
     # the compiled loop first and last: the data grows (TPC-C), so the Python run sits between two of it
     hot1, hot_digests, n1 = _run(sandbox_params, schema, workload, options, seconds // 2 or 1, threads, True,
                                  anchor, per, monkeypatch)
@@ -135,8 +143,8 @@ def test_the_compiled_and_the_python_loop_send_the_same_statements_in_the_same_m
     # and the data still meets the family's own conditions (dbSTRESS: 20 history records per object, which a
     # WRITE whose DELETE missed its row breaks; TPC-C's consistency conditions)
     if workload in ("tpcc", "dbstress_rw1"):  # the families with a check
-        checked = run_cli("check", "--workload", workload, *args, "--schema", schema, timeout=300)
-        assert checked.returncode == 0, checked.stdout + checked.stderr
+        checked = check_data(sandbox.target(), request, transport="socket")
+        assert checked["ok"], checked["summary"]
     for k in ("Com_select", "Com_insert", "Com_update", "Com_delete"):
         if py[k] < 0.05 and hot[k] < 0.05:  # none, or a connection's setup (iiBench's bounds), not per transaction
             continue

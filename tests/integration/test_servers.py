@@ -107,8 +107,11 @@ def test_thread_concurrency_sweep_on_mysql_is_applied_and_put_back(mysql, cli):
 
 def test_a_server_axis_sweep_runs_each_server_into_one_session(all_three, cli, tmp_path):
     spec = tmp_path / "versions.toml"
-    spec.write_text('name = "versions"\nworkload = "oltp_read_write"\nthreads = [1, 4]\nstep_seconds = 3\n'
-                    'warmup_seconds = 1\n[options]\ntable_size = 5000\n'
+    # open loop at 100/s: what is tested is the server axis (one session, ratios and their verdicts, what else
+    # differed), not the throughput; closed loop its 24 s of load made this test cost 21-26 CPU s, now 12-15
+    # (issue 41)
+    spec.write_text('name = "versions"\nworkload = "oltp_read_write"\nthreads = [1, 4]\nrates = [100]\n'
+                    'step_seconds = 3\nwarmup_seconds = 1\n[options]\ntable_size = 5000\n'
                     '[axes]\nserver = ["mariadb-10.11", "mariadb-11.8", "mysql-9"]\n')
     plan = json.loads(cli("sweep", str(spec), "--plan", "--json").stdout)
     assert [c.get("server", "")[:8] for c in plan["configs"]] == ["mariadb-", "mariadb-", "mysql-9."]
@@ -154,8 +157,10 @@ def test_an_aligned_server_axis_runs_every_server_with_the_first_ones_settings(m
     before = _globals(maria, names)
     overrides = sandbox.status().overrides
     spec = tmp_path / "aligned.toml"
-    spec.write_text('name = "aligned"\nworkload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 3\n'
-                    'warmup_seconds = 1\nalign = true\n[options]\ntable_size = 2000\n'
+    # open loop at 100/s: what is tested is the alignment and the put-back, not the throughput (13 CPU s closed
+    # loop, 7-9 now: issue 41)
+    spec.write_text('name = "aligned"\nworkload = "oltp_point_select"\nthreads = [2]\nrates = [100]\n'
+                    'step_seconds = 3\nwarmup_seconds = 1\nalign = true\n[options]\ntable_size = 2000\n'
                     '[axes]\nserver = ["mysql-9", "mariadb-10.11"]\n')
     # MySQL 9.7 with its binary log on, synced at each commit (`sandbox start --server mysql-9 --set log_bin=ON
     # --set sync_binlog=1`): what the MariaDB gets
@@ -190,7 +195,9 @@ def test_a_server_axis_stops_the_sandboxes_it_started_and_runs_mariadb_10_5(sand
     if old.status().running:
         old.stop()
     spec = tmp_path / "old.toml"
-    spec.write_text('name = "old"\nworkload = "oltp_point_select"\nthreads = [2]\nstep_seconds = 3\n'
+    # open loop at 100/s: what is tested is the 10.5 part and the stop, not the throughput (8-9 CPU s closed loop,
+    # 5-7 now: issue 41)
+    spec.write_text('name = "old"\nworkload = "oltp_point_select"\nthreads = [2]\nrates = [100]\nstep_seconds = 3\n'
                     'warmup_seconds = 1\n[options]\ntable_size = 2000\n'
                     '[axes]\nserver = ["mariadb-10.11", "mariadb-10.5"]\n')
     out = cli("sweep", str(spec), "--json", timeout=600)

@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, _run_in_process
 
 from tunebench.mysql.connect import open_connection
 from tunebench.mysql.target import conn_params
@@ -22,11 +22,12 @@ from tunebench.run.tune import MIN_GAIN
 
 pytestmark = pytest.mark.integration
 
-# open loop at 1,500/s, judged on p99: the search, its trials, session and report are what is tested here, not the
+# open loop at 100/s, judged on p99: the search, its trials, session and report are what is tested here, not the
 # knob's effect (tests/unit/test_tune_search.py); a closed loop took both CPUs for 50-80 s a server, and the suite
-# runs on two (issue 41)
+# runs on two (issue 41). 1,500/s still cost 14-31 CPU s a server (the kits' over TLS the dearest); 100/s costs 8-12,
+# and a 5-s trial still has ~500 transactions for its p99 (nothing here asserts what the p99 is)
 BASE = ["--workload", "oltp_point_select", "--table-size", "10000"]
-LOAD = [*BASE, "--threads", "4", "--rate", "1500", "--objective", "p99"]
+LOAD = [*BASE, "--threads", "4", "--rate", "100", "--objective", "p99"]
 # 2 trials of 5 s (the shortest), each with a 5 s baseline after it, and the ABBA BAAB confirmation (8 blocks of 3 s)
 # if a trial came out above 1. A 5-s trial mostly has no interval (fewer than 3 effectively independent seconds):
 # its CI is None
@@ -103,18 +104,21 @@ def _sessions(cli) -> int:
 ])
 def test_bad_knobs_are_refused_before_anything_runs(sandbox, cli, knob, says):
     before, n = variable(sandbox, "innodb_io_capacity"), _sessions(cli)
-    out = cli("tune", *LOAD, "--knob", knob, *FAST)
+    # in this process (tests/conftest.py _run_in_process: main(), its stderr and exit status): a refusal is what is
+    # tested, not a process, and a process costs 1.4 CPU s (issue 41)
+    out = _run_in_process(("tune", *LOAD, "--knob", knob, *FAST))
     assert out.returncode == 2, out.stdout + out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in out.stderr, out.stderr
     assert _sessions(cli) == n and variable(sandbox, "innodb_io_capacity") == before
 
 
-def test_a_budget_too_small_or_two_thread_counts_are_refused(sandbox, cli):
+def test_a_budget_too_small_or_two_thread_counts_are_refused(sandbox):
     for args, says in ((["--budget", "24s"], "fewer than 2 trials"), (["--budget", "ten"], "duration"),
                        (["--threads", "4,8"], "one thread count"),
                        (["--engine", "sysbench", "--objective", "p99"], "needs the builtin engine")):
-        out = cli("tune", *BASE, "--threads", "4", "--knob", "innodb_io_capacity=200..400", *FAST, *args)
+        # in this process, as above: four processes cost 5 CPU s (issue 41)
+        out = _run_in_process(("tune", *BASE, "--threads", "4", "--knob", "innodb_io_capacity=200..400", *FAST, *args))
         assert out.returncode == 2 and says in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
