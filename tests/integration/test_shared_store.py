@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 from sqlalchemy import create_engine, inspect, text
-from tests.conftest import ROOT, run_cli, server_under_test, wait_until
+from tests.conftest import ROOT, _run_in_process, run_cli, server_under_test, wait_until
 
 from store_servers import MariaDBStore, PostgresStore
 from tunebench.store.models import SCHEMA_VERSION
@@ -92,6 +92,19 @@ def _run(url: str, env: dict[str, str], *args: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
 
 
+def _here(monkeypatch, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`tunebench ARGS` with `env` added to the environment, run in this process (tests/conftest.py
+    _run_in_process: main() as the process runs it, stdout, stderr and exit status captured, the stores it opened
+    closed after it as its exit would close them; a warning is an error here). Where what is checked is what a
+    command prints, its exit status and what it writes into the store, not what a process does: a new process costs
+    ~1.4 CPU s of interpreter start and imports, and the twelve of test_bad_store_urls_are_one_line_and_write_nothing
+    cost 17.7 CPU s (issue 41). Some calls stay real processes: a user's terminal is still seen once per kind."""
+    with monkeypatch.context() as m:
+        for k, v in env.items():
+            m.setenv(k, v)
+        return _run_in_process(args)
+
+
 def _store(url: str, env: dict[str, str], monkeypatch) -> Store:
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -118,16 +131,17 @@ def test_two_runs_at_once_into_one_store_then_list_by_machine(shared, sandbox, k
     outs = [p.communicate(timeout=120) for p in (first, second)]
     for p, (_out, err) in zip((first, second), outs, strict=True):
         assert p.returncode == 0, err[-3000:]
-    listed = run_cli("--db", url, "sessions", "list", "--json", env=env)
+    # the listings in this process (_here): what they print is checked, not a process's behaviour
+    listed = _here(monkeypatch, env, "--db", url, "sessions", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     sessions = json.loads(listed.stdout)
     assert sorted((s["host"], s["status"]) for s in sessions) == [("lab-a", "completed"), ("lab-b", "completed")]
     # the two overlapped in time: they were written at once, not one after the other
     a, b = sorted(sessions, key=lambda s: s["host"])
     assert a["started_at"] < b["ended_at"] and b["started_at"] < a["ended_at"]
-    only = json.loads(run_cli("--db", url, "sessions", "list", "--json", "--host", "lab-b", env=env).stdout)
+    only = json.loads(_here(monkeypatch, env, "--db", url, "sessions", "list", "--json", "--host", "lab-b").stdout)
     assert [s["id"] for s in only] == [b["id"]]
-    text_list = run_cli("--db", url, "sessions", "list", env=env).stdout
+    text_list = _here(monkeypatch, env, "--db", url, "sessions", "list").stdout
     assert "lab-a" in text_list and "lab-b" in text_list
     # every second each run printed is in the store, to the printed hundredth
     store = _store(url, env, monkeypatch)
@@ -228,11 +242,13 @@ def test_a_store_of_the_previous_schema_is_migrated(shared, monkeypatch):
         c.execute(text("UPDATE meta SET value = '9' WHERE \"key\" = 'schema_version'" if c.dialect.name ==
                        "postgresql" else "UPDATE meta SET value = '9' WHERE `key` = 'schema_version'"))
     engine.dispose()
-    listed = run_cli("--db", url, "sessions", "list", env=env)
+    # the migration happens in whatever opens the store: here, `sessions list` in this process (_here)
+    listed = _here(monkeypatch, env, "--db", url, "sessions", "list")
     assert listed.returncode == 0, listed.stderr
     row = next(ln for ln in listed.stdout.splitlines() if ln.split()[0] == str(sid))
     assert row.split()[4] == "-"  # id, date, time, status, host
-    assert json.loads(run_cli("--db", url, "sessions", "list", "--json", "--host", "-", env=env).stdout)[0]["id"] == sid
+    assert json.loads(_here(monkeypatch, env, "--db", url, "sessions", "list", "--json", "--host", "-").stdout)[0][
+        "id"] == sid
     store = _store(url, env, monkeypatch)
     assert store.list_sessions()[0]["host"] is None
     with store.engine.connect() as c:
@@ -246,15 +262,16 @@ def test_push_and_pull_copy_a_whole_session(shared, tmp_path, monkeypatch):
     url, env = shared
     local = tmp_path / "mine.sqlite"
     sid = record(Store(local), 30, 20, knob_at=20)
-    pushed = run_cli("--db", str(local), "sessions", "push", str(sid), "--to", url, env=env)
+    # push and pull in this process (_here): what is checked is what they copy, not a process's behaviour
+    pushed = _here(monkeypatch, env, "--db", str(local), "sessions", "push", str(sid), "--to", url)
     assert pushed.returncode == 0, pushed.stderr
     assert "copied into" in pushed.stdout
-    again = run_cli("--db", str(local), "sessions", "push", str(sid), "--to", url, env=env)
+    again = _here(monkeypatch, env, "--db", str(local), "sessions", "push", str(sid), "--to", url)
     assert again.returncode == 0 and "already in" in again.stdout  # not twice
     there = _store(url, env, monkeypatch)
     (theirs,) = there.list_sessions()
     other = tmp_path / "theirs.sqlite"
-    pulled = run_cli("--db", str(other), "sessions", "pull", str(theirs["id"]), "--from", url, env=env)
+    pulled = _here(monkeypatch, env, "--db", str(other), "sessions", "pull", str(theirs["id"]), "--from", url)
     assert pulled.returncode == 0, pulled.stderr
     back = Store(other)
     mine, copied = Store(local).get_session(sid), back.get_session(back.list_sessions()[0]["id"])
@@ -273,10 +290,14 @@ def _one_line(out: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path):
+def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path, monkeypatch):
     _empty(pg.url(), pg.password)
     env = {"TUNEBENCH_DB_PASSWORD": pg.password}
     secret = "s3cr3t-in-url"
+    # the first of each server kind and the two refusals after a login as real processes (what a user's terminal
+    # shows); the rest in this process (_here: the same main(), its stderr and exit status; 1.4 CPU s less each).
+    # Not those two: in this process each left a PostgreSQL connection open after it (its ResourceWarning came at
+    # the interpreter's exit); a process's exit closes it
     line = _one_line(run_cli("--db", f"postgresql+psycopg://tb:{secret}@127.0.0.1:{pg.port}/tunebench", "sessions",
                              "list", env=env))
     assert "password is refused" in line and secret not in line
@@ -284,20 +305,21 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path):
     for url in (f"postgresql+psycopg://tb@127.0.0.1:{pg.port}/tunebench?password={secret}",
                 f"postgresql+psycopg://tb@127.0.0.1:{pg.port}/tunebench?sslmode=prefer&PassWord={secret}",
                 f"mysql+mysqlconnector://tb@127.0.0.1:{mstore.port}/tunebench?passwd={secret}"):
-        line = _one_line(run_cli("--db", url, "sessions", "list", env=env))
+        line = _one_line(_here(monkeypatch, env, "--db", url, "sessions", "list"))
         assert "password is refused" in line and secret not in line, line
-    line = _one_line(run_cli("--db", f"oracle://tb@127.0.0.1:{pg.port}/tunebench", "sessions", "list", env=env))
+    line = _one_line(_here(monkeypatch, env, "--db", f"oracle://tb@127.0.0.1:{pg.port}/tunebench", "sessions",
+                           "list"))
     assert "unknown store dialect 'oracle'" in line
-    line = _one_line(run_cli("--db", pg.url(), "sessions", "list", env={"TUNEBENCH_DB_PASSWORD": "wrong"}))
+    line = _one_line(_here(monkeypatch, {"TUNEBENCH_DB_PASSWORD": "wrong"}, "--db", pg.url(), "sessions", "list"))
     assert "refused the login" in line and "wrong" not in line
     line = _one_line(run_cli("--db", mstore.url(), "sessions", "list", env={"TUNEBENCH_DB_PASSWORD": "wrong"}))
     assert "refused the login" in line
     closed = pg.url().replace(f":{pg.port}/", ":1/")
-    line = _one_line(run_cli("--db", closed, "sessions", "list", env=env))
+    line = _one_line(_here(monkeypatch, env, "--db", closed, "sessions", "list"))
     assert "is unreachable" in line and "Connection refused" in line
     assert _tables(pg.url(), pg.password) == set()  # nothing written by any of them
     # a newer Tunebench's store: refused before a table is made or a row changed
-    run_cli("--db", pg.url(), "sessions", "list", env=env)
+    _here(monkeypatch, env, "--db", pg.url(), "sessions", "list")
     engine = _engine(pg.url(), pg.password)
     with engine.begin() as c:
         c.execute(text("UPDATE meta SET value = '99'"))
@@ -313,7 +335,7 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path):
     line = _one_line(run_cli("--db", pg.url(), "sessions", "list", env=env))
     assert "tables of another application (orders)" in line
     assert _tables(pg.url(), pg.password) == {"orders"}
-    line = _one_line(run_cli("--db", str(tmp_path / "x.sqlite"), "sessions", "push", "1", env=env))
+    line = _one_line(_here(monkeypatch, env, "--db", str(tmp_path / "x.sqlite"), "sessions", "push", "1"))
     assert "needs --to" in line
 
 
@@ -328,7 +350,7 @@ def _trx_commit(sandbox) -> str:
         conn.close()
 
 
-def test_a_crafted_journal_row_in_a_shared_store_changes_no_server(pg, sandbox):
+def test_a_crafted_journal_row_in_a_shared_store_changes_no_server(pg, sandbox, monkeypatch):
     """Issue 43 item 1: a row written into a shared PostgreSQL store by someone else (this machine's name, state
     pending, a dead owner, the local sandbox's socket, innodb_flush_log_at_trx_commit original '0') made a plain
     `sessions list` here SET the knob ("restored ... left changed by an interrupted run"). Only rows this machine's
@@ -338,7 +360,8 @@ def test_a_crafted_journal_row_in_a_shared_store_changes_no_server(pg, sandbox):
 
     url, env = pg.url(), {"TUNEBENCH_DB_PASSWORD": pg.password}
     _empty(url, pg.password)
-    assert run_cli("--db", url, "sessions", "list", env=env).returncode == 0  # the store's tables made
+    # the store's tables made (in this process: _here); the `sessions list` and `restore` checked are processes
+    assert _here(monkeypatch, env, "--db", url, "sessions", "list").returncode == 0
     before = _trx_commit(sandbox)
     crafted = "2" if before == "0" else "0"
     engine = _engine(url, pg.password)
