@@ -35,7 +35,8 @@ def _no_sysbench_left(sandbox):
 
 
 # Open loop at 300/s where the load's speed is not what is tested (what a host's sysbench reports, how two hosts'
-# seconds merge, a dropped connection): a closed loop took both cores for its seconds, 5-7 CPU s a test (issue 41).
+# seconds merge, a dropped connection): with closed loops the three tests below used 25-27 CPU s, the remote
+# sysbench included, 11-14 so (issue 41).
 RATE = ("--rate", "300")
 
 
