@@ -294,10 +294,9 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path, mon
     _empty(pg.url(), pg.password)
     env = {"TUNEBENCH_DB_PASSWORD": pg.password}
     secret = "s3cr3t-in-url"
-    # the first of each server kind and the two refusals after a login as real processes (what a user's terminal
-    # shows); the rest in this process (_here: the same main(), its stderr and exit status; 1.4 CPU s less each).
-    # Not those two: in this process each left a PostgreSQL connection open after it (its ResourceWarning came at
-    # the interpreter's exit); a process's exit closes it
+    # the first of each server kind as a real process (what a user's terminal shows); the rest in this process (_here:
+    # the same main(), its stderr and exit status; 1.4 CPU s less each). (The two refusals after a login left their
+    # connection open in this process: test_a_refused_server_store_keeps_no_connection_open)
     line = _one_line(run_cli("--db", f"postgresql+psycopg://tb:{secret}@127.0.0.1:{pg.port}/tunebench", "sessions",
                              "list", env=env))
     assert "password is refused" in line and secret not in line
@@ -324,7 +323,7 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path, mon
     with engine.begin() as c:
         c.execute(text("UPDATE meta SET value = '99'"))
         c.execute(text("DROP TABLE knob_journal"))
-    line = _one_line(run_cli("--db", pg.url(), "sessions", "list", env=env))
+    line = _one_line(_here(monkeypatch, env, "--db", pg.url(), "sessions", "list"))
     assert "newer Tunebench (schema 99" in line
     assert "knob_journal" not in _tables(pg.url(), pg.password)
     with engine.begin() as c:  # and another application's database: not a table added
@@ -332,7 +331,7 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path, mon
         c.execute(text("CREATE SCHEMA public"))
         c.execute(text("CREATE TABLE orders (id int)"))
     engine.dispose()
-    line = _one_line(run_cli("--db", pg.url(), "sessions", "list", env=env))
+    line = _one_line(_here(monkeypatch, env, "--db", pg.url(), "sessions", "list"))
     assert "tables of another application (orders)" in line
     assert _tables(pg.url(), pg.password) == {"orders"}
     line = _one_line(_here(monkeypatch, env, "--db", str(tmp_path / "x.sqlite"), "sessions", "push", "1"))
@@ -433,3 +432,37 @@ def test_a_store_frozen_15_s_mid_run_loses_no_probe_sample(pg, sandbox, monkeypa
         assert len(inside) >= len(tps.t) - 2 - said and gaps.max() < 1.6 + said, (
             name, len(inside), len(tps.t), gaps.max(), inside[np.argmax(gaps)] - tps.t[0], err[-3000:])
     store.close()
+
+
+def test_a_refused_server_store_keeps_no_connection_open(pg, monkeypatch):
+    """A server store refused when it is opened (a newer Tunebench's, another application's tables) closes its
+    connection there and then: it stayed open until the interpreter's exit (psycopg's warning then), one more for each
+    refusal in a long-lived process such as the window."""
+    from tunebench.core.errors import StoreError
+
+    _empty(pg.url(), pg.password)
+    monkeypatch.setenv("TUNEBENCH_DB_PASSWORD", pg.password)
+    Store(pg.url()).close()  # this Tunebench's store, made
+    engine = _engine(pg.url(), pg.password)
+
+    def others() -> int:
+        with engine.connect() as c:
+            return int(c.execute(text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                      "AND pid <> pg_backend_pid()")).scalar_one())
+
+    try:
+        base = others()
+        with engine.begin() as c:
+            c.execute(text("UPDATE meta SET value = '99'"))
+        with pytest.raises(StoreError, match="newer Tunebench"):
+            Store(pg.url())
+        assert others() == base
+        with engine.begin() as c:
+            c.execute(text("DROP SCHEMA public CASCADE"))
+            c.execute(text("CREATE SCHEMA public"))
+            c.execute(text("CREATE TABLE orders (id int)"))
+        with pytest.raises(StoreError, match="another application"):
+            Store(pg.url())
+        assert others() == base
+    finally:
+        engine.dispose()
