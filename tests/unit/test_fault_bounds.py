@@ -222,6 +222,47 @@ def test_a_process_stopped_inside_a_read_is_not_a_slow_probe():
     assert len(said) == 1 and said[0].startswith("probe_stalled probes: this process was stopped"), said
 
 
+BOTH_IN_READ_CHILD = """
+import sys, threading, time
+from tunebench.core.probe import Reading
+from tunebench.run.monitor import ProbeSampler
+
+both = threading.Barrier(2)
+
+class Quick:
+    def __init__(self, name, tell):
+        self.name, self.reads, self.tell = name, 0, tell
+    def open(self):
+        return "quick"
+    def read(self):
+        self.reads += 1
+        if self.reads == 5:  # both probes inside this read when the test stops the process
+            both.wait(5)
+            if self.tell:
+                print("in read", flush=True)
+            time.sleep(0.3)
+        return Reading(gauges={self.name: 1.0})
+    def close(self):
+        pass
+
+sampler = ProbeSampler([Quick("status", False), Quick("waits", True)], 0.1, lambda _t, _v, _k: None,
+                       lambda kind, _p, msg: print(kind, msg, flush=True))
+sampler.open()
+sampler.start()
+sys.stdin.readline()
+time.sleep(0.5)
+sampler.close()
+"""
+
+
+def test_a_process_stopped_while_every_probe_reads_is_not_a_slow_probe():
+    """The stop landed while every probe was inside a read (a clean-clone run at load 6-9): no probe was waiting to
+    see it, and both said "a read took 2.0 s". A thread that only waits sees it: one report, the stop's."""
+    said = _stop_the_child(BOTH_IN_READ_CHILD, "in read", 0.0)
+    assert not any("a read took" in line for line in said), said
+    assert len(said) == 1 and said[0].startswith("probe_stalled probes: this process was stopped"), said
+
+
 def test_a_stopped_process_is_not_a_slow_probe():
     """SIGSTOP, then SIGCONT, of the process the probes run in: every probe woke late after quick reads, and each
     said "a read took 0.0 s". The gap was the process's, and it says so (once), not a probe's."""
