@@ -64,13 +64,13 @@ sanitized-hotloop: venv
 # The suite, then the tests marked `solo` (pyproject.toml) alone: statistics that need the transactions or the CPU of
 # a machine not shared with the rest of the suite. The compiled loop's sanitizer run goes beside the first part.
 # Every part runs whatever an earlier one did; the make fails if any failed.
-# The first part runs on TEST_WORKERS pytest-xdist workers (5; 0: one process, ~41 min): most of the suite waits on
-# the clock, so five workers overlap those waits on two cores. Each worker is a test session of its own
+# The first part runs on TEST_WORKERS pytest-xdist workers (6; 0: one process, ~41 min): most of the suite waits on
+# the clock, so six workers overlap those waits on two cores. Each worker is a test session of its own
 # (TUNEBENCH_HOME, sandboxes, sshd, stores; tests/conftest.py), a module's tests on one worker (--dist loadfile), the
 # longest modules first (tests/durations.json; --no-loadscope-reorder keeps that order: xdist would sort the modules
 # by their number of tests). A worker that crashes (a segfault) is not replaced: the run ends there and says so
 # (--max-worker-restart 0; a replaced worker once left the run hung, every worker idle, for 10 minutes).
-TEST_WORKERS ?= 5
+TEST_WORKERS ?= 6
 XDIST := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 	--max-worker-restart 0)
 TEST_START := $(shell date +%s)
