@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 from sqlalchemy import create_engine, inspect, text
-from tests.conftest import ROOT, _run_in_process, run_cli, server_under_test, wait_until
+from tests.conftest import ROOT, run_cli, server_under_test, wait_until
 
 from store_servers import MariaDBStore, PostgresStore
 from tunebench.store.models import SCHEMA_VERSION
@@ -93,16 +93,10 @@ def _run(url: str, env: dict[str, str], *args: str) -> subprocess.Popen:
 
 
 def _here(monkeypatch, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    """`tunebench ARGS` with `env` added to the environment, run in this process (tests/conftest.py
-    _run_in_process: main() as the process runs it, stdout, stderr and exit status captured, the stores it opened
-    closed after it as its exit would close them; a warning is an error here). Where what is checked is what a
-    command prints, its exit status and what it writes into the store, not what a process does: a new process costs
-    ~1.4 CPU s of interpreter start and imports, and the twelve of test_bad_store_urls_are_one_line_and_write_nothing
-    cost 17.7 CPU s (issue 41). Some calls stay real processes: a user's terminal is still seen once per kind."""
-    with monkeypatch.context() as m:
-        for k, v in env.items():
-            m.setenv(k, v)
-        return _run_in_process(args)
+    """`tunebench ARGS` with `env` added to the environment, as a process. (Run in this process for issue 41, one of
+    these left a PostgreSQL connection open: its ResourceWarning failed a later test on the same worker of a clean
+    clone, not traced yet. A process's exit closes what it opened.)"""
+    return run_cli(*args, env=env)
 
 
 def _store(url: str, env: dict[str, str], monkeypatch) -> Store:
@@ -131,7 +125,6 @@ def test_two_runs_at_once_into_one_store_then_list_by_machine(shared, sandbox, k
     outs = [p.communicate(timeout=120) for p in (first, second)]
     for p, (_out, err) in zip((first, second), outs, strict=True):
         assert p.returncode == 0, err[-3000:]
-    # the listings in this process (_here): what they print is checked, not a process's behaviour
     listed = _here(monkeypatch, env, "--db", url, "sessions", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     sessions = json.loads(listed.stdout)
@@ -242,7 +235,7 @@ def test_a_store_of_the_previous_schema_is_migrated(shared, monkeypatch):
         c.execute(text("UPDATE meta SET value = '9' WHERE \"key\" = 'schema_version'" if c.dialect.name ==
                        "postgresql" else "UPDATE meta SET value = '9' WHERE `key` = 'schema_version'"))
     engine.dispose()
-    # the migration happens in whatever opens the store: here, `sessions list` in this process (_here)
+    # the migration happens in whatever opens the store: here, `sessions list`
     listed = _here(monkeypatch, env, "--db", url, "sessions", "list")
     assert listed.returncode == 0, listed.stderr
     row = next(ln for ln in listed.stdout.splitlines() if ln.split()[0] == str(sid))
@@ -262,7 +255,6 @@ def test_push_and_pull_copy_a_whole_session(shared, tmp_path, monkeypatch):
     url, env = shared
     local = tmp_path / "mine.sqlite"
     sid = record(Store(local), 30, 20, knob_at=20)
-    # push and pull in this process (_here): what is checked is what they copy, not a process's behaviour
     pushed = _here(monkeypatch, env, "--db", str(local), "sessions", "push", str(sid), "--to", url)
     assert pushed.returncode == 0, pushed.stderr
     assert "copied into" in pushed.stdout
@@ -294,9 +286,6 @@ def test_bad_store_urls_are_one_line_and_write_nothing(pg, mstore, tmp_path, mon
     _empty(pg.url(), pg.password)
     env = {"TUNEBENCH_DB_PASSWORD": pg.password}
     secret = "s3cr3t-in-url"
-    # the first of each server kind as a real process (what a user's terminal shows); the rest in this process (_here:
-    # the same main(), its stderr and exit status; 1.4 CPU s less each). (The two refusals after a login left their
-    # connection open in this process: test_a_refused_server_store_keeps_no_connection_open)
     line = _one_line(run_cli("--db", f"postgresql+psycopg://tb:{secret}@127.0.0.1:{pg.port}/tunebench", "sessions",
                              "list", env=env))
     assert "password is refused" in line and secret not in line
@@ -359,7 +348,7 @@ def test_a_crafted_journal_row_in_a_shared_store_changes_no_server(pg, sandbox, 
 
     url, env = pg.url(), {"TUNEBENCH_DB_PASSWORD": pg.password}
     _empty(url, pg.password)
-    # the store's tables made (in this process: _here); the `sessions list` and `restore` checked are processes
+    # the store's tables made
     assert _here(monkeypatch, env, "--db", url, "sessions", "list").returncode == 0
     before = _trx_commit(sandbox)
     crafted = "2" if before == "0" else "0"
