@@ -155,6 +155,15 @@ sampler.close()
 """
 
 
+# the children's sampling, told what a probe says, until the test writes a line (after the stop and SIGCONT)
+SAMPLE_UNTIL_TOLD = """
+sampler.open()
+sampler.start()
+sys.stdin.readline()
+time.sleep(0.5)
+sampler.close()
+"""
+
 SAMPLER_IN_READ_CHILD = """
 import sys, time
 from tunebench.core.probe import Reading
@@ -176,12 +185,7 @@ class Quick:
 
 sampler = ProbeSampler([Quick("status"), Quick("waits", tell=5)], 0.1, lambda _t, _v, _k: None,
                        lambda kind, _p, msg: print(kind, msg, flush=True))
-sampler.open()
-sampler.start()
-sys.stdin.readline()
-time.sleep(0.5)
-sampler.close()
-"""
+""" + SAMPLE_UNTIL_TOLD
 
 
 def _stop_the_child(source: str, mark: str, pause_before: float) -> list[str]:
@@ -247,12 +251,7 @@ class Quick:
 
 sampler = ProbeSampler([Quick("status", False), Quick("waits", True)], 0.1, lambda _t, _v, _k: None,
                        lambda kind, _p, msg: print(kind, msg, flush=True))
-sampler.open()
-sampler.start()
-sys.stdin.readline()
-time.sleep(0.5)
-sampler.close()
-"""
+""" + SAMPLE_UNTIL_TOLD
 
 
 def test_a_process_stopped_while_every_probe_reads_is_not_a_slow_probe():
