@@ -77,11 +77,7 @@ class Store:
                 raise StoreError(f"{self.where}: only a session file is read this way")
             self.path = None
             self.engine = server_engine(loc.url)
-            try:
-                self._guard(self._init_server_schema)
-            except BaseException:  # refused (a newer Tunebench's, another application's): its connection closed now,
-                self.engine.dispose()  # not at the interpreter's exit (one a refusal in the window's process)
-                raise
+            self._open(self._init_server_schema)
             return
         self.path = file = Path(path)
         if readonly:  # a file to read from (import): never created, migrated or switched to WAL
@@ -114,9 +110,14 @@ class Store:
             raise StoreError(f"cannot create the store directory {file.parent}: {exc.strerror}") from None
         self.engine = create_engine(f"sqlite:///{file}", connect_args={"timeout": 5})
         event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._open(self._init_schema)
+
+    def _open(self, init: Callable[[], None]) -> None:
+        """The schema made or checked; a store refused here (a newer Tunebench's, another application's) closes its
+        connection now, not at the interpreter's exit (one a refusal in the window's process)."""
         try:
-            self._guard(self._init_schema)
-        except BaseException:  # (as a server store's)
+            self._guard(init)
+        except BaseException:
             self.engine.dispose()
             raise
 
